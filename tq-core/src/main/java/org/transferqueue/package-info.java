@@ -1,0 +1,6 @@
+/**
+ * TransferQueue for Java: the streaming data layer between the stages of an RL post-training
+ * pipeline. This root package holds the error model shared by every layer: {@link
+ * org.transferqueue.TqException} and its stable {@link org.transferqueue.ErrorCode}s.
+ */
+package org.transferqueue;
