@@ -812,9 +812,13 @@ public final class Controller {
    * @param indexes the samples
    * @return the key of each sample in order, null where a sample has no key; empty for an unknown
    *     partition
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a null or empty list
    */
   public List<String> resolveIndexes(String partitionId, List<Long> indexes) {
-    Objects.requireNonNull(indexes, "indexes");
+    if (indexes == null || indexes.isEmpty()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "global indexes must be a non-empty list: " + indexes);
+    }
     return locked(
         () -> {
           Partition partition = partitions.get(partitionId);
@@ -989,6 +993,16 @@ public final class Controller {
     ErrorCode code =
         e instanceof IllegalArgumentException ? ErrorCode.INVALID_ARGUMENT : ErrorCode.INTERNAL;
     return new TqException(code, e.getClass().getSimpleName() + ": " + e.getMessage(), e);
+  }
+
+  /** The number of fetches currently waiting for data (for tests and diagnostics). */
+  int waitingFetches() {
+    lock.lock();
+    try {
+      return lock.getWaitQueueLength(stateChanged);
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** Runs invariant checks over the whole state (tests only); throws AssertionError on failure. */
