@@ -828,7 +828,7 @@ public final class BatchMeta {
    * <p>Not thread-safe. Inputs are copied at {@link #build()}, so the builder may be reused.
    */
   public static final class Builder {
-    private List<Long> globalIndexes = List.of();
+    private long[] globalIndexes = new long[0];
     private List<String> partitionIds;
     private String commonPartitionId;
     private final TreeMap<String, FieldSchema> fieldSchema = new TreeMap<>();
@@ -847,7 +847,16 @@ public final class BatchMeta {
      * @return this builder
      */
     public Builder globalIndexes(List<Long> indexes) {
-      this.globalIndexes = Objects.requireNonNull(indexes, "indexes");
+      long[] copy = new long[indexes.size()];
+      for (int i = 0; i < copy.length; i++) {
+        Long gi = indexes.get(i);
+        if (gi == null) {
+          throw new TqException(
+              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is null");
+        }
+        copy[i] = gi;
+      }
+      this.globalIndexes = copy;
       return this;
     }
 
@@ -858,7 +867,8 @@ public final class BatchMeta {
      * @return this builder
      */
     public Builder globalIndexes(long... indexes) {
-      return globalIndexes(Arrays.stream(indexes).boxed().toList());
+      this.globalIndexes = indexes.clone();
+      return this;
     }
 
     /**
@@ -973,15 +983,13 @@ public final class BatchMeta {
      *     index or partition id, or a metadata value that is not JSON-compatible
      */
     public BatchMeta build() {
-      int n = globalIndexes.size();
-      long[] gis = new long[n];
+      int n = globalIndexes.length;
+      long[] gis = globalIndexes.clone();
       for (int i = 0; i < n; i++) {
-        Long gi = globalIndexes.get(i);
-        if (gi == null || gi < 0) {
+        if (gis[i] < 0) {
           throw new TqException(
-              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is " + gi);
+              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is " + gis[i]);
         }
-        gis[i] = gi;
       }
       List<String> pids = BatchMetaRows.partitionIds(commonPartitionId, partitionIds, n);
       for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
