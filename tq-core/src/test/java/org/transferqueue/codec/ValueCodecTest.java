@@ -151,6 +151,23 @@ class ValueCodecTest {
   }
 
   @Test
+  void shouldFreeEarlierCopiesWhenALaterCopyExceedsTheLimit(BufferAllocator allocator) {
+    try (Tensor small = Tensor.allocate(allocator, DType.UINT8, 1000);
+        Tensor large = Tensor.allocate(allocator, DType.UINT8, 100_000);
+        BufferAllocator child = allocator.newChildAllocator("decode", 64 * 1024)) {
+      List<MemorySegment> frames = ValueEncoder.encode(List.of(small, large)).frames();
+      assertThatThrownBy(
+              () ->
+                  ValueDecoder.decodeCopying(
+                      frames.get(0), frames.subList(1, frames.size()), "v", child))
+          .isInstanceOfSatisfying(
+              TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.OUT_OF_MEMORY));
+      assertThat(child.allocatedBytes()).isZero();
+      assertThat(child.outstandingBuffers()).isZero();
+    }
+  }
+
+  @Test
   void shouldRoundTripColumnOfObjectValues() {
     List<Object> rows = new ArrayList<>();
     rows.add("a");
