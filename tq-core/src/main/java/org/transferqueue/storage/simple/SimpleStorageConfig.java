@@ -32,6 +32,9 @@ public record SimpleStorageConfig(
   /** Key of the unit addresses, filled at runtime for networked units; ignored when embedded. */
   public static final String ZMQ_INFO_PROP_NAME = "zmq_info";
 
+  /** Deprecated name of {@link #ZMQ_INFO_PROP_NAME}; accepted with a warning. */
+  public static final String STORAGE_UNIT_INFOS_PROP_NAME = "storage_unit_infos";
+
   /** Key of the per-unit byte limit in the backend section. */
   public static final String UNIT_LIMIT_BYTES_PROP_NAME = "unit_limit_bytes";
 
@@ -41,11 +44,14 @@ public record SimpleStorageConfig(
   /** Key of the executor's thread count in the backend section. */
   public static final String WORKER_THREADS_PROP_NAME = "worker_threads";
 
+  private static final System.Logger LOG = System.getLogger(SimpleStorageConfig.class.getName());
+
   private static final Set<String> KEYS =
       Set.of(
           NUM_DATA_STORAGE_UNITS_PROP_NAME,
           TOTAL_STORAGE_SIZE_PROP_NAME,
           ZMQ_INFO_PROP_NAME,
+          STORAGE_UNIT_INFOS_PROP_NAME,
           UNIT_LIMIT_BYTES_PROP_NAME,
           WORKER_THREADS_PROP_NAME);
 
@@ -100,6 +106,10 @@ public record SimpleStorageConfig(
         case ZMQ_INFO_PROP_NAME -> {
           // Addresses of networked units; embedded units have none.
         }
+        case STORAGE_UNIT_INFOS_PROP_NAME ->
+            LOG.log(
+                System.Logger.Level.WARNING,
+                "backend.SimpleStorage.storage_unit_infos is deprecated; use zmq_info");
         default ->
             throw new TqException(
                 ErrorCode.INVALID_CONFIGURATION,

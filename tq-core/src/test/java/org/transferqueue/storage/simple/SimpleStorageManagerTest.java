@@ -317,9 +317,11 @@ class SimpleStorageManagerTest {
     assertThatThrownBy(() -> SimpleStorageConfig.fromOptions(Map.of("num_data_storage_units", 0)))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
         .hasMessageContaining("backend.SimpleStorage.num_data_storage_units=0");
-    assertThatThrownBy(() -> SimpleStorageConfig.fromOptions(Map.of("storage_unit_infos", 1)))
+    assertThatThrownBy(() -> SimpleStorageConfig.fromOptions(Map.of("num_storage_units", 1)))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
-        .hasMessageContaining("storage_unit_infos");
+        .hasMessageContaining("backend.SimpleStorage.num_storage_units is not a known key");
+    assertThat(SimpleStorageConfig.fromOptions(Map.of("storage_unit_infos", Map.of())).unitCount())
+        .isEqualTo(2);
 
     StorageManagerRegistry registry =
         StorageManagerRegistry.builder()
