@@ -36,6 +36,7 @@ import org.transferqueue.tensor.Column;
  *
  * <pre>
  *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
+ *               (with a data parser: after step 2, on the schema of the parsed cells)
  *  2. stage     per (partition, unit), in parallel: copy the unit's rows into new cell blocks
  *  3. commit    per (partition, unit): publish the blocks under the unit's lock (capacity checked)
  *  4. notify    per partition, in order of first appearance
@@ -174,9 +175,11 @@ public final class SimpleStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     FieldSchemas.requireDistinctIndexes(gis);
-    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
-    FieldSchemas.requireCompatible(meta, schema);
-    if (parser != null) {
+    SortedMap<String, FieldSchema> schema = null;
+    if (parser == null) {
+      schema = FieldSchemas.extract(batch);
+      FieldSchemas.requireCompatible(meta, schema);
+    } else {
       parsers.resolve(parser.name());
     }
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
@@ -187,6 +190,16 @@ public final class SimpleStorageManager implements StorageManager {
     String[] fields = batch.fields().toArray(String[]::new);
     List<StagedPut> staged =
         executor.runAll(tasks, task -> stage(task, batch, fields, parser), StagedPut::close);
+    if (parser != null) {
+      try {
+        List<int[]> positions = tasks.stream().map(PutTask::positions).toList();
+        schema = ParsedSchema.of(fields, staged, positions, meta.size());
+        FieldSchemas.requireCompatible(meta, schema);
+      } catch (RuntimeException e) {
+        staged.forEach(StagedPut::close);
+        throw e;
+      }
+    }
     List<PutUndo> undos = commitAll(staged);
     int accepted = 0;
     try {
