@@ -80,6 +80,38 @@ public enum DType {
   }
 
   /**
+   * Whether the type holds integers: bool and the integer types.
+   *
+   * @return true for every type that is not floating-point
+   */
+  public boolean isInteger() {
+    return !isFloatingPoint();
+  }
+
+  /** The smallest value of an integer or bool type (Long.MIN_VALUE for floating-point types). */
+  long minValue() {
+    return switch (this) {
+      case BOOL, UINT8 -> 0;
+      case INT8 -> Byte.MIN_VALUE;
+      case INT16 -> Short.MIN_VALUE;
+      case INT32 -> Integer.MIN_VALUE;
+      default -> Long.MIN_VALUE;
+    };
+  }
+
+  /** The largest value of an integer or bool type (Long.MAX_VALUE for floating-point types). */
+  long maxValue() {
+    return switch (this) {
+      case BOOL -> 1;
+      case UINT8 -> 0xFF;
+      case INT8 -> Byte.MAX_VALUE;
+      case INT16 -> Short.MAX_VALUE;
+      case INT32 -> Integer.MAX_VALUE;
+      default -> Long.MAX_VALUE;
+    };
+  }
+
+  /**
    * Looks a type up by its PyTorch name; a {@code torch.} prefix is accepted.
    *
    * @param name for example {@code float32} or {@code torch.bfloat16}
