@@ -30,15 +30,15 @@ import org.transferqueue.sampler.SequentialSampler;
  *
  * <h2>Design note (concurrency)</h2>
  *
- * <p>All mutable state ({@link #partitions}, {@link #allocator}, {@link #sampler}, the sampler's
- * caches) is guarded by one {@link ReentrantLock}; every public operation runs entirely under it,
- * so each operation is atomic and linearises at the moment it takes the lock. Samplers run inside
- * the critical section. A blocking fetch that cannot be served waits on the condition {@link
- * #stateChanged} with its deadline: waiting releases the lock, so notifications, queries, clears
- * and other fetches proceed meanwhile. Production updates, consumption resets, clears, restores and
- * sampler replacement signal the condition; a woken fetch re-scans (an O(1) size check of the
- * maintained ready set) and, at the deadline, checks once more before failing with {@link
- * DeadlineExceededException}.
+ * <p>All mutable state (the partitions and the index allocator in {@code ControllerTables}, the
+ * sampler and its caches, the controller id) is guarded by one {@link ReentrantLock}; every public
+ * operation runs entirely under it, so each operation is atomic and linearises at the moment it
+ * takes the lock. Samplers run inside the critical section. A blocking fetch that cannot be served
+ * waits on a condition of that lock with its deadline: waiting releases the lock, so notifications,
+ * queries, clears and other fetches proceed meanwhile. Production updates, consumption resets,
+ * clears, restores and sampler replacement signal the condition; a woken fetch re-scans (an O(1)
+ * size check of the maintained ready set) and, at the deadline, checks once more before failing
+ * with {@link DeadlineExceededException}.
  *
  * <p>Requests are validated before any state changes, so a rejected request leaves no trace. Any
  * failure reaches the caller as a {@link TqException}: unexpected runtime exceptions (for example
