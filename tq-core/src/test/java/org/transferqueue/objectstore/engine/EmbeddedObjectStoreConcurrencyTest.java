@@ -114,6 +114,7 @@ class EmbeddedObjectStoreConcurrencyTest {
         committed += SlabAllocator.aligned(store.getSize("k" + key));
       }
       assertThat(store.master().usedBytes()).as("seed=%d", seed).isEqualTo(committed);
+      assertThat(store.master().unpinnedObjects()).isEqualTo(KEYS);
     } finally {
       threads.shutdown();
       assertThat(threads.awaitTermination(30, TimeUnit.SECONDS)).isTrue();

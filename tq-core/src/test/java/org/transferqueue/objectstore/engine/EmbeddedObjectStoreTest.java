@@ -399,6 +399,7 @@ class EmbeddedObjectStoreTest {
     store.putFrom("hard14", source(OBJECT, 1), HARD);
     store.putFrom("hard15", source(OBJECT, 1), HARD);
     assertThat(store.putFrom("next", source(OBJECT, 2), PLAIN)).isEqualTo(-200);
+    assertThat(store.master().unpinnedObjects()).isZero();
     for (int i = 0; i < 16; i++) {
       assertThat(store.isExist("hard" + i)).isEqualTo(1);
     }
