@@ -604,6 +604,19 @@ class EmbeddedObjectStoreTest {
   }
 
   @Test
+  void I1_shouldStoreBestEffortReplicasAndFailWithoutContributedSegment() {
+    ReplicateConfig three = ReplicateConfig.builder().replicaNum(3).build();
+    assertThat(store.putFrom("k", source(64, 1), three)).isZero(); // one segment name: 1 replica
+    assertThat(store.master().usedBytes()).isEqualTo(64);
+    try (EmbeddedObjectStore requester =
+        EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT)) {
+      assertThat(requester.setup(StoreConfig.builder().globalSegmentSize(0).build())).isZero();
+      assertThat(requester.registerBuffer(arena.segment())).isZero();
+      assertThat(requester.putFrom("k", source(64, 1), PLAIN)).isEqualTo(-200);
+    }
+  }
+
+  @Test
   void H4_shouldMapErrorCodesToMooncakeNumbers() {
     assertThat(ErrorCode.NO_AVAILABLE_HANDLE.code()).isEqualTo(-200);
     assertThat(ErrorCode.INVALID_PARAMS.code()).isEqualTo(-600);
