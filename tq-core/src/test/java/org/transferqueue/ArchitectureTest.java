@@ -1,0 +1,110 @@
+package org.transferqueue;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fails the build when a package depends on a higher layer of DESIGN §3, when packages form a
+ * cycle, or when main code uses a banned API.
+ */
+class ArchitectureTest {
+  /** Layers from the bottom up; a package may use its own layer and the ones below. */
+  private static final String[][] LAYERS = {
+    {
+      "org.transferqueue",
+      "org.transferqueue.memory..",
+      "org.transferqueue.tensor..",
+      "org.transferqueue.config.."
+    },
+    {"org.transferqueue.meta.."},
+    {"org.transferqueue.codec.."},
+    {"org.transferqueue.sampler.."},
+    {"org.transferqueue.controller.."},
+    {"org.transferqueue.storage.."},
+    {"org.transferqueue.objectstore.."},
+    {"org.transferqueue.transport.."},
+    {"org.transferqueue.client.."},
+  };
+
+  private static JavaClasses mainClasses;
+
+  @BeforeAll
+  static void importMainClasses() {
+    mainClasses =
+        new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("org.transferqueue");
+  }
+
+  @Test
+  void shouldOnlyDependOnLowerLayers() {
+    for (int layer = 0; layer < LAYERS.length; layer++) {
+      List<String> higher = new ArrayList<>();
+      for (int above = layer + 1; above < LAYERS.length; above++) {
+        higher.addAll(Arrays.asList(LAYERS[above]));
+      }
+      if (higher.isEmpty()) {
+        continue;
+      }
+      noClasses()
+          .that()
+          .resideInAnyPackage(LAYERS[layer])
+          .should()
+          .dependOnClassesThat()
+          .resideInAnyPackage(higher.toArray(String[]::new))
+          .allowEmptyShould(true)
+          .because("DESIGN §3: data flows top to bottom, never back up")
+          .check(mainClasses);
+    }
+  }
+
+  @Test
+  void shouldHaveNoPackageCycles() {
+    slices().matching("org.transferqueue.(*)..").should().beFreeOfCycles().check(mainClasses);
+  }
+
+  @Test
+  void shouldCreateArenasOnlyInMemoryPackage() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage("org.transferqueue.memory..")
+        .should()
+        .dependOnClassesThat()
+        .haveFullyQualifiedName("java.lang.foreign.Arena")
+        .orShould()
+        .callMethod(java.nio.ByteBuffer.class, "allocateDirect", int.class)
+        .because("STYLE §5: all off-heap memory comes from a BufferAllocator")
+        .check(mainClasses);
+  }
+
+  @Test
+  void shouldNotUseBannedApisInLibrary() {
+    noClasses()
+        .should()
+        .accessField(System.class, "out")
+        .orShould()
+        .accessField(System.class, "err")
+        .because("STYLE §8: libraries log through System.Logger; only the cli writes to stdout")
+        .check(mainClasses);
+    noClasses()
+        .should()
+        .callMethod(Thread.class, "sleep", long.class)
+        .orShould()
+        .dependOnClassesThat()
+        .haveFullyQualifiedName("sun.misc.Unsafe")
+        .orShould()
+        .dependOnClassesThat()
+        .haveFullyQualifiedName("java.io.ObjectInputStream")
+        .because("no sleeps to wait for state, no Unsafe, no Java serialization")
+        .check(mainClasses);
+  }
+}
