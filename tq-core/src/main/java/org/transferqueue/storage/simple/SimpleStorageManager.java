@@ -70,7 +70,7 @@ public final class SimpleStorageManager implements StorageManager {
    * @param parsers the data parsers the units may run
    */
   public SimpleStorageManager(
-      SimpleStorageConfig config,
+      SimpleStorageSettings config,
       BufferAllocator allocator,
       ProductionNotifier notifier,
       DataParserRegistry parsers) {
@@ -99,14 +99,14 @@ public final class SimpleStorageManager implements StorageManager {
 
   /**
    * The factory registered as {@link StorageManagerRegistry#SIMPLE_STORAGE}: reads the options with
-   * {@link SimpleStorageConfig#fromOptions} and starts with an empty parser registry.
+   * {@link SimpleStorageSettings#fromOptions} and starts with an empty parser registry.
    *
    * @param context allocator, notifier and the {@code backend.SimpleStorage} options
    * @return a manager the caller owns
    */
   public static SimpleStorageManager create(StorageContext context) {
     return new SimpleStorageManager(
-        SimpleStorageConfig.fromOptions(context.options()),
+        SimpleStorageSettings.fromOptions(context.options()),
         context.allocator(),
         context.notifier(),
         new DataParserRegistry());

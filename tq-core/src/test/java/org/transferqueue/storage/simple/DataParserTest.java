@@ -31,8 +31,8 @@ class DataParserTest {
 
   private static SimpleStorageManager manager(
       BufferAllocator allocator, int units, RecordingNotifier n) {
-    SimpleStorageConfig config =
-        SimpleStorageConfig.builder()
+    SimpleStorageSettings config =
+        SimpleStorageSettings.builder()
             .unitCount(units)
             .totalStorageSize(OptionalLong.empty())
             .build();

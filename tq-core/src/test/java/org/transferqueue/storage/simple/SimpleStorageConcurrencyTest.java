@@ -59,8 +59,8 @@ class SimpleStorageConcurrencyTest {
             .field("x", FieldSchema.placeholder())
             .field("y", FieldSchema.placeholder())
             .build();
-    SimpleStorageConfig config =
-        SimpleStorageConfig.builder().unitCount(2).totalStorageSize(OptionalLong.empty()).build();
+    SimpleStorageSettings config =
+        SimpleStorageSettings.builder().unitCount(2).totalStorageSize(OptionalLong.empty()).build();
     ExecutorService threads = Executors.newFixedThreadPool(WRITERS + READERS);
     try (SimpleStorageManager manager =
         new SimpleStorageManager(

@@ -11,7 +11,7 @@ class SimpleStorageContractTest extends StorageManagerContract {
   @Override
   protected StorageManager create(BufferAllocator allocator, ProductionNotifier notifier) {
     return new SimpleStorageManager(
-        SimpleStorageConfig.builder().unitCount(3).totalStorageSize(OptionalLong.empty()).build(),
+        SimpleStorageSettings.builder().unitCount(3).totalStorageSize(OptionalLong.empty()).build(),
         allocator,
         notifier,
         new DataParserRegistry());
