@@ -1,0 +1,192 @@
+package org.transferqueue.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * Controller settings (YAML section {@code controller}).
+ *
+ * <p>With {@code polling_mode: false} (the upstream default) a fetch that cannot be satisfied waits
+ * up to {@code get_metadata_timeout}, re-checking every {@code get_metadata_check_interval}; with
+ * {@code true} it returns an empty batch at once.
+ *
+ * @param sampler a built-in sampler name ({@code SequentialSampler}, {@code GRPOGroupNSampler},
+ *     {@code RankAwareSampler}, {@code SeqlenBalancedSampler}) or a fully qualified class name
+ * @param pollingMode true: an unsatisfiable fetch returns an empty batch at once; false: it waits
+ * @param preallocSampleNum global indexes reserved for a new partition ({@code
+ *     TQ_PRE_ALLOC_SAMPLE_NUM})
+ * @param getMetadataTimeout total wait of a blocking fetch ({@code
+ *     TQ_CONTROLLER_GET_METADATA_TIMEOUT})
+ * @param getMetadataCheckInterval pause between readiness re-checks of a blocking fetch ({@code
+ *     TQ_CONTROLLER_GET_METADATA_CHECK_INTERVAL})
+ */
+public record ControllerConfig(
+    String sampler,
+    boolean pollingMode,
+    int preallocSampleNum,
+    Duration getMetadataTimeout,
+    Duration getMetadataCheckInterval) {
+
+  /** Key of {@link #sampler()}. */
+  public static final String SAMPLER_PROP_NAME = "controller.sampler";
+
+  /** Default of {@link #sampler()}. */
+  public static final String SAMPLER_DEFAULT = "SequentialSampler";
+
+  /** Key of {@link #pollingMode()}. */
+  public static final String POLLING_MODE_PROP_NAME = "controller.polling_mode";
+
+  /** Default of {@link #pollingMode()}. */
+  public static final boolean POLLING_MODE_DEFAULT = false;
+
+  /** Key of {@link #preallocSampleNum()}. */
+  public static final String PREALLOC_SAMPLE_NUM_PROP_NAME = "controller.prealloc_sample_num";
+
+  /** Default of {@link #preallocSampleNum()}. */
+  public static final int PREALLOC_SAMPLE_NUM_DEFAULT = 1;
+
+  /** Key of {@link #getMetadataTimeout()}. */
+  public static final String GET_METADATA_TIMEOUT_PROP_NAME = "controller.get_metadata_timeout";
+
+  /** Default of {@link #getMetadataTimeout()}. */
+  public static final Duration GET_METADATA_TIMEOUT_DEFAULT = Duration.ofSeconds(1);
+
+  /** Key of {@link #getMetadataCheckInterval()}. */
+  public static final String GET_METADATA_CHECK_INTERVAL_PROP_NAME =
+      "controller.get_metadata_check_interval";
+
+  /** Default of {@link #getMetadataCheckInterval()}. */
+  public static final Duration GET_METADATA_CHECK_INTERVAL_DEFAULT = Duration.ofSeconds(5);
+
+  /**
+   * Validates every component.
+   *
+   * @throws ConfigException naming each invalid key and value
+   */
+  public ControllerConfig {
+    Problems p = new Problems();
+    if (sampler == null || !isSamplerName(sampler)) {
+      p.add(
+          SAMPLER_PROP_NAME,
+          sampler,
+          "is not a sampler (one of "
+              + String.join(", ", BUILT_IN_SAMPLERS)
+              + ", or a class name)");
+    }
+    p.atLeast(PREALLOC_SAMPLE_NUM_PROP_NAME, preallocSampleNum, 1);
+    p.positive(GET_METADATA_TIMEOUT_PROP_NAME, getMetadataTimeout);
+    p.positive(GET_METADATA_CHECK_INTERVAL_PROP_NAME, getMetadataCheckInterval);
+    p.throwIfAny();
+  }
+
+  /**
+   * A builder holding the defaults.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The upstream names of the built-in samplers. */
+  public static final List<String> BUILT_IN_SAMPLERS =
+      List.of(
+          "SequentialSampler", "GRPOGroupNSampler", "RankAwareSampler", "SeqlenBalancedSampler");
+
+  private static final Pattern CLASS_NAME =
+      Pattern.compile("[\\p{L}_$][\\p{L}\\p{N}_$]*(\\.[\\p{L}_$][\\p{L}\\p{N}_$]*)+");
+
+  private static boolean isSamplerName(String name) {
+    return BUILT_IN_SAMPLERS.contains(name) || CLASS_NAME.matcher(name).matches();
+  }
+
+  /**
+   * Tells whether {@link #sampler()} names a built-in sampler rather than a class.
+   *
+   * @return true for one of {@link #BUILT_IN_SAMPLERS}
+   */
+  public boolean builtInSampler() {
+    return BUILT_IN_SAMPLERS.contains(sampler);
+  }
+
+  /** Mutable builder of {@link ControllerConfig}; not thread-safe. */
+  public static final class Builder {
+    private String sampler = SAMPLER_DEFAULT;
+    private boolean pollingMode = POLLING_MODE_DEFAULT;
+    private int preallocSampleNum = PREALLOC_SAMPLE_NUM_DEFAULT;
+    private Duration getMetadataTimeout = GET_METADATA_TIMEOUT_DEFAULT;
+    private Duration getMetadataCheckInterval = GET_METADATA_CHECK_INTERVAL_DEFAULT;
+
+    Builder() {}
+
+    /**
+     * Sets {@value #SAMPLER_PROP_NAME}.
+     *
+     * @param sampler a built-in sampler name or a class name
+     * @return this builder
+     */
+    public Builder sampler(String sampler) {
+      this.sampler = Objects.requireNonNull(sampler, "sampler");
+      return this;
+    }
+
+    /**
+     * Sets {@value #POLLING_MODE_PROP_NAME}.
+     *
+     * @param pollingMode true: an unsatisfiable fetch returns an empty batch at once; false: it
+     *     waits
+     * @return this builder
+     */
+    public Builder pollingMode(boolean pollingMode) {
+      this.pollingMode = pollingMode;
+      return this;
+    }
+
+    /**
+     * Sets {@value #PREALLOC_SAMPLE_NUM_PROP_NAME}.
+     *
+     * @param preallocSampleNum at least 1
+     * @return this builder
+     */
+    public Builder preallocSampleNum(int preallocSampleNum) {
+      this.preallocSampleNum = preallocSampleNum;
+      return this;
+    }
+
+    /**
+     * Sets {@value #GET_METADATA_TIMEOUT_PROP_NAME}.
+     *
+     * @param getMetadataTimeout positive
+     * @return this builder
+     */
+    public Builder getMetadataTimeout(Duration getMetadataTimeout) {
+      this.getMetadataTimeout = Objects.requireNonNull(getMetadataTimeout, "getMetadataTimeout");
+      return this;
+    }
+
+    /**
+     * Sets {@value #GET_METADATA_CHECK_INTERVAL_PROP_NAME}.
+     *
+     * @param getMetadataCheckInterval positive
+     * @return this builder
+     */
+    public Builder getMetadataCheckInterval(Duration getMetadataCheckInterval) {
+      this.getMetadataCheckInterval =
+          Objects.requireNonNull(getMetadataCheckInterval, "getMetadataCheckInterval");
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @return the configuration
+     * @throws ConfigException naming each invalid key and value
+     */
+    public ControllerConfig build() {
+      return new ControllerConfig(
+          sampler, pollingMode, preallocSampleNum, getMetadataTimeout, getMetadataCheckInterval);
+    }
+  }
+}

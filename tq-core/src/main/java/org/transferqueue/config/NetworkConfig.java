@@ -1,0 +1,257 @@
+package org.transferqueue.config;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Network settings for multi-process deployment (YAML section {@code network}): where servers bind,
+ * the shared token they require, and the addresses clients and servers connect to. Embedded
+ * deployments (one JVM) leave the addresses empty.
+ *
+ * <p>{@link #toString()} never shows the token.
+ *
+ * @param bindHost the interface servers listen on; loopback unless told otherwise
+ * @param authToken the shared token servers require and clients send; empty = none
+ * @param controllerAddress where the controller listens; empty = in this process
+ * @param storageUnitAddresses the SimpleStorage units in rank order (routing depends on the order);
+ *     empty = units in this process
+ * @param storeNodeAddresses the object-store nodes; empty = an embedded store
+ * @param connectTimeout deadline of opening one connection
+ * @param maxFrameBytes the longest frame accepted, checked before any allocation
+ */
+public record NetworkConfig(
+    String bindHost,
+    Optional<String> authToken,
+    Optional<HostPort> controllerAddress,
+    List<HostPort> storageUnitAddresses,
+    List<HostPort> storeNodeAddresses,
+    Duration connectTimeout,
+    long maxFrameBytes) {
+
+  /** Key of {@link #bindHost()}. */
+  public static final String BIND_HOST_PROP_NAME = "network.bind_host";
+
+  /** Default of {@link #bindHost()}. */
+  public static final String BIND_HOST_DEFAULT = "127.0.0.1";
+
+  /** Key of {@link #authToken()}. */
+  public static final String AUTH_TOKEN_PROP_NAME = "network.auth_token";
+
+  /** Key of {@link #controllerAddress()}. */
+  public static final String CONTROLLER_ADDRESS_PROP_NAME = "network.controller_address";
+
+  /** Key of {@link #storageUnitAddresses()}. */
+  public static final String STORAGE_UNIT_ADDRESSES_PROP_NAME = "network.storage_unit_addresses";
+
+  /** Default of {@link #storageUnitAddresses()}. */
+  public static final List<HostPort> STORAGE_UNIT_ADDRESSES_DEFAULT = List.of();
+
+  /** Key of {@link #storeNodeAddresses()}. */
+  public static final String STORE_NODE_ADDRESSES_PROP_NAME = "network.store_node_addresses";
+
+  /** Default of {@link #storeNodeAddresses()}. */
+  public static final List<HostPort> STORE_NODE_ADDRESSES_DEFAULT = List.of();
+
+  /** Key of {@link #connectTimeout()}. */
+  public static final String CONNECT_TIMEOUT_PROP_NAME = "network.connect_timeout";
+
+  /** Default of {@link #connectTimeout()}. */
+  public static final Duration CONNECT_TIMEOUT_DEFAULT = Duration.ofSeconds(10);
+
+  /** Key of {@link #maxFrameBytes()}. */
+  public static final String MAX_FRAME_BYTES_PROP_NAME = "network.max_frame_bytes";
+
+  /** Default of {@link #maxFrameBytes()}. */
+  public static final long MAX_FRAME_BYTES_DEFAULT = 1L << 30;
+
+  /**
+   * Validates every component.
+   *
+   * @throws ConfigException naming each invalid key and value
+   */
+  public NetworkConfig {
+    Problems p = new Problems();
+    if (bindHost == null || !HostPort.isValidHost(bindHost)) {
+      p.add(BIND_HOST_PROP_NAME, bindHost, "is not a host name or address");
+    }
+    if (authToken == null) {
+      p.notNull(AUTH_TOKEN_PROP_NAME + " (Optional)", null);
+    } else if (authToken.isPresent() && !isToken(authToken.get())) {
+      p.add(
+          new ConfigProblem(
+              AUTH_TOKEN_PROP_NAME,
+              ConfigProblem.REDACTED,
+              "must be non-empty and contain no white space or control characters"));
+    }
+    p.notNull(CONTROLLER_ADDRESS_PROP_NAME + " (Optional)", controllerAddress);
+    storageUnitAddresses = addresses(p, STORAGE_UNIT_ADDRESSES_PROP_NAME, storageUnitAddresses);
+    storeNodeAddresses = addresses(p, STORE_NODE_ADDRESSES_PROP_NAME, storeNodeAddresses);
+    p.positive(CONNECT_TIMEOUT_PROP_NAME, connectTimeout);
+    p.atLeast(MAX_FRAME_BYTES_PROP_NAME, maxFrameBytes, MIN_FRAME_BYTES);
+    p.throwIfAny();
+  }
+
+  /**
+   * A builder holding the defaults.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The smallest accepted {@code max_frame_bytes}: room for a header and its metadata. */
+  public static final long MIN_FRAME_BYTES = 4096;
+
+  private static boolean isToken(String token) {
+    return !token.isEmpty()
+        && token
+            .codePoints()
+            .noneMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c));
+  }
+
+  private static List<HostPort> addresses(Problems p, String key, List<HostPort> list) {
+    if (list == null || list.stream().anyMatch(Objects::isNull)) {
+      p.add(key, null, "must be a list of host:port without null entries");
+      return list == null ? null : list.stream().filter(Objects::nonNull).toList();
+    }
+    Set<HostPort> seen = new HashSet<>();
+    for (HostPort a : list) {
+      if (!seen.add(a)) {
+        p.add(key, HostPort.render(list), "lists " + a + " twice");
+      }
+    }
+    return List.copyOf(list);
+  }
+
+  @Override
+  public String toString() {
+    return "NetworkConfig[bindHost="
+        + bindHost
+        + ", authToken="
+        + (authToken.isPresent() ? ConfigProblem.REDACTED : "none")
+        + ", controllerAddress="
+        + controllerAddress.map(HostPort::toString).orElse("embedded")
+        + ", storageUnitAddresses="
+        + storageUnitAddresses
+        + ", storeNodeAddresses="
+        + storeNodeAddresses
+        + ", connectTimeout="
+        + connectTimeout
+        + ", maxFrameBytes="
+        + maxFrameBytes
+        + "]";
+  }
+
+  /** Mutable builder of {@link NetworkConfig}; not thread-safe. */
+  public static final class Builder {
+    private String bindHost = BIND_HOST_DEFAULT;
+    private String authToken = null;
+    private HostPort controllerAddress = null;
+    private List<HostPort> storageUnitAddresses = STORAGE_UNIT_ADDRESSES_DEFAULT;
+    private List<HostPort> storeNodeAddresses = STORE_NODE_ADDRESSES_DEFAULT;
+    private Duration connectTimeout = CONNECT_TIMEOUT_DEFAULT;
+    private long maxFrameBytes = MAX_FRAME_BYTES_DEFAULT;
+
+    Builder() {}
+
+    /**
+     * Sets {@value #BIND_HOST_PROP_NAME}.
+     *
+     * @param bindHost a host name or address
+     * @return this builder
+     */
+    public Builder bindHost(String bindHost) {
+      this.bindHost = Objects.requireNonNull(bindHost, "bindHost");
+      return this;
+    }
+
+    /**
+     * Sets {@value #AUTH_TOKEN_PROP_NAME}.
+     *
+     * @param authToken a token without white space, or null for none
+     * @return this builder
+     */
+    public Builder authToken(String authToken) {
+      this.authToken = authToken;
+      return this;
+    }
+
+    /**
+     * Sets {@value #CONTROLLER_ADDRESS_PROP_NAME}.
+     *
+     * @param controllerAddress the address, or null for an embedded controller
+     * @return this builder
+     */
+    public Builder controllerAddress(HostPort controllerAddress) {
+      this.controllerAddress = controllerAddress;
+      return this;
+    }
+
+    /**
+     * Sets {@value #STORAGE_UNIT_ADDRESSES_PROP_NAME}.
+     *
+     * @param storageUnitAddresses one address per unit, in rank order
+     * @return this builder
+     */
+    public Builder storageUnitAddresses(List<HostPort> storageUnitAddresses) {
+      this.storageUnitAddresses =
+          Objects.requireNonNull(storageUnitAddresses, "storageUnitAddresses");
+      return this;
+    }
+
+    /**
+     * Sets {@value #STORE_NODE_ADDRESSES_PROP_NAME}.
+     *
+     * @param storeNodeAddresses the node addresses
+     * @return this builder
+     */
+    public Builder storeNodeAddresses(List<HostPort> storeNodeAddresses) {
+      this.storeNodeAddresses = Objects.requireNonNull(storeNodeAddresses, "storeNodeAddresses");
+      return this;
+    }
+
+    /**
+     * Sets {@value #CONNECT_TIMEOUT_PROP_NAME}.
+     *
+     * @param connectTimeout positive
+     * @return this builder
+     */
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = Objects.requireNonNull(connectTimeout, "connectTimeout");
+      return this;
+    }
+
+    /**
+     * Sets {@value #MAX_FRAME_BYTES_PROP_NAME}.
+     *
+     * @param maxFrameBytes at least 4096
+     * @return this builder
+     */
+    public Builder maxFrameBytes(long maxFrameBytes) {
+      this.maxFrameBytes = maxFrameBytes;
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @return the configuration
+     * @throws ConfigException naming each invalid key and value
+     */
+    public NetworkConfig build() {
+      return new NetworkConfig(
+          bindHost,
+          Optional.ofNullable(authToken),
+          Optional.ofNullable(controllerAddress),
+          storageUnitAddresses,
+          storeNodeAddresses,
+          connectTimeout,
+          maxFrameBytes);
+    }
+  }
+}
