@@ -378,6 +378,27 @@ class MooncakeKvClientTest {
   }
 
   @Test
+  void shouldPutFromRegisteredCallerMemoryWithoutRegisteringPerCall() {
+    MooncakeKvClient client = client();
+    Tensor column = owned(Tensor.zeros(allocator, DType.FLOAT32, 8, 4));
+    client.registerMemory(column.segment());
+    List<String> keys = new ArrayList<>();
+    List<Object> rows = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      keys.add("r" + i);
+      rows.add(column.row(i));
+    }
+    client.put(keys, rows);
+    client.put(keys, rows);
+    assertThat(client.registrations()).isEqualTo(1);
+    assertThat(store.calls("batchUpsertFrom").get(1).addresses().get(3))
+        .isEqualTo(column.row(3).segment().address());
+    assertThat(client.unregisterMemory(column.segment())).isTrue();
+    assertThat(client.unregistrations()).isEqualTo(1);
+    assertThat(client.unregisterMemory(column.segment())).isFalse();
+  }
+
+  @Test
   void shouldStageHeapTensorsAndDuplicateViewsOnce() {
     MooncakeKvClient client = client();
     Tensor heap =
