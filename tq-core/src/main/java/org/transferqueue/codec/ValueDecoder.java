@@ -210,18 +210,21 @@ public final class ValueDecoder {
         throw corrupt("has trailing bytes after the value", null);
       }
       return value;
-    } catch (TqException | IOException | MessagePackException | ArithmeticException e) {
-      for (Tensor copy : copies) {
-        copy.close();
-      }
-      if (e instanceof TqException tq && tq.code() == ErrorCode.OUT_OF_MEMORY) {
-        throw tq;
-      }
-      if (e instanceof TqException tq && tq.code() == ErrorCode.CORRUPT_DATA) {
-        throw tq;
-      }
+    } catch (TqException e) {
+      // CORRUPT_DATA from the checks here, or OUT_OF_MEMORY/CLOSED from the allocator.
+      closeCopies();
+      throw e;
+    } catch (IOException | MessagePackException | ArithmeticException e) {
+      closeCopies();
       throw corrupt("is not valid msgpack at offset=" + unpacker.getTotalReadBytes() + ": " + e, e);
     }
+  }
+
+  private void closeCopies() {
+    for (Tensor copy : copies) {
+      copy.close();
+    }
+    copies.clear();
   }
 
   private Object read(int depth) throws IOException {
@@ -250,6 +253,9 @@ public final class ValueDecoder {
 
   private String readString() throws IOException {
     byte[] bytes = readPayload(unpacker.unpackRawStringHeader(), "string");
+    if (isAscii(bytes)) {
+      return new String(bytes, StandardCharsets.US_ASCII);
+    }
     try {
       return StandardCharsets.UTF_8
           .newDecoder()
@@ -260,6 +266,15 @@ public final class ValueDecoder {
     } catch (CharacterCodingException e) {
       throw corrupt("has a string that is not valid UTF-8", e);
     }
+  }
+
+  private static boolean isAscii(byte[] bytes) {
+    for (byte b : bytes) {
+      if (b < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private byte[] readPayload(int length, String what) throws IOException {

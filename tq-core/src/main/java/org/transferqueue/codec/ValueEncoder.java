@@ -29,10 +29,15 @@ import org.transferqueue.tensor.Tensor;
  * }</pre>
  */
 public final class ValueEncoder {
+  private static final int MAX_PATH_CHARS = 160;
   private static final BigInteger MIN_INT = BigInteger.valueOf(Long.MIN_VALUE);
   private static final BigInteger MAX_UINT = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
-  private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
+  /** Small first buffer: most values are short, and the default 8 KiB dominates their cost. */
+  private static final MessagePack.PackerConfig CONFIG =
+      new MessagePack.PackerConfig().withBufferSize(256);
+
+  private final MessageBufferPacker packer = CONFIG.newBufferPacker();
   private final List<Tensor> tensors = new ArrayList<>();
 
   private ValueEncoder() {}
@@ -52,8 +57,12 @@ public final class ValueEncoder {
       encoder.write(value, 0);
       encoder.packer.close();
     } catch (PathFailure failure) {
+      String path =
+          failure.path.length() <= MAX_PATH_CHARS
+              ? failure.path
+              : failure.path.substring(0, MAX_PATH_CHARS) + "...";
       throw new TqException(
-          ErrorCode.INVALID_ARGUMENT, failure.getMessage().replace("{path}", "$" + failure.path));
+          ErrorCode.INVALID_ARGUMENT, failure.getMessage().replace("{path}", "$" + path));
     } catch (IOException e) {
       throw new UncheckedIOException("in-memory msgpack packer failed", e);
     }
@@ -126,7 +135,7 @@ public final class ValueEncoder {
   private void writeTensor(Tensor tensor) throws IOException {
     tensors.add(tensor);
     long[] shape = tensor.shape();
-    MessageBufferPacker payload = MessagePack.newDefaultBufferPacker();
+    MessageBufferPacker payload = CONFIG.newBufferPacker();
     payload.packArrayHeader(3);
     payload.packString(tensor.dtype().torchName());
     payload.packArrayHeader(shape.length);

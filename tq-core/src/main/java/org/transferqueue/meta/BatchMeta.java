@@ -5,16 +5,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 
 /**
@@ -498,6 +497,32 @@ public final class BatchMeta {
   }
 
   /**
+   * This batch with the fields of written data added or overwritten, their schema extracted by
+   * {@link FieldSchema#extract(Batch)}.
+   *
+   * @param data the data written for these samples, row i for sample i; only inspected
+   * @param setAllReady whether every sample becomes produced
+   * @return a new batch; this one when {@code data} has no rows
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when the data's row count differs from
+   *     {@link #size()}
+   */
+  public BatchMeta addFields(Batch data, boolean setAllReady) {
+    if (data.rowCount() == 0) {
+      return this;
+    }
+    if (data.rowCount() != size()) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          "batch size mismatch: data has "
+              + data.rowCount()
+              + " rows, metadata "
+              + size()
+              + " samples");
+    }
+    return addFields(FieldSchema.extract(data), setAllReady);
+  }
+
+  /**
    * This batch with fields added or overwritten, for example after a put wrote them.
    *
    * @param fields schema entries by field name; nested entries list one shape per sample
@@ -562,42 +587,8 @@ public final class BatchMeta {
     return selectSamples(positions.stream().mapToInt(Integer::intValue).toArray());
   }
 
-  /** Builds a batch from trusted positions; shared immutable rows are reused, not copied. */
   private BatchMeta rows(int[] positions) {
-    int n = positions.length;
-    long[] gis = new long[n];
-    boolean[] status = new boolean[n];
-    ArrayList<String> pids = new ArrayList<>(n);
-    ArrayList<Map<String, Object>> newTags = new ArrayList<>(n);
-    ArrayList<Map<String, Object>> newBackend = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      int p = positions[i];
-      gis[i] = globalIndexes[p];
-      status[i] = productionStatus[p];
-      pids.add(partitionIds.get(p));
-      newTags.add(tags.get(p));
-      newBackend.add(backendMeta.get(p));
-    }
-    TreeMap<String, FieldSchema> schema = new TreeMap<>();
-    for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
-      FieldSchema s = e.getValue();
-      if (s.perSampleShapes() != null) {
-        ArrayList<List<Long>> shapes = new ArrayList<>(n);
-        for (int p : positions) {
-          shapes.add(s.perSampleShapes().get(p));
-        }
-        s = s.withPerSampleShapes(shapes);
-      }
-      schema.put(e.getKey(), s);
-    }
-    return new BatchMeta(
-        gis,
-        Collections.unmodifiableList(pids),
-        Collections.unmodifiableSortedMap(schema),
-        status,
-        extraInfo,
-        Collections.unmodifiableList(newTags),
-        Collections.unmodifiableList(newBackend));
+    return BatchMetaRows.rows(this, positions);
   }
 
   /**
@@ -610,32 +601,7 @@ public final class BatchMeta {
    * @return a new batch
    */
   public BatchMeta selectFields(Collection<String> names) {
-    Set<String> keep = new HashSet<>(names);
-    TreeMap<String, FieldSchema> schema = new TreeMap<>();
-    for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
-      if (keep.contains(e.getKey())) {
-        schema.put(e.getKey(), e.getValue());
-      }
-    }
-    ArrayList<Map<String, Object>> rows = new ArrayList<>(size());
-    for (Map<String, Object> row : backendMeta) {
-      LinkedHashMap<String, Object> filtered = new LinkedHashMap<>();
-      row.forEach(
-          (k, v) -> {
-            if (keep.contains(k) || k.startsWith("_")) {
-              filtered.put(k, v);
-            }
-          });
-      rows.add(filtered.isEmpty() ? Map.of() : Collections.unmodifiableMap(filtered));
-    }
-    return new BatchMeta(
-        globalIndexes,
-        partitionIds,
-        Collections.unmodifiableSortedMap(schema),
-        productionStatus,
-        extraInfo,
-        tags,
-        Collections.unmodifiableList(rows));
+    return BatchMetaRows.selectFields(this, names);
   }
 
   /**
@@ -690,7 +656,7 @@ public final class BatchMeta {
    * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code n < 1}
    */
   public List<BatchMeta> chunk(int n) {
-    int[][] ranges = chunkRanges(size(), n);
+    int[][] ranges = BatchMetaRows.chunkRanges(size(), n);
     ArrayList<BatchMeta> chunks = new ArrayList<>(n);
     for (int[] range : ranges) {
       int[] positions = new int[range[1] - range[0]];
@@ -698,29 +664,6 @@ public final class BatchMeta {
       chunks.add(rows(positions));
     }
     return Collections.unmodifiableList(chunks);
-  }
-
-  /**
-   * The chunk boundaries shared by {@link #chunk} and {@link KvBatchMeta#chunk}.
-   *
-   * @param size number of rows
-   * @param n number of chunks
-   * @return n ranges {start, end}
-   */
-  static int[][] chunkRanges(int size, int n) {
-    if (n < 1) {
-      throw new TqException(ErrorCode.INVALID_ARGUMENT, "chunk count " + n + " must be >= 1");
-    }
-    int base = size / n;
-    int rem = size % n;
-    int[][] ranges = new int[n][];
-    int start = 0;
-    for (int i = 0; i < n; i++) {
-      int len = base + (i < rem ? 1 : 0);
-      ranges[i] = new int[] {start, start + len};
-      start += len;
-    }
-    return ranges;
   }
 
   /**
@@ -752,35 +695,8 @@ public final class BatchMeta {
    *     on a position out of range
    */
   public BatchMeta reorder(int... positions) {
-    checkPermutation(positions, size());
+    BatchMetaRows.checkPermutation(positions, size());
     return rows(positions.clone());
-  }
-
-  /**
-   * Checks that positions are a permutation of {@code 0..size-1}.
-   *
-   * @param positions the positions
-   * @param size the batch size
-   */
-  static void checkPermutation(int[] positions, int size) {
-    if (positions.length != size) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          "reorder positions length " + positions.length + " does not match batch size " + size);
-    }
-    boolean[] seen = new boolean[size];
-    for (int p : positions) {
-      if (p < 0 || p >= size) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "reorder position " + p + " must be in range [0, " + size + ")");
-      }
-      if (seen[p]) {
-        throw new TqException(
-            ErrorCode.DUPLICATE_KEY, "reorder positions contain duplicates: " + p);
-      }
-      seen[p] = true;
-    }
   }
 
   /**
@@ -912,7 +828,7 @@ public final class BatchMeta {
    * <p>Not thread-safe. Inputs are copied at {@link #build()}, so the builder may be reused.
    */
   public static final class Builder {
-    private List<Long> globalIndexes = List.of();
+    private long[] globalIndexes = new long[0];
     private List<String> partitionIds;
     private String commonPartitionId;
     private final TreeMap<String, FieldSchema> fieldSchema = new TreeMap<>();
@@ -931,7 +847,16 @@ public final class BatchMeta {
      * @return this builder
      */
     public Builder globalIndexes(List<Long> indexes) {
-      this.globalIndexes = Objects.requireNonNull(indexes, "indexes");
+      long[] copy = new long[indexes.size()];
+      for (int i = 0; i < copy.length; i++) {
+        Long gi = indexes.get(i);
+        if (gi == null) {
+          throw new TqException(
+              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is null");
+        }
+        copy[i] = gi;
+      }
+      this.globalIndexes = copy;
       return this;
     }
 
@@ -942,7 +867,8 @@ public final class BatchMeta {
      * @return this builder
      */
     public Builder globalIndexes(long... indexes) {
-      return globalIndexes(Arrays.stream(indexes).boxed().toList());
+      this.globalIndexes = indexes.clone();
+      return this;
     }
 
     /**
@@ -1057,17 +983,15 @@ public final class BatchMeta {
      *     index or partition id, or a metadata value that is not JSON-compatible
      */
     public BatchMeta build() {
-      int n = globalIndexes.size();
-      long[] gis = new long[n];
+      int n = globalIndexes.length;
+      long[] gis = globalIndexes.clone();
       for (int i = 0; i < n; i++) {
-        Long gi = globalIndexes.get(i);
-        if (gi == null || gi < 0) {
+        if (gis[i] < 0) {
           throw new TqException(
-              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is " + gi);
+              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is " + gis[i]);
         }
-        gis[i] = gi;
       }
-      List<String> pids = buildPartitionIds(n);
+      List<String> pids = BatchMetaRows.partitionIds(commonPartitionId, partitionIds, n);
       for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
         checkPerSample(e.getKey(), e.getValue(), n);
       }
@@ -1075,7 +999,7 @@ public final class BatchMeta {
       if (allProduced) {
         Arrays.fill(status, true);
       } else if (productionStatus != null) {
-        checkColumn("production status", productionStatus.size(), n);
+        BatchMetaRows.checkColumn("production status", productionStatus.size(), n);
         for (int i = 0; i < n; i++) {
           status[i] = Boolean.TRUE.equals(productionStatus.get(i));
         }
@@ -1086,44 +1010,8 @@ public final class BatchMeta {
           Collections.unmodifiableSortedMap(new TreeMap<>(fieldSchema)),
           status,
           MetaValues.freezeMap(extraInfo),
-          rowsOrEmpty("tags", tags, n),
-          rowsOrEmpty("backend metadata", backendMeta, n));
-    }
-
-    private List<String> buildPartitionIds(int n) {
-      if (commonPartitionId != null) {
-        return Collections.nCopies(n, commonPartitionId);
-      }
-      List<String> ids = partitionIds == null ? List.of() : partitionIds;
-      if (ids.size() != n) {
-        throw new TqException(
-            ErrorCode.SHAPE_MISMATCH,
-            "Length mismatch: " + n + " global indexes but " + ids.size() + " partition ids");
-      }
-      for (int i = 0; i < n; i++) {
-        if (ids.get(i) == null) {
-          throw new TqException(
-              ErrorCode.INVALID_ARGUMENT, "partition id at position " + i + " is null");
-        }
-      }
-      return List.copyOf(ids);
-    }
-
-    private static List<Map<String, Object>> rowsOrEmpty(
-        String what, List<? extends Map<String, ?>> rows, int n) {
-      if (rows == null || rows.isEmpty()) {
-        return Collections.nCopies(n, Map.of());
-      }
-      checkColumn(what, rows.size(), n);
-      return MetaValues.freezeRows(rows);
-    }
-
-    private static void checkColumn(String what, int length, int n) {
-      if (length != n) {
-        throw new TqException(
-            ErrorCode.SHAPE_MISMATCH,
-            what + " length " + length + " must match the batch size " + n);
-      }
+          BatchMetaRows.rowsOrEmpty("tags", tags, n),
+          BatchMetaRows.rowsOrEmpty("backend metadata", backendMeta, n));
     }
   }
 }

@@ -2,10 +2,17 @@ package org.transferqueue.meta;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.DenseColumn;
+import org.transferqueue.tensor.JaggedColumn;
+import org.transferqueue.tensor.ObjectColumn;
 
 /**
  * The schema of one field across the samples of a batch: element type, per-sample shape, and kind
@@ -118,6 +125,46 @@ public record FieldSchema(
    */
   public static FieldSchema placeholder() {
     return new FieldSchema(null, null, false, false, null);
+  }
+
+  /**
+   * The schema of one column of data.
+   *
+   * <p>A dense column is a regular field whose shape is the tensor's shape without the batch
+   * dimension (a 1-D tensor therefore has scalar rows, shape {@code []}); a jagged column is a
+   * nested field listing every row's shape; an object column is a non-tensor field. The column's
+   * memory is only inspected, never copied or retained.
+   *
+   * @param column the column
+   * @return its schema
+   */
+  public static FieldSchema of(Column column) {
+    return switch (column) {
+      case DenseColumn dense -> regular(dense.dtype(), shapeOf(dense.rowShape()));
+      case JaggedColumn jagged -> {
+        List<List<Long>> shapes = new ArrayList<>(jagged.rowCount());
+        for (long[] shape : jagged.rowShapes()) {
+          shapes.add(shapeOf(shape));
+        }
+        yield nestedOf(jagged.dtype(), shapes);
+      }
+      case ObjectColumn objects -> nonTensorField();
+    };
+  }
+
+  /**
+   * The schema of every field of a batch of data, in the batch's field order.
+   *
+   * @param batch the data; only inspected
+   * @return the schema by field name; empty for a batch without rows
+   */
+  public static Map<String, FieldSchema> extract(Batch batch) {
+    if (batch.rowCount() == 0) {
+      return Map.of();
+    }
+    LinkedHashMap<String, FieldSchema> schema = new LinkedHashMap<>();
+    batch.columns().forEach((name, column) -> schema.put(name, of(column)));
+    return Collections.unmodifiableMap(schema);
   }
 
   /**

@@ -165,7 +165,7 @@ public record KvBatchMeta(
    *     a position out of range (negative positions do not wrap)
    */
   public KvBatchMeta reorder(int... positions) {
-    BatchMeta.checkPermutation(positions, size());
+    BatchMetaRows.checkPermutation(positions, size());
     return rows(positions);
   }
 
@@ -179,7 +179,7 @@ public record KvBatchMeta(
    */
   public List<KvBatchMeta> chunk(int n) {
     ArrayList<KvBatchMeta> chunks = new ArrayList<>(Math.max(n, 0));
-    for (int[] range : BatchMeta.chunkRanges(size(), n)) {
+    for (int[] range : BatchMetaRows.chunkRanges(size(), n)) {
       int[] positions = new int[range[1] - range[0]];
       for (int i = 0; i < positions.length; i++) {
         positions[i] = range[0] + i;

@@ -336,9 +336,19 @@ public final class Batch implements AutoCloseable {
      * @param field a non-blank name not yet added
      * @param tensor the tensor, rows first; the builder takes ownership
      * @return this builder
+     * @throws TqException with {@code INVALID_ARGUMENT} for a 0-d tensor (which is closed, like
+     *     every column already added)
      */
     public Builder dense(String field, Tensor tensor) {
-      return add(field, new DenseColumn(tensor));
+      DenseColumn column;
+      try {
+        column = new DenseColumn(tensor);
+      } catch (TqException e) {
+        tensor.close();
+        fail(e);
+        throw e;
+      }
+      return add(field, column);
     }
 
     /**
@@ -347,9 +357,18 @@ public final class Batch implements AutoCloseable {
      * @param field a non-blank name not yet added
      * @param values one value per row (see {@link ObjectColumn})
      * @return this builder
+     * @throws TqException with {@code INVALID_ARGUMENT} for an unsupported value; the columns
+     *     already added are closed, the tensors inside {@code values} are not
      */
     public Builder objects(String field, List<?> values) {
-      return add(field, new ObjectColumn(values));
+      ObjectColumn column;
+      try {
+        column = new ObjectColumn(values);
+      } catch (TqException e) {
+        fail(e);
+        throw e;
+      }
+      return add(field, column);
     }
 
     /**

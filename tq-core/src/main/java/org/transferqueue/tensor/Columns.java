@@ -1,5 +1,6 @@
 package org.transferqueue.tensor;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -66,13 +67,15 @@ final class Columns {
     long[] shape = new long[rowShape.length + 1];
     shape[0] = rows;
     System.arraycopy(rowShape, 0, shape, 1, rowShape.length);
+    List<MemorySegment> sources = new ArrayList<>(parts.size());
+    for (Column part : parts) {
+      sources.add(((DenseColumn) part).tensor().segment());
+    }
     Tensor out = Tensor.allocate(allocator, dtype(parts.getFirst()), shape);
     long offset = 0;
-    for (Column part : parts) {
-      Tensor source = ((DenseColumn) part).tensor();
-      java.lang.foreign.MemorySegment.copy(
-          source.segment(), 0, out.segment(), offset, source.nbytes());
-      offset += source.nbytes();
+    for (MemorySegment source : sources) {
+      MemorySegment.copy(source, 0, out.segment(), offset, source.byteSize());
+      offset += source.byteSize();
     }
     return new DenseColumn(out);
   }

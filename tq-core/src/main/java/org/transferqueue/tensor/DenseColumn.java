@@ -96,9 +96,9 @@ public final class DenseColumn implements Column {
     Columns.checkPositions(positions, rowCount());
     long[] shape = tensor.shape();
     shape[0] = positions.length;
-    Tensor out = Tensor.allocate(allocator, dtype(), shape);
     long rowBytes = TensorUtils.nbytes(dtype(), rowShape());
     MemorySegment source = tensor.segment();
+    Tensor out = Tensor.allocate(allocator, dtype(), shape);
     MemorySegment target = out.segment();
     for (int i = 0; i < positions.length; i++) {
       MemorySegment.copy(source, positions[i] * rowBytes, target, i * rowBytes, rowBytes);

@@ -47,8 +47,10 @@ public final class JaggedColumn implements Column {
   public static JaggedColumn copyOf(BufferAllocator allocator, DType dtype, List<Tensor> rows) {
     Objects.requireNonNull(dtype, "dtype");
     long[][] shapes = new long[rows.size()][];
+    MemorySegment[] sources = new MemorySegment[shapes.length];
     for (int i = 0; i < shapes.length; i++) {
       Tensor row = Objects.requireNonNull(rows.get(i), "rows[" + i + "]");
+      sources[i] = row.segment();
       if (row.dtype() != dtype) {
         throw new TqException(
             ErrorCode.INVALID_ARGUMENT,
@@ -60,8 +62,8 @@ public final class JaggedColumn implements Column {
     Tensor values = Tensor.allocate(allocator, dtype, offsets[shapes.length]);
     MemorySegment target = values.segment();
     for (int i = 0; i < shapes.length; i++) {
-      Tensor row = rows.get(i);
-      MemorySegment.copy(row.segment(), 0, target, offsets[i] * dtype.byteSize(), row.nbytes());
+      MemorySegment.copy(
+          sources[i], 0, target, offsets[i] * dtype.byteSize(), sources[i].byteSize());
     }
     return new JaggedColumn(dtype, values, shapes, offsets);
   }

@@ -126,8 +126,9 @@ public final class Tensor implements AutoCloseable {
    * @return an independent copy the caller owns and must close
    */
   public static Tensor copyOf(BufferAllocator allocator, Tensor source) {
+    MemorySegment from = source.segment();
     Tensor copy = allocate(allocator, source.dtype, source.shape);
-    MemorySegment.copy(source.segment(), 0, copy.segment, 0, copy.nbytes());
+    MemorySegment.copy(from, 0, copy.segment, 0, copy.nbytes());
     return copy;
   }
 

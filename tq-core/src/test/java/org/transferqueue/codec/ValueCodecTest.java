@@ -124,6 +124,25 @@ class ValueCodecTest {
   }
 
   @Test
+  void AS127_shouldRoundTripLongAndUnicodeStringsNextToATensor(BufferAllocator allocator) {
+    try (Tensor tensor = Tensor.allocate(allocator, DType.FLOAT16, 4)) {
+      tensor.segment().fill((byte) 0x7C); // 0x7C7C: NaN payloads survive bit for bit
+      Map<String, Object> value = new LinkedHashMap<>();
+      value.put("long", "x".repeat(11_000));
+      value.put("hello", "Hello World! ".repeat(1000));
+      value.put("unicode", "你好世界🌍🚀 émojis and ümläuts ".repeat(500));
+      value.put("tensor", tensor);
+      value.put("ints", Map.of(1L, "a", "b", 2L));
+      EncodedValue encoded = ValueEncoder.encode(value);
+      try (NativeBuffer packed = allocator.allocate(encoded.packedSize())) {
+        encoded.packInto(packed.segment());
+        Object back = PackedValueCodec.unpack(packed.segment(), "k");
+        assertThat(RandomValues.deepEquals(value, back)).isTrue();
+      }
+    }
+  }
+
+  @Test
   void shouldDecodeReadOnlyViewsAndIndependentCopies(BufferAllocator allocator) {
     try (Tensor source = Tensor.allocate(allocator, DType.INT64, 4)) {
       source.segment().fill((byte) 1);
@@ -147,6 +166,23 @@ class ValueCodecTest {
       } finally {
         copy.close();
       }
+    }
+  }
+
+  @Test
+  void shouldFreeEarlierCopiesWhenALaterCopyExceedsTheLimit(BufferAllocator allocator) {
+    try (Tensor small = Tensor.allocate(allocator, DType.UINT8, 1000);
+        Tensor large = Tensor.allocate(allocator, DType.UINT8, 100_000);
+        BufferAllocator child = allocator.newChildAllocator("decode", 64 * 1024)) {
+      List<MemorySegment> frames = ValueEncoder.encode(List.of(small, large)).frames();
+      assertThatThrownBy(
+              () ->
+                  ValueDecoder.decodeCopying(
+                      frames.get(0), frames.subList(1, frames.size()), "v", child))
+          .isInstanceOfSatisfying(
+              TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.OUT_OF_MEMORY));
+      assertThat(child.allocatedBytes()).isZero();
+      assertThat(child.outstandingBuffers()).isZero();
     }
   }
 

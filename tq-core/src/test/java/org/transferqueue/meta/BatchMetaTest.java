@@ -584,4 +584,16 @@ class BatchMetaTest {
         .isInstanceOf(TqException.class)
         .hasMessageContaining("not JSON-compatible");
   }
+
+  @Test
+  void shouldRejectNegativeOrNullGlobalIndexes() {
+    assertThatThrownBy(() -> batch(0, -3).build())
+        .hasMessageContaining("global index at position 1 is -3");
+    assertThatThrownBy(() -> BatchMeta.builder().globalIndexes(java.util.Arrays.asList(1L, null)))
+        .hasMessageContaining("global index at position 1 is null");
+    long[] indexes = {4, 5};
+    BatchMeta.Builder builder = batch(indexes);
+    indexes[0] = 9;
+    assertThat(builder.build().globalIndexes()).containsExactly(4L, 5L);
+  }
 }

@@ -194,4 +194,13 @@ class BatchTest {
       assertThat(empty.rowCount()).isZero();
     }
   }
+
+  @Test
+  void shouldCloseEverythingWhenBuilderRejectsScalarTensor(BufferAllocator allocator) {
+    Batch.Builder builder = Batch.builder().dense("a", Tensor.zeros(allocator, DType.INT8, 2));
+    assertThatThrownBy(() -> builder.dense("b", Tensor.zeros(allocator, DType.INT8)))
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+    assertThat(allocator.outstandingBuffers()).isZero();
+  }
 }

@@ -283,4 +283,17 @@ class TensorTest {
       assertThat(a.getDouble(1)).isEqualTo(2);
     }
   }
+
+  @Test
+  void shouldAllocateNothingWhenCopyingClosedTensor(BufferAllocator allocator) {
+    Tensor closed = Tensor.zeros(allocator, DType.INT32, 2);
+    closed.close();
+    assertThatThrownBy(() -> Tensor.copyOf(allocator, closed))
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CLOSED));
+    assertThatThrownBy(() -> JaggedColumn.copyOf(allocator, DType.INT32, java.util.List.of(closed)))
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CLOSED));
+    assertThat(allocator.outstandingBuffers()).isZero();
+  }
 }
