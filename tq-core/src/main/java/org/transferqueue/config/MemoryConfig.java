@@ -14,8 +14,14 @@ public record MemoryConfig(OptionalLong limitBytes, OptionalLong storageUnitLimi
   /** Key of {@link #limitBytes()}. */
   public static final String LIMIT_BYTES_PROP_NAME = "memory.limit_bytes";
 
+  /** Default of {@link #limitBytes()}: unlimited. */
+  public static final OptionalLong LIMIT_BYTES_DEFAULT = OptionalLong.empty();
+
   /** Key of {@link #storageUnitLimitBytes()}. */
   public static final String STORAGE_UNIT_LIMIT_BYTES_PROP_NAME = "memory.storage_unit_limit_bytes";
+
+  /** Default of {@link #storageUnitLimitBytes()}: unlimited. */
+  public static final OptionalLong STORAGE_UNIT_LIMIT_BYTES_DEFAULT = OptionalLong.empty();
 
   /**
    * Validates every component.

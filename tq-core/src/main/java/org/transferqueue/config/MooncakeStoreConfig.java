@@ -105,6 +105,9 @@ public record MooncakeStoreConfig(
   /** Key of {@link #hardPin()}. */
   public static final String HARD_PIN_PROP_NAME = "backend.MooncakeStore.hard_pin";
 
+  /** Default of {@link #hardPin()}: automatic. */
+  public static final Optional<Boolean> HARD_PIN_DEFAULT = Optional.empty();
+
   /** Key of {@link #offload()}. */
   public static final String OFFLOAD_PROP_NAME = "backend.MooncakeStore.offload";
 
@@ -178,7 +181,7 @@ public record MooncakeStoreConfig(
     segmentSize(p, GLOBAL_SEGMENT_SIZE_PROP_NAME, globalSegmentSize);
     segmentSize(p, LOCAL_BUFFER_SIZE_PROP_NAME, localBufferSize);
     p.notNull(DEVICE_NAME_PROP_NAME, deviceName);
-    p.notNull(HARD_PIN_PROP_NAME + " (Optional)", hardPin);
+    p.notNull(HARD_PIN_PROP_NAME, hardPin);
     p.notNull(OFFLOAD_PROP_NAME, offload);
     if (useGdr && protocol != TransportProtocol.RDMA) {
       p.add(

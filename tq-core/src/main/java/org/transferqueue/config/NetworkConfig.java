@@ -41,8 +41,14 @@ public record NetworkConfig(
   /** Key of {@link #authToken()}. */
   public static final String AUTH_TOKEN_PROP_NAME = "network.auth_token";
 
+  /** Default of {@link #authToken()}: no token. */
+  public static final Optional<String> AUTH_TOKEN_DEFAULT = Optional.empty();
+
   /** Key of {@link #controllerAddress()}. */
   public static final String CONTROLLER_ADDRESS_PROP_NAME = "network.controller_address";
+
+  /** Default of {@link #controllerAddress()}: an embedded controller. */
+  public static final Optional<HostPort> CONTROLLER_ADDRESS_DEFAULT = Optional.empty();
 
   /** Key of {@link #storageUnitAddresses()}. */
   public static final String STORAGE_UNIT_ADDRESSES_PROP_NAME = "network.storage_unit_addresses";
@@ -79,7 +85,7 @@ public record NetworkConfig(
       p.add(BIND_HOST_PROP_NAME, bindHost, "is not a host name or address");
     }
     if (authToken == null) {
-      p.notNull(AUTH_TOKEN_PROP_NAME + " (Optional)", null);
+      p.notNull(AUTH_TOKEN_PROP_NAME, null);
     } else if (authToken.isPresent() && !isToken(authToken.get())) {
       p.add(
           new ConfigProblem(
@@ -87,7 +93,7 @@ public record NetworkConfig(
               ConfigProblem.REDACTED,
               "must be non-empty and contain no white space or control characters"));
     }
-    p.notNull(CONTROLLER_ADDRESS_PROP_NAME + " (Optional)", controllerAddress);
+    p.notNull(CONTROLLER_ADDRESS_PROP_NAME, controllerAddress);
     storageUnitAddresses = addresses(p, STORAGE_UNIT_ADDRESSES_PROP_NAME, storageUnitAddresses);
     storeNodeAddresses = addresses(p, STORE_NODE_ADDRESSES_PROP_NAME, storeNodeAddresses);
     p.positive(CONNECT_TIMEOUT_PROP_NAME, connectTimeout);

@@ -21,6 +21,9 @@ public record SimpleStorageConfig(
   public static final String TOTAL_STORAGE_SIZE_PROP_NAME =
       "backend.SimpleStorage.total_storage_size";
 
+  /** Default of {@link #totalStorageSize()}: unlimited. */
+  public static final OptionalLong TOTAL_STORAGE_SIZE_DEFAULT = OptionalLong.empty();
+
   /** Key of {@link #numDataStorageUnits()}. */
   public static final String NUM_DATA_STORAGE_UNITS_PROP_NAME =
       "backend.SimpleStorage.num_data_storage_units";

@@ -296,9 +296,8 @@ public record TqConfig(
       ClientConfig cl = p.collect(client::build);
       MemoryConfig mem = p.collect(memory::build);
       NetworkConfig n = p.collect(network::build);
-      if (!p.isEmpty()) {
-        p.throwIfAny();
-      }
+      p.throwIfAny();
+      // Sections are valid here; the constructor checks the settings that span them.
       return new TqConfig(m, l, c, b, s, cl, mem, n);
     }
   }
