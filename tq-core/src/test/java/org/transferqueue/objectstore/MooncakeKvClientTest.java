@@ -454,6 +454,57 @@ class MooncakeKvClientTest {
   }
 
   @Test
+  void shouldShareRegistrationsBetweenConcurrentPutsOfTheSameMemory() throws Exception {
+    MooncakeKvClient client = client();
+    Tensor column = owned(Tensor.zeros(allocator, DType.INT64, 16, 8));
+    for (long i = 0; i < column.numel(); i++) {
+      column.setLong(i, i);
+    }
+    int threads = 4;
+    List<CompletableFuture<Void>> runs = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      runs.add(
+          CompletableFuture.runAsync(
+              () -> {
+                for (int round = 0; round < 20; round++) {
+                  List<String> keys = new ArrayList<>();
+                  List<Object> rows = new ArrayList<>();
+                  for (int r = 0; r < 16; r++) {
+                    keys.add(thread + "/" + r);
+                    rows.add(column.row(r));
+                  }
+                  client.put(keys, rows);
+                }
+              }));
+    }
+    for (CompletableFuture<Void> run : runs) {
+      run.get(60, TimeUnit.SECONDS);
+    }
+    try (KvValues read =
+        client.get(List.of("3/5"), List.of(new long[] {8}), List.of(DType.INT64), null)) {
+      assertThat(read.values().get(0)).isEqualTo(column.row(5));
+    }
+    client.close();
+    assertThat(store.unregisters.get()).isEqualTo(store.registers.get());
+  }
+
+  @Test
+  void AS117_shouldUseTheCpuPathWhenGdrIsRequestedWithoutAGpu() {
+    MooncakeStoreConfig gdr =
+        MooncakeStoreConfig.builder()
+            .useGdr(true)
+            .protocol(org.transferqueue.config.TransportProtocol.RDMA)
+            .build();
+    MooncakeKvClient client = client(gdr, true, Duration.ofSeconds(5));
+    client.put(List.of("g"), List.of(floats(1, 2)));
+    try (KvValues read =
+        client.get(List.of("g"), List.of(new long[] {2}), List.of(DType.FLOAT32), null)) {
+      assertThat(((Tensor) read.values().get(0)).toFloatArray()).containsExactly(1, 2);
+    }
+  }
+
+  @Test
   void AS116_shouldResolveHardPinFromTheConfig() {
     assertThat(pinOf(null, false)).isTrue();
     assertThat(pinOf(null, true)).isFalse();
