@@ -114,7 +114,7 @@ final class ClientConnection {
     call.deadlineTask(
         timer.schedule(
             () ->
-                call.fail(
+                call.abandon(
                     new DeadlineExceededException(
                         what + " not answered within connectTimeout=" + config.connectTimeout())),
             config.connectTimeout().toNanos(),

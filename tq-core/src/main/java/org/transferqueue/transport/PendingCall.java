@@ -146,10 +146,29 @@ final class PendingCall implements FrameWriter.Listener {
   }
 
   /**
-   * Decides the outcome as a failure if it is still open. If the writer or reader is in the middle
-   * of this call's bytes, the connection is aborted so they let go promptly.
+   * Decides the outcome as a failure if it is still open, for failures the connection reports
+   * (error reply, lost connection): the writer or reader finishes on its own, and the future
+   * completes when it has.
    */
   void fail(TqException error) {
+    lock.lock();
+    try {
+      if (finished) {
+        return;
+      }
+      finish(null, error);
+    } finally {
+      lock.unlock();
+    }
+    completeIfReady();
+  }
+
+  /**
+   * Decides the outcome as a failure if it is still open, for failures decided outside the
+   * connection (deadline, client close). If the writer or reader is in the middle of this call's
+   * bytes, the connection is aborted so they let go promptly: half a frame cannot be withdrawn.
+   */
+  void abandon(TqException error) {
     ClientConnection abort = null;
     lock.lock();
     try {
@@ -164,7 +183,16 @@ final class PendingCall implements FrameWriter.Listener {
       lock.unlock();
     }
     if (abort != null) {
-      abort.abort(error);
+      abort.abort(
+          new TqException(
+              ErrorCode.CONNECTION_FAILED,
+              "connection to "
+                  + abort.address()
+                  + " aborted: "
+                  + description
+                  + " was abandoned ("
+                  + error.code()
+                  + ") while its bytes were in flight"));
     }
     completeIfReady();
   }

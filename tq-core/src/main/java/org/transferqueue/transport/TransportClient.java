@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -100,8 +101,10 @@ public final class TransportClient implements AutoCloseable {
   /**
    * Sends a request.
    *
-   * <p>Cancelling the returned future does not stop the call: the transport may use the request's
-   * bodies and the destination until the call's own deadline.
+   * <p>The returned future completes on a virtual thread of its own, so dependent actions may block
+   * (even on further calls) without stalling the connection. Cancelling it does not stop the call:
+   * the transport may use the request's bodies and the destination until the call's own deadline,
+   * and a response that arrives for a cancelled future is closed.
    *
    * @param address the server
    * @param request the request; its bodies are borrowed until the future completes
@@ -111,6 +114,27 @@ public final class TransportClient implements AutoCloseable {
    *     TqException} as described on this class
    */
   public CompletableFuture<Response> callAsync(
+      HostPort address, Request request, BodyDestination destination, Duration timeout) {
+    CompletableFuture<Response> result = new CompletableFuture<>();
+    start(address, request, destination, timeout)
+        .whenComplete(
+            (response, error) ->
+                Thread.ofVirtual()
+                    .name("tq-client-completion")
+                    .start(
+                        () -> {
+                          if (error != null) {
+                            result.completeExceptionally(error);
+                          } else if (!result.complete(response)) {
+                            // The caller cancelled its future: nobody else will close this.
+                            response.close();
+                          }
+                        }));
+    return result;
+  }
+
+  /** Starts a call; the returned future completes on a transport thread. */
+  private CompletableFuture<Response> start(
       HostPort address, Request request, BodyDestination destination, Duration timeout) {
     Objects.requireNonNull(address, "address");
     Objects.requireNonNull(request, "request");
@@ -149,7 +173,7 @@ public final class TransportClient implements AutoCloseable {
                 connection.send(call);
               }
             });
-    return call.future.copy();
+    return call.future;
   }
 
   /**
@@ -161,7 +185,12 @@ public final class TransportClient implements AutoCloseable {
    * @throws TqException as described on this class
    */
   public Response call(HostPort address, Request request) {
-    return join(callAsync(address, request));
+    return join(
+        start(
+            address,
+            request,
+            BodyDestination.allocateFrom(allocator),
+            config.defaultCallTimeout()));
   }
 
   /**
@@ -176,7 +205,7 @@ public final class TransportClient implements AutoCloseable {
    */
   public Response call(
       HostPort address, Request request, BodyDestination destination, Duration timeout) {
-    return join(callAsync(address, request, destination, timeout));
+    return join(start(address, request, destination, timeout));
   }
 
   private static Response join(CompletableFuture<Response> future) {
@@ -256,7 +285,7 @@ public final class TransportClient implements AutoCloseable {
       return;
     }
     for (PendingCall call : new ArrayList<>(outstanding)) {
-      call.fail(PendingCall.closed(call.description));
+      call.abandon(PendingCall.closed(call.description));
     }
     connector.shutdownNow();
     try {
@@ -330,7 +359,7 @@ public final class TransportClient implements AutoCloseable {
               return connection;
             },
             connector);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
+      } catch (RejectedExecutionException e) {
         return CompletableFuture.failedFuture(
             new TqException(ErrorCode.CLOSED, "the client was closed"));
       }

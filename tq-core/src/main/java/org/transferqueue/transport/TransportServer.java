@@ -235,14 +235,32 @@ public final class TransportServer implements AutoCloseable {
               open.stream().map(ServerConnection::terminated).toArray(CompletableFuture[]::new))
           .get(TERMINATION_WAIT_MILLIS, TimeUnit.MILLISECONDS);
     } catch (TimeoutException | ExecutionException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "connections of " + address + " did not end in time; closing them hard");
       open.forEach(ServerConnection::forceClose);
-      LOG.log(System.Logger.Level.WARNING, "connections of " + address + " did not end in time");
+      interrupted |= awaitTermination(open);
     } catch (InterruptedException e) {
       interrupted = true;
     }
     allocator.close();
     if (interrupted) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Waits for connections to end; returns true if interrupted. */
+  private static boolean awaitTermination(List<ServerConnection> open) {
+    try {
+      CompletableFuture.allOf(
+              open.stream().map(ServerConnection::terminated).toArray(CompletableFuture[]::new))
+          .get(TERMINATION_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+      return false;
+    } catch (TimeoutException | ExecutionException e) {
+      LOG.log(System.Logger.Level.ERROR, "connections still hold memory after a hard close: " + e);
+      return false;
+    } catch (InterruptedException e) {
+      return true;
     }
   }
 
