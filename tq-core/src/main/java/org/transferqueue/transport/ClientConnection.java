@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
@@ -269,6 +270,7 @@ final class ClientConnection {
 
   private void receive(PendingCall call, BodyTable table, long bodyLength) throws IOException {
     Destinations.Prepared prepared;
+    ByteBuffer[] buffers;
     try {
       prepared = Destinations.prepare(call.destination, table);
     } catch (RuntimeException e) {
@@ -277,7 +279,20 @@ final class ClientConnection {
       return;
     }
     try {
-      reader.readBodies(prepared.segments());
+      buffers = FrameWriter.toBuffers(prepared.segments());
+    } catch (RuntimeException e) {
+      prepared.owned().forEach(NativeBuffer::close);
+      call.endReceive(
+          null,
+          new TqException(
+              ErrorCode.INVALID_ARGUMENT,
+              "reply destination unusable by the reader thread: " + Errors.describe(e),
+              e));
+      reader.skip(bodyLength);
+      return;
+    }
+    try {
+      reader.readBodies(buffers);
     } catch (IOException | RuntimeException e) {
       for (NativeBuffer buffer : prepared.owned()) {
         buffer.close();

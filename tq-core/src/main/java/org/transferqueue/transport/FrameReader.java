@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.util.List;
 import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.codec.FrameHeaderFlyweight;
 import org.transferqueue.memory.BufferAllocator;
@@ -96,12 +95,11 @@ final class FrameReader implements AutoCloseable {
   }
 
   /**
-   * Reads bodies back to back into the given segments, each filled from offset 0 to its size.
+   * Reads bodies back to back into the given buffers, each filled from its position to its limit.
    *
-   * @param destinations one segment per body, exactly as long as the body
+   * @param buffers views of the destinations ({@link FrameWriter#toBuffers}), one body each
    */
-  void readBodies(List<MemorySegment> destinations) throws IOException {
-    ByteBuffer[] buffers = FrameWriter.toBuffers(null, destinations);
+  void readBodies(ByteBuffer[] buffers) throws IOException {
     int first = 0;
     while (first < buffers.length) {
       if (channel.read(buffers, first, buffers.length - first) < 0) {

@@ -138,8 +138,16 @@ final class FrameWriter {
         if (!frame.listener().onWriteStart()) {
           continue;
         }
+        ByteBuffer[] bodies;
         try {
-          write(frame, scratch);
+          bodies = toBuffers(frame.bodies());
+        } catch (RuntimeException e) {
+          // Nothing written yet: only this frame fails, the connection goes on.
+          frame.listener().onWriteEnd(new UnwritableFrameException(e));
+          continue;
+        }
+        try {
+          write(frame, bodies, scratch);
         } catch (IOException | RuntimeException e) {
           frame.listener().onWriteEnd(e);
           stopped = true;
@@ -174,10 +182,11 @@ final class FrameWriter {
     return new TqException(ErrorCode.CONNECTION_FAILED, "connection closed before the write");
   }
 
-  private void write(OutboundFrame frame, NativeBuffer scratch) throws IOException {
+  private void write(OutboundFrame frame, ByteBuffer[] bodies, NativeBuffer scratch)
+      throws IOException {
     long bodyLength = 0;
-    for (MemorySegment body : frame.bodies()) {
-      bodyLength += body.byteSize();
+    for (ByteBuffer body : bodies) {
+      bodyLength += body.remaining();
     }
     int metadataLength = frame.metadata().length;
     long prefixLength = FrameDescriptor.bodyOffset(metadataLength);
@@ -191,7 +200,9 @@ final class FrameWriter {
           .writeHeader(
               frame.type(), frame.flags(), frame.correlationId(), metadataLength, bodyLength);
       header.putMetadata(MemorySegment.ofArray(frame.metadata()));
-      ByteBuffer[] buffers = toBuffers(prefix, frame.bodies());
+      ByteBuffer[] buffers = new ByteBuffer[bodies.length + 1];
+      buffers[0] = prefix.asByteBuffer();
+      System.arraycopy(bodies, 0, buffers, 1, bodies.length);
       int first = 0;
       while (first < buffers.length) {
         channel.write(buffers, first, buffers.length - first);
@@ -206,13 +217,30 @@ final class FrameWriter {
     }
   }
 
-  /** The byte buffers over an optional prefix and the segments, each at most 1 GiB. */
-  static ByteBuffer[] toBuffers(MemorySegment prefix, List<MemorySegment> segments) {
-    List<ByteBuffer> buffers = new ArrayList<>(segments.size() + 1);
-    if (prefix != null) {
-      buffers.add(prefix.asByteBuffer());
+  /** A frame whose bodies cannot be read (closed or thread-confined memory); nothing was sent. */
+  static final class UnwritableFrameException extends TqException {
+    private static final long serialVersionUID = 1L;
+
+    UnwritableFrameException(RuntimeException cause) {
+      super(
+          ErrorCode.INVALID_ARGUMENT,
+          "frame bodies cannot be read by the writer thread: " + Errors.describe(cause),
+          cause);
     }
+  }
+
+  /**
+   * The byte buffers over the segments, each at most 1 GiB.
+   *
+   * @throws IllegalStateException if a segment is closed or confined to another thread
+   */
+  static ByteBuffer[] toBuffers(List<MemorySegment> segments) {
+    List<ByteBuffer> buffers = new ArrayList<>(segments.size());
     for (MemorySegment segment : segments) {
+      if (!segment.scope().isAlive() || !segment.isAccessibleBy(Thread.currentThread())) {
+        throw new IllegalStateException(
+            "segment of " + segment.byteSize() + " bytes is closed or confined to another thread");
+      }
       long size = segment.byteSize();
       if (size <= FrameReader.MAX_BUFFER_BYTES) {
         buffers.add(segment.asByteBuffer());

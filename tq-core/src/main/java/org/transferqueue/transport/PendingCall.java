@@ -99,7 +99,11 @@ final class PendingCall implements FrameWriter.Listener {
     try {
       writerBusy = false;
       if (writeFailure != null && !finished) {
-        finish(null, Errors.connectionFailed(description, writeFailure));
+        finish(
+            null,
+            writeFailure instanceof FrameWriter.UnwritableFrameException unwritable
+                ? unwritable
+                : Errors.connectionFailed(description, writeFailure));
       }
     } finally {
       lock.unlock();

@@ -362,7 +362,7 @@ final class ServerConnection {
       return true;
     }
     try {
-      reader.readBodies(bodies.stream().map(NativeBuffer::segment).toList());
+      reader.readBodies(FrameWriter.toBuffers(bodies.stream().map(NativeBuffer::segment).toList()));
     } catch (IOException | RuntimeException e) {
       bodies.forEach(NativeBuffer::close);
       permits.release();

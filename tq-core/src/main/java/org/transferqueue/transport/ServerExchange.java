@@ -107,6 +107,19 @@ final class ServerExchange implements Responder {
           @Override
           public void onWriteEnd(Throwable failure) {
             closeAll(resources);
+            if (failure instanceof FrameWriter.UnwritableFrameException unwritable) {
+              connection.recordError(
+                  "reply:" + ErrorCode.INVALID_ARGUMENT.name(),
+                  "reply of type=" + request.type() + " was unwritable: " + unwritable.getMessage(),
+                  unwritable);
+              // The error reply takes over this exchange's last part, also if it cannot be queued.
+              send(
+                  FrameDescriptor.FLAG_RESPONSE | FrameDescriptor.FLAG_ERROR,
+                  ControlMessages.errorSection(ErrorCode.INTERNAL, unwritable.getMessage()),
+                  List.of(),
+                  List.of());
+              return;
+            }
             partDone();
           }
         };

@@ -340,6 +340,40 @@ class TransportTest {
   }
 
   @Test
+  void shouldFailOnlyTheCallWhoseBodiesTheWriterCannotRead(BufferAllocator allocator) {
+    RequestHandler confinedReply =
+        (request, responder) -> {
+          // Test-only: memory the writer thread may not touch (confined to this handler thread).
+          try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            responder.reply(Reply.of(new byte[0], arena.allocate(128)));
+          }
+        };
+    try (TransportServer server =
+            TransportServer.builder(config().build(), allocator)
+                .handler(ECHO, ECHO_HANDLER)
+                .handler(FAIL, confinedReply)
+                .start();
+        TransportClient client =
+            new TransportClient(config().connectionsPerPeer(1).build(), allocator);
+        NativeBuffer body = patterned(allocator, 777, 8);
+        java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      TqException replyError = callFailure(client, server.address(), Request.of(FAIL, new byte[0]));
+      assertThat(replyError.code()).isEqualTo(ErrorCode.INTERNAL);
+      assertThat(replyError.getMessage()).contains("cannot be read by the writer thread");
+
+      TqException requestError =
+          callFailure(client, server.address(), Request.of(ECHO, new byte[0], arena.allocate(64)));
+      assertThat(requestError.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+
+      try (Response response =
+          client.call(server.address(), Request.of(ECHO, new byte[0], body.segment()))) {
+        assertThat(response.body(0).mismatch(body.segment())).isEqualTo(-1L);
+      }
+      assertThat(client.openConnections(server.address())).isEqualTo(1);
+    }
+  }
+
+  @Test
   void shouldAnswerUnknownTypeWithErrorAndKeepTheConnection(BufferAllocator allocator) {
     try (TransportServer server =
             TransportServer.builder(config().build(), allocator)
