@@ -44,7 +44,8 @@ import org.transferqueue.memory.BufferAllocator;
  * by the response). The client's own scratch buffers come from a child of that allocator, closed
  * with the client; close responses first.
  *
- * <p>Thread-safe; the blocking methods may be called from any thread, virtual or platform.
+ * <p>Thread-safe; the blocking methods may be called from any thread, virtual or platform. They do
+ * not react to interrupts: they return or throw by the call's deadline.
  *
  * <pre>{@code
  * try (TransportClient client = new TransportClient(config, allocator);
@@ -153,16 +154,21 @@ public final class TransportClient implements AutoCloseable {
     call.future.whenComplete((r, e) -> outstanding.remove(call));
     if (closed.get()) {
       call.fail(PendingCall.closed(what));
-      return call.future.copy();
+      return call.future;
     }
-    call.deadlineTask(
-        timer.schedule(
-            () ->
-                call.fail(
-                    new DeadlineExceededException(
-                        what + " did not complete within timeout=" + timeout)),
-            Math.max(0, timeout.toNanos()),
-            TimeUnit.NANOSECONDS));
+    try {
+      call.deadlineTask(
+          timer.schedule(
+              () ->
+                  call.abandon(
+                      new DeadlineExceededException(
+                          what + " did not complete within timeout=" + timeout)),
+              Math.max(0, timeout.toNanos()),
+              TimeUnit.NANOSECONDS));
+    } catch (RejectedExecutionException e) {
+      call.fail(PendingCall.closed(what));
+      return call.future;
+    }
     peer(address)
         .connection()
         .whenComplete(

@@ -23,7 +23,11 @@ final class RawConnection implements AutoCloseable {
   final SocketChannel channel;
 
   RawConnection(HostPort address) throws IOException {
-    channel = SocketChannel.open(new InetSocketAddress(address.host(), address.port()));
+    this(SocketChannel.open(new InetSocketAddress(address.host(), address.port())));
+  }
+
+  RawConnection(SocketChannel channel) {
+    this.channel = channel;
   }
 
   void write(byte[] bytes) throws IOException {
@@ -51,6 +55,12 @@ final class RawConnection implements AutoCloseable {
   /** A well-formed frame with the given body table (which may lie) and bodies. */
   static byte[] frame(int type, long id, long[] table, byte[] appMeta, byte[]... bodies)
       throws IOException {
+    return frame(type, 0, id, table, appMeta, bodies);
+  }
+
+  /** A frame with flags, for playing the server's part. */
+  static byte[] frame(int type, int flags, long id, long[] table, byte[] appMeta, byte[]... bodies)
+      throws IOException {
     byte[] section;
     try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
       packer.packArrayHeader(table.length);
@@ -69,7 +79,7 @@ final class RawConnection implements AutoCloseable {
     MemorySegment segment = MemorySegment.ofArray(frame);
     new FrameHeaderFlyweight()
         .wrap(segment)
-        .writeHeader(type, 0, id, section.length, bodyLength)
+        .writeHeader(type, flags, id, section.length, bodyLength)
         .putMetadata(MemorySegment.ofArray(section));
     int at = (int) offset;
     for (byte[] body : bodies) {

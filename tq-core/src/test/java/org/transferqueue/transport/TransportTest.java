@@ -306,6 +306,89 @@ class TransportTest {
   }
 
   @Test
+  void shouldMeetTheDeadlineWhileBytesAreInFlightByClosingOnlyThatConnection(
+      BufferAllocator allocator) throws Exception {
+    CountDownLatch done = new CountDownLatch(1);
+    try (ServerSocketChannel fake = ServerSocketChannel.open()) {
+      fake.bind(new InetSocketAddress("127.0.0.1", 0));
+      HostPort address =
+          new HostPort("127.0.0.1", ((InetSocketAddress) fake.getLocalAddress()).getPort());
+      // A peer that answers HELLO, then stalls: it never reads the first request (the client's
+      // writer blocks mid-frame) and answers the second with half a body (the reader blocks).
+      Thread peer =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    List<RawConnection> held = new ArrayList<>();
+                    try {
+                      RawConnection first = new RawConnection(fake.accept());
+                      held.add(first);
+                      answerHello(first);
+                      RawConnection second = new RawConnection(fake.accept());
+                      held.add(second);
+                      answerHello(second);
+                      long id = second.readReply().id();
+                      byte[] reply =
+                          RawConnection.frame(
+                              ECHO,
+                              FrameDescriptor.FLAG_RESPONSE,
+                              id,
+                              new long[] {1 << 20},
+                              new byte[0],
+                              new byte[1 << 20]);
+                      second.write(java.util.Arrays.copyOf(reply, reply.length / 2));
+                      awaitUninterruptibly(done);
+                      for (RawConnection c : held) {
+                        c.close();
+                      }
+                    } catch (IOException e) {
+                      throw new java.io.UncheckedIOException(e);
+                    }
+                  });
+      try (TransportClient client =
+              new TransportClient(config().connectionsPerPeer(1).build(), allocator);
+          NativeBuffer big = allocator.allocate(64L << 20);
+          NativeBuffer destination = allocator.allocate(1 << 20)) {
+        Throwable writeStall =
+            catchThrowable(
+                () ->
+                    client.call(
+                        address,
+                        Request.of(ECHO, new byte[0], big.segment()),
+                        BodyDestination.into(List.of()),
+                        SHORT));
+        assertThat(writeStall).isInstanceOf(DeadlineExceededException.class);
+
+        destination.segment().fill((byte) 0x11);
+        Throwable readStall =
+            catchThrowable(
+                () ->
+                    client.call(
+                        address,
+                        Request.of(ECHO, new byte[0]),
+                        BodyDestination.into(List.of(destination.segment())),
+                        SHORT));
+        assertThat(readStall).isInstanceOf(DeadlineExceededException.class);
+        assertThat(client.outstandingCalls()).isZero();
+      } finally {
+        done.countDown();
+        peer.join();
+      }
+    }
+  }
+
+  private static void answerHello(RawConnection connection) throws IOException {
+    long id = connection.readReply().id();
+    connection.write(
+        RawConnection.frame(
+            MessageDescriptor.TYPE_HELLO,
+            FrameDescriptor.FLAG_RESPONSE,
+            id,
+            new long[0],
+            new byte[0]));
+  }
+
+  @Test
   void shouldRethrowRemoteErrorsWithTheirCodeAndMessage(BufferAllocator allocator) {
     RequestHandler failing =
         (request, responder) -> {
