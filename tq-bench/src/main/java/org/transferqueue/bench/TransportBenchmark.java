@@ -11,6 +11,8 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -46,7 +48,9 @@ import org.transferqueue.transport.TransportServer;
  *   <li>{@code rawSocket}: the baseline, the same bytes over a plain blocking {@link SocketChannel}
  *       pair: the client writes them with one gathering write loop, an echo thread reads them into
  *       its 64 buffers and writes them back, the client reads them into its 64 destinations. No
- *       framing, no allocation, no thread hand-off.
+ *       framing, no allocation, no thread hand-off; platform threads in blocking mode;
+ *   <li>{@code rawSocketVirtual}: the same over a second socket pair, with the echo side and the
+ *       client side each on a virtual thread, the threading model the transport uses.
  * </ul>
  *
  * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar tq-bench/target/tq-benchmarks.jar
@@ -78,18 +82,23 @@ public class TransportBenchmark {
   private Thread rawEcho;
   private ByteBuffer[] rawOut;
   private ByteBuffer[] rawIn;
+  private final List<NativeBuffer> virtualEchoBuffers = new ArrayList<>();
+  private SocketChannel virtualClient;
+  private Thread virtualEcho;
+  private ExecutorService virtualExecutor;
 
   /** Allocates the bodies, starts both servers and warms one connection of each. */
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     allocator = RootAllocator.builder().name("bench").limitBytes(2L << 30).build();
-    allocator.preallocate(BODY_BYTES, 6 * BODIES);
+    allocator.preallocate(BODY_BYTES, 7 * BODIES);
     for (int i = 0; i < BODIES; i++) {
       NativeBuffer source = allocator.allocate(BODY_BYTES);
       source.segment().fill((byte) i);
       sources.add(source);
       destinations.add(allocator.allocate(BODY_BYTES));
       echoBuffers.add(allocator.allocate(BODY_BYTES));
+      virtualEchoBuffers.add(allocator.allocate(BODY_BYTES));
     }
     TransportConfig config =
         TransportConfig.builder()
@@ -120,6 +129,17 @@ public class TransportBenchmark {
         Thread.ofPlatform().daemon().name("raw-echo").start(() -> rawEcho(accepted, echoViews));
     rawOut = views(sources);
     rawIn = views(destinations);
+
+    virtualClient = SocketChannel.open(rawServer.getLocalAddress());
+    virtualClient.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    SocketChannel virtualAccepted = rawServer.accept();
+    virtualAccepted.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    ByteBuffer[] virtualEchoViews = views(virtualEchoBuffers);
+    virtualEcho =
+        Thread.ofVirtual()
+            .name("raw-echo-virtual")
+            .start(() -> rawEcho(virtualAccepted, virtualEchoViews));
+    virtualExecutor = Executors.newVirtualThreadPerTaskExecutor();
   }
 
   private static ByteBuffer[] views(List<NativeBuffer> buffers) {
@@ -195,17 +215,44 @@ public class TransportBenchmark {
     return rawIn[BODIES - 1].position();
   }
 
+  /**
+   * The same bytes over a plain socket pair, both ends on virtual threads.
+   *
+   * @return the last destination buffer's position
+   */
+  @Benchmark
+  public int rawSocketVirtual() throws Exception {
+    return virtualExecutor
+        .submit(
+            () -> {
+              for (ByteBuffer b : rawOut) {
+                b.clear();
+              }
+              for (ByteBuffer b : rawIn) {
+                b.clear();
+              }
+              writeFully(virtualClient, rawOut);
+              readFully(virtualClient, rawIn);
+              return rawIn[BODIES - 1].position();
+            })
+        .get();
+  }
+
   /** Stops both servers and frees the memory. */
   @TearDown(Level.Trial)
   public void tearDown() throws IOException, InterruptedException {
     client.close();
     server.close();
     rawClient.close();
+    virtualClient.close();
     rawServer.close();
     rawEcho.join();
+    virtualEcho.join();
+    virtualExecutor.close();
     sources.forEach(NativeBuffer::close);
     destinations.forEach(NativeBuffer::close);
     echoBuffers.forEach(NativeBuffer::close);
+    virtualEchoBuffers.forEach(NativeBuffer::close);
     allocator.close();
   }
 }
