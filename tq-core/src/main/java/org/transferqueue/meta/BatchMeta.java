@@ -1,0 +1,1017 @@
+package org.transferqueue.meta;
+
+import java.util.AbstractList;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.DType;
+
+/**
+ * A columnar descriptor of a batch of samples: global indexes, partitions, field schema, per-sample
+ * production status, batch-level extra info, per-sample tags (custom metadata) and per-sample,
+ * per-field backend metadata. A batch may span several partitions.
+ *
+ * <p>All per-sample columns are aligned by position. Instances are immutable and thread-safe: every
+ * operation that "changes" a batch returns a new value and leaves this one untouched, and user maps
+ * are deep-copied into unmodifiable form (see the package comment for the allowed value types).
+ * Instances are built with {@link #builder()}:
+ *
+ * <pre>{@code
+ * BatchMeta meta = BatchMeta.builder()
+ *     .globalIndexes(List.of(0L, 1L, 2L))
+ *     .partitionId("train_0")
+ *     .field("input_ids", FieldSchema.regular(DType.INT64, 512))
+ *     .build();
+ * }</pre>
+ */
+public final class BatchMeta {
+  private static final BatchMeta EMPTY =
+      new BatchMeta(
+          new long[0], List.of(), emptySchema(), new boolean[0], Map.of(), List.of(), List.of());
+
+  private final long[] globalIndexes;
+  private final List<String> partitionIds;
+  private final SortedMap<String, FieldSchema> fieldSchema;
+  private final boolean[] productionStatus;
+  private final Map<String, Object> extraInfo;
+  private final List<Map<String, Object>> tags;
+  private final List<Map<String, Object>> backendMeta;
+
+  /** Takes ownership of already validated, frozen columns; callers never pass shared arrays. */
+  BatchMeta(
+      long[] globalIndexes,
+      List<String> partitionIds,
+      SortedMap<String, FieldSchema> fieldSchema,
+      boolean[] productionStatus,
+      Map<String, Object> extraInfo,
+      List<Map<String, Object>> tags,
+      List<Map<String, Object>> backendMeta) {
+    this.globalIndexes = globalIndexes;
+    this.partitionIds = partitionIds;
+    this.fieldSchema = fieldSchema;
+    this.productionStatus = productionStatus;
+    this.extraInfo = extraInfo;
+    this.tags = tags;
+    this.backendMeta = backendMeta;
+  }
+
+  /**
+   * Starts building a batch.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The empty batch: no samples, no fields, not ready.
+   *
+   * @return the empty batch
+   */
+  public static BatchMeta empty() {
+    return EMPTY;
+  }
+
+  /**
+   * An empty batch that carries extra info.
+   *
+   * @param extraInfo batch-level metadata, deep-copied; null for none
+   * @return the empty batch
+   */
+  public static BatchMeta empty(Map<String, ?> extraInfo) {
+    return EMPTY.withExtraInfo(extraInfo);
+  }
+
+  /**
+   * The number of samples.
+   *
+   * @return the size, 0 or more
+   */
+  public int size() {
+    return globalIndexes.length;
+  }
+
+  /**
+   * Whether the batch has no samples.
+   *
+   * @return true when {@link #size()} is 0
+   */
+  public boolean isEmpty() {
+    return globalIndexes.length == 0;
+  }
+
+  /**
+   * The global indexes in batch order; duplicates are possible.
+   *
+   * @return an unmodifiable view
+   */
+  public List<Long> globalIndexes() {
+    return new AbstractList<>() {
+      @Override
+      public Long get(int i) {
+        return globalIndexes[i];
+      }
+
+      @Override
+      public int size() {
+        return globalIndexes.length;
+      }
+    };
+  }
+
+  /**
+   * The global index of one sample.
+   *
+   * @param position 0-based position in this batch
+   * @return the global index
+   */
+  public long globalIndex(int position) {
+    return globalIndexes[position];
+  }
+
+  /**
+   * The global indexes as a fresh array.
+   *
+   * @return a copy the caller owns
+   */
+  public long[] globalIndexArray() {
+    return globalIndexes.clone();
+  }
+
+  /**
+   * The partition of each sample, in batch order.
+   *
+   * @return an unmodifiable list
+   */
+  public List<String> partitionIds() {
+    return partitionIds;
+  }
+
+  /**
+   * The partition of one sample.
+   *
+   * @param position 0-based position in this batch
+   * @return the partition id
+   */
+  public String partitionId(int position) {
+    return partitionIds.get(position);
+  }
+
+  /**
+   * The field schema, by field name in sorted order.
+   *
+   * @return an unmodifiable map
+   */
+  public SortedMap<String, FieldSchema> fieldSchema() {
+    return fieldSchema;
+  }
+
+  /**
+   * The schema of one field.
+   *
+   * @param field the field name
+   * @return the entry
+   * @throws TqException {@link ErrorCode#UNKNOWN_FIELD} when the field is not in this batch
+   */
+  public FieldSchema field(String field) {
+    FieldSchema entry = fieldSchema.get(field);
+    if (entry == null) {
+      throw new TqException(
+          ErrorCode.UNKNOWN_FIELD,
+          "field '" + field + "' not found in field schema " + fieldSchema.keySet());
+    }
+    return entry;
+  }
+
+  /**
+   * The field names, sorted alphabetically.
+   *
+   * @return an unmodifiable list
+   */
+  public List<String> fieldNames() {
+    return List.copyOf(fieldSchema.keySet());
+  }
+
+  /**
+   * Each sample's production status for the fields of this batch.
+   *
+   * @return an unmodifiable list, true = produced
+   */
+  public List<Boolean> productionStatus() {
+    return new AbstractList<>() {
+      @Override
+      public Boolean get(int i) {
+        return productionStatus[i];
+      }
+
+      @Override
+      public int size() {
+        return productionStatus.length;
+      }
+    };
+  }
+
+  /**
+   * Whether one sample is produced for every field of this batch.
+   *
+   * @param position 0-based position in this batch
+   * @return the production status
+   */
+  public boolean isProduced(int position) {
+    Objects.checkIndex(position, productionStatus.length);
+    return productionStatus[position];
+  }
+
+  /**
+   * Whether the batch is non-empty and every sample is produced.
+   *
+   * @return true when ready
+   */
+  public boolean isReady() {
+    if (productionStatus.length == 0) {
+      return false;
+    }
+    for (boolean produced : productionStatus) {
+      if (!produced) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Batch-level metadata; never stored by the controller.
+   *
+   * @return an unmodifiable map
+   */
+  public Map<String, Object> extraInfo() {
+    return extraInfo;
+  }
+
+  /**
+   * Per-sample tags (custom metadata), aligned with the global indexes.
+   *
+   * @return an unmodifiable list of unmodifiable maps
+   */
+  public List<Map<String, Object>> tags() {
+    return tags;
+  }
+
+  /**
+   * The tags of one sample.
+   *
+   * @param position 0-based position in this batch
+   * @return an unmodifiable map, empty when the sample has none
+   */
+  public Map<String, Object> tags(int position) {
+    return tags.get(position);
+  }
+
+  /**
+   * Per-sample backend metadata: for each sample, field name to an opaque value written by the
+   * storage backend. Keys starting with {@code _} are backend-wide entries kept by {@link
+   * #selectFields}.
+   *
+   * @return an unmodifiable list of unmodifiable maps
+   */
+  public List<Map<String, Object>> backendMeta() {
+    return backendMeta;
+  }
+
+  /**
+   * The backend metadata of one sample.
+   *
+   * @param position 0-based position in this batch
+   * @return an unmodifiable map
+   */
+  public Map<String, Object> backendMeta(int position) {
+    return backendMeta.get(position);
+  }
+
+  /**
+   * The dtype of a field, once per sample.
+   *
+   * @param field the field name
+   * @return {@link #size()} copies of the dtype (null entries for non-tensor fields)
+   * @throws TqException {@link ErrorCode#UNKNOWN_FIELD} when the field is not in this batch
+   */
+  public List<DType> dtypes(String field) {
+    return Collections.nCopies(size(), field(field).dtype());
+  }
+
+  /**
+   * The shape of a field, once per sample.
+   *
+   * @param field the field name
+   * @return the per-sample shapes of a nested field, otherwise {@link #size()} copies of its shape
+   * @throws TqException {@link ErrorCode#UNKNOWN_FIELD} when the field is not in this batch
+   */
+  public List<List<Long>> shapes(String field) {
+    FieldSchema entry = field(field);
+    return entry.perSampleShapes() != null
+        ? entry.perSampleShapes()
+        : Collections.nCopies(size(), entry.shape());
+  }
+
+  /**
+   * Read-only views of the samples.
+   *
+   * @return a list whose i-th element describes the i-th sample
+   */
+  public List<SampleView> samples() {
+    return new AbstractList<>() {
+      @Override
+      public SampleView get(int i) {
+        return sample(i);
+      }
+
+      @Override
+      public int size() {
+        return globalIndexes.length;
+      }
+    };
+  }
+
+  private SampleView sample(int i) {
+    Objects.checkIndex(i, globalIndexes.length);
+    LinkedHashMap<String, SampleView.Field> fields = new LinkedHashMap<>();
+    for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
+      FieldSchema s = e.getValue();
+      fields.put(
+          e.getKey(), new SampleView.Field(s.dtype(), s.shapeAt(i), s.nested(), s.nonTensor()));
+    }
+    return new SampleView(
+        globalIndexes[i],
+        partitionIds.get(i),
+        productionStatus[i],
+        tags.get(i),
+        Collections.unmodifiableMap(fields));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Extra info, tags, backend metadata, fields: new values
+
+  /**
+   * This batch with one extra-info entry set.
+   *
+   * @param key the key
+   * @param value a JSON-compatible value, possibly null
+   * @return a new batch
+   */
+  public BatchMeta withExtraInfo(String key, Object value) {
+    Objects.requireNonNull(key, "key");
+    LinkedHashMap<String, Object> info = new LinkedHashMap<>(extraInfo);
+    info.put(key, MetaValues.freeze(value));
+    return withExtraInfoUnchecked(Collections.unmodifiableMap(info));
+  }
+
+  /**
+   * This batch with extra-info entries added or overwritten.
+   *
+   * @param entries the entries; null or empty changes nothing
+   * @return a new batch, or this one when nothing changes
+   */
+  public BatchMeta withExtraInfo(Map<String, ?> entries) {
+    if (entries == null || entries.isEmpty()) {
+      return this;
+    }
+    return withExtraInfoUnchecked(MetaValues.merge(extraInfo, MetaValues.freezeMap(entries)));
+  }
+
+  /**
+   * This batch without one extra-info entry.
+   *
+   * @param key the key to remove
+   * @return a new batch, or this one when the key is absent
+   */
+  public BatchMeta withoutExtraInfo(String key) {
+    if (!extraInfo.containsKey(key)) {
+      return this;
+    }
+    LinkedHashMap<String, Object> info = new LinkedHashMap<>(extraInfo);
+    info.remove(key);
+    return withExtraInfoUnchecked(Collections.unmodifiableMap(info));
+  }
+
+  /**
+   * This batch without any extra info.
+   *
+   * @return a new batch
+   */
+  public BatchMeta withoutExtraInfo() {
+    return withExtraInfoUnchecked(Map.of());
+  }
+
+  private BatchMeta withExtraInfoUnchecked(Map<String, Object> info) {
+    return new BatchMeta(
+        globalIndexes, partitionIds, fieldSchema, productionStatus, info, tags, backendMeta);
+  }
+
+  /**
+   * This batch with tags merged into each sample's tags: given keys overwrite, others are kept.
+   *
+   * @param updates one map per sample; null changes nothing
+   * @return a new batch
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when the list length is not {@link
+   *     #size()}
+   */
+  public BatchMeta withTagsMerged(List<? extends Map<String, ?>> updates) {
+    if (updates == null) {
+      return this;
+    }
+    checkLength("tags update", updates.size());
+    ArrayList<Map<String, Object>> merged = new ArrayList<>(size());
+    for (int i = 0; i < size(); i++) {
+      merged.add(MetaValues.merge(tags.get(i), MetaValues.freezeMap(updates.get(i))));
+    }
+    return withTagsUnchecked(Collections.unmodifiableList(merged));
+  }
+
+  /**
+   * This batch with every sample's tags replaced.
+   *
+   * @param replacement one map per sample
+   * @return a new batch
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when the list length is not {@link
+   *     #size()}
+   */
+  public BatchMeta withTags(List<? extends Map<String, ?>> replacement) {
+    checkLength("tags", replacement.size());
+    return withTagsUnchecked(MetaValues.freezeRows(replacement));
+  }
+
+  /**
+   * This batch with every sample's tags emptied.
+   *
+   * @return a new batch
+   */
+  public BatchMeta withoutTags() {
+    return withTagsUnchecked(Collections.nCopies(size(), Map.of()));
+  }
+
+  private BatchMeta withTagsUnchecked(List<Map<String, Object>> newTags) {
+    return new BatchMeta(
+        globalIndexes,
+        partitionIds,
+        fieldSchema,
+        productionStatus,
+        extraInfo,
+        newTags,
+        backendMeta);
+  }
+
+  /**
+   * This batch with one backend-metadata entry of one sample set.
+   *
+   * @param position 0-based position in this batch
+   * @param key the field name (or a backend-wide key starting with {@code _})
+   * @param value a JSON-compatible value
+   * @return a new batch
+   */
+  public BatchMeta withBackendMeta(int position, String key, Object value) {
+    Objects.checkIndex(position, size());
+    Objects.requireNonNull(key, "key");
+    ArrayList<Map<String, Object>> rows = new ArrayList<>(backendMeta);
+    LinkedHashMap<String, Object> row = new LinkedHashMap<>(rows.get(position));
+    row.put(key, MetaValues.freeze(value));
+    rows.set(position, Collections.unmodifiableMap(row));
+    return new BatchMeta(
+        globalIndexes,
+        partitionIds,
+        fieldSchema,
+        productionStatus,
+        extraInfo,
+        tags,
+        Collections.unmodifiableList(rows));
+  }
+
+  /**
+   * This batch with the fields of written data added or overwritten, their schema extracted by
+   * {@link FieldSchema#extract(Batch)}.
+   *
+   * @param data the data written for these samples, row i for sample i; only inspected
+   * @param setAllReady whether every sample becomes produced
+   * @return a new batch; this one when {@code data} has no rows
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when the data's row count differs from
+   *     {@link #size()}
+   */
+  public BatchMeta addFields(Batch data, boolean setAllReady) {
+    if (data.rowCount() == 0) {
+      return this;
+    }
+    if (data.rowCount() != size()) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          "batch size mismatch: data has "
+              + data.rowCount()
+              + " rows, metadata "
+              + size()
+              + " samples");
+    }
+    return addFields(FieldSchema.extract(data), setAllReady);
+  }
+
+  /**
+   * This batch with fields added or overwritten, for example after a put wrote them.
+   *
+   * @param fields schema entries by field name; nested entries list one shape per sample
+   * @param setAllReady whether every sample becomes produced
+   * @return a new batch; this one when {@code fields} is empty
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when a per-sample list has the wrong
+   *     length
+   */
+  public BatchMeta addFields(Map<String, FieldSchema> fields, boolean setAllReady) {
+    if (fields.isEmpty()) {
+      return this;
+    }
+    TreeMap<String, FieldSchema> schema = new TreeMap<>(fieldSchema);
+    for (Map.Entry<String, FieldSchema> e : fields.entrySet()) {
+      checkPerSample(e.getKey(), e.getValue(), size());
+      schema.put(Objects.requireNonNull(e.getKey(), "field name"), e.getValue());
+    }
+    boolean[] status = productionStatus;
+    if (setAllReady) {
+      status = new boolean[size()];
+      Arrays.fill(status, true);
+    }
+    return new BatchMeta(
+        globalIndexes,
+        partitionIds,
+        Collections.unmodifiableSortedMap(schema),
+        status,
+        extraInfo,
+        tags,
+        backendMeta);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Selection and restructuring
+
+  /**
+   * The samples at the given positions, in the given order; duplicates repeat a sample.
+   *
+   * @param positions 0-based positions into this batch
+   * @return a new batch that keeps every field (an empty selection keeps the schema too)
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when a position is outside {@code [0,
+   *     size)}
+   */
+  public BatchMeta selectSamples(int... positions) {
+    for (int p : positions) {
+      if (p < 0 || p >= size()) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "sample position " + p + " must be in range [0, " + size() + ")");
+      }
+    }
+    return rows(positions);
+  }
+
+  /**
+   * The samples at the given positions; see {@link #selectSamples(int...)}.
+   *
+   * @param positions 0-based positions into this batch
+   * @return a new batch
+   */
+  public BatchMeta selectSamples(List<Integer> positions) {
+    return selectSamples(positions.stream().mapToInt(Integer::intValue).toArray());
+  }
+
+  private BatchMeta rows(int[] positions) {
+    return BatchMetaRows.rows(this, positions);
+  }
+
+  /**
+   * This batch restricted to some fields; unknown names are ignored.
+   *
+   * <p>Backend metadata rows keep the entries of the selected fields and every entry whose key
+   * starts with {@code _}. Production status is kept unchanged.
+   *
+   * @param names the field names to keep
+   * @return a new batch
+   */
+  public BatchMeta selectFields(Collection<String> names) {
+    return BatchMetaRows.selectFields(this, names);
+  }
+
+  /**
+   * One sample as a batch.
+   *
+   * @param position 0-based position; negative values count from the end
+   * @return a one-sample batch
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when the position is out of range
+   */
+  public BatchMeta get(int position) {
+    int p = position < 0 ? position + size() : position;
+    if (p < 0 || p >= size()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "sample position " + position + " out of range for size " + size());
+    }
+    return rows(new int[] {p});
+  }
+
+  /**
+   * A slice with the semantics of a Python slice {@code [start:stop:step]}: negative bounds count
+   * from the end and bounds are clamped.
+   *
+   * @param start first position (inclusive)
+   * @param stop end position (exclusive)
+   * @param step the stride, not 0
+   * @return a new batch
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code step} is 0
+   */
+  public BatchMeta slice(int start, int stop, int step) {
+    if (step == 0) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "slice step must not be 0");
+    }
+    int n = size();
+    int lo = step > 0 ? 0 : -1;
+    int hi = step > 0 ? n : n - 1;
+    int s = Math.clamp(start < 0 ? (long) start + n : start, lo, hi);
+    int e = Math.clamp(stop < 0 ? (long) stop + n : stop, lo, hi);
+    ArrayList<Integer> positions = new ArrayList<>();
+    for (int i = s; step > 0 ? i < e : i > e; i += step) {
+      positions.add(i);
+    }
+    return rows(positions.stream().mapToInt(Integer::intValue).toArray());
+  }
+
+  /**
+   * Splits the batch into {@code n} contiguous chunks; the first {@code size % n} chunks hold one
+   * sample more than the others. When {@code n > size} the trailing chunks are empty.
+   *
+   * @param n the number of chunks, at least 1
+   * @return the chunks in order
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code n < 1}
+   */
+  public List<BatchMeta> chunk(int n) {
+    int[][] ranges = BatchMetaRows.chunkRanges(size(), n);
+    ArrayList<BatchMeta> chunks = new ArrayList<>(n);
+    for (int[] range : ranges) {
+      int[] positions = new int[range[1] - range[0]];
+      Arrays.setAll(positions, i -> range[0] + i);
+      chunks.add(rows(positions));
+    }
+    return Collections.unmodifiableList(chunks);
+  }
+
+  /**
+   * Splits the batch by partition: one chunk per distinct partition id, in order of first
+   * appearance, each keeping the original relative order.
+   *
+   * @return the chunks
+   */
+  public List<BatchMeta> chunkByPartition() {
+    LinkedHashMap<String, List<Integer>> byPartition = new LinkedHashMap<>();
+    for (int i = 0; i < size(); i++) {
+      byPartition.computeIfAbsent(partitionIds.get(i), k -> new ArrayList<>()).add(i);
+    }
+    ArrayList<BatchMeta> chunks = new ArrayList<>(byPartition.size());
+    for (List<Integer> positions : byPartition.values()) {
+      chunks.add(rows(positions.stream().mapToInt(Integer::intValue).toArray()));
+    }
+    return Collections.unmodifiableList(chunks);
+  }
+
+  /**
+   * This batch with its samples permuted: sample {@code i} of the result is sample {@code
+   * positions[i]} of this batch.
+   *
+   * @param positions a permutation of {@code 0..size-1}
+   * @return a new batch
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when the length differs from the size;
+   *     {@link ErrorCode#DUPLICATE_KEY} on a repeated position; {@link ErrorCode#INVALID_ARGUMENT}
+   *     on a position out of range
+   */
+  public BatchMeta reorder(int... positions) {
+    BatchMetaRows.checkPermutation(positions, size());
+    return rows(positions.clone());
+  }
+
+  /**
+   * Merges the fields of another batch over the same samples.
+   *
+   * <p>When either side is empty the other is returned. Otherwise the global indexes and partitions
+   * must be identical; the schema of {@code other} wins on name clashes; production status is the
+   * element-wise AND; extra info, tags and backend metadata are merged per key with {@code other}
+   * winning.
+   *
+   * @param other the other batch; null counts as empty
+   * @return the merged batch
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when the samples differ
+   */
+  public BatchMeta union(BatchMeta other) {
+    return BatchMetaMerge.union(this, other);
+  }
+
+  /**
+   * Appends batches, validating their fields; see {@link #concat(List, boolean)}.
+   *
+   * @param batches the batches in order
+   * @return the concatenation
+   */
+  public static BatchMeta concat(List<BatchMeta> batches) {
+    return concat(batches, true);
+  }
+
+  /**
+   * Appends the rows of several batches.
+   *
+   * <p>Null and empty members are skipped; with none left the result is empty. With {@code
+   * validate}, every member must have the first member's field names and dtypes. The result's
+   * fields are the first member's; a field is nested when any member has it nested or when regular
+   * members disagree on its shape, and then it lists each sample's shape. Extra info is the union
+   * of all members; a key with differing values (or types, as {@code 1} and {@code 1.0}) is
+   * rejected.
+   *
+   * @param batches the batches in order
+   * @param validate whether to check field names and dtypes
+   * @return the concatenation
+   * @throws TqException {@link ErrorCode#SCHEMA_CONFLICT} on mismatching fields or dtypes; {@link
+   *     ErrorCode#INVALID_ARGUMENT} on conflicting extra info
+   */
+  public static BatchMeta concat(List<BatchMeta> batches, boolean validate) {
+    return BatchMetaMerge.concat(batches, validate);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Package internals used by BatchMetaMerge
+
+  long[] indexArray() {
+    return globalIndexes;
+  }
+
+  boolean[] statusArray() {
+    return productionStatus;
+  }
+
+  private void checkLength(String what, int length) {
+    if (length != size()) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          what + " length " + length + " must match the batch size " + size());
+    }
+  }
+
+  static void checkPerSample(String field, FieldSchema schema, int size) {
+    if (schema.perSampleShapes() != null && schema.perSampleShapes().size() != size) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          "per-sample shapes of field '"
+              + field
+              + "' have length "
+              + schema.perSampleShapes().size()
+              + ", batch size is "
+              + size);
+    }
+  }
+
+  private static SortedMap<String, FieldSchema> emptySchema() {
+    return Collections.unmodifiableSortedMap(new TreeMap<>());
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof BatchMeta b
+        && Arrays.equals(globalIndexes, b.globalIndexes)
+        && partitionIds.equals(b.partitionIds)
+        && fieldSchema.equals(b.fieldSchema)
+        && Arrays.equals(productionStatus, b.productionStatus)
+        && extraInfo.equals(b.extraInfo)
+        && tags.equals(b.tags)
+        && backendMeta.equals(b.backendMeta);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        Arrays.hashCode(globalIndexes),
+        partitionIds,
+        fieldSchema,
+        Arrays.hashCode(productionStatus),
+        extraInfo,
+        tags,
+        backendMeta);
+  }
+
+  @Override
+  public String toString() {
+    return "BatchMeta[size="
+        + size()
+        + ", globalIndexes="
+        + Arrays.toString(globalIndexes)
+        + ", partitionIds="
+        + partitionIds
+        + ", fields="
+        + fieldSchema
+        + ", ready="
+        + isReady()
+        + ", extraInfo="
+        + extraInfo
+        + "]";
+  }
+
+  /**
+   * Builds a {@link BatchMeta}; validates everything once in {@link #build()}.
+   *
+   * <p>Not thread-safe. Inputs are copied at {@link #build()}, so the builder may be reused.
+   */
+  public static final class Builder {
+    private long[] globalIndexes = new long[0];
+    private List<String> partitionIds;
+    private String commonPartitionId;
+    private final TreeMap<String, FieldSchema> fieldSchema = new TreeMap<>();
+    private List<Boolean> productionStatus;
+    private boolean allProduced;
+    private Map<String, ?> extraInfo;
+    private List<? extends Map<String, ?>> tags;
+    private List<? extends Map<String, ?>> backendMeta;
+
+    private Builder() {}
+
+    /**
+     * Sets the global indexes.
+     *
+     * @param indexes the indexes in batch order
+     * @return this builder
+     */
+    public Builder globalIndexes(List<Long> indexes) {
+      long[] copy = new long[indexes.size()];
+      for (int i = 0; i < copy.length; i++) {
+        Long gi = indexes.get(i);
+        if (gi == null) {
+          throw new TqException(
+              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is null");
+        }
+        copy[i] = gi;
+      }
+      this.globalIndexes = copy;
+      return this;
+    }
+
+    /**
+     * Sets the global indexes.
+     *
+     * @param indexes the indexes in batch order
+     * @return this builder
+     */
+    public Builder globalIndexes(long... indexes) {
+      this.globalIndexes = indexes.clone();
+      return this;
+    }
+
+    /**
+     * Sets the partition of each sample.
+     *
+     * @param ids one partition id per global index
+     * @return this builder
+     */
+    public Builder partitionIds(List<String> ids) {
+      this.partitionIds = Objects.requireNonNull(ids, "ids");
+      this.commonPartitionId = null;
+      return this;
+    }
+
+    /**
+     * Puts every sample in one partition.
+     *
+     * @param id the partition id
+     * @return this builder
+     */
+    public Builder partitionId(String id) {
+      this.commonPartitionId = Objects.requireNonNull(id, "id");
+      this.partitionIds = null;
+      return this;
+    }
+
+    /**
+     * Adds or replaces one field's schema.
+     *
+     * @param name the field name
+     * @param schema the entry
+     * @return this builder
+     */
+    public Builder field(String name, FieldSchema schema) {
+      fieldSchema.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(schema, name));
+      return this;
+    }
+
+    /**
+     * Adds or replaces several fields' schema.
+     *
+     * @param schema entries by field name
+     * @return this builder
+     */
+    public Builder fieldSchema(Map<String, FieldSchema> schema) {
+      schema.forEach(this::field);
+      return this;
+    }
+
+    /**
+     * Sets the production status; without it every sample is not produced.
+     *
+     * @param status one flag per sample
+     * @return this builder
+     */
+    public Builder productionStatus(List<Boolean> status) {
+      this.productionStatus = Objects.requireNonNull(status, "status");
+      this.allProduced = false;
+      return this;
+    }
+
+    /**
+     * Marks every sample produced.
+     *
+     * @return this builder
+     */
+    public Builder allProduced() {
+      this.productionStatus = null;
+      this.allProduced = true;
+      return this;
+    }
+
+    /**
+     * Sets the batch-level extra info.
+     *
+     * @param info JSON-compatible entries
+     * @return this builder
+     */
+    public Builder extraInfo(Map<String, ?> info) {
+      this.extraInfo = info;
+      return this;
+    }
+
+    /**
+     * Sets the per-sample tags; null or empty gives every sample empty tags.
+     *
+     * @param rows one map per sample
+     * @return this builder
+     */
+    public Builder tags(List<? extends Map<String, ?>> rows) {
+      this.tags = rows;
+      return this;
+    }
+
+    /**
+     * Sets the per-sample backend metadata; null or empty gives every sample an empty map.
+     *
+     * @param rows one map (field name to opaque value) per sample
+     * @return this builder
+     */
+    public Builder backendMeta(List<? extends Map<String, ?>> rows) {
+      this.backendMeta = rows;
+      return this;
+    }
+
+    /**
+     * Validates and builds the batch.
+     *
+     * @return the batch
+     * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when a per-sample column's length
+     *     differs from the number of global indexes; {@link ErrorCode#INVALID_ARGUMENT} on a null
+     *     index or partition id, or a metadata value that is not JSON-compatible
+     */
+    public BatchMeta build() {
+      int n = globalIndexes.length;
+      long[] gis = globalIndexes.clone();
+      for (int i = 0; i < n; i++) {
+        if (gis[i] < 0) {
+          throw new TqException(
+              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is " + gis[i]);
+        }
+      }
+      List<String> pids = BatchMetaRows.partitionIds(commonPartitionId, partitionIds, n);
+      for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
+        checkPerSample(e.getKey(), e.getValue(), n);
+      }
+      boolean[] status = new boolean[n];
+      if (allProduced) {
+        Arrays.fill(status, true);
+      } else if (productionStatus != null) {
+        BatchMetaRows.checkColumn("production status", productionStatus.size(), n);
+        for (int i = 0; i < n; i++) {
+          status[i] = Boolean.TRUE.equals(productionStatus.get(i));
+        }
+      }
+      return new BatchMeta(
+          gis,
+          pids,
+          Collections.unmodifiableSortedMap(new TreeMap<>(fieldSchema)),
+          status,
+          MetaValues.freezeMap(extraInfo),
+          BatchMetaRows.rowsOrEmpty("tags", tags, n),
+          BatchMetaRows.rowsOrEmpty("backend metadata", backendMeta, n));
+    }
+  }
+}

@@ -1,0 +1,265 @@
+package org.transferqueue.meta;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+
+/**
+ * The key-value interface's descriptor of a batch: user keys, one tag map per key, the partition,
+ * the fields and batch-level extra info.
+ *
+ * <p>Immutable and thread-safe: keys, fields, tags and extra info are deep-copied into unmodifiable
+ * form by the canonical constructor, and every operation returns a new value.
+ *
+ * @param keys the sample keys, unique
+ * @param tags one tag map per key, aligned with {@code keys}
+ * @param partitionId the partition, or null when not known
+ * @param fields the field names, unique; null when not specified
+ * @param extraInfo batch-level metadata; null is read as empty
+ */
+public record KvBatchMeta(
+    List<String> keys,
+    List<Map<String, Object>> tags,
+    String partitionId,
+    List<String> fields,
+    Map<String, Object> extraInfo) {
+
+  private static final KvBatchMeta EMPTY = new KvBatchMeta(List.of(), List.of(), null, null, null);
+
+  /**
+   * Validates and copies the components.
+   *
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when keys and tags differ in length;
+   *     {@link ErrorCode#DUPLICATE_KEY} on duplicated keys or fields; {@link
+   *     ErrorCode#INVALID_ARGUMENT} on a null key or a value that is not JSON-compatible
+   */
+  public KvBatchMeta {
+    keys = keys == null ? List.of() : List.copyOf(keys);
+    List<? extends Map<String, ?>> rawTags = tags == null ? List.of() : tags;
+    if (keys.size() != rawTags.size()) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          "keys and tags must have same length: "
+              + keys.size()
+              + " keys, "
+              + rawTags.size()
+              + " tags");
+    }
+    Set<String> duplicates = duplicates(keys);
+    if (!duplicates.isEmpty()) {
+      throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: " + duplicates);
+    }
+    if (fields != null) {
+      fields = List.copyOf(fields);
+      Set<String> duplicateFields = duplicates(fields);
+      if (!duplicateFields.isEmpty()) {
+        throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated fields: " + duplicateFields);
+      }
+    }
+    tags = MetaValues.freezeRows(rawTags);
+    extraInfo = MetaValues.freezeMap(extraInfo);
+  }
+
+  /**
+   * A descriptor without extra info.
+   *
+   * @param keys the sample keys
+   * @param tags one tag map per key
+   * @param partitionId the partition
+   * @param fields the field names, or null
+   * @return the descriptor
+   */
+  public static KvBatchMeta of(
+      List<String> keys, List<Map<String, Object>> tags, String partitionId, List<String> fields) {
+    return new KvBatchMeta(keys, tags, partitionId, fields, null);
+  }
+
+  /**
+   * The empty descriptor: no keys, no partition, no fields.
+   *
+   * @return the empty descriptor
+   */
+  public static KvBatchMeta empty() {
+    return EMPTY;
+  }
+
+  /**
+   * The number of keys.
+   *
+   * @return the size
+   */
+  public int size() {
+    return keys.size();
+  }
+
+  /**
+   * Whether there are no keys.
+   *
+   * @return true when empty
+   */
+  public boolean isEmpty() {
+    return keys.isEmpty();
+  }
+
+  /**
+   * This descriptor with other fields.
+   *
+   * @param newFields the field names, unique; null for unspecified
+   * @return a new descriptor
+   */
+  public KvBatchMeta withFields(List<String> newFields) {
+    return new KvBatchMeta(keys, tags, partitionId, newFields, extraInfo);
+  }
+
+  /**
+   * This descriptor with other tags.
+   *
+   * @param newTags one map per key
+   * @return a new descriptor
+   */
+  public KvBatchMeta withTags(List<? extends Map<String, ?>> newTags) {
+    return new KvBatchMeta(keys, copyRows(newTags), partitionId, fields, extraInfo);
+  }
+
+  /**
+   * The rows of the given keys, in the requested order.
+   *
+   * @param selected keys of this descriptor, unique
+   * @return a new descriptor with the same partition, fields and extra info
+   * @throws TqException {@link ErrorCode#DUPLICATE_KEY} on duplicates in {@code selected}; {@link
+   *     ErrorCode#UNKNOWN_KEY} naming every key that is not in this descriptor
+   */
+  public KvBatchMeta selectKeys(List<String> selected) {
+    Set<String> duplicates = duplicates(selected);
+    if (!duplicates.isEmpty()) {
+      throw new TqException(ErrorCode.DUPLICATE_KEY, "Contain duplicate keys: " + duplicates);
+    }
+    Map<String, Integer> position = new HashMap<>();
+    for (int i = 0; i < keys.size(); i++) {
+      position.put(keys.get(i), i);
+    }
+    List<String> missing = selected.stream().filter(k -> !position.containsKey(k)).toList();
+    if (!missing.isEmpty()) {
+      throw new TqException(
+          ErrorCode.UNKNOWN_KEY, "Keys " + missing + " not found in current batch");
+    }
+    return rows(selected.stream().mapToInt(position::get).toArray());
+  }
+
+  /**
+   * This descriptor with its rows permuted: row {@code i} of the result is row {@code positions[i]}
+   * of this one.
+   *
+   * @param positions a permutation of {@code 0..size-1}
+   * @return a new descriptor
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when the length does not match the size;
+   *     {@link ErrorCode#DUPLICATE_KEY} on duplicate indexes; {@link ErrorCode#INVALID_ARGUMENT} on
+   *     a position out of range (negative positions do not wrap)
+   */
+  public KvBatchMeta reorder(int... positions) {
+    BatchMetaRows.checkPermutation(positions, size());
+    return rows(positions);
+  }
+
+  /**
+   * Splits into {@code n} contiguous chunks, larger ones first; each keeps the partition, fields
+   * and extra info. Trailing chunks are empty when {@code n > size}.
+   *
+   * @param n the number of chunks, at least 1
+   * @return the chunks
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code n < 1}
+   */
+  public List<KvBatchMeta> chunk(int n) {
+    ArrayList<KvBatchMeta> chunks = new ArrayList<>(Math.max(n, 0));
+    for (int[] range : BatchMetaRows.chunkRanges(size(), n)) {
+      int[] positions = new int[range[1] - range[0]];
+      for (int i = 0; i < positions.length; i++) {
+        positions[i] = range[0] + i;
+      }
+      chunks.add(rows(positions));
+    }
+    return Collections.unmodifiableList(chunks);
+  }
+
+  /**
+   * Appends descriptors of one partition.
+   *
+   * <p>Empty members are skipped; with none left the result is empty. The result takes the first
+   * member's partition and fields. A member with non-null fields must have the first member's field
+   * set (a null first set counts as empty); every member must have the first member's partition;
+   * keys must stay unique; extra info is unioned, rejecting conflicting values.
+   *
+   * @param members the descriptors in order
+   * @return the concatenation
+   * @throws TqException {@link ErrorCode#SCHEMA_CONFLICT} on differing fields; {@link
+   *     ErrorCode#INVALID_ARGUMENT} on differing partitions or conflicting extra info; {@link
+   *     ErrorCode#DUPLICATE_KEY} on a key present in two members
+   */
+  public static KvBatchMeta concat(List<KvBatchMeta> members) {
+    List<KvBatchMeta> nonEmpty = members.stream().filter(m -> m != null && !m.isEmpty()).toList();
+    if (nonEmpty.isEmpty()) {
+      return EMPTY;
+    }
+    KvBatchMeta first = nonEmpty.getFirst();
+    Set<String> firstFields = first.fields == null ? Set.of() : new HashSet<>(first.fields);
+    ArrayList<String> allKeys = new ArrayList<>();
+    ArrayList<Map<String, Object>> allTags = new ArrayList<>();
+    ArrayList<Map<String, Object>> infos = new ArrayList<>();
+    for (KvBatchMeta m : nonEmpty) {
+      if (m.fields != null && !new HashSet<>(m.fields).equals(firstFields)) {
+        throw new TqException(
+            ErrorCode.SCHEMA_CONFLICT,
+            "Field names do not match for concatenation: " + first.fields + " vs " + m.fields);
+      }
+      if (!Objects.equals(m.partitionId, first.partitionId)) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "Partition do not match for concatenation: "
+                + first.partitionId
+                + " vs "
+                + m.partitionId);
+      }
+      allKeys.addAll(m.keys);
+      allTags.addAll(m.tags);
+      infos.add(m.extraInfo);
+    }
+    return new KvBatchMeta(
+        allKeys, allTags, first.partitionId, first.fields, MetaValues.unionExtraInfo(infos));
+  }
+
+  private KvBatchMeta rows(int[] positions) {
+    ArrayList<String> k = new ArrayList<>(positions.length);
+    ArrayList<Map<String, Object>> t = new ArrayList<>(positions.length);
+    for (int p : positions) {
+      k.add(keys.get(p));
+      t.add(tags.get(p));
+    }
+    return new KvBatchMeta(k, t, partitionId, fields, extraInfo);
+  }
+
+  private static List<Map<String, Object>> copyRows(List<? extends Map<String, ?>> rows) {
+    return rows == null ? null : MetaValues.freezeRows(rows);
+  }
+
+  private static Set<String> duplicates(List<String> values) {
+    Set<String> seen = new HashSet<>();
+    Set<String> duplicates = new LinkedHashSet<>();
+    for (String v : values) {
+      if (v == null) {
+        throw new TqException(ErrorCode.INVALID_ARGUMENT, "null key or field name in " + values);
+      }
+      if (!seen.add(v)) {
+        duplicates.add(v);
+      }
+    }
+    return duplicates;
+  }
+}
