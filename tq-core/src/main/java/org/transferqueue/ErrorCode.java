@@ -59,8 +59,6 @@ public enum ErrorCode {
   CONNECTION_FAILED(404, Category.ERROR),
   /** The peer refused the request because it was not authenticated. */
   UNAUTHENTICATED(405, Category.ERROR),
-  /** The peer has no handler for the message type of a request. */
-  UNKNOWN_MESSAGE_TYPE(406, Category.ERROR),
 
   /** A storage backend failed to store, load or remove data. */
   STORAGE_ERROR(500, Category.ERROR),

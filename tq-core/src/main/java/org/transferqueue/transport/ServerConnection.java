@@ -300,7 +300,7 @@ final class ServerConnection {
     RequestHandler handler = handlers.get(type);
     if (handler == null) {
       reader.skip(header.bodyLength());
-      sendError(id, type, ErrorCode.UNKNOWN_MESSAGE_TYPE, "no handler for message type=" + type);
+      sendError(id, type, ErrorCode.UNSUPPORTED_OPERATION, "no handler for message type=" + type);
       return true;
     }
     return dispatch(header, table, handler);

@@ -31,7 +31,7 @@ import org.transferqueue.memory.BufferAllocator;
  * and are answered in the order they finish.
  *
  * <p>Robustness: limits are checked before anything is allocated; an unknown message type gets an
- * {@code UNKNOWN_MESSAGE_TYPE} error reply, an unknown version an {@code UNSUPPORTED_VERSION} one;
+ * {@code UNSUPPORTED_OPERATION} error reply, an unknown version an {@code UNSUPPORTED_VERSION} one;
  * a handler's exception becomes an error reply. A malformed frame that leaves the stream unreadable
  * closes that one connection (logged once per kind of error, counted in {@link #errorCount()});
  * other connections and the server go on. With a token configured, the first frame of a connection

@@ -467,7 +467,7 @@ class TransportTest {
         NativeBuffer body = patterned(allocator, 5000, 5)) {
       TqException error =
           callFailure(client, server.address(), Request.of(UNKNOWN, new byte[0], body.segment()));
-      assertThat(error.code()).isEqualTo(ErrorCode.UNKNOWN_MESSAGE_TYPE);
+      assertThat(error.code()).isEqualTo(ErrorCode.UNSUPPORTED_OPERATION);
       assertThat(error.getMessage()).contains("type=" + UNKNOWN);
       try (Response response =
           client.call(server.address(), Request.of(ECHO, new byte[0], body.segment()))) {
