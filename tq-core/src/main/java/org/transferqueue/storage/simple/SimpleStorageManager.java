@@ -1,5 +1,8 @@
 package org.transferqueue.storage.simple;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -56,6 +59,7 @@ public final class SimpleStorageManager implements StorageManager {
   private final ProductionNotifier notifier;
   private final DataParserRegistry parsers;
   private final UnitExecutor executor;
+  private final BufferAllocator allocator;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
@@ -73,7 +77,7 @@ public final class SimpleStorageManager implements StorageManager {
       ProductionNotifier notifier,
       DataParserRegistry parsers) {
     Objects.requireNonNull(config, "config");
-    Objects.requireNonNull(allocator, "allocator");
+    this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.notifier = Objects.requireNonNull(notifier, "notifier");
     this.parsers = Objects.requireNonNull(parsers, "parsers");
     this.id = "TQ_STORAGE_" + randomHex();
@@ -330,6 +334,153 @@ public final class SimpleStorageManager implements StorageManager {
       failures.addAll(part.failures());
     }
     return new ClearResult(cleared, failures);
+  }
+
+  /**
+   * The checkpoint file name of the unit at a routing position.
+   *
+   * @param position the unit's position, from 0
+   * @return {@code unit_<position>.tqs}
+   */
+  public static String unitFileName(int position) {
+    return "unit_" + position + ".tqs";
+  }
+
+  /**
+   * Saves every unit's cells to {@code directory/unit_<position>.tqs} (see {@link
+   * UnitCheckpointFile} for the format), all units in parallel. Each unit is saved as of one
+   * instant per field; puts running meanwhile may or may not be included.
+   *
+   * @param directory the directory; created if needed; must not hold unit files yet
+   * @throws StorageException with {@code STORAGE_ERROR} naming the unit and file on an I/O error
+   */
+  @Override
+  public void saveCheckpoint(Path directory) {
+    ensureOpen();
+    try {
+      Files.createDirectories(directory);
+    } catch (IOException e) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR, "cannot create checkpoint directory " + directory + ": " + e, e);
+    }
+    List<Integer> positions = new ArrayList<>();
+    for (int i = 0; i < units.size(); i++) {
+      positions.add(i);
+    }
+    executor.runAll(
+        positions,
+        i -> {
+          UnitCheckpointFile.write(units.get(i), directory.resolve(unitFileName(i)), allocator);
+          return i;
+        },
+        null);
+  }
+
+  /**
+   * Reads every unit file of a checkpoint and stages its cells in the units' allocators, without
+   * changing stored data. Units are matched by position (unit ids change at every start), so the
+   * checkpoint must have exactly as many unit files as this manager has units.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @return the staged cells; commit to replace every unit's content at once
+   * @throws StorageException with {@code NOT_FOUND} for a missing directory or unit file, {@code
+   *     INVALID_ARGUMENT} for a unit count mismatch, {@code CORRUPT_DATA} for a malformed file,
+   *     {@code CAPACITY_EXCEEDED} when a unit's samples exceed its capacity, {@code OUT_OF_MEMORY};
+   *     nothing changes then
+   */
+  @Override
+  public PreparedLoad prepareLoadCheckpoint(Path directory) {
+    ensureOpen();
+    if (!Files.isDirectory(directory)) {
+      throw new StorageException(
+          ErrorCode.NOT_FOUND, "storage checkpoint directory not found: " + directory);
+    }
+    int found;
+    try (var files = Files.list(directory)) {
+      found =
+          (int)
+              files
+                  .map(f -> f.getFileName().toString())
+                  .filter(n -> n.startsWith("unit_") && n.endsWith(".tqs"))
+                  .count();
+    } catch (IOException e) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR, "cannot list checkpoint directory " + directory + ": " + e, e);
+    }
+    if (found != units.size()) {
+      throw new StorageException(
+          ErrorCode.INVALID_ARGUMENT,
+          "Storage unit count mismatch: checkpoint has "
+              + found
+              + ", current system has "
+              + units.size()
+              + ".");
+    }
+    List<Integer> positions = new ArrayList<>();
+    for (int i = 0; i < units.size(); i++) {
+      Path file = directory.resolve(unitFileName(i));
+      if (!Files.isRegularFile(file)) {
+        throw new StorageException(ErrorCode.NOT_FOUND, "storage unit file not found: " + file);
+      }
+      positions.add(i);
+    }
+    List<List<StorageUnit.StagedCells>> staged =
+        executor.runAll(positions, i -> stageUnit(i, directory), SimpleStorageManager::release);
+    return new StagedLoad(staged);
+  }
+
+  private List<StorageUnit.StagedCells> stageUnit(int position, Path directory) {
+    StorageUnit unit = units.get(position);
+    List<StorageUnit.StagedCells> staged = new ArrayList<>();
+    try (UnitCheckpointFile.Contents contents =
+        UnitCheckpointFile.read(directory.resolve(unitFileName(position)), allocator)) {
+      for (UnitCheckpointFile.Group group : contents.groups()) {
+        int[] all = new int[group.gis().length];
+        for (int j = 0; j < all.length; j++) {
+          all[j] = j;
+        }
+        CellBlock block = CellBlock.copyOf(unit.allocator(), group.field(), group.column(), all);
+        staged.add(new StorageUnit.StagedCells(group.field(), group.gis(), block));
+      }
+      unit.checkReplacement(staged);
+      return staged;
+    } catch (RuntimeException e) {
+      release(staged);
+      throw e;
+    }
+  }
+
+  private static void release(List<StorageUnit.StagedCells> staged) {
+    staged.forEach(s -> s.block().release());
+  }
+
+  /** Staged cells of every unit, in routing order. */
+  private final class StagedLoad implements PreparedLoad {
+    private final List<List<StorageUnit.StagedCells>> staged;
+    private boolean done;
+
+    StagedLoad(List<List<StorageUnit.StagedCells>> staged) {
+      this.staged = staged;
+    }
+
+    @Override
+    public synchronized void commit() {
+      if (done) {
+        throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
+      }
+      done = true;
+      for (int i = 0; i < units.size(); i++) {
+        units.get(i).replaceAll(staged.get(i));
+      }
+    }
+
+    @Override
+    public synchronized void close() {
+      if (!done) {
+        done = true;
+        staged.forEach(SimpleStorageManager::release);
+      }
+    }
   }
 
   @Override

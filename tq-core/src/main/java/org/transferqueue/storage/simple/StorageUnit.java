@@ -47,7 +47,7 @@ public final class StorageUnit implements AutoCloseable {
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
   // Guarded by lock.
-  private final SampleSlots slots = new SampleSlots();
+  private SampleSlots slots = new SampleSlots();
   private final Map<String, FieldCells> fields = new HashMap<>();
   private long cellCount;
   private boolean closed;
@@ -368,6 +368,116 @@ public final class StorageUnit implements AutoCloseable {
       return true;
     } finally {
       lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Every field the unit holds cells of, with the samples that hold one, ascending; as of one
+   * instant (for checkpoints).
+   *
+   * @return field name to global indexes, fields in name order
+   */
+  java.util.SortedMap<String, long[]> heldCells() {
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      java.util.SortedMap<String, long[]> out = new java.util.TreeMap<>();
+      for (Map.Entry<String, FieldCells> e : fields.entrySet()) {
+        FieldCells cells = e.getValue();
+        long[] gis = new long[(int) cells.held];
+        int[] n = {0};
+        slots.forEach(
+            (gi, slot) -> {
+              if (cells.block(slot) != null) {
+                gis[n[0]++] = gi;
+              }
+            });
+        long[] held = Arrays.copyOf(gis, n[0]);
+        Arrays.sort(held);
+        out.put(e.getKey(), held);
+      }
+      return out;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Cells staged for {@link #replaceAll}: row {@code j} of {@code block} is (gis[j], field). */
+  record StagedCells(String field, long[] gis, CellBlock block) {}
+
+  /**
+   * Replaces the unit's whole content by staged cells, atomically (checkpoint load). The unit takes
+   * over the blocks' references; the old cells are released. Cannot fail once the staged cells were
+   * validated with {@link #checkReplacement}.
+   *
+   * @param staged the new cells; for one field the sample sets must be disjoint
+   */
+  void replaceAll(List<StagedCells> staged) {
+    lock.writeLock().lock();
+    try {
+      ensureOpen();
+      for (FieldCells cells : fields.values()) {
+        for (int slot = 0; slot < cells.blocks.length; slot++) {
+          cells.clearSlot(slot);
+        }
+      }
+      fields.clear();
+      slots = new SampleSlots();
+      cellCount = 0;
+      for (StagedCells part : staged) {
+        int[] slotOf = new int[part.gis().length];
+        for (int j = 0; j < slotOf.length; j++) {
+          slotOf[j] = slots.getOrAssign(part.gis()[j]);
+        }
+        FieldCells cells = fields.computeIfAbsent(part.field(), f -> new FieldCells());
+        cells.ensureSlots(slots.slotBound());
+        Replaced replaced = cells.install(slotOf, part.block(), false);
+        cellCount += replaced.added();
+        replaced.retained().forEach(CellBlock::release);
+      }
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Checks that staged cells fit this unit: distinct samples per field and no more samples than the
+   * capacity.
+   *
+   * @param staged the cells {@link #replaceAll} would install
+   * @throws StorageException with {@code CORRUPT_DATA} for a sample repeated within a field, {@code
+   *     CAPACITY_EXCEEDED} when the samples exceed the capacity
+   */
+  void checkReplacement(List<StagedCells> staged) {
+    Map<String, java.util.Set<Long>> perField = new HashMap<>();
+    java.util.Set<Long> samples = new java.util.HashSet<>();
+    for (StagedCells part : staged) {
+      java.util.Set<Long> seen =
+          perField.computeIfAbsent(part.field(), f -> new java.util.HashSet<>());
+      for (long gi : part.gis()) {
+        if (!seen.add(gi)) {
+          throw new StorageException(
+              ErrorCode.CORRUPT_DATA,
+              "checkpoint of storage unit "
+                  + id
+                  + " holds sample "
+                  + gi
+                  + " twice in field '"
+                  + part.field()
+                  + "'");
+        }
+        samples.add(gi);
+      }
+    }
+    if (samples.size() > capacity) {
+      throw new StorageException(
+          ErrorCode.CAPACITY_EXCEEDED,
+          "checkpoint holds "
+              + samples.size()
+              + " samples > capacity "
+              + capacity
+              + " of storage unit "
+              + id);
     }
   }
 
