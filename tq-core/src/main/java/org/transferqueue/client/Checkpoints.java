@@ -59,6 +59,8 @@ final class Checkpoints {
   static final String CONTROLLER_FILE = "controller_state.msgpack";
   static final String STORAGE_DIR = "storage";
 
+  private static final long MAP_CHUNK = 1L << 28;
+
   private static final System.Logger LOG = System.getLogger(Checkpoints.class.getName());
 
   private Checkpoints() {}
@@ -182,14 +184,13 @@ final class Checkpoints {
     return out;
   }
 
+  /** The CRC32C of a file, computed over read-only mappings (no copy through the heap). */
   static long crc32c(Path file) throws IOException {
     CRC32C crc = new CRC32C();
-    ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20);
     try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ)) {
-      while (in.read(buffer) >= 0) {
-        buffer.flip();
-        crc.update(buffer);
-        buffer.clear();
+      long size = in.size();
+      for (long at = 0; at < size; at += MAP_CHUNK) {
+        crc.update(in.map(FileChannel.MapMode.READ_ONLY, at, Math.min(MAP_CHUNK, size - at)));
       }
     }
     return crc.getValue();

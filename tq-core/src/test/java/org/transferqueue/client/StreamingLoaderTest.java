@@ -508,6 +508,82 @@ class StreamingLoaderTest {
   }
 
   @Test
+  void US9_E100_pipelinedStagesReuseLoadersAcrossStepsAndSeeEachSampleOnce() throws Exception {
+    try (TransferQueueSystem tq = system(new RankAwareSampler(), 8);
+        ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      StreamingLoader rollout =
+          loader(tq.client(), "relax_demo_0", 0)
+              .task("relax_rollout")
+              .fields("prompt")
+              .termination(Termination.UNTIL_CONSUMED)
+              .build();
+      StreamingLoader update =
+          loader(tq.client(), "relax_demo_0", 0)
+              .task("relax_update")
+              .fields("prompt", "response")
+              .termination(Termination.UNTIL_CONSUMED)
+              .build();
+      try (rollout;
+          update) {
+        for (int step = 0; step < 2; step++) {
+          String partition = "relax_demo_" + step;
+          if (step > 0) {
+            rollout.step(partition);
+            update.step(partition);
+          }
+          long base = step * 100L;
+          putIds(
+              tq.client(),
+              tq.allocator(),
+              partition,
+              "prompt",
+              LongStream.range(base, base + 8).toArray());
+          Future<List<Long>> stage1 =
+              pool.submit(
+                  () -> {
+                    List<Long> seen = new ArrayList<>();
+                    for (MicroBatch mb : rollout) {
+                      List<Long> prompts = ids(mb.batch(), "prompt");
+                      seen.addAll(prompts);
+                      long[] responses = prompts.stream().mapToLong(v -> v * 10).toArray();
+                      try (Batch out =
+                          Batch.builder()
+                              .dense(
+                                  "response",
+                                  Tensor.ofLongs(
+                                      tq.allocator(), DType.INT64, responses, responses.length, 1))
+                              .build()) {
+                        tq.client().put(out, mb.meta());
+                      }
+                    }
+                    return seen;
+                  });
+          Future<List<Long>> stage2 =
+              pool.submit(
+                  () -> {
+                    List<Long> seen = new ArrayList<>();
+                    for (MicroBatch mb : update) {
+                      List<Long> prompts = ids(mb.batch(), "prompt");
+                      List<Long> responses = ids(mb.batch(), "response");
+                      for (int i = 0; i < prompts.size(); i++) {
+                        assertThat(responses.get(i)).isEqualTo(prompts.get(i) * 10);
+                      }
+                      seen.addAll(prompts);
+                    }
+                    return seen;
+                  });
+          List<Long> expected = LongStream.range(base, base + 8).boxed().toList();
+          assertThat(stage1.get(20, TimeUnit.SECONDS))
+              .containsExactlyInAnyOrderElementsOf(expected);
+          assertThat(stage2.get(20, TimeUnit.SECONDS))
+              .containsExactlyInAnyOrderElementsOf(expected);
+          tq.client().clearPartition(partition);
+        }
+      }
+    }
+  }
+
+  @Test
   void E95_constructionErrorsNameTheSetting() {
     try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
       MetaClient c = tq.client();
