@@ -308,6 +308,30 @@ class CheckpointTest {
   }
 
   @Test
+  void shouldRejectCheckpointOfAnotherSamplerAndDiscardStagedData() {
+    Path dir = tmp.resolve("seq");
+    try (TransferQueueSystem tq = system()) {
+      populate(tq);
+      tq.saveCheckpoint(dir, true);
+    }
+    try (TransferQueueSystem other = LoaderFixtures.system(new RankAwareSampler(), 1)) {
+      putIds(other.client(), other.allocator(), "mine", 1, 2);
+      ControllerState reference = other.controller().snapshotState();
+      assertThatThrownBy(() -> other.loadCheckpoint(dir))
+          .isInstanceOf(TqException.class)
+          .hasMessageContaining("SequentialSampler")
+          .extracting(e -> ((TqException) e).code())
+          .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+      assertThat(other.controller().snapshotState()).isEqualTo(reference);
+      try (Batch b = other.kv().batchGet(List.of("k0"), "p_tensor", null)) {
+        throw new AssertionError("unexpected data " + b);
+      } catch (TqException expected) {
+        assertThat(expected.code()).isEqualTo(ErrorCode.UNKNOWN_KEY);
+      }
+    }
+  }
+
+  @Test
   void D86_shouldReportMissingDirectoryAndManifest() throws IOException {
     try (TransferQueueSystem tq = system()) {
       assertThatThrownBy(() -> tq.loadCheckpoint(tmp.resolve("nope")))
