@@ -42,10 +42,6 @@ final class ReadySet {
     lowHint = 0;
   }
 
-  boolean contains(int index) {
-    return bits.get(index);
-  }
-
   int size() {
     return count;
   }
