@@ -39,7 +39,7 @@ import org.transferqueue.storage.StorageManagerRegistry;
  * <pre>
  *  dir/MANIFEST                    text: magic and version line, facts, files with sizes and CRC32C
  *  dir/controller_state.msgpack    ControllerStateCodec
- *  dir/storage/...                 written by the storage manager (SimpleStorage: unit_N.tqs)
+ *  dir/simple_storage/...          written by the storage manager into the same directory
  * </pre>
  *
  * Saving writes everything into a temporary sibling directory, fsyncs it and renames it into place
@@ -57,7 +57,6 @@ final class Checkpoints {
 
   static final String MANIFEST = "MANIFEST";
   static final String CONTROLLER_FILE = "controller_state.msgpack";
-  static final String STORAGE_DIR = "storage";
 
   private static final long MAP_CHUNK = 1L << 28;
 
@@ -87,7 +86,7 @@ final class Checkpoints {
       Instant createdAt = Instant.ofEpochMilli(clock.epochMillis());
       ControllerState state = controller.snapshotState();
       writeFile(tmp.resolve(CONTROLLER_FILE), ControllerStateCodec.encode(state));
-      boolean storageSaved = saveStorage(tmp.resolve(STORAGE_DIR), includeStorage, storage);
+      boolean storageSaved = saveStorage(tmp, includeStorage, storage);
       List<CheckpointResult.CheckpointFile> files = describe(tmp);
       String manifest = manifest(createdAt, storage.backendName(), state, storageSaved, files);
       writeFile(tmp.resolve(MANIFEST), manifest.getBytes(StandardCharsets.UTF_8));
@@ -312,7 +311,7 @@ final class Checkpoints {
     }
     dryRun(controller, state, dir);
     StorageManager.PreparedLoad staged =
-        manifest.storageSaved() ? storage.prepareLoadCheckpoint(dir.resolve(STORAGE_DIR)) : null;
+        manifest.storageSaved() ? storage.prepareLoadCheckpoint(dir) : null;
     try {
       controller.restoreState(state);
     } catch (RuntimeException e) {

@@ -189,9 +189,9 @@ public final class TransferQueueSystem implements AutoCloseable {
   /**
    * Replaces the controller's whole state and the stored data by a checkpoint: partitions created
    * since disappear. Everything is validated first (manifest, sizes and CRC32C checksums, the
-   * controller state, the storage files, unit count and capacity), and nothing changes when any of
-   * it fails. Meant for a freshly started system with the same backend, unit count and sampler
-   * type; requests must not run meanwhile.
+   * controller state, the storage files and the unit count), and nothing changes when any of it
+   * fails. Meant for a freshly started system with the same backend, unit count and sampler type;
+   * requests must not run meanwhile.
    *
    * @param directory a directory written by {@link #saveCheckpoint}
    * @throws TqException {@code NOT_FOUND} for a missing directory or manifest; {@code CORRUPT_DATA}

@@ -114,7 +114,10 @@ class CheckpointTest {
       assertThat(result.backend()).isEqualTo("SimpleStorage");
       assertThat(result.files())
           .extracting(CheckpointResult.CheckpointFile::path)
-          .containsExactly("controller_state.msgpack", "storage/unit_0.tqs", "storage/unit_1.tqs");
+          .hasSize(4)
+          .contains("controller_state.msgpack", "simple_storage/storage_unit_info.json")
+          .anyMatch(f -> f.matches("simple_storage/su_0_TQ_STORAGE_UNIT_\\w+\\.ckpt"))
+          .anyMatch(f -> f.matches("simple_storage/su_1_TQ_STORAGE_UNIT_\\w+\\.ckpt"));
       assertThat(dir.resolve("MANIFEST")).exists();
 
       for (String p : tq.client().getPartitionList()) {
@@ -215,15 +218,13 @@ class CheckpointTest {
   @Test
   void shouldRejectFlippedByteInStorageFile() {
     assertLoadFailsUnchanged(
-        dir -> flipByte(dir.resolve("storage/unit_1.tqs"), 20),
-        ErrorCode.CORRUPT_DATA,
-        "unit_1.tqs");
+        dir -> flipByte(unitFile(dir, 1), 20), ErrorCode.CORRUPT_DATA, "simple_storage/su_1_");
   }
 
   @Test
   void shouldRejectTruncatedStorageFile() {
     assertLoadFailsUnchanged(
-        dir -> truncate(dir.resolve("storage/unit_0.tqs"), 7), ErrorCode.CORRUPT_DATA, "truncated");
+        dir -> truncate(unitFile(dir, 0), 7), ErrorCode.CORRUPT_DATA, "truncated");
   }
 
   @Test
@@ -266,7 +267,7 @@ class CheckpointTest {
     // A foreign writer: the unit file's magic is wrong although the manifest agrees with it.
     assertLoadFailsUnchanged(
         dir -> {
-          flipByte(dir.resolve("storage/unit_1.tqs"), 0);
+          flipByte(unitFile(dir, 1), 0);
           rewriteManifest(dir, text -> text, true);
         },
         ErrorCode.CORRUPT_DATA,
@@ -460,6 +461,18 @@ class CheckpointTest {
     @Override
     public void close() {
       delegate.close();
+    }
+  }
+
+  /** The unit file of a routing position (its name carries the unit id of the saving system). */
+  private static Path unitFile(Path dir, int position) {
+    try (Stream<Path> files = Files.list(dir.resolve("simple_storage"))) {
+      return files
+          .filter(f -> f.getFileName().toString().startsWith("su_" + position + "_"))
+          .findFirst()
+          .orElseThrow();
+    } catch (IOException e) {
+      throw new AssertionError(e);
     }
   }
 

@@ -1,7 +1,5 @@
 package org.transferqueue.storage.simple;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,6 +36,7 @@ import org.transferqueue.tensor.Column;
  *
  * <pre>
  *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
+ *               (with a data parser: after step 2, on the schema of the parsed cells)
  *  2. stage     per (partition, unit), in parallel: copy the unit's rows into new cell blocks
  *  3. commit    per (partition, unit): publish the blocks under the unit's lock (capacity checked)
  *  4. notify    per partition, in order of first appearance
@@ -59,7 +58,6 @@ public final class SimpleStorageManager implements StorageManager {
   private final ProductionNotifier notifier;
   private final DataParserRegistry parsers;
   private final UnitExecutor executor;
-  private final BufferAllocator allocator;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
@@ -72,12 +70,12 @@ public final class SimpleStorageManager implements StorageManager {
    * @param parsers the data parsers the units may run
    */
   public SimpleStorageManager(
-      SimpleStorageConfig config,
+      SimpleStorageSettings config,
       BufferAllocator allocator,
       ProductionNotifier notifier,
       DataParserRegistry parsers) {
     Objects.requireNonNull(config, "config");
-    this.allocator = Objects.requireNonNull(allocator, "allocator");
+    Objects.requireNonNull(allocator, "allocator");
     this.notifier = Objects.requireNonNull(notifier, "notifier");
     this.parsers = Objects.requireNonNull(parsers, "parsers");
     this.id = "TQ_STORAGE_" + randomHex();
@@ -101,14 +99,14 @@ public final class SimpleStorageManager implements StorageManager {
 
   /**
    * The factory registered as {@link StorageManagerRegistry#SIMPLE_STORAGE}: reads the options with
-   * {@link SimpleStorageConfig#fromOptions} and starts with an empty parser registry.
+   * {@link SimpleStorageSettings#fromOptions} and starts with an empty parser registry.
    *
    * @param context allocator, notifier and the {@code backend.SimpleStorage} options
    * @return a manager the caller owns
    */
   public static SimpleStorageManager create(StorageContext context) {
     return new SimpleStorageManager(
-        SimpleStorageConfig.fromOptions(context.options()),
+        SimpleStorageSettings.fromOptions(context.options()),
         context.allocator(),
         context.notifier(),
         new DataParserRegistry());
@@ -177,33 +175,31 @@ public final class SimpleStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     FieldSchemas.requireDistinctIndexes(gis);
-    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
-    FieldSchemas.requireCompatible(meta, schema);
-    if (parser != null) {
+    SortedMap<String, FieldSchema> schema = null;
+    if (parser == null) {
+      schema = FieldSchemas.extract(batch);
+      FieldSchemas.requireCompatible(meta, schema);
+    } else {
       parsers.resolve(parser.name());
     }
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
-    List<PutTask> tasks = new ArrayList<>();
-    for (int p = 0; p < partitions.size(); p++) {
-      int[] rows = partitions.get(p).positions();
-      long[] partitionGis = new long[rows.length];
-      for (int j = 0; j < rows.length; j++) {
-        partitionGis[j] = gis[rows[j]];
-      }
-      for (RoutingGroup group : RoutingGroup.route(partitionGis, units.size())) {
-        int[] positions = group.positions().clone();
-        for (int j = 0; j < positions.length; j++) {
-          positions[j] = rows[positions[j]];
-        }
-        tasks.add(new PutTask(p, units.get(group.unit()), group.globalIndexes(), positions));
-      }
-    }
+    List<PutTask> tasks = planTasks(partitions, gis);
     for (PutTask task : tasks) {
-      task.unit.checkCapacity(task.gis);
+      task.unit().checkCapacity(task.gis());
     }
     String[] fields = batch.fields().toArray(String[]::new);
     List<StagedPut> staged =
         executor.runAll(tasks, task -> stage(task, batch, fields, parser), StagedPut::close);
+    if (parser != null) {
+      try {
+        List<int[]> positions = tasks.stream().map(PutTask::positions).toList();
+        schema = ParsedSchema.of(fields, staged, positions, meta.size());
+        FieldSchemas.requireCompatible(meta, schema);
+      } catch (RuntimeException e) {
+        staged.forEach(StagedPut::close);
+        throw e;
+      }
+    }
     List<PutUndo> undos = commitAll(staged);
     int accepted = 0;
     try {
@@ -224,16 +220,35 @@ public final class SimpleStorageManager implements StorageManager {
     return new PutResult(schema, List.of());
   }
 
-  private static StagedPut stage(
-      PutTask task, Batch batch, String[] fields, DataParserReference parser) {
-    if (parser == null) {
-      return stageColumns(task, batch, fields, task.positions);
+  /** Splits a put into one task per (partition group, unit), in partition order. */
+  private List<PutTask> planTasks(List<PartitionGroup> partitions, long[] gis) {
+    List<PutTask> tasks = new ArrayList<>();
+    for (int p = 0; p < partitions.size(); p++) {
+      int[] rows = partitions.get(p).positions();
+      long[] partitionGis = new long[rows.length];
+      for (int j = 0; j < rows.length; j++) {
+        partitionGis[j] = gis[rows[j]];
+      }
+      for (RoutingGroup group : RoutingGroup.route(partitionGis, units.size())) {
+        int[] positions = group.positions().clone();
+        for (int j = 0; j < positions.length; j++) {
+          positions[j] = rows[positions[j]];
+        }
+        tasks.add(new PutTask(p, units.get(group.unit()), group.globalIndexes(), positions));
+      }
     }
-    BufferAllocator allocator = task.unit.allocator();
-    try (Batch rows = batch.selectRows(allocator, task.positions)) {
-      Batch parsed = task.parsers().apply(parser, rows, allocator);
+    return tasks;
+  }
+
+  private StagedPut stage(PutTask task, Batch batch, String[] fields, DataParserReference parser) {
+    if (parser == null) {
+      return stageColumns(task, batch, fields, task.positions());
+    }
+    BufferAllocator allocator = task.unit().allocator();
+    try (Batch rows = batch.selectRows(allocator, task.positions())) {
+      Batch parsed = parsers.apply(parser, rows, allocator);
       try {
-        int[] all = new int[task.gis.length];
+        int[] all = new int[task.gis().length];
         for (int j = 0; j < all.length; j++) {
           all[j] = j;
         }
@@ -250,7 +265,7 @@ public final class SimpleStorageManager implements StorageManager {
     try {
       for (int f = 0; f < fields.length; f++) {
         Column column = batch.column(fields[f]);
-        blocks[f] = CellBlock.copyOf(task.unit.allocator(), fields[f], column, positions);
+        blocks[f] = CellBlock.copyOf(task.unit().allocator(), fields[f], column, positions);
       }
     } catch (RuntimeException e) {
       for (CellBlock block : blocks) {
@@ -260,7 +275,7 @@ public final class SimpleStorageManager implements StorageManager {
       }
       throw e;
     }
-    return new StagedPut(task.unit, task.partition, task.gis, fields, blocks);
+    return new StagedPut(task.unit(), task.partition(), task.gis(), fields, blocks);
   }
 
   private static List<PutUndo> commitAll(List<StagedPut> staged) {
@@ -337,150 +352,49 @@ public final class SimpleStorageManager implements StorageManager {
   }
 
   /**
-   * The checkpoint file name of the unit at a routing position.
+   * Saves every unit, in parallel, under {@code directory/simple_storage/}: one file {@code
+   * su_<position>_<unitId>.ckpt} per unit, then the manifest {@code storage_unit_info.json} listing
+   * positions and unit ids. Puts and gets may continue; each unit's file is one instant of it.
    *
-   * @param position the unit's position, from 0
-   * @return {@code unit_<position>.tqs}
-   */
-  public static String unitFileName(int position) {
-    return "unit_" + position + ".tqs";
-  }
-
-  /**
-   * Saves every unit's cells to {@code directory/unit_<position>.tqs} (see {@link
-   * UnitCheckpointFile} for the format), all units in parallel. Each unit is saved as of one
-   * instant per field; puts running meanwhile may or may not be included.
-   *
-   * @param directory the directory; created if needed; must not hold unit files yet
-   * @throws StorageException with {@code STORAGE_ERROR} naming the unit and file on an I/O error
+   * @param directory the checkpoint directory, created if needed
+   * @throws StorageException with {@code STORAGE_ERROR} naming the unit and path that failed
    */
   @Override
   public void saveCheckpoint(Path directory) {
     ensureOpen();
-    try {
-      Files.createDirectories(directory);
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR, "cannot create checkpoint directory " + directory + ": " + e, e);
-    }
-    List<Integer> positions = new ArrayList<>();
-    for (int i = 0; i < units.size(); i++) {
-      positions.add(i);
-    }
-    executor.runAll(
-        positions,
-        i -> {
-          UnitCheckpointFile.write(units.get(i), directory.resolve(unitFileName(i)), allocator);
-          return i;
-        },
-        null);
+    SimpleStorageCheckpoints.save(directory, units, executor);
   }
 
   /**
-   * Reads every unit file of a checkpoint and stages its cells in the units' allocators, without
-   * changing stored data. Units are matched by position (unit ids change at every start), so the
-   * checkpoint must have exactly as many unit files as this manager has units.
+   * Replaces the state of every unit by a checkpoint saved with {@link #saveCheckpoint}: the file
+   * of position {@code p} goes to the unit now at position {@code p}, whatever its id, so routing
+   * by {@code gi mod N} stays valid. All files are read before any unit changes; on an error no
+   * unit changes.
    *
    * @param directory the directory given to {@link #saveCheckpoint}
-   * @return the staged cells; commit to replace every unit's content at once
-   * @throws StorageException with {@code NOT_FOUND} for a missing directory or unit file, {@code
-   *     INVALID_ARGUMENT} for a unit count mismatch, {@code CORRUPT_DATA} for a malformed file,
-   *     {@code CAPACITY_EXCEEDED} when a unit's samples exceed its capacity, {@code OUT_OF_MEMORY};
-   *     nothing changes then
+   * @throws StorageException with {@code NOT_FOUND} when the manifest is missing, {@code
+   *     INVALID_ARGUMENT} when the unit count differs, {@code NOT_FOUND}, {@code CORRUPT_DATA} or
+   *     {@code STORAGE_ERROR} naming the unit and file that failed
+   */
+  @Override
+  public void loadCheckpoint(Path directory) {
+    ensureOpen();
+    SimpleStorageCheckpoints.load(directory, units, executor);
+  }
+
+  /**
+   * Reads every unit file of a checkpoint into blocks of the units' allocators without changing any
+   * unit; {@link PreparedLoad#commit()} then installs them all at once, as {@link #loadCheckpoint}
+   * does.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @return the read contents; commit or close them
+   * @throws StorageException as {@link #loadCheckpoint}; nothing changes then
    */
   @Override
   public PreparedLoad prepareLoadCheckpoint(Path directory) {
     ensureOpen();
-    if (!Files.isDirectory(directory)) {
-      throw new StorageException(
-          ErrorCode.NOT_FOUND, "storage checkpoint directory not found: " + directory);
-    }
-    int found;
-    try (var files = Files.list(directory)) {
-      found =
-          (int)
-              files
-                  .map(f -> f.getFileName().toString())
-                  .filter(n -> n.startsWith("unit_") && n.endsWith(".tqs"))
-                  .count();
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR, "cannot list checkpoint directory " + directory + ": " + e, e);
-    }
-    if (found != units.size()) {
-      throw new StorageException(
-          ErrorCode.INVALID_ARGUMENT,
-          "Storage unit count mismatch: checkpoint has "
-              + found
-              + ", current system has "
-              + units.size()
-              + ".");
-    }
-    List<Integer> positions = new ArrayList<>();
-    for (int i = 0; i < units.size(); i++) {
-      Path file = directory.resolve(unitFileName(i));
-      if (!Files.isRegularFile(file)) {
-        throw new StorageException(ErrorCode.NOT_FOUND, "storage unit file not found: " + file);
-      }
-      positions.add(i);
-    }
-    List<List<StorageUnit.StagedCells>> staged =
-        executor.runAll(positions, i -> stageUnit(i, directory), SimpleStorageManager::release);
-    return new StagedLoad(staged);
-  }
-
-  private List<StorageUnit.StagedCells> stageUnit(int position, Path directory) {
-    StorageUnit unit = units.get(position);
-    List<StorageUnit.StagedCells> staged = new ArrayList<>();
-    try (UnitCheckpointFile.Contents contents =
-        UnitCheckpointFile.read(directory.resolve(unitFileName(position)), allocator)) {
-      for (UnitCheckpointFile.Group group : contents.groups()) {
-        int[] all = new int[group.gis().length];
-        for (int j = 0; j < all.length; j++) {
-          all[j] = j;
-        }
-        CellBlock block = CellBlock.copyOf(unit.allocator(), group.field(), group.column(), all);
-        staged.add(new StorageUnit.StagedCells(group.field(), group.gis(), block));
-      }
-      unit.checkReplacement(staged);
-      return staged;
-    } catch (RuntimeException e) {
-      release(staged);
-      throw e;
-    }
-  }
-
-  private static void release(List<StorageUnit.StagedCells> staged) {
-    staged.forEach(s -> s.block().release());
-  }
-
-  /** Staged cells of every unit, in routing order. */
-  private final class StagedLoad implements PreparedLoad {
-    private final List<List<StorageUnit.StagedCells>> staged;
-    private boolean done;
-
-    StagedLoad(List<List<StorageUnit.StagedCells>> staged) {
-      this.staged = staged;
-    }
-
-    @Override
-    public synchronized void commit() {
-      if (done) {
-        throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
-      }
-      done = true;
-      for (int i = 0; i < units.size(); i++) {
-        units.get(i).replaceAll(staged.get(i));
-      }
-    }
-
-    @Override
-    public synchronized void close() {
-      if (!done) {
-        done = true;
-        staged.forEach(SimpleStorageManager::release);
-      }
-    }
+    return SimpleStorageCheckpoints.prepare(directory, units, executor);
   }
 
   @Override
@@ -521,22 +435,13 @@ public final class SimpleStorageManager implements StorageManager {
     return "SimpleStorageManager[id=" + id + ", units=" + units.size() + "]";
   }
 
-  /** The rows of one partition group routed to one unit. */
-  private final class PutTask {
-    final int partition;
-    final StorageUnit unit;
-    final long[] gis;
-    final int[] positions;
-
-    PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {
-      this.partition = partition;
-      this.unit = unit;
-      this.gis = gis;
-      this.positions = positions;
-    }
-
-    DataParserRegistry parsers() {
-      return parsers;
-    }
-  }
+  /**
+   * The rows of one partition group routed to one unit.
+   *
+   * @param partition the index of the partition group
+   * @param unit the unit
+   * @param gis the rows' global indexes
+   * @param positions the rows' batch positions, ascending
+   */
+  private record PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {}
 }
