@@ -584,6 +584,29 @@ class StreamingLoaderTest {
   }
 
   @Test
+  void shouldReleaseEveryBufferedBatchWhenClosedMidStream() {
+    // The system throws on close if any micro-batch's memory is still leased.
+    try (TransferQueueSystem tq = system(new SequentialSampler(), 1)) {
+      putIds(tq.client(), tq.allocator(), "p", LongStream.range(0, 40).toArray());
+      StreamingLoader l =
+          loader(tq.client(), "p", 0).batchSize(4).fetchWorkers(3).prefetch(4).build();
+      Iterator<MicroBatch> it = l.iterator();
+      MicroBatch first = it.next();
+      Await.until(
+          () ->
+              tq.client().getConsumptionStatus("p", "update_task").orElseThrow().consumed().size()
+                  >= 16,
+          "four batches fetched ahead");
+      l.close();
+      assertThat(first.isClosed()).isTrue();
+      assertThat(it.hasNext()).isFalse();
+      assertThatThrownBy(l::reset)
+          .extracting(e -> ((TqException) e).code())
+          .isEqualTo(ErrorCode.CLOSED);
+    }
+  }
+
+  @Test
   void E95_constructionErrorsNameTheSetting() {
     try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
       MetaClient c = tq.client();
