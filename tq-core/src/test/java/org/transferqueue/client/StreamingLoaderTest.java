@@ -607,6 +607,28 @@ class StreamingLoaderTest {
   }
 
   @Test
+  void shouldLetALaggingReplicaReadEveryBatchOfItsGroupBeforeStopping() {
+    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+      putIds(tq.client(), tq.allocator(), "p", LongStream.range(0, 8).toArray());
+      List<Long> leader;
+      try (StreamingLoader a =
+          loader(tq.client(), "p", 0).termination(Termination.UNTIL_CONSUMED).build()) {
+        leader = drain(a, tq.client());
+      }
+      // Every sample is consumed by the task now; the peer must still get the group's batches.
+      assertThat(tq.client().checkConsumptionStatus("p", "update_task")).isTrue();
+      try (StreamingLoader b =
+          loader(tq.client(), "p", 0)
+              .termination(Termination.UNTIL_CONSUMED)
+              .fetchWorkers(2)
+              .prefetch(2)
+              .build()) {
+        assertThat(drain(b, tq.client())).hasSize(8).isEqualTo(leader);
+      }
+    }
+  }
+
+  @Test
   void E95_constructionErrorsNameTheSetting() {
     try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
       MetaClient c = tq.client();
