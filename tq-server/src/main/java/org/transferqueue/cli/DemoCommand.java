@@ -175,13 +175,18 @@ final class DemoCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static StorageBackend backendNamed(String name) {
+  private StorageBackend backendNamed(String name) {
     for (StorageBackend candidate : StorageBackend.values()) {
       if (candidate.configName().equalsIgnoreCase(name)) {
         return candidate;
       }
     }
-    throw new IllegalArgumentException("unknown backend '" + name + "'");
+    List<String> names = new ArrayList<>();
+    for (StorageBackend candidate : StorageBackend.values()) {
+      names.add(candidate.configName());
+    }
+    throw new CommandLine.ParameterException(
+        spec.commandLine(), "--backend: unknown backend '" + name + "'; one of " + names);
   }
 
   private Void produce(
