@@ -121,6 +121,7 @@ public final class MooncakeKvClient implements KvClient {
   private final RegisteredBufferPool pool;
   private final TransferRetrier retrier;
   private final boolean ownsStore;
+  private final Map<Long, RegionRegistry.Region> callerRegions = new java.util.HashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private MooncakeKvClient(Builder b) {
@@ -200,6 +201,62 @@ public final class MooncakeKvClient implements KvClient {
    */
   public long unregistrations() {
     return registry.unregisterCalls();
+  }
+
+  /**
+   * Registers caller memory for as long as the caller keeps it, so that puts of tensors inside it
+   * need no registration per call (allocate tensors that are put often inside such a region).
+   *
+   * @param region a native segment that stays valid until {@link #unregisterMemory}
+   * @throws TqException with {@code INVALID_ARGUMENT} for a heap or empty segment, one already
+   *     registered through this method, or one the store refuses (for example because it partly
+   *     overlaps a registered region)
+   */
+  public void registerMemory(MemorySegment region) {
+    Objects.requireNonNull(region, "region");
+    checkOpen();
+    if (!region.isNative() || region.byteSize() == 0) {
+      throw new TqException(
+          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          "only a non-empty native segment can be registered: " + region);
+    }
+    synchronized (callerRegions) {
+      if (callerRegions.containsKey(region.address())) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            "memory at 0x" + Long.toHexString(region.address()) + " is already registered");
+      }
+      RegionRegistry.Region registered = registry.acquire(region);
+      if (registered == null) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            "the store refused to register "
+                + region.byteSize()
+                + " bytes at 0x"
+                + Long.toHexString(region.address()));
+      }
+      callerRegions.put(region.address(), registered);
+    }
+  }
+
+  /**
+   * Drops a registration made by {@link #registerMemory}; the region is unregistered once no
+   * transfer in flight uses it.
+   *
+   * @param region the segment given to {@link #registerMemory}
+   * @return false if it was not registered through this method
+   */
+  public boolean unregisterMemory(MemorySegment region) {
+    Objects.requireNonNull(region, "region");
+    RegionRegistry.Region registered;
+    synchronized (callerRegions) {
+      registered = callerRegions.remove(region.address());
+    }
+    if (registered == null) {
+      return false;
+    }
+    registry.release(registered);
+    return true;
   }
 
   // ---------------------------------------------------------------- put
