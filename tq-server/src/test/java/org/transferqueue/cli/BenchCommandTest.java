@@ -104,8 +104,16 @@ class BenchCommandTest {
     Map<String, Object> mean = map(result.get("mean"));
     assertThat(mean).hasSize(13);
     mean.values().forEach(v -> assertThat(number(v)).isPositive());
+    Map<String, Object> steady = map(result.get("steady"));
+    assertThat(number(steady.get("fromIteration"))).isEqualTo(2);
+    assertThat(steady).hasSize(6);
+    steady.values().forEach(v -> assertThat(number(v)).isPositive());
     List<Object> iterations = list(result.get("iterations"));
     assertThat(iterations).hasSize(2);
+    assertThat(number(steady.get("totalGbPerSec")))
+        .isCloseTo(
+            number(map(iterations.get(1)).get("totalGbPerSec")),
+            relative(number(steady.get("totalGbPerSec"))));
     for (Object item : iterations) {
       Map<String, Object> it = map(item);
       it.values().forEach(v -> assertThat(number(v)).isPositive());

@@ -2,6 +2,7 @@ package org.transferqueue.server.bench;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -184,7 +185,7 @@ public final class BenchRunner {
           ErrorCode.CORRUPT_DATA, prefix + "list returned the keys in another order than put");
     }
     if (read.rowCount() != put.rowCount()
-        || !new java.util.HashSet<>(read.fields()).equals(new java.util.HashSet<>(put.fields()))) {
+        || !new HashSet<>(read.fields()).equals(new HashSet<>(put.fields()))) {
       throw new TqException(
           ErrorCode.CORRUPT_DATA,
           prefix

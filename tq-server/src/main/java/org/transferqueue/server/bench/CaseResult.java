@@ -1,6 +1,7 @@
 package org.transferqueue.server.bench;
 
 import java.util.List;
+import java.util.OptionalDouble;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -45,5 +46,17 @@ public record CaseResult(
    */
   public double mean(ToDoubleFunction<IterationResult> figure) {
     return iterations.stream().mapToDouble(figure).average().orElseThrow();
+  }
+
+  /**
+   * The mean of a figure over the iterations after the first. The first iteration of a case also
+   * pays for the system's first touch of its memory and for compiling the code paths; the later
+   * ones show the steady state.
+   *
+   * @param figure the figure
+   * @return the mean, or empty for a case of one iteration
+   */
+  public OptionalDouble steadyMean(ToDoubleFunction<IterationResult> figure) {
+    return iterations.stream().skip(1).mapToDouble(figure).average();
   }
 }

@@ -20,7 +20,7 @@ import java.util.Map;
  *   "units": {..}, "unavailableModes": {..},
  *   "sizes": [ { "name", "batch", "fields", "seqLen", "bytes", "gib",
  *                "baseline": { "kind", "bytes", "seconds": [..], "gbPerSec" },
- *                "results": [ { "backend", "mode", "verified", "mean": {..},
+ *                "results": [ { "backend", "mode", "verified", "mean": {..}, "steady": {..},
  *                               "iterations": [ {..}, .. ] } ] } ] }
  * </pre>
  */
@@ -131,6 +131,16 @@ public final class JsonReporter {
       mean.put("getRatio", c.mean(IterationResult::getRatio));
       mean.put("totalRatio", c.mean(IterationResult::totalRatio));
       result.put("mean", mean);
+      if (c.iterations().size() > 1) {
+        Map<String, Object> steady = new LinkedHashMap<>();
+        steady.put("fromIteration", 2);
+        steady.put("putGbPerSec", c.steadyMean(IterationResult::putGbPerSec).orElseThrow());
+        steady.put("getGbPerSec", c.steadyMean(IterationResult::getGbPerSec).orElseThrow());
+        steady.put("totalGbPerSec", c.steadyMean(IterationResult::totalGbPerSec).orElseThrow());
+        steady.put("totalGbps", c.steadyMean(IterationResult::totalGbps).orElseThrow());
+        steady.put("totalRatio", c.steadyMean(IterationResult::totalRatio).orElseThrow());
+        result.put("steady", steady);
+      }
       List<Object> iterations = new ArrayList<>();
       for (IterationResult r : c.iterations()) {
         iterations.add(iteration(r));

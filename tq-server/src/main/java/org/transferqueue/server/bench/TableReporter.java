@@ -31,8 +31,9 @@ public final class TableReporter {
     out.append(
         String.format(
             Locale.ROOT,
-            "%d iterations per case, %s data; GB/s = 10^9 bytes/s, Gbps = GiB x 8 / s (upstream's"
-                + " figure), x = ratio to the memory-copy baseline%n",
+            "%d iterations per case, %s data; means over all iterations; GB/s = 10^9 bytes/s,"
+                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the memory-copy baseline,"
+                + " rt = round trip (put + get), 2+ = iterations after the first%n",
             report.plan().iterations(),
             report.plan().complex() ? "complex" : "simple"));
     for (SizeResult size : report.sizes()) {
@@ -46,7 +47,7 @@ public final class TableReporter {
       out.append(
           String.format(
               Locale.ROOT,
-              "  %-24s %9s %7s %9s %7s %9s %7s %9s %8s %8s%n",
+              "  %-24s %9s %7s %9s %7s %9s %7s %9s %10s %8s %8s%n",
               "backend/mode",
               "put GB/s",
               "x",
@@ -55,13 +56,14 @@ public final class TableReporter {
               "rt GB/s",
               "x",
               "rt Gbps",
+              "rt 2+ GB/s",
               "list s",
               "clear s"));
       for (CaseResult c : size.cases()) {
         out.append(
             String.format(
                 Locale.ROOT,
-                "  %-24s %9.3f %7.3f %9.3f %7.3f %9.3f %7.3f %9.3f %8.4f %8.4f%n",
+                "  %-24s %9.3f %7.3f %9.3f %7.3f %9.3f %7.3f %9.3f %10s %8.4f %8.4f%n",
                 c.label(),
                 c.mean(IterationResult::putGbPerSec),
                 c.mean(IterationResult::putRatio),
@@ -70,6 +72,7 @@ public final class TableReporter {
                 c.mean(IterationResult::totalGbPerSec),
                 c.mean(IterationResult::totalRatio),
                 c.mean(IterationResult::totalGbps),
+                steady(c),
                 c.mean(IterationResult::listSeconds),
                 c.mean(IterationResult::clearSeconds)));
       }
@@ -80,5 +83,10 @@ public final class TableReporter {
             (mode, missing) ->
                 out.append(String.format(Locale.ROOT, "%nnot run: %s (%s)%n", mode, missing)));
     return out.toString();
+  }
+
+  private static String steady(CaseResult c) {
+    var steady = c.steadyMean(IterationResult::totalGbPerSec);
+    return steady.isPresent() ? String.format(Locale.ROOT, "%.3f", steady.getAsDouble()) : "-";
   }
 }
