@@ -64,7 +64,7 @@ class BenchCommandTest {
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out())
         .contains("SimpleStorage/embedded")
-        .contains("baseline memory copy")
+        .contains("embedded baseline: memory copy")
         .contains("not run: loopback");
 
     Map<String, Object> report = parseJson(json);
@@ -88,7 +88,10 @@ class BenchCommandTest {
     assertThat(number(size.get("seqLen"))).isEqualTo(64);
     double bytes = number(size.get("bytes"));
     assertThat(bytes).isEqualTo(16.0 * 3 * 64 * 4);
-    Map<String, Object> baseline = map(size.get("baseline"));
+    Map<String, Object> baselines = map(size.get("baselines"));
+    assertThat(baselines).containsOnlyKeys("embedded");
+    Map<String, Object> baseline = map(baselines.get("embedded"));
+    assertThat(baseline.get("kind")).isEqualTo("memory copy between pre-touched segments");
     double baselineGbPerSec = number(baseline.get("gbPerSec"));
     assertThat(baselineGbPerSec).isPositive();
     assertThat(list(baseline.get("seconds")))
@@ -146,20 +149,20 @@ class BenchCommandTest {
       assertThat(cells).hasSize(18);
       assertThat(cells[0]).isEqualTo("SimpleStorage");
       assertThat(cells[1]).isEqualTo("cpu");
-      assertThat(Double.parseDouble(cells[2])).isCloseTo(bytes / GIB, within(1e-9));
+      assertThat(Double.parseDouble(cells[2])).isCloseTo(bytes / GIB, relative(bytes / GIB));
       for (int c : new int[] {3, 4, 5, 6, 7, 11, 12, 13, 14, 15, 16, 17}) {
         assertThat(Double.parseDouble(cells[c])).as("column %d of %s", c, line).isPositive();
       }
       double put = Double.parseDouble(cells[3]);
       double get = Double.parseDouble(cells[4]);
       double total = Double.parseDouble(cells[7]);
-      assertThat(total).isCloseTo(bytes / GIB * 16 / (put + get), printed(total));
+      assertThat(total).isCloseTo(bytes / GIB * 16 / (put + get), relative(total));
       assertThat(cells[8]).isEqualTo("custom");
       assertThat(cells[9]).isEqualTo("embedded");
       assertThat(Double.parseDouble(cells[14]))
-          .isCloseTo(baselineGbPerSec, relative(baselineGbPerSec * 1e-3));
-      assertThat(Double.parseDouble(cells[17]))
-          .isCloseTo(Double.parseDouble(cells[13]) / Double.parseDouble(cells[14]), relative(1e-3));
+          .isCloseTo(baselineGbPerSec, relative(baselineGbPerSec));
+      double ratio = Double.parseDouble(cells[13]) / Double.parseDouble(cells[14]);
+      assertThat(Double.parseDouble(cells[17])).isCloseTo(ratio, relative(ratio));
     }
 
     BufferedImage image = ImageIO.read(png.toFile());
@@ -252,11 +255,6 @@ class BenchCommandTest {
   void shouldBeListedInTqHelp() {
     Run run = run(TqCommand.newCommandLine(), "--help");
     assertThat(run.out()).contains("bench");
-  }
-
-  /** Tolerance of a figure printed with nine decimals and computed back from printed figures. */
-  private static org.assertj.core.data.Offset<Double> printed(double value) {
-    return within(Math.abs(value) * 1e-3 + 2e-8);
   }
 
   private static org.assertj.core.data.Offset<Double> relative(double value) {

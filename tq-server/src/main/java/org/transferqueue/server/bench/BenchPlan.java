@@ -41,7 +41,8 @@ public record BenchPlan(
   /**
    * Validates the components.
    *
-   * @throws TqException {@code INVALID_ARGUMENT} for an empty list or fewer than one iteration
+   * @throws TqException {@code INVALID_ARGUMENT} for an empty list or fewer than one iteration;
+   *     {@code UNSUPPORTED_OPERATION} for a mode this build cannot run
    */
   public BenchPlan {
     sizes = List.copyOf(sizes);
@@ -59,6 +60,11 @@ public record BenchPlan(
               + backends
               + ", modes="
               + modes);
+    }
+    for (BenchMode mode : modes) {
+      if (mode.missing().isPresent()) {
+        throw new TqException(ErrorCode.UNSUPPORTED_OPERATION, mode.missing().get());
+      }
     }
     if (iterations < 1) {
       throw new TqException(

@@ -20,8 +20,9 @@ import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.tensor.Batch;
 
 /**
- * Runs a {@link BenchPlan}: per size, generates the data once, measures the baseline, then for
- * every backend and mode starts a system and runs the iterations of upstream's perftest on it:
+ * Runs a {@link BenchPlan}: per size, generates the data once; per mode, measures the mode's
+ * baseline, then for every backend starts a system and runs the iterations of upstream's perftest
+ * on it:
  *
  * <pre>
  *   t0  kv.batchPut(keys, "train_0", batch)     timed: put
@@ -41,6 +42,7 @@ public final class BenchRunner {
   private final MemoryProbe probe;
   private final BenchListener listener;
   private final LongSupplier nanoClock;
+  // Progress counters, owned by the thread calling run().
   private int completed;
   private int total;
 
@@ -87,8 +89,8 @@ public final class BenchRunner {
     checkMemory();
     Instant startedAt = Instant.now();
     BenchEnvironment environment = BenchEnvironment.current(probe);
-    int cases = plan.backends().size() * plan.modes().size();
-    total = plan.sizes().size() * (2 + cases * (1 + 4 * plan.iterations()));
+    int perMode = 1 + plan.backends().size() * (1 + 4 * plan.iterations());
+    total = plan.sizes().size() * (1 + plan.modes().size() * perMode);
     completed = 0;
     List<SizeResult> results = new ArrayList<>();
     try (RootAllocator allocator = RootAllocator.builder().name("bench-data").build()) {
@@ -108,27 +110,50 @@ public final class BenchRunner {
   private SizeResult runSize(RootAllocator allocator, BenchSize size) {
     step(size.name() + ": generating data");
     try (Workload workload = Workload.generate(allocator, size, plan.complex(), plan.seed())) {
-      step(size.name() + ": memory-copy baseline");
-      CopyBaseline baseline =
-          CopyBaseline.measure(allocator, workload, CopyBaseline.REPETITIONS, nanoClock);
+      Map<BenchMode, Baseline> baselines = new LinkedHashMap<>();
       List<CaseResult> cases = new ArrayList<>();
-      for (BenchBackend backend : plan.backends()) {
-        for (BenchMode mode : plan.modes()) {
+      for (BenchMode mode : plan.modes()) {
+        step(size.name() + " " + mode.optionName() + ": baseline");
+        Baseline baseline = measureBaseline(mode, allocator, workload);
+        baselines.put(mode, baseline);
+        for (BenchBackend backend : plan.backends()) {
           cases.add(runCase(workload, backend, mode, baseline));
         }
       }
-      return new SizeResult(size, plan.complex(), workload.bytes(), baseline, cases);
+      return new SizeResult(size, plan.complex(), workload.bytes(), baselines, cases);
     }
   }
 
+  /** The plain mechanism of a mode moving the workload's bytes. */
+  private Baseline measureBaseline(BenchMode mode, RootAllocator allocator, Workload workload) {
+    return switch (mode) {
+      case EMBEDDED ->
+          Baseline.measureMemoryCopy(allocator, workload, Baseline.REPETITIONS, nanoClock);
+      case LOOPBACK -> throw unsupported(mode);
+    };
+  }
+
+  /** Starts the system a case measures: in this JVM for embedded mode. */
+  private static TransferQueueSystem start(BenchMode mode, TqConfig config) {
+    return switch (mode) {
+      case EMBEDDED ->
+          TransferQueueSystem.builder().config(config).storageBackends(backends(config)).start();
+      case LOOPBACK -> throw unsupported(mode);
+    };
+  }
+
+  private static TqException unsupported(BenchMode mode) {
+    return new TqException(
+        ErrorCode.UNSUPPORTED_OPERATION, mode.missing().orElse(mode.optionName()));
+  }
+
   private CaseResult runCase(
-      Workload workload, BenchBackend backend, BenchMode mode, CopyBaseline baseline) {
+      Workload workload, BenchBackend backend, BenchMode mode, Baseline baseline) {
     String label = workload.size().name() + " " + backend.configName() + "/" + mode.optionName();
     step(label + ": starting");
     TqConfig config = plan.caseConfig(backend, workload.size(), workload.bytes());
     List<IterationResult> iterations = new ArrayList<>();
-    try (TransferQueueSystem system =
-        TransferQueueSystem.builder().config(config).storageBackends(backends(config)).start()) {
+    try (TransferQueueSystem system = start(mode, config)) {
       KvApi kv = system.kv();
       for (int i = 1; i <= plan.iterations(); i++) {
         String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";

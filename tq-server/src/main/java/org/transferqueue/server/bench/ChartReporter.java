@@ -22,8 +22,8 @@ import org.jfree.data.category.DefaultCategoryDataset;
 
 /**
  * Draws a report as a grouped bar chart in a PNG file: one group per size, one bar per backend and
- * mode showing the mean round-trip GB/s, and a bar for the size's memory-copy baseline. Runs on
- * headless AWT (it sets {@code java.awt.headless=true} before drawing). Stateless.
+ * mode showing the mean round-trip GB/s, and a grey bar for each mode's baseline. Runs on headless
+ * AWT (it sets {@code java.awt.headless=true} before drawing). Stateless.
  */
 public final class ChartReporter {
   /** Width of the image in pixels. */
@@ -32,8 +32,8 @@ public final class ChartReporter {
   /** Height of the image in pixels. */
   public static final int HEIGHT = 700;
 
-  /** The series name of the baseline bars. */
-  public static final String BASELINE_SERIES = "memory copy (baseline)";
+  /** The start of the series name of every baseline's bars. */
+  public static final String BASELINE_PREFIX = "baseline";
 
   private ChartReporter() {}
 
@@ -53,9 +53,26 @@ public final class ChartReporter {
       }
     }
     for (SizeResult size : report.sizes()) {
-      dataset.addValue(size.baseline().gbPerSec(), BASELINE_SERIES, columnLabel(size));
+      size.baselines()
+          .forEach(
+              (mode, baseline) ->
+                  dataset.addValue(baseline.gbPerSec(), baselineSeries(mode), columnLabel(size)));
     }
     return dataset;
+  }
+
+  /**
+   * The series name of a mode's baseline bars.
+   *
+   * @param mode the mode
+   * @return e.g. {@code baseline (embedded): memory copy}
+   */
+  public static String baselineSeries(BenchMode mode) {
+    return BASELINE_PREFIX
+        + " ("
+        + mode.optionName()
+        + ")"
+        + (mode == BenchMode.EMBEDDED ? ": memory copy" : "");
   }
 
   private static String columnLabel(SizeResult size) {
@@ -117,7 +134,7 @@ public final class ChartReporter {
     };
     int series = plot.getDataset().getRowCount();
     for (int i = 0; i < series; i++) {
-      boolean baseline = plot.getDataset().getRowKey(i).equals(BASELINE_SERIES);
+      boolean baseline = plot.getDataset().getRowKey(i).toString().startsWith(BASELINE_PREFIX);
       renderer.setSeriesPaint(i, baseline ? new Color(0xB3B3B3) : palette[i % palette.length]);
     }
     try {

@@ -5,7 +5,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Locale;
 
 /**
  * Writes one CSV row per iteration. The first eight columns are upstream perftest's, in its order
@@ -33,30 +32,36 @@ public final class CsvReporter {
       for (CaseResult c : size.cases()) {
         for (IterationResult r : c.iterations()) {
           out.append(
-              String.format(
-                  Locale.ROOT,
-                  "%s,cpu,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%s,%s,%d,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f\n",
+              String.join(
+                  ",",
                   c.backend().configName(),
-                  r.gib(),
-                  r.putSeconds(),
-                  r.getSeconds(),
-                  r.putGbps(),
-                  r.getGbps(),
-                  r.totalGbps(),
+                  "cpu",
+                  num(r.gib()),
+                  num(r.putSeconds()),
+                  num(r.getSeconds()),
+                  num(r.putGbps()),
+                  num(r.getGbps()),
+                  num(r.totalGbps()),
                   size.size().name(),
                   c.mode().optionName(),
-                  r.iteration(),
-                  r.putGbPerSec(),
-                  r.getGbPerSec(),
-                  r.totalGbPerSec(),
-                  r.baselineGbPerSec(),
-                  r.putRatio(),
-                  r.getRatio(),
-                  r.totalRatio()));
+                  Integer.toString(r.iteration()),
+                  num(r.putGbPerSec()),
+                  num(r.getGbPerSec()),
+                  num(r.totalGbPerSec()),
+                  num(r.baselineGbPerSec()),
+                  num(r.putRatio()),
+                  num(r.getRatio()),
+                  num(r.totalRatio())));
+          out.append('\n');
         }
       }
     }
     return out.toString();
+  }
+
+  /** The shortest decimal text that reads back as exactly this double. */
+  private static String num(double value) {
+    return Double.toString(value);
   }
 
   /**

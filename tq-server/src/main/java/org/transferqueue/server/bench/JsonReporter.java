@@ -19,7 +19,7 @@ import java.util.Map;
  * { "tool": "tq bench", "startedAt": .., "configuration": {..}, "environment": {..},
  *   "units": {..}, "unavailableModes": {..},
  *   "sizes": [ { "name", "batch", "fields", "seqLen", "bytes", "gib",
- *                "baseline": { "kind", "bytes", "seconds": [..], "gbPerSec" },
+ *                "baselines": { "embedded": { "kind", "bytes", "seconds": [..], "gbPerSec" } },
  *                "results": [ { "backend", "mode", "verified", "mean": {..}, "steady": {..},
  *                               "iterations": [ {..}, .. ] } ] } ] }
  * </pre>
@@ -90,7 +90,7 @@ public final class JsonReporter {
     config.put("seed", plan.seed());
     config.put("configFile", plan.configSource());
     config.put("partition", BenchRunner.PARTITION);
-    config.put("baselineRepetitions", CopyBaseline.REPETITIONS);
+    config.put("baselineRepetitions", Baseline.REPETITIONS);
     return config;
   }
 
@@ -103,13 +103,19 @@ public final class JsonReporter {
     out.put("complex", size.complex());
     out.put("bytes", size.bytes());
     out.put("gib", size.bytes() / (double) (1L << 30));
-    Map<String, Object> baseline = new LinkedHashMap<>();
-    baseline.put("kind", "memory copy between pre-touched segments");
-    baseline.put("bytes", size.baseline().bytes());
-    baseline.put("seconds", size.baseline().seconds());
-    baseline.put("medianSeconds", size.baseline().medianSeconds());
-    baseline.put("gbPerSec", size.baseline().gbPerSec());
-    out.put("baseline", baseline);
+    Map<String, Object> baselines = new LinkedHashMap<>();
+    size.baselines()
+        .forEach(
+            (mode, b) -> {
+              Map<String, Object> baseline = new LinkedHashMap<>();
+              baseline.put("kind", b.kind());
+              baseline.put("bytes", b.bytes());
+              baseline.put("seconds", b.seconds());
+              baseline.put("medianSeconds", b.medianSeconds());
+              baseline.put("gbPerSec", b.gbPerSec());
+              baselines.put(mode.optionName(), baseline);
+            });
+    out.put("baselines", baselines);
     List<Object> results = new ArrayList<>();
     for (CaseResult c : size.cases()) {
       Map<String, Object> result = new LinkedHashMap<>();
@@ -178,8 +184,7 @@ public final class JsonReporter {
       case null -> out.append("null");
       case String s -> string(out, s);
       case Boolean b -> out.append(b);
-      case Double d ->
-          out.append(Double.isFinite(d) ? String.format(Locale.ROOT, "%.9g", d) : "null");
+      case Double d -> out.append(Double.isFinite(d) ? Double.toString(d) : "null");
       case Number n -> out.append(n);
       case Map<?, ?> map -> {
         out.append('{');

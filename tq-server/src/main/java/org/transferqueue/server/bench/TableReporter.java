@@ -40,10 +40,19 @@ public final class TableReporter {
       out.append(
           String.format(
               Locale.ROOT,
-              "%n%s: %s per batch; baseline memory copy %.2f GB/s%n",
+              "%n%s: %s per batch%n",
               size.size().label(),
-              MemoryCheck.gib(size.bytes()),
-              size.baseline().gbPerSec()));
+              MemoryCheck.gib(size.bytes())));
+      size.baselines()
+          .forEach(
+              (mode, baseline) ->
+                  out.append(
+                      String.format(
+                          Locale.ROOT,
+                          "  %s baseline: %s, %.2f GB/s%n",
+                          mode.optionName(),
+                          baseline.kind(),
+                          baseline.gbPerSec())));
       out.append(
           String.format(
               Locale.ROOT,

@@ -24,7 +24,8 @@ class IterationResultTest {
 
   @Test
   void shouldTakeTheMedianRepetitionAsBaseline() {
-    CopyBaseline baseline = new CopyBaseline(2_000_000_000L, java.util.List.of(4.0, 1.0, 2.0));
+    Baseline baseline =
+        new Baseline(Baseline.MEMORY_COPY, 2_000_000_000L, java.util.List.of(4.0, 1.0, 2.0));
     assertThat(baseline.medianSeconds()).isEqualTo(2.0);
     assertThat(baseline.gbPerSec()).isEqualTo(1.0);
   }

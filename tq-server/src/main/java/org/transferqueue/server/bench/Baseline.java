@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.LongSupplier;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -13,15 +14,21 @@ import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.tensor.ObjectColumn;
 
 /**
- * The embedded mode's baseline: the bandwidth of copying the workload's bytes with {@link
- * MemorySegment#copy} between pre-touched segments, one copy per field, the best any in-process put
- * or get of the same data could do with one copy per direction.
+ * What a mode's figures are compared with: the bandwidth of moving the workload's bytes by the
+ * mode's plain mechanism, without the system. For {@link BenchMode#EMBEDDED} that is {@link
+ * MemorySegment#copy} between pre-touched segments, one copy per field ({@link
+ * #measureMemoryCopy}): the best an in-process put or get of the same data could do with one copy
+ * per direction. A network mode brings its own measurement of the same record.
  *
- * @param bytes bytes copied per repetition (the workload's {@link Workload#bytes()})
+ * @param kind what was measured, e.g. {@value #MEMORY_COPY}
+ * @param bytes bytes moved per repetition (the workload's {@link Workload#bytes()})
  * @param seconds the time of each timed repetition
  */
-public record CopyBaseline(long bytes, List<Double> seconds) {
-  /** Timed repetitions {@link #measure} makes, after one untimed pass. */
+public record Baseline(String kind, long bytes, List<Double> seconds) {
+  /** The {@link #kind()} of {@link #measureMemoryCopy}. */
+  public static final String MEMORY_COPY = "memory copy between pre-touched segments";
+
+  /** Timed repetitions {@link #measureMemoryCopy} makes, after one untimed pass. */
   public static final int REPETITIONS = 5;
 
   /**
@@ -29,7 +36,8 @@ public record CopyBaseline(long bytes, List<Double> seconds) {
    *
    * @throws TqException {@code INVALID_ARGUMENT} when there is no time or a time is not positive
    */
-  public CopyBaseline {
+  public Baseline {
+    Objects.requireNonNull(kind, "kind");
     seconds = List.copyOf(seconds);
     if (bytes <= 0 || seconds.isEmpty() || seconds.stream().anyMatch(s -> !(s > 0))) {
       throw new TqException(
@@ -69,7 +77,7 @@ public record CopyBaseline(long bytes, List<Double> seconds) {
    * @param nanoClock the time source
    * @return the measurement
    */
-  public static CopyBaseline measure(
+  public static Baseline measureMemoryCopy(
       BufferAllocator allocator, Workload workload, int repetitions, LongSupplier nanoClock) {
     List<String> fields = workload.batch().fields();
     long[] fieldBytes = workload.fieldBytes();
@@ -92,7 +100,7 @@ public record CopyBaseline(long bytes, List<Double> seconds) {
         copyAll(sources, targets, fieldBytes);
         seconds[r] = Math.max(1, nanoClock.getAsLong() - start) / 1e9;
       }
-      return new CopyBaseline(Arrays.stream(fieldBytes).sum(), Arrays.asList(seconds));
+      return new Baseline(MEMORY_COPY, Arrays.stream(fieldBytes).sum(), Arrays.asList(seconds));
     } finally {
       for (NativeBuffer buffer : owned) {
         buffer.close();
