@@ -2,6 +2,7 @@ package org.transferqueue.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -137,20 +138,48 @@ final class BenchCommand implements Callable<Integer> {
       progress.close();
     }
     out.print(TableReporter.render(report));
-    if (json != null) {
-      JsonReporter.write(report, json);
-      out.println("wrote " + json);
+    try {
+      if (json != null) {
+        JsonReporter.write(report, json);
+        out.println("wrote " + json);
+      }
+      if (csv != null) {
+        CsvReporter.write(report, csv);
+        out.println("wrote " + csv);
+      }
+      if (chart != null) {
+        ChartReporter.write(report, chart);
+        out.println("wrote " + chart);
+      }
+    } catch (UncheckedIOException e) {
+      err.println("tq bench: " + e.getMessage());
+      err.flush();
+      return 1;
+    } finally {
+      out.flush();
     }
-    if (csv != null) {
-      CsvReporter.write(report, csv);
-      out.println("wrote " + csv);
-    }
-    if (chart != null) {
-      ChartReporter.write(report, chart);
-      out.println("wrote " + chart);
-    }
-    out.flush();
     return 0;
+  }
+
+  private String command() {
+    // The original arguments are those of the whole command line: drop what precedes "bench".
+    List<String> original = spec.commandLine().getParseResult().originalArgs();
+    int own = original.indexOf(spec.name()) + 1;
+    List<String> words = new ArrayList<>(List.of("tq", spec.name()));
+    words.addAll(original.subList(own, original.size()));
+    return String.join(" ", words);
+  }
+
+  private void checkWritable(String option, Path file) {
+    if (file == null) {
+      return;
+    }
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent == null || !Files.isDirectory(parent) || !Files.isWritable(parent)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          option + " " + file + ": the directory " + parent + " does not exist or is not writable");
+    }
   }
 
   private BenchPlan plan() {
@@ -177,9 +206,13 @@ final class BenchCommand implements Callable<Integer> {
               seed,
               yaml,
               config == null ? null : config.toString(),
-              Map.copyOf(System.getenv()));
-      // Fail on a bad configuration file now, with the option named, rather than mid-run.
+              Map.copyOf(System.getenv()),
+              command());
+      // Fail on a bad configuration file or an unwritable output now rather than after the run.
       plan.caseConfig(plan.backends().getFirst(), sizes.getFirst(), 1);
+      checkWritable("--json", json);
+      checkWritable("--csv", csv);
+      checkWritable("--chart", chart);
       return plan;
     } catch (TqException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -70,6 +70,8 @@ class BenchCommandTest {
     Map<String, Object> report = parseJson(json);
     Map<String, Object> config = map(report.get("configuration"));
     assertThat(config.get("sizes")).isEqualTo(List.of("custom"));
+    assertThat(String.valueOf(config.get("command")))
+        .startsWith("tq bench --preset=tiny --batch=16");
     assertThat(config.get("backends")).isEqualTo(List.of("SimpleStorage"));
     assertThat(config.get("modes")).isEqualTo(List.of("embedded"));
     assertThat(number(config.get("iterations"))).isEqualTo(2);
@@ -249,6 +251,18 @@ class BenchCommandTest {
     Run run = bench(MemoryProbe.fixed(64 * GIB, 64 * GIB), "--preset=tiny", "--config=" + config);
     assertThat(run.status()).isEqualTo(BenchCommand.EXIT_MEMORY);
     assertThat(run.err()).contains("memory.limit_bytes=1048576");
+  }
+
+  @Test
+  void shouldRejectAnOutputInAMissingDirectoryBeforeRunning(@TempDir Path dir) {
+    Run run =
+        bench(
+            MemoryProbe.fixed(64 * GIB, 64 * GIB),
+            "--preset=tiny",
+            "--json=" + dir.resolve("missing").resolve("bench.json"));
+    assertThat(run.status()).isEqualTo(2);
+    assertThat(run.err()).contains("--json").contains("does not exist or is not writable");
+    assertThat(run.out()).doesNotContain("backend/mode");
   }
 
   @Test

@@ -25,6 +25,7 @@ import org.transferqueue.server.config.TqConfigs;
  * @param configYaml the YAML every case's configuration starts from; empty for the defaults
  * @param configSource the file {@code configYaml} came from, or null
  * @param environment the environment variables applied over the YAML
+ * @param command the command line that asked for this plan, recorded with the results
  */
 public record BenchPlan(
     List<BenchSize> sizes,
@@ -36,7 +37,8 @@ public record BenchPlan(
     long seed,
     String configYaml,
     String configSource,
-    Map<String, String> environment) {
+    Map<String, String> environment,
+    String command) {
 
   /**
    * Validates the components.
@@ -51,6 +53,7 @@ public record BenchPlan(
     skippedModes = List.copyOf(skippedModes);
     Objects.requireNonNull(configYaml, "configYaml");
     environment = Map.copyOf(environment);
+    Objects.requireNonNull(command, "command");
     if (sizes.isEmpty() || backends.isEmpty() || modes.isEmpty()) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,

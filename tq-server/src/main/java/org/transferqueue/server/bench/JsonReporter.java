@@ -82,6 +82,7 @@ public final class JsonReporter {
 
   private static Map<String, Object> configuration(BenchPlan plan) {
     Map<String, Object> config = new LinkedHashMap<>();
+    config.put("command", plan.command());
     config.put("sizes", plan.sizes().stream().map(BenchSize::name).toList());
     config.put("complex", plan.complex());
     config.put("backends", plan.backends().stream().map(BenchBackend::configName).toList());

@@ -24,7 +24,8 @@ class BenchPlanTest {
         1,
         yaml,
         null,
-        Map.of());
+        Map.of(),
+        "tq bench");
   }
 
   @Test
