@@ -71,10 +71,8 @@ public final class BenchRunner {
   public void checkMemory() {
     for (BenchSize size : plan.sizes()) {
       long bytes = Workload.expectedBytes(size, plan.complex());
-      for (BenchBackend backend : plan.backends()) {
-        TqConfig config = plan.caseConfig(backend, size, bytes);
-        MemoryCheck.check(size, bytes, plan.backends(), probe, config.memory().limitBytes());
-      }
+      TqConfig config = plan.caseConfig(plan.backends().getFirst(), size, bytes);
+      MemoryCheck.check(size, bytes, plan.backends(), probe, config.memory().limitBytes());
     }
   }
 
@@ -115,6 +113,8 @@ public final class BenchRunner {
       for (BenchMode mode : plan.modes()) {
         step(size.name() + " " + mode.optionName() + ": baseline");
         Baseline baseline = measureBaseline(mode, allocator, workload);
+        // Give the baseline's buffers back to the OS: the systems measured next need the room.
+        allocator.trim();
         baselines.put(mode, baseline);
         for (BenchBackend backend : plan.backends()) {
           cases.add(runCase(workload, backend, mode, baseline));
