@@ -418,6 +418,27 @@ class MooncakeKvClientTest {
   }
 
   @Test
+  void shouldRegisterOnlyTheSpanningSegmentAndStagePartialOverlaps() {
+    MooncakeKvClient client = client();
+    Tensor whole = owned(Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3, 4}, 4));
+    Tensor head = Tensor.wrap(DType.INT64, whole.segment().asSlice(0, 16), 2);
+    Tensor middle = Tensor.wrap(DType.INT64, whole.segment().asSlice(8, 16), 2);
+    client.put(List.of("whole", "head"), List.of(whole, head));
+    assertThat(store.registers.get()).isEqualTo(1); // the whole tensor covers the head
+    client.close();
+    assertThat(store.unregisters.get()).isEqualTo(1);
+
+    MooncakeKvClient other = client();
+    other.put(List.of("head2", "middle"), List.of(head, middle));
+    // head registered, middle partly overlaps it: staged through one pooled buffer
+    assertThat(store.registers.get()).isEqualTo(3);
+    try (KvValues read =
+        other.get(List.of("middle"), List.of(new long[] {2}), List.of(DType.INT64), null)) {
+      assertThat(((Tensor) read.values().get(0)).toLongArray()).containsExactly(2, 3);
+    }
+  }
+
+  @Test
   void AS099_AS102_shouldRemoveWithForceAndTolerateNotFound() {
     MooncakeKvClient client = client();
     client.put(List.of("a", "b"), List.of(floats(1), floats(2)));
