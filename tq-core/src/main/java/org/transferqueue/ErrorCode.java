@@ -37,6 +37,8 @@ public enum ErrorCode {
   CLOSED(202, Category.ERROR),
   /** The operation is not valid in the current state. */
   ILLEGAL_STATE(203, Category.ERROR),
+  /** The component or backend does not support the operation asked for. */
+  UNSUPPORTED_OPERATION(204, Category.ERROR),
 
   /** A byte limit of an allocator would be exceeded. */
   OUT_OF_MEMORY(300, Category.ERROR),
@@ -62,6 +64,8 @@ public enum ErrorCode {
   STORAGE_ERROR(500, Category.ERROR),
   /** The storage-to-controller notification of a put failed or was rejected. */
   NOTIFICATION_FAILED(501, Category.ERROR),
+  /** A data parser is unknown, failed, or broke its contract (changed keys or row counts). */
+  DATA_PARSER_FAILED(502, Category.ERROR),
 
   /** A broken invariant: a bug. */
   INTERNAL(900, Category.FATAL);

@@ -1,5 +1,6 @@
 package org.transferqueue.sampler;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
@@ -7,10 +8,12 @@ import java.util.Objects;
  * One sampling call: the samples ready for the task, the requested batch size and the context.
  *
  * <p>The controller fills {@code partitionId} and {@code taskName} from the fetch it is serving,
- * never from client-supplied configuration. Immutable apart from {@code tags}, which is a view of
- * controller state valid only during the call.
+ * never from client-supplied configuration. {@code ready} and {@code tags} are read-only views of
+ * controller state, valid only during the call: the controller maintains its ready sets
+ * incrementally and does not copy them, so that a fetch costs time proportional to the batch, not
+ * to the partition. A sampler that keeps indexes beyond the call copies the ones it keeps.
  *
- * @param ready ready global indexes, ascending when built by the controller
+ * @param ready ready global indexes, ascending when built by the controller; a read-only view
  * @param batchSize the requested batch size (per data-parallel rank for {@link
  *     SeqlenBalancedSampler})
  * @param partitionId the partition being sampled
@@ -26,9 +29,12 @@ public record SamplingRequest(
     SamplingConfig config,
     TagLookup tags) {
 
-  /** Copies {@code ready}; a null config becomes {@link SamplingConfig#NONE}. */
+  /**
+   * Wraps {@code ready} read-only without copying; a null config becomes {@link
+   * SamplingConfig#NONE}.
+   */
   public SamplingRequest {
-    ready = List.copyOf(ready);
+    ready = Collections.unmodifiableList(Objects.requireNonNull(ready, "ready"));
     Objects.requireNonNull(partitionId, "partitionId");
     Objects.requireNonNull(taskName, "taskName");
     config = config == null ? SamplingConfig.NONE : config;

@@ -1,0 +1,25 @@
+package org.transferqueue.controller;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The checkpointable state of the global index allocator.
+ *
+ * @param owners partition id to the indexes it owns (active and pre-allocated), in creation order
+ * @param pool released indexes waiting for reuse, in the order they will be handed out
+ * @param counter the next never-used index
+ */
+public record AllocatorState(Map<String, IndexSet> owners, List<Long> pool, long counter) {
+  /** Validates and copies the arguments. */
+  public AllocatorState {
+    owners = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(owners)));
+    pool = List.copyOf(pool);
+    if (counter < 0) {
+      throw new IllegalArgumentException("counter=" + counter + " < 0");
+    }
+  }
+}

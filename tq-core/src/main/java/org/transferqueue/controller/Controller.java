@@ -1,0 +1,1016 @@
+package org.transferqueue.controller;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.sampler.SampleResult;
+import org.transferqueue.sampler.Sampler;
+import org.transferqueue.sampler.SamplerState;
+import org.transferqueue.sampler.SamplingRequest;
+import org.transferqueue.sampler.SequentialSampler;
+
+/**
+ * The in-process controller: the single authority over partitions, global indexes, production and
+ * consumption status, field schemas, tags, keys and the sampler.
+ *
+ * <h2>Design note (concurrency)</h2>
+ *
+ * <p>All mutable state ({@link #partitions}, {@link #allocator}, {@link #sampler}, the sampler's
+ * caches) is guarded by one {@link ReentrantLock}; every public operation runs entirely under it,
+ * so each operation is atomic and linearises at the moment it takes the lock. Samplers run inside
+ * the critical section. A blocking fetch that cannot be served waits on the condition {@link
+ * #stateChanged} with its deadline: waiting releases the lock, so notifications, queries, clears
+ * and other fetches proceed meanwhile. Production updates, consumption resets, clears, restores and
+ * sampler replacement signal the condition; a woken fetch re-scans (an O(1) size check of the
+ * maintained ready set) and, at the deadline, checks once more before failing with {@link
+ * DeadlineExceededException}.
+ *
+ * <p>Requests are validated before any state changes, so a rejected request leaves no trace. Any
+ * failure reaches the caller as a {@link TqException}: unexpected runtime exceptions (for example
+ * from a user sampler) are wrapped with {@link ErrorCode#INTERNAL} or {@link
+ * ErrorCode#INVALID_ARGUMENT}, and the controller keeps serving.
+ *
+ * <h2>Cost</h2>
+ *
+ * <p>A fetch costs O(batch x fields) plus the sampler's own work: ready sets per (task, field set)
+ * are maintained incrementally by notifications, consumption, resets and clears, and the sampler
+ * sees them as a lazy ascending list. A notification costs O(indexes x (fields + ready sets)).
+ * Force fetch, status queries and statistics are O(partition).
+ *
+ * <pre>{@code
+ * Controller controller = new Controller(ControllerConfig.defaults());
+ * BatchMeta slots = controller.getMetadata(GetMetadataRequest.insert("train", fields, 32));
+ * // ... storage stores the data, then notifies:
+ * controller.updateProductionStatus(ProductionUpdate.of("train", slots.globalIndexes(), schema));
+ * BatchMeta batch = controller.getMetadata(GetMetadataRequest.fetch("train", fields, "actor", 8));
+ * }</pre>
+ */
+public final class Controller {
+  private static final System.Logger LOG = System.getLogger(Controller.class.getName());
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition stateChanged = lock.newCondition();
+  private final ControllerConfig config;
+  private final ControllerClock clock;
+
+  // Guarded by lock.
+  private final IndexAllocator allocator = new IndexAllocator();
+  private final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
+  private Sampler sampler;
+  private String controllerId;
+
+  /**
+   * Creates a controller with the system clock and the sequential sampler.
+   *
+   * @param config the settings
+   */
+  public Controller(ControllerConfig config) {
+    this(config, new SequentialSampler(), ControllerClock.SYSTEM);
+  }
+
+  /**
+   * Creates a controller.
+   *
+   * @param config the settings
+   * @param sampler the sampler; the controller calls it under its lock
+   * @param clock the time source
+   */
+  public Controller(ControllerConfig config, Sampler sampler, ControllerClock clock) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.sampler = Objects.requireNonNull(sampler, "sampler");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.controllerId =
+        "TQ_CONTROLLER_" + String.format("%08x", ThreadLocalRandom.current().nextInt());
+  }
+
+  /**
+   * The settings this controller runs with.
+   *
+   * @return the configuration
+   */
+  public ControllerConfig config() {
+    return config;
+  }
+
+  /**
+   * The controller's id; restored from checkpoints.
+   *
+   * @return the id
+   */
+  public String controllerId() {
+    return locked(() -> controllerId);
+  }
+
+  // ---- partitions ---------------------------------------------------------------------------
+
+  /**
+   * Creates a partition and reserves its pre-allocated indexes.
+   *
+   * @param partitionId a non-empty name
+   * @return true if created, false if it already existed
+   */
+  public boolean createPartition(String partitionId) {
+    GetMetadataRequest.checkPartitionId(partitionId);
+    return locked(
+        () -> {
+          if (partitions.containsKey(partitionId)) {
+            return false;
+          }
+          createPartitionLocked(partitionId);
+          return true;
+        });
+  }
+
+  private Partition createPartitionLocked(String partitionId) {
+    int[] reserved =
+        config.preAllocSampleNum() > 0
+            ? allocator.allocate(partitionId, config.preAllocSampleNum())
+            : new int[0];
+    Partition partition = new Partition(partitionId, clock.epochMillis());
+    partition.registerPreAllocated(reserved);
+    partitions.put(partitionId, partition);
+    return partition;
+  }
+
+  /**
+   * All partition ids in creation order.
+   *
+   * @return the ids
+   */
+  public List<String> listPartitions() {
+    return locked(() -> List.copyOf(partitions.keySet()));
+  }
+
+  /**
+   * Every index the partition owns, active and pre-allocated.
+   *
+   * @param partitionId the partition
+   * @return the indexes ascending; empty for an unknown partition
+   */
+  public IndexSet getPartitionIndexRange(String partitionId) {
+    return locked(() -> allocator.indexesOf(partitionId));
+  }
+
+  /**
+   * A deep copy of one partition's state.
+   *
+   * @param partitionId the partition
+   * @return the state, or empty if unknown
+   */
+  public Optional<PartitionState> partitionSnapshot(String partitionId) {
+    return locked(() -> Optional.ofNullable(partitions.get(partitionId)).map(Partition::snapshot));
+  }
+
+  // ---- production ---------------------------------------------------------------------------
+
+  /**
+   * Applies a storage notification atomically.
+   *
+   * <p>Every listed index must be owned by the partition (active or pre-allocated; a pre-allocated
+   * one becomes active). Every field is validated against its recorded schema before anything
+   * changes; a notification with an empty index list only registers its fields.
+   *
+   * @param update the notification
+   * @throws TqException {@link ErrorCode#UNKNOWN_PARTITION} if the partition does not exist (it is
+   *     not created); {@link ErrorCode#INVALID_ARGUMENT} for an index the partition does not own or
+   *     a malformed schema; {@link ErrorCode#SCHEMA_CONFLICT} for a dtype or kind conflict. In
+   *     every case nothing changes and no sample becomes produced.
+   */
+  public void updateProductionStatus(ProductionUpdate update) {
+    Objects.requireNonNull(update, "update");
+    locked(
+        () -> {
+          Partition partition = requirePartition(update.partitionId());
+          int[] indexes = new int[update.indexes().size()];
+          for (int i = 0; i < indexes.length; i++) {
+            indexes[i] = (int) (long) update.indexes().get(i);
+            if (!partition.owns(indexes[i])) {
+              throw new TqException(
+                  ErrorCode.INVALID_ARGUMENT,
+                  "index=" + indexes[i] + " is not owned by partition=" + update.partitionId());
+            }
+          }
+          Map<Integer, Map<String, Object>> backend = new LinkedHashMap<>();
+          update.backendMeta().forEach((k, v) -> backend.put((int) (long) k, v));
+          partition.updateProduction(indexes, update.fields(), backend);
+          stateChanged.signalAll();
+          return null;
+        });
+  }
+
+  /**
+   * The production status of a partition for some fields.
+   *
+   * @param partitionId the partition
+   * @param fields the fields, in the column order wanted
+   * @return the status; empty for an unknown partition, an empty field list or any unregistered
+   *     field
+   */
+  public Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields) {
+    Objects.requireNonNull(fields, "fields");
+    return locked(
+        () -> {
+          Partition partition = partitions.get(partitionId);
+          if (partition == null || fields.isEmpty()) {
+            return Optional.empty();
+          }
+          IndexSet members = partition.members();
+          List<IndexSet> columns = new ArrayList<>();
+          for (String name : fields) {
+            FieldColumn column = partition.field(name);
+            if (column == null) {
+              return Optional.empty();
+            }
+            columns.add(IndexSet.copyOf(column.produced));
+          }
+          return Optional.of(new ProductionStatus(partitionId, fields, members, columns));
+        });
+  }
+
+  /**
+   * The samples ready for a task on some fields: active, produced for every field, unconsumed.
+   * Registers the task.
+   *
+   * @param partitionId the partition
+   * @param fields at least one field
+   * @param taskName the task
+   * @return the ready indexes; empty for an unknown partition or unregistered field
+   */
+  public IndexSet scanReady(String partitionId, List<String> fields, String taskName) {
+    if (fields == null || fields.isEmpty() || taskName == null) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "scan needs fields and a task: fields=" + fields + " task=" + taskName);
+    }
+    return locked(
+        () -> {
+          Partition partition = partitions.get(partitionId);
+          if (partition == null) {
+            return IndexSet.empty();
+          }
+          ReadySet ready = partition.readySet(taskName, Partition.sortedFields(fields));
+          return IndexSet.of(ready.view().stream().mapToLong(Long::longValue).toArray());
+        });
+  }
+
+  // ---- consumption --------------------------------------------------------------------------
+
+  /**
+   * The consumption status of a partition for a task; registers the task.
+   *
+   * @param partitionId the partition
+   * @param taskName the task
+   * @return the status, or empty for an unknown partition
+   */
+  public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
+    Objects.requireNonNull(taskName, "taskName");
+    return locked(
+        () -> {
+          Partition partition = partitions.get(partitionId);
+          if (partition == null) {
+            return Optional.empty();
+          }
+          IndexSet members = partition.members();
+          java.util.BitSet consumed = (java.util.BitSet) partition.task(taskName).clone();
+          consumed.and(members.toBitSet());
+          return Optional.of(
+              new ConsumptionStatus(partitionId, taskName, members, IndexSet.copyOf(consumed)));
+        });
+  }
+
+  /**
+   * Marks samples unconsumed again so they can be fetched anew.
+   *
+   * @param partitionId the partition; unknown is a no-op
+   * @param taskName the task, or null for every task; an unknown task is a no-op and is not
+   *     registered
+   */
+  public void resetConsumption(String partitionId, String taskName) {
+    locked(
+        () -> {
+          Partition partition = partitions.get(partitionId);
+          if (partition != null && (taskName == null || partition.hasTask(taskName))) {
+            partition.resetConsumption(taskName);
+            stateChanged.signalAll();
+          }
+          return null;
+        });
+  }
+
+  // ---- getMetadata --------------------------------------------------------------------------
+
+  /**
+   * Answers a metadata request in insert, fetch or force-fetch mode.
+   *
+   * <ul>
+   *   <li>Insert: creates the partition if needed, activates pre-allocated indexes (smallest
+   *       first), allocates the rest, and returns them unproduced with the recorded schema of each
+   *       field (a placeholder for new fields).
+   *   <li>Fetch: consults the sampler's cache, then the ready set of (task, fields); when at least
+   *       {@code batchSize} samples are ready the sampler chooses, its consumed indexes are marked
+   *       consumed, and its sampled indexes are returned. Otherwise polling mode returns an empty
+   *       batch and blocking mode waits until the request's deadline.
+   *   <li>Force fetch: every index of the partition, produced or not, without sampling.
+   * </ul>
+   *
+   * @param request the request
+   * @return the batch's metadata
+   * @throws DeadlineExceededException when a blocking fetch times out
+   * @throws TqException {@link ErrorCode#UNKNOWN_PARTITION} for a force fetch of an unknown
+   *     partition; {@link ErrorCode#ILLEGAL_STATE} when a blocking fetch's sampler returns nothing;
+   *     {@link ErrorCode#INVALID_ARGUMENT} for sampler argument errors
+   */
+  public BatchMeta getMetadata(GetMetadataRequest request) {
+    Objects.requireNonNull(request, "request");
+    return switch (request.mode()) {
+      case INSERT -> locked(() -> insertLocked(request));
+      case FORCE_FETCH -> locked(() -> forceFetchLocked(request.partitionId(), request.fields()));
+      case FETCH -> fetch(request);
+    };
+  }
+
+  /**
+   * The force-fetch metadata of a partition over all its registered fields.
+   *
+   * @param partitionId the partition
+   * @return the metadata, or empty for an unknown partition
+   */
+  public Optional<BatchMeta> getPartitionMeta(String partitionId) {
+    return locked(
+        () -> {
+          Partition partition = partitions.get(partitionId);
+          return partition == null
+              ? Optional.empty()
+              : Optional.of(forceFetchLocked(partitionId, partition.fieldNames()));
+        });
+  }
+
+  private BatchMeta insertLocked(GetMetadataRequest request) {
+    Partition partition = partitions.get(request.partitionId());
+    if (partition == null) {
+      partition = createPartitionLocked(request.partitionId());
+    }
+    int batchSize = request.batchSize();
+    int fromPool = batchSize - Math.min(batchSize, partition.preAllocatedCount());
+    int[] fresh = fromPool > 0 ? allocator.allocate(request.partitionId(), fromPool) : new int[0];
+    int[] activated = partition.activatePreAllocated(batchSize);
+    partition.activate(fresh);
+    long[] indexes = new long[batchSize];
+    for (int i = 0; i < activated.length; i++) {
+      indexes[i] = activated[i];
+    }
+    for (int i = 0; i < fresh.length; i++) {
+      indexes[activated.length + i] = fresh[i];
+    }
+    BatchMeta.Builder builder = rows(partition, indexes, request.fields());
+    for (String name : request.fields()) {
+      FieldColumn column = partition.field(name);
+      FieldSchema schema = column == null ? null : column.export(indexes);
+      builder.field(name, schema == null ? FieldSchema.placeholder() : schema);
+    }
+    return builder.build();
+  }
+
+  private BatchMeta forceFetchLocked(String partitionId, List<String> fields) {
+    Partition partition = requirePartition(partitionId);
+    long[] indexes = partition.members().toArray();
+    List<String> registered = new ArrayList<>();
+    for (String name : fields) {
+      if (partition.field(name) != null && !registered.contains(name)) {
+        registered.add(name);
+      }
+    }
+    List<Boolean> status = new ArrayList<>(indexes.length);
+    for (long index : indexes) {
+      status.add(partition.isProduced((int) index, registered));
+    }
+    BatchMeta.Builder builder = rows(partition, indexes, fields).productionStatus(status);
+    addSchemas(builder, partition, registered, indexes);
+    return builder.build();
+  }
+
+  private BatchMeta fetch(GetMetadataRequest request) {
+    long timeoutNs =
+        (request.timeout() != null ? request.timeout() : config.fetchTimeout()).toNanos();
+    List<String> sortedFields = Partition.sortedFields(request.fields());
+    lock.lock();
+    try {
+      long deadline = clock.nanoTime() + timeoutNs;
+      while (true) {
+        FetchOutcome outcome = tryFetchLocked(request, sortedFields);
+        if (outcome.meta() != null) {
+          return outcome.meta();
+        }
+        if (config.pollingMode()) {
+          return BatchMeta.empty();
+        }
+        long remaining = deadline - clock.nanoTime();
+        if (remaining <= 0) {
+          throw new DeadlineExceededException(
+              "Timeout while waiting for sufficient data: partition="
+                  + request.partitionId()
+                  + " task="
+                  + request.taskName()
+                  + " fields="
+                  + request.fields()
+                  + " after "
+                  + Duration.ofNanos(timeoutNs)
+                  + ". Required: "
+                  + request.batchSize()
+                  + ", Available: "
+                  + outcome.available());
+        }
+        stateChanged.awaitNanos(remaining);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TqException(
+          ErrorCode.ILLEGAL_STATE, "interrupted while waiting for data: " + request, e);
+    } catch (TqException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw wrap(e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The result of one fetch attempt: a batch, or the number of ready samples. */
+  private record FetchOutcome(BatchMeta meta, int available) {}
+
+  private FetchOutcome tryFetchLocked(GetMetadataRequest request, List<String> sortedFields) {
+    Partition partition = partitions.get(request.partitionId());
+    if (partition == null) {
+      return new FetchOutcome(null, 0);
+    }
+    ReadySet ready = partition.readySet(request.taskName(), sortedFields);
+    boolean cached =
+        sampler.hasCachedResult(
+            request.partitionId(), request.taskName(), request.samplingConfig());
+    if (!cached && ready.size() < request.batchSize()) {
+      return new FetchOutcome(null, ready.size());
+    }
+    SampleResult result =
+        sampler.sample(
+            new SamplingRequest(
+                ready.view(),
+                request.batchSize(),
+                request.partitionId(),
+                request.taskName(),
+                request.samplingConfig(),
+                index -> {
+                  Map<String, Object> tags = partition.tags(IndexAllocator.checkIndex(index));
+                  return tags == null ? Map.of() : tags;
+                }));
+    if (result.isEmpty()) {
+      if (config.pollingMode()) {
+        return new FetchOutcome(BatchMeta.empty(), ready.size());
+      }
+      throw new TqException(
+          ErrorCode.ILLEGAL_STATE,
+          "Sampler returned no samples: sampler="
+              + sampler.name()
+              + " ready="
+              + ready.size()
+              + " batch_size="
+              + request.batchSize());
+    }
+    checkMembers(partition, result.sampled(), "sampled");
+    checkMembers(partition, result.consumed(), "consumed");
+    partition.markConsumed(request.taskName(), result.consumed());
+    long[] indexes = result.sampled().stream().mapToLong(Long::longValue).toArray();
+    BatchMeta.Builder builder = rows(partition, indexes, request.fields()).allProduced();
+    addSchemas(builder, partition, request.fields(), indexes);
+    return new FetchOutcome(builder.build(), ready.size());
+  }
+
+  private void checkMembers(Partition partition, List<Long> indexes, String what) {
+    for (long index : indexes) {
+      if (index < 0 || index > IndexAllocator.MAX_INDEX || !partition.isActive((int) index)) {
+        throw new TqException(
+            ErrorCode.ILLEGAL_STATE,
+            "sampler "
+                + sampler.name()
+                + " "
+                + what
+                + " index="
+                + index
+                + " which is not an active sample of partition="
+                + partition.id);
+      }
+    }
+  }
+
+  /** Index, partition, tag and backend-metadata columns of a batch. */
+  private static BatchMeta.Builder rows(Partition partition, long[] indexes, List<String> fields) {
+    List<Map<String, Object>> tags = new ArrayList<>(indexes.length);
+    List<Map<String, Object>> backend = new ArrayList<>(indexes.length);
+    Set<String> wanted = new HashSet<>(fields);
+    for (long index : indexes) {
+      Map<String, Object> t = partition.tags((int) index);
+      tags.add(t == null ? Map.of() : t);
+      Map<String, Object> b = partition.backendMeta((int) index);
+      if (b == null) {
+        backend.add(Map.of());
+      } else {
+        Map<String, Object> filtered = new LinkedHashMap<>();
+        b.forEach(
+            (field, value) -> {
+              if (wanted.contains(field)) {
+                filtered.put(field, value);
+              }
+            });
+        backend.add(filtered);
+      }
+    }
+    return BatchMeta.builder()
+        .globalIndexes(indexes)
+        .partitionId(partition.id)
+        .tags(tags)
+        .backendMeta(backend);
+  }
+
+  private static void addSchemas(
+      BatchMeta.Builder builder, Partition partition, List<String> fields, long[] indexes) {
+    for (String name : fields) {
+      FieldColumn column = partition.field(name);
+      FieldSchema schema = column == null ? null : column.export(indexes);
+      if (schema != null) {
+        builder.field(name, schema);
+      }
+    }
+  }
+
+  // ---- tags ---------------------------------------------------------------------------------
+
+  /**
+   * Writes tags (custom metadata) atomically, merging or replacing per sample.
+   *
+   * @param update the tags to write; unknown partitions and inactive indexes are skipped
+   * @return the number of samples whose tags were written
+   */
+  public int setTags(TagUpdate update) {
+    Objects.requireNonNull(update, "update");
+    return locked(
+        () -> {
+          int written = 0;
+          for (Map.Entry<String, Map<Long, Map<String, Object>>> e : update.tags().entrySet()) {
+            Partition partition = partitions.get(e.getKey());
+            if (partition == null) {
+              LOG.log(
+                  System.Logger.Level.DEBUG, "tags for unknown partition {0} skipped", e.getKey());
+              continue;
+            }
+            for (Map.Entry<Long, Map<String, Object>> r : e.getValue().entrySet()) {
+              int index = (int) (long) r.getKey();
+              if (!partition.isActive(index)) {
+                continue;
+              }
+              Map<String, Object> record =
+                  update.mode() == TagUpdate.Mode.MERGE
+                      ? TagValues.merge(partition.tags(index), r.getValue())
+                      : r.getValue();
+              partition.putTags(index, record);
+              written++;
+            }
+          }
+          return written;
+        });
+  }
+
+  /**
+   * The tags of some samples of a partition.
+   *
+   * @param partitionId the partition
+   * @param indexes the samples
+   * @return only the samples that have tags, in request order; empty for an unknown partition
+   */
+  public Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes) {
+    return locked(
+        () -> {
+          Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
+          Partition partition = partitions.get(partitionId);
+          if (partition != null) {
+            for (long index : indexes) {
+              Map<String, Object> tags = partition.tags(IndexAllocator.checkIndex(index));
+              if (tags != null) {
+                out.put(index, tags);
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  /**
+   * The backend metadata of some samples, restricted to some fields.
+   *
+   * @param partitionId the partition
+   * @param indexes the samples
+   * @param fields the fields to keep
+   * @return only the samples that have backend metadata; empty for an unknown partition
+   */
+  public Map<Long, Map<String, Object>> getBackendMeta(
+      String partitionId, List<Long> indexes, List<String> fields) {
+    return locked(
+        () -> {
+          Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
+          Partition partition = partitions.get(partitionId);
+          if (partition != null) {
+            for (long index : indexes) {
+              Map<String, Object> meta = partition.backendMeta(IndexAllocator.checkIndex(index));
+              if (meta != null) {
+                Map<String, Object> filtered = new LinkedHashMap<>();
+                meta.forEach(
+                    (f, v) -> {
+                      if (fields.contains(f)) {
+                        filtered.put(f, v);
+                      }
+                    });
+                out.put(index, filtered);
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  // ---- clearing -----------------------------------------------------------------------------
+
+  /**
+   * Clears a whole partition: its samples, status and keys; releases every index it owns to the
+   * pool and drops the sampler's cache of it. Unknown partitions are ignored (idempotent).
+   *
+   * @param partitionId the partition
+   * @return true if the partition existed
+   */
+  public boolean clearPartition(String partitionId) {
+    return locked(
+        () -> {
+          Partition partition = partitions.remove(partitionId);
+          if (partition == null) {
+            return false;
+          }
+          partition.clear(partition.active().stream().mapToInt(i -> (int) i).toArray(), true);
+          allocator.releasePartition(partitionId);
+          sampler.clearCache(partitionId);
+          stateChanged.signalAll();
+          return true;
+        });
+  }
+
+  /**
+   * Clears individual samples and releases their indexes to the pool. Only active samples of
+   * existing partitions are cleared; everything else is ignored, so repeating a request is safe.
+   *
+   * @param request the (index, partition) pairs
+   * @return the number of samples cleared
+   */
+  public int clearSamples(ClearSamplesRequest request) {
+    Objects.requireNonNull(request, "request");
+    return locked(
+        () -> {
+          Map<String, java.util.BitSet> groups = new LinkedHashMap<>();
+          for (int i = 0; i < request.indexes().size(); i++) {
+            Long index = request.indexes().get(i);
+            String partitionId = request.partitionIds().get(i);
+            Partition partition = partitions.get(partitionId);
+            if (partition == null
+                || index == null
+                || index < 0
+                || index > IndexAllocator.MAX_INDEX
+                || !partition.isActive((int) (long) index)) {
+              continue;
+            }
+            groups
+                .computeIfAbsent(partitionId, k -> new java.util.BitSet())
+                .set((int) (long) index);
+          }
+          int cleared = 0;
+          for (Map.Entry<String, java.util.BitSet> e : groups.entrySet()) {
+            int[] indexes = e.getValue().stream().toArray();
+            partitions.get(e.getKey()).clear(indexes, request.clearConsumption());
+            allocator.releaseIndexes(e.getKey(), indexes);
+            cleared += indexes.length;
+          }
+          if (cleared > 0) {
+            stateChanged.signalAll();
+          }
+          return cleared;
+        });
+  }
+
+  // ---- keys ---------------------------------------------------------------------------------
+
+  /**
+   * Resolves keys to samples, optionally creating missing keys.
+   *
+   * <p>Duplicate keys are rejected before anything is registered. With {@code create}, the
+   * partition is created if needed and each missing key gets a sample (pre-allocated indexes
+   * first). The returned metadata lists, in request order, the samples of all found or created
+   * keys, and the fields produced for every one of them.
+   *
+   * @param partitionId the partition
+   * @param keys at least one non-null, distinct key
+   * @param create whether missing keys are created
+   * @return the metadata; an empty batch when no key is found
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for an empty list or a null key; {@link
+   *     ErrorCode#DUPLICATE_KEY} when a key repeats
+   */
+  public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
+    GetMetadataRequest.checkPartitionId(partitionId);
+    if (keys == null || keys.isEmpty()) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must be a non-empty list: " + keys);
+    }
+    Set<String> seen = new HashSet<>();
+    for (String key : keys) {
+      if (key == null) {
+        throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must not contain null: " + keys);
+      }
+      if (!seen.add(key)) {
+        throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + key);
+      }
+    }
+    return locked(() -> resolveKeysLocked(partitionId, keys, create));
+  }
+
+  private BatchMeta resolveKeysLocked(String partitionId, List<String> keys, boolean create) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      if (!create) {
+        return BatchMeta.empty();
+      }
+      partition = createPartitionLocked(partitionId);
+    }
+    List<String> missing = new ArrayList<>();
+    for (String key : keys) {
+      if (partition.indexOfKey(key) == null) {
+        missing.add(key);
+      }
+    }
+    if (create && !missing.isEmpty()) {
+      int n = missing.size();
+      int fromPool = n - Math.min(n, partition.preAllocatedCount());
+      int[] fresh = fromPool > 0 ? allocator.allocate(partitionId, fromPool) : new int[0];
+      int[] activated = partition.activatePreAllocated(n);
+      partition.activate(fresh);
+      for (int i = 0; i < n; i++) {
+        int index = i < activated.length ? activated[i] : fresh[i - activated.length];
+        partition.putKey(missing.get(i), index);
+      }
+    }
+    List<Long> found = new ArrayList<>();
+    for (String key : keys) {
+      Integer index = partition.indexOfKey(key);
+      if (index != null) {
+        found.add((long) index);
+      }
+    }
+    if (found.isEmpty()) {
+      return BatchMeta.empty();
+    }
+    long[] indexes = found.stream().mapToLong(Long::longValue).toArray();
+    List<String> common = new ArrayList<>();
+    for (String name : partition.fieldNames()) {
+      if (partition.isProduced((int) indexes[0], List.of(name))) {
+        boolean all = true;
+        for (long index : indexes) {
+          all &= partition.field(name).produced.get((int) index);
+        }
+        if (all) {
+          common.add(name);
+        }
+      }
+    }
+    BatchMeta.Builder builder = rows(partition, indexes, common);
+    if (!common.isEmpty()) {
+      builder.allProduced();
+    }
+    addSchemas(builder, partition, common, indexes);
+    return builder.build();
+  }
+
+  /**
+   * The keys of some samples.
+   *
+   * @param partitionId the partition
+   * @param indexes the samples
+   * @return the key of each sample in order, null where a sample has no key; empty for an unknown
+   *     partition
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a null or empty list
+   */
+  public List<String> resolveIndexes(String partitionId, List<Long> indexes) {
+    if (indexes == null || indexes.isEmpty()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "global indexes must be a non-empty list: " + indexes);
+    }
+    return locked(
+        () -> {
+          Partition partition = partitions.get(partitionId);
+          if (partition == null) {
+            return List.of();
+          }
+          List<String> out = new ArrayList<>(indexes.size());
+          for (Long index : indexes) {
+            out.add(
+                index == null || index < 0 || index > IndexAllocator.MAX_INDEX
+                    ? null
+                    : partition.keyOf((int) (long) index));
+          }
+          return java.util.Collections.unmodifiableList(out);
+        });
+  }
+
+  /**
+   * The keys and tags of one or all partitions.
+   *
+   * @param partitionId a partition, or null for all
+   * @return the listing; empty with an explanatory message for an unknown partition
+   */
+  public KvListing listKeys(String partitionId) {
+    return locked(
+        () -> {
+          Map<String, Map<String, Map<String, Object>>> out = new LinkedHashMap<>();
+          if (partitionId != null && !partitions.containsKey(partitionId)) {
+            return new KvListing(out, "partition " + partitionId + " does not exist");
+          }
+          for (Partition partition : partitions.values()) {
+            if (partitionId != null && !partitionId.equals(partition.id)) {
+              continue;
+            }
+            Map<String, Map<String, Object>> keys = new LinkedHashMap<>();
+            partition
+                .keys()
+                .forEach(
+                    (key, index) -> {
+                      Map<String, Object> tags = partition.tags(index);
+                      keys.put(key, tags == null ? Map.of() : tags);
+                    });
+            out.put(partition.id, keys);
+          }
+          return new KvListing(out, "success");
+        });
+  }
+
+  // ---- statistics, sampler, checkpoint -------------------------------------------------------
+
+  /**
+   * Statistics of one partition.
+   *
+   * @param partitionId the partition
+   * @return the statistics, or empty if unknown
+   */
+  public Optional<PartitionStatistics> partitionStatistics(String partitionId) {
+    return locked(
+        () -> Optional.ofNullable(partitions.get(partitionId)).map(Partition::statistics));
+  }
+
+  /**
+   * Statistics of every partition and the allocator, taken atomically.
+   *
+   * @return the statistics
+   */
+  public ControllerStatistics statistics() {
+    return locked(
+        () -> {
+          List<PartitionStatistics> list = new ArrayList<>();
+          for (Partition partition : partitions.values()) {
+            list.add(partition.statistics());
+          }
+          return new ControllerStatistics(
+              list, allocator.allocatedCount(), allocator.reusableCount(), allocator.counter());
+        });
+  }
+
+  /**
+   * Replaces the sampler; the old sampler's cache is discarded and waiting fetches re-check.
+   *
+   * @param newSampler the sampler
+   */
+  public void registerSampler(Sampler newSampler) {
+    Objects.requireNonNull(newSampler, "sampler");
+    locked(
+        () -> {
+          sampler = newSampler;
+          stateChanged.signalAll();
+          return null;
+        });
+  }
+
+  /**
+   * A complete copy of the controller's state, for a checkpoint.
+   *
+   * @return the state
+   */
+  public ControllerState snapshotState() {
+    return locked(
+        () -> {
+          List<PartitionState> list = new ArrayList<>();
+          for (Partition partition : partitions.values()) {
+            list.add(partition.snapshot());
+          }
+          return new ControllerState(
+              controllerId, list, allocator.snapshot(), sampler.name(), sampler.saveState());
+        });
+  }
+
+  /**
+   * Replaces all state with a snapshot: partitions created since disappear, the controller id and
+   * the sampler's state are restored. Waiting fetches re-check.
+   *
+   * @param state a snapshot from {@link #snapshotState()}
+   * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} when the state belongs to another
+   *     sampler type; nothing changes then
+   */
+  public void restoreState(ControllerState state) {
+    Objects.requireNonNull(state, "state");
+    locked(
+        () -> {
+          if (!sampler.name().equals(state.samplerType())) {
+            throw new TqException(
+                ErrorCode.INVALID_CONFIGURATION,
+                "checkpoint of sampler '"
+                    + state.samplerType()
+                    + "' cannot be loaded into '"
+                    + sampler.name()
+                    + "'");
+          }
+          LinkedHashMap<String, Partition> restored = new LinkedHashMap<>();
+          for (PartitionState p : state.partitions()) {
+            restored.put(p.partitionId(), Partition.restore(p));
+          }
+          if (state.samplerState() instanceof SamplerState samplerState) {
+            sampler.loadState(samplerState);
+          }
+          partitions.clear();
+          partitions.putAll(restored);
+          allocator.restore(state.allocator());
+          controllerId = state.controllerId();
+          stateChanged.signalAll();
+          return null;
+        });
+  }
+
+  // ---- plumbing -----------------------------------------------------------------------------
+
+  private Partition requirePartition(String partitionId) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      throw new TqException(ErrorCode.UNKNOWN_PARTITION, "Partition " + partitionId + " not found");
+    }
+    return partition;
+  }
+
+  private <T> T locked(Supplier<T> body) {
+    lock.lock();
+    try {
+      return body.get();
+    } catch (TqException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw wrap(e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static TqException wrap(RuntimeException e) {
+    ErrorCode code =
+        e instanceof IllegalArgumentException ? ErrorCode.INVALID_ARGUMENT : ErrorCode.INTERNAL;
+    return new TqException(code, e.getClass().getSimpleName() + ": " + e.getMessage(), e);
+  }
+
+  /** The number of fetches currently waiting for data (for tests and diagnostics). */
+  int waitingFetches() {
+    lock.lock();
+    try {
+      return lock.getWaitQueueLength(stateChanged);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Runs invariant checks over the whole state (tests only); throws AssertionError on failure. */
+  void checkInvariants() {
+    locked(
+        () -> {
+          ControllerInvariants.check(partitions, allocator);
+          return null;
+        });
+  }
+}

@@ -1,0 +1,126 @@
+package org.transferqueue.controller;
+
+import java.time.Duration;
+import java.util.Objects;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+
+/**
+ * Settings of a {@link Controller}; immutable, validated once by {@link Builder#build()}.
+ *
+ * @param preAllocSampleNum indexes reserved for a partition when it is created (0 = none)
+ * @param pollingMode when true, a fetch that cannot be served returns an empty batch at once;
+ *     otherwise it waits until data is ready or its deadline passes
+ * @param fetchTimeout how long a blocking fetch waits when the request names no timeout
+ */
+public record ControllerConfig(int preAllocSampleNum, boolean pollingMode, Duration fetchTimeout) {
+  /** Upstream name of the pre-allocation knob. */
+  public static final String PRE_ALLOC_SAMPLE_NUM_PROP_NAME = "TQ_PRE_ALLOC_SAMPLE_NUM";
+
+  /** Default number of indexes reserved per new partition, as upstream. */
+  public static final int PRE_ALLOC_SAMPLE_NUM_DEFAULT = 1;
+
+  /** Configuration key of the polling mode. */
+  public static final String POLLING_MODE_PROP_NAME = "controller.polling_mode";
+
+  /** Default polling mode, as upstream. */
+  public static final boolean POLLING_MODE_DEFAULT = false;
+
+  /** Upstream name of the blocking-fetch timeout knob. */
+  public static final String FETCH_TIMEOUT_PROP_NAME = "TQ_CONTROLLER_GET_METADATA_TIMEOUT";
+
+  /**
+   * Default wait of a blocking fetch. Longer than upstream's one second because the wait is real:
+   * it ends as soon as enough data is produced.
+   */
+  public static final Duration FETCH_TIMEOUT_DEFAULT = Duration.ofSeconds(60);
+
+  /** Longest accepted blocking-fetch timeout. */
+  public static final Duration FETCH_TIMEOUT_MAX = Duration.ofHours(24);
+
+  /** Validates the values. */
+  public ControllerConfig {
+    if (preAllocSampleNum < 0) {
+      throw invalid(PRE_ALLOC_SAMPLE_NUM_PROP_NAME, preAllocSampleNum + " < 0");
+    }
+    Objects.requireNonNull(fetchTimeout, FETCH_TIMEOUT_PROP_NAME);
+    if (fetchTimeout.isNegative() || fetchTimeout.compareTo(FETCH_TIMEOUT_MAX) > 0) {
+      throw invalid(
+          FETCH_TIMEOUT_PROP_NAME, fetchTimeout + " outside [0, " + FETCH_TIMEOUT_MAX + "]");
+    }
+  }
+
+  /**
+   * The default configuration.
+   *
+   * @return pre-allocation 1, blocking mode, 60 s fetch timeout
+   */
+  public static ControllerConfig defaults() {
+    return builder().build();
+  }
+
+  /**
+   * Starts a builder holding the defaults.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  private static TqException invalid(String key, String what) {
+    return new TqException(ErrorCode.INVALID_CONFIGURATION, key + "=" + what);
+  }
+
+  /** Builds a {@link ControllerConfig}; not thread-safe. */
+  public static final class Builder {
+    private int preAllocSampleNum = PRE_ALLOC_SAMPLE_NUM_DEFAULT;
+    private boolean pollingMode = POLLING_MODE_DEFAULT;
+    private Duration fetchTimeout = FETCH_TIMEOUT_DEFAULT;
+
+    private Builder() {}
+
+    /**
+     * Sets the number of indexes reserved per new partition.
+     *
+     * @param n at least 0
+     * @return this builder
+     */
+    public Builder preAllocSampleNum(int n) {
+      this.preAllocSampleNum = n;
+      return this;
+    }
+
+    /**
+     * Sets polling (true) or blocking (false) fetches.
+     *
+     * @param polling the mode
+     * @return this builder
+     */
+    public Builder pollingMode(boolean polling) {
+      this.pollingMode = polling;
+      return this;
+    }
+
+    /**
+     * Sets the default wait of a blocking fetch.
+     *
+     * @param timeout between 0 and {@link #FETCH_TIMEOUT_MAX}
+     * @return this builder
+     */
+    public Builder fetchTimeout(Duration timeout) {
+      this.fetchTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @return the configuration
+     * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} naming the key and value
+     */
+    public ControllerConfig build() {
+      return new ControllerConfig(preAllocSampleNum, pollingMode, fetchTimeout);
+    }
+  }
+}

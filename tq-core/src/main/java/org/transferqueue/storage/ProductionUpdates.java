@@ -1,0 +1,108 @@
+package org.transferqueue.storage;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+
+/**
+ * Builds and sends the production updates of a put, one per {@link PartitionGroup}, for every
+ * storage manager. Stateless and thread-safe.
+ *
+ * <pre>{@code
+ * for (PartitionGroup group : PartitionGroup.of(meta)) {
+ *   ProductionUpdates.publish(notifier, ProductionUpdates.of(meta, group, schema, List.of()));
+ * }
+ * }</pre>
+ */
+public final class ProductionUpdates {
+  private ProductionUpdates() {}
+
+  /**
+   * The update of one partition group: its samples in batch order, with the matching per-sample
+   * shapes and backend metadata.
+   *
+   * @param meta the put's metadata
+   * @param group the partition group, from {@link PartitionGroup#of}
+   * @param schema the schema extracted from the put's data; nested fields' per-sample shapes in
+   *     batch order
+   * @param backendMeta per sample in batch order, the backend's metadata per field; or empty
+   * @return the update
+   * @throws TqException with {@code INVALID_ARGUMENT} when a list is not aligned with {@code meta}
+   */
+  public static ProductionUpdate of(
+      BatchMeta meta,
+      PartitionGroup group,
+      Map<String, FieldSchema> schema,
+      List<Map<String, Object>> backendMeta) {
+    int size = meta.size();
+    if (!backendMeta.isEmpty() && backendMeta.size() != size) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "Length of custom_backend_meta ("
+              + backendMeta.size()
+              + ") does not match expected ("
+              + size
+              + ")");
+    }
+    boolean whole = group.size() == size;
+    List<Long> gis = new ArrayList<>(group.size());
+    List<Map<String, Object>> metas = new ArrayList<>(backendMeta.isEmpty() ? 0 : group.size());
+    for (int row : group.positions()) {
+      gis.add(meta.globalIndex(row));
+      if (!backendMeta.isEmpty()) {
+        metas.add(backendMeta.get(row));
+      }
+    }
+    SortedMap<String, FieldSchema> partSchema = new TreeMap<>();
+    for (Map.Entry<String, FieldSchema> e : schema.entrySet()) {
+      partSchema.put(e.getKey(), whole ? e.getValue() : select(e.getValue(), group.positions()));
+    }
+    return new ProductionUpdate(group.partitionId(), gis, partSchema, metas);
+  }
+
+  private static FieldSchema select(FieldSchema schema, int[] rows) {
+    List<List<Long>> shapes = schema.perSampleShapes();
+    if (shapes == null) {
+      return schema;
+    }
+    List<List<Long>> selected = new ArrayList<>(rows.length);
+    for (int row : rows) {
+      selected.add(shapes.get(row));
+    }
+    return new FieldSchema(
+        schema.dtype(), schema.shape(), schema.nested(), schema.nonTensor(), selected);
+  }
+
+  /**
+   * Sends one update and turns a rejection into a typed put failure.
+   *
+   * @param notifier where to send
+   * @param update the update
+   * @throws StorageException with {@code NOTIFICATION_FAILED}, naming the partition, with the
+   *     notifier's exception as cause
+   */
+  public static void publish(ProductionNotifier notifier, ProductionUpdate update) {
+    try {
+      notifier.notifyProduced(update);
+    } catch (RuntimeException e) {
+      throw new StorageException(
+          ErrorCode.NOTIFICATION_FAILED,
+          "controller did not accept the production update of partition '"
+              + update.partitionId()
+              + "' ("
+              + update.globalIndexes().size()
+              + " samples, fields "
+              + update.fieldSchema().keySet()
+              + "): "
+              + e.getMessage(),
+          e);
+    }
+  }
+}

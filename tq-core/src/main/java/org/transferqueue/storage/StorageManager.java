@@ -1,0 +1,127 @@
+package org.transferqueue.storage;
+
+import java.nio.file.Path;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.tensor.Batch;
+
+/**
+ * Stores, reads and removes the cells of batches in one storage backend, and tells the controller
+ * what was produced.
+ *
+ * <p>Row {@code i} of a batch belongs to sample {@code meta.globalIndex(i)}. A put is atomic from a
+ * caller's point of view: when it throws, no cell of the request is left written (a backend that
+ * cannot guarantee this says so in its documentation). A put returns only after every partition's
+ * {@link ProductionNotifier#notifyProduced notification} was accepted.
+ *
+ * <pre>{@code
+ * PutResult stored = manager.put(batch, meta);
+ * BatchMeta produced = stored.applyTo(meta);
+ * try (Batch read = manager.get(produced, allocator)) {
+ *   ...
+ * }
+ * ClearResult cleared = manager.clear(produced);
+ * }</pre>
+ *
+ * <p>Implementations are thread-safe: any number of puts, gets and clears may run at once. Errors
+ * are {@link org.transferqueue.TqException}s: bad input ({@code SHAPE_MISMATCH}, {@code
+ * INVALID_ARGUMENT}, {@code SCHEMA_CONFLICT}, {@code DUPLICATE_KEY}) is rejected before anything is
+ * written; {@code CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, {@code NOT_FOUND}, {@code
+ * STORAGE_ERROR}, {@code NOTIFICATION_FAILED} come from the backend.
+ */
+public interface StorageManager extends AutoCloseable {
+
+  /**
+   * The backend's name as configured ({@code backend.storage_backend}), such as {@code
+   * SimpleStorage}.
+   *
+   * @return the name
+   */
+  String backendName();
+
+  /**
+   * Stores every cell of {@code batch} for the samples of {@code meta}, then notifies the
+   * controller, one update per partition. An empty {@code meta} stores and notifies nothing.
+   *
+   * @param batch the data; its row count must equal {@code meta.size()}; not closed, not retained
+   * @param meta the samples the rows belong to
+   * @return the stored schema and backend metadata
+   * @throws org.transferqueue.TqException as described in the class comment; {@code
+   *     NOTIFICATION_FAILED} if the controller rejected an update (the cause says why)
+   */
+  PutResult put(Batch batch, BatchMeta meta);
+
+  /**
+   * Like {@link #put(Batch, BatchMeta)}, with a data parser run by the backend on the rows before
+   * they are stored. Only SimpleStorage supports parsers.
+   *
+   * @param batch the data
+   * @param meta the samples the rows belong to
+   * @param parser the registered parser and its arguments
+   * @return the stored schema and backend metadata
+   * @throws StorageException with {@code UNSUPPORTED_OPERATION} (before touching storage) if the
+   *     backend has no parsers, {@code DATA_PARSER_FAILED} for an unknown or failing parser
+   */
+  default PutResult put(Batch batch, BatchMeta meta, DataParserReference parser) {
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        "data_parser is not supported for " + backendName() + " (parser '" + parser.name() + "')");
+  }
+
+  /**
+   * Reads the cells of {@code meta.fieldNames()} for the samples of {@code meta}.
+   *
+   * <p>The result has one column per field, in field-name order, and one row per sample, in {@code
+   * meta}'s order. Column kinds are those the data was put with: dense in, dense out (jagged when
+   * the rows' shapes now differ), jagged in, jagged out, object in, object out. The result is an
+   * independent copy: changing it never changes stored data.
+   *
+   * @param meta the samples and fields to read
+   * @param allocator where the result's memory comes from
+   * @return a batch the caller owns and must close; empty (0 rows) for an empty {@code meta}
+   * @throws org.transferqueue.TqException with {@code UNKNOWN_FIELD} or {@code NOT_FOUND} for cells
+   *     the backend does not hold
+   */
+  Batch get(BatchMeta meta, BufferAllocator allocator);
+
+  /**
+   * Removes every stored cell of the samples of {@code meta}. Does not talk to the controller.
+   *
+   * @param meta the samples to remove
+   * @return which parts failed, if any; the caller keeps the metadata of those samples
+   */
+  ClearResult clear(BatchMeta meta);
+
+  /**
+   * Saves all stored data under {@code directory}.
+   *
+   * @param directory a directory reachable by every storage process
+   * @throws StorageException with {@code UNSUPPORTED_OPERATION} if the backend has no checkpoints,
+   *     {@code STORAGE_ERROR} if saving failed
+   */
+  default void saveCheckpoint(Path directory) {
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION, backendName() + " does not support checkpoint");
+  }
+
+  /**
+   * Replaces all stored data by a checkpoint saved with {@link #saveCheckpoint}.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @throws StorageException with {@code UNSUPPORTED_OPERATION} if the backend has no checkpoints,
+   *     {@code NOT_FOUND} or {@code CORRUPT_DATA} for a missing or unreadable checkpoint
+   */
+  default void loadCheckpoint(Path directory) {
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION, backendName() + " does not support checkpoint");
+  }
+
+  /**
+   * Stops the manager's threads and frees all stored data and backend resources. Idempotent.
+   * Requests must have finished; later requests fail with {@code CLOSED}.
+   */
+  @Override
+  void close();
+}
