@@ -1,0 +1,298 @@
+package org.transferqueue.storage.simple;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.tensor.Column;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.DenseColumn;
+import org.transferqueue.tensor.JaggedColumn;
+import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.tensor.Tensor;
+
+/**
+ * The cells of one field written by one put to one storage unit: the selected rows of a column,
+ * copied once into a single buffer from the unit's allocator.
+ *
+ * <pre>
+ *  DENSE   buffer = row 0 | row 1 | ... | row k-1      every row rowBytes long, one shared row shape
+ *  JAGGED  buffer = row 0 | row 1 | ... | row k-1      row j at offsets[j], its own shape
+ *  OBJECT  no buffer; values[j] is a frozen deep copy (see ObjectCells)
+ * </pre>
+ *
+ * <p>A block is written completely before it is published to the unit's table and never changes
+ * afterwards, so a reader sees either all of a put's bytes or none of them. Life cycle: the unit's
+ * table holds one reference while any of the block's rows is still the current cell of its sample
+ * ({@link #dropRow()} and {@link #reviveRow()} count them, under the unit's write lock); readers
+ * and pending undo records hold further references with {@link #retain()} / {@link #release()}. The
+ * memory is freed when the last reference goes.
+ *
+ * <p>Memory trade-off: a block is freed only when all its rows are overwritten or cleared, so one
+ * surviving row keeps the whole block of its put alive; {@link StorageUnitStats} reports both.
+ */
+final class CellBlock {
+  /** The column kind a block was written from; reads return the same kind. */
+  enum Kind {
+    DENSE,
+    JAGGED,
+    OBJECT
+  }
+
+  private final Kind kind;
+  private final DType dtype;
+  private final NativeBuffer buffer;
+  private final long[] denseRowShape;
+  private final long denseRowBytes;
+  private final long[] offsets;
+  private final long[][] rowShapes;
+  private final Object[] values;
+  private final List<Tensor> ownedTensors;
+  private final AtomicInteger refs = new AtomicInteger(1);
+
+  /** Rows that are still the current cell of their sample. Guarded by the unit's write lock. */
+  private int liveRows;
+
+  private CellBlock(
+      Kind kind,
+      DType dtype,
+      NativeBuffer buffer,
+      long[] denseRowShape,
+      long denseRowBytes,
+      long[] offsets,
+      long[][] rowShapes,
+      Object[] values,
+      List<Tensor> ownedTensors,
+      int rowCount) {
+    this.kind = kind;
+    this.dtype = dtype;
+    this.buffer = buffer;
+    this.denseRowShape = denseRowShape;
+    this.denseRowBytes = denseRowBytes;
+    this.offsets = offsets;
+    this.rowShapes = rowShapes;
+    this.values = values;
+    this.ownedTensors = ownedTensors;
+    this.liveRows = rowCount;
+  }
+
+  /**
+   * Copies the rows at {@code positions} of a column into a new block of the same kind.
+   *
+   * @param allocator the unit's allocator
+   * @param field the field name, for error messages
+   * @param column the caller's column (only read)
+   * @param positions ascending row numbers of {@code column}
+   * @return a block the caller owns (one reference)
+   * @throws TqException with {@code OUT_OF_MEMORY} when the unit's allocator is full, {@code
+   *     INVALID_ARGUMENT} for an unsupported object value
+   */
+  static CellBlock copyOf(BufferAllocator allocator, String field, Column column, int[] positions) {
+    return switch (column) {
+      case DenseColumn dense -> copyDense(allocator, dense.tensor(), positions);
+      case JaggedColumn jagged -> copyJagged(allocator, jagged, positions);
+      case ObjectColumn objects -> freezeObjects(allocator, objects.values(), positions, field);
+    };
+  }
+
+  /**
+   * Copies rows of a dense column {@code [B, ...]}; runs of consecutive positions are copied at
+   * once.
+   *
+   * @param allocator the unit's allocator
+   * @param column the caller's tensor (only read)
+   * @param positions ascending row numbers of {@code column}
+   * @return a block the caller owns (one reference)
+   */
+  static CellBlock copyDense(BufferAllocator allocator, Tensor column, int[] positions) {
+    long[] shape = column.shape();
+    long rows = shape[0];
+    long[] rowShape = Arrays.copyOfRange(shape, 1, shape.length);
+    long rowBytes = rows == 0 ? 0 : column.nbytes() / rows;
+    MemorySegment source = column.segment();
+    NativeBuffer buffer = allocator.allocate(rowBytes * positions.length);
+    MemorySegment target = buffer.segment();
+    int j = 0;
+    while (j < positions.length) {
+      int run = 1;
+      while (j + run < positions.length && positions[j + run] == positions[j] + run) {
+        run++;
+      }
+      MemorySegment.copy(source, positions[j] * rowBytes, target, j * rowBytes, run * rowBytes);
+      j += run;
+    }
+    return new CellBlock(
+        Kind.DENSE,
+        column.dtype(),
+        buffer,
+        rowShape,
+        rowBytes,
+        null,
+        null,
+        null,
+        null,
+        positions.length);
+  }
+
+  /**
+   * Copies rows of a jagged column; runs of consecutive positions are copied at once.
+   *
+   * @param allocator the unit's allocator
+   * @param column the caller's column (only read)
+   * @param positions ascending row numbers of {@code column}
+   * @return a block the caller owns (one reference)
+   */
+  static CellBlock copyJagged(BufferAllocator allocator, JaggedColumn column, int[] positions) {
+    long elementBytes = column.dtype().byteSize();
+    long[] sourceOffsets = column.offsets();
+    long[] offsets = new long[positions.length + 1];
+    long[][] shapes = new long[positions.length][];
+    for (int j = 0; j < positions.length; j++) {
+      int p = positions[j];
+      shapes[j] = column.rowShape(p);
+      offsets[j + 1] = offsets[j] + (sourceOffsets[p + 1] - sourceOffsets[p]) * elementBytes;
+    }
+    MemorySegment source = column.values().segment();
+    NativeBuffer buffer = allocator.allocate(offsets[positions.length]);
+    MemorySegment target = buffer.segment();
+    int j = 0;
+    while (j < positions.length) {
+      int run = 1;
+      while (j + run < positions.length && positions[j + run] == positions[j] + run) {
+        run++;
+      }
+      long from = sourceOffsets[positions[j]] * elementBytes;
+      MemorySegment.copy(source, from, target, offsets[j], offsets[j + run] - offsets[j]);
+      j += run;
+    }
+    return new CellBlock(
+        Kind.JAGGED,
+        column.dtype(),
+        buffer,
+        null,
+        0,
+        offsets,
+        shapes,
+        null,
+        null,
+        positions.length);
+  }
+
+  /**
+   * Stores frozen deep copies of object values.
+   *
+   * @param allocator the unit's allocator, for tensors nested in values
+   * @param values the caller's values (only read)
+   * @param positions row numbers of {@code values}
+   * @param field the field name, for error messages
+   * @return a block the caller owns (one reference)
+   * @throws TqException with {@code INVALID_ARGUMENT} for an unsupported value type
+   */
+  static CellBlock freezeObjects(
+      BufferAllocator allocator, List<?> values, int[] positions, String field) {
+    Object[] frozen = new Object[positions.length];
+    List<Tensor> owned = new ArrayList<>(0);
+    try {
+      for (int j = 0; j < positions.length; j++) {
+        String where = "field '" + field + "' row " + positions[j];
+        frozen[j] = ObjectCells.freeze(values.get(positions[j]), allocator, owned, where);
+      }
+    } catch (RuntimeException e) {
+      owned.forEach(Tensor::close);
+      throw e;
+    }
+    return new CellBlock(
+        Kind.OBJECT, null, null, null, 0, null, null, frozen, owned, positions.length);
+  }
+
+  Kind kind() {
+    return kind;
+  }
+
+  /** The dtype of tensor cells; null for object cells. */
+  DType dtype() {
+    return dtype;
+  }
+
+  /** The shape of row {@code row}; callers must not modify the array. */
+  long[] rowShape(int row) {
+    return kind == Kind.DENSE ? denseRowShape : rowShapes[row];
+  }
+
+  /** The byte size of tensor row {@code row}. */
+  long rowBytes(int row) {
+    return kind == Kind.DENSE ? denseRowBytes : offsets[row + 1] - offsets[row];
+  }
+
+  /** Copies tensor row {@code row} to {@code target} at {@code offset}. */
+  void copyRowTo(int row, MemorySegment target, long offset) {
+    long start = kind == Kind.DENSE ? row * denseRowBytes : offsets[row];
+    MemorySegment.copy(buffer.segment(), start, target, offset, rowBytes(row));
+  }
+
+  /** Copies tensor rows {@code row} to {@code row + count - 1} to {@code target} at once. */
+  void copyRowsTo(int row, int count, MemorySegment target, long offset) {
+    long start = kind == Kind.DENSE ? row * denseRowBytes : offsets[row];
+    long end = kind == Kind.DENSE ? (row + count) * denseRowBytes : offsets[row + count];
+    MemorySegment.copy(buffer.segment(), start, target, offset, end - start);
+  }
+
+  /** The frozen value of object row {@code row}; see {@link ObjectCells#thaw}. */
+  Object value(int row) {
+    return values[row];
+  }
+
+  /** Native bytes held, by block size. */
+  long capacityBytes() {
+    long bytes = buffer == null ? 0 : buffer.capacityBytes();
+    if (ownedTensors != null) {
+      for (Tensor t : ownedTensors) {
+        bytes += t.nbytes();
+      }
+    }
+    return bytes;
+  }
+
+  /** Marks one row as no longer current; the last one drops the table's reference. */
+  void dropRow() {
+    if (--liveRows == 0) {
+      release();
+    }
+  }
+
+  /** Marks one row as current again (undo of a put); the first one re-takes the reference. */
+  void reviveRow() {
+    if (liveRows++ == 0) {
+      retain();
+    }
+  }
+
+  /** Adds a reference for a reader or an undo record. */
+  void retain() {
+    int before = refs.getAndIncrement();
+    if (before <= 0) {
+      refs.getAndDecrement();
+      throw new TqException(ErrorCode.INTERNAL, "retain of a freed cell block");
+    }
+  }
+
+  /** Drops a reference; the last one frees the memory. */
+  void release() {
+    int after = refs.decrementAndGet();
+    if (after == 0) {
+      if (buffer != null) {
+        buffer.release();
+      }
+      if (ownedTensors != null) {
+        ownedTensors.forEach(Tensor::close);
+      }
+    } else if (after < 0) {
+      throw new TqException(ErrorCode.INTERNAL, "release of a freed cell block");
+    }
+  }
+}

@@ -1,0 +1,391 @@
+package org.transferqueue.storage.simple;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.storage.ClearResult;
+import org.transferqueue.storage.DataParserReference;
+import org.transferqueue.storage.FieldSchemas;
+import org.transferqueue.storage.PartitionGroup;
+import org.transferqueue.storage.ProductionNotifier;
+import org.transferqueue.storage.ProductionUpdates;
+import org.transferqueue.storage.PutResult;
+import org.transferqueue.storage.StorageContext;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.Column;
+
+/**
+ * The SimpleStorage backend with embedded storage units: routes sample {@code gi} to unit {@code gi
+ * mod N} and runs put, get and clear on the involved units in parallel.
+ *
+ * <p>A put runs in four steps:
+ *
+ * <pre>
+ *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
+ *  2. stage     per (partition, unit), in parallel: copy the unit's rows into new cell blocks
+ *  3. commit    per (partition, unit): publish the blocks under the unit's lock (capacity checked)
+ *  4. notify    per partition, in order of first appearance
+ * </pre>
+ *
+ * A failure in steps 1-3 leaves nothing written (committed parts are rolled back). A notification
+ * rejected in step 4 fails the put with {@code NOTIFICATION_FAILED} and rolls back that partition
+ * and the ones after it; partitions accepted before it stay stored (the error names them), so
+ * storage and the controller always agree. Each sample's cells live on one unit, so a concurrent
+ * get sees every sample either before or after a put, never half of it.
+ *
+ * <p>Tensor bytes are copied once per direction: from the caller's column into a cell block, and
+ * from cell blocks into the result's memory. Object cells are kept as frozen Java values (see
+ * {@link ObjectCells}). Thread-safe; {@link #close()} must follow the last request.
+ */
+public final class SimpleStorageManager implements StorageManager {
+  private final String id;
+  private final List<StorageUnit> units;
+  private final ProductionNotifier notifier;
+  private final DataParserRegistry parsers;
+  private final UnitExecutor executor;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * Creates the manager and its units.
+   *
+   * @param config unit count, capacity, limits and threads
+   * @param allocator the allocator under which every unit gets its own child allocator; not closed
+   *     by the manager
+   * @param notifier where production updates go
+   * @param parsers the data parsers the units may run
+   */
+  public SimpleStorageManager(
+      SimpleStorageConfig config,
+      BufferAllocator allocator,
+      ProductionNotifier notifier,
+      DataParserRegistry parsers) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(allocator, "allocator");
+    this.notifier = Objects.requireNonNull(notifier, "notifier");
+    this.parsers = Objects.requireNonNull(parsers, "parsers");
+    this.id = "TQ_STORAGE_" + randomHex();
+    List<StorageUnit> created = new ArrayList<>(config.unitCount());
+    try {
+      for (int i = 0; i < config.unitCount(); i++) {
+        created.add(
+            new StorageUnit(
+                "TQ_STORAGE_UNIT_" + randomHex(),
+                config.unitCapacity(),
+                allocator,
+                config.unitLimitBytes()));
+      }
+    } catch (RuntimeException e) {
+      created.reversed().forEach(StorageUnit::close);
+      throw e;
+    }
+    this.units = List.copyOf(created);
+    this.executor = new UnitExecutor("tq-simple-storage", config.workerThreads());
+  }
+
+  /**
+   * The factory registered as {@link StorageManagerRegistry#SIMPLE_STORAGE}: reads the options with
+   * {@link SimpleStorageConfig#fromOptions} and starts with an empty parser registry.
+   *
+   * @param context allocator, notifier and the {@code backend.SimpleStorage} options
+   * @return a manager the caller owns
+   */
+  public static SimpleStorageManager create(StorageContext context) {
+    return new SimpleStorageManager(
+        SimpleStorageConfig.fromOptions(context.options()),
+        context.allocator(),
+        context.notifier(),
+        new DataParserRegistry());
+  }
+
+  private static String randomHex() {
+    return HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+  }
+
+  @Override
+  public String backendName() {
+    return StorageManagerRegistry.SIMPLE_STORAGE;
+  }
+
+  /**
+   * The manager's id, {@code TQ_STORAGE_} and 8 hex digits.
+   *
+   * @return the id
+   */
+  public String id() {
+    return id;
+  }
+
+  /**
+   * The units in routing order: sample {@code gi} lives on {@code units().get(gi mod N)}.
+   *
+   * @return the units, owned by this manager
+   */
+  public List<StorageUnit> units() {
+    return units;
+  }
+
+  /**
+   * The parsers puts may name; register more at any time.
+   *
+   * @return the registry
+   */
+  public DataParserRegistry parsers() {
+    return parsers;
+  }
+
+  /**
+   * The statistics of every unit, in routing order.
+   *
+   * @return one snapshot per unit
+   */
+  public List<StorageUnitStats> unitStats() {
+    return units.stream().map(StorageUnit::stats).toList();
+  }
+
+  @Override
+  public PutResult put(Batch batch, BatchMeta meta) {
+    return store(batch, meta, null);
+  }
+
+  @Override
+  public PutResult put(Batch batch, BatchMeta meta, DataParserReference parser) {
+    return store(batch, meta, Objects.requireNonNull(parser, "parser"));
+  }
+
+  private PutResult store(Batch batch, BatchMeta meta, DataParserReference parser) {
+    ensureOpen();
+    FieldSchemas.requireMatchingSize(batch, meta);
+    if (meta.isEmpty()) {
+      return new PutResult(new TreeMap<>(), List.of());
+    }
+    long[] gis = meta.globalIndexArray();
+    FieldSchemas.requireDistinctIndexes(gis);
+    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
+    FieldSchemas.requireCompatible(meta, schema);
+    if (parser != null) {
+      parsers.resolve(parser.name());
+    }
+    List<PartitionGroup> partitions = PartitionGroup.of(meta);
+    List<PutTask> tasks = new ArrayList<>();
+    for (int p = 0; p < partitions.size(); p++) {
+      int[] rows = partitions.get(p).positions();
+      long[] partitionGis = new long[rows.length];
+      for (int j = 0; j < rows.length; j++) {
+        partitionGis[j] = gis[rows[j]];
+      }
+      for (RoutingGroup group : RoutingGroup.route(partitionGis, units.size())) {
+        int[] positions = group.positions().clone();
+        for (int j = 0; j < positions.length; j++) {
+          positions[j] = rows[positions[j]];
+        }
+        tasks.add(new PutTask(p, units.get(group.unit()), group.globalIndexes(), positions));
+      }
+    }
+    for (PutTask task : tasks) {
+      task.unit.checkCapacity(task.gis);
+    }
+    String[] fields = batch.fields().toArray(String[]::new);
+    List<StagedPut> staged =
+        executor.runAll(tasks, task -> stage(task, batch, fields, parser), StagedPut::close);
+    List<PutUndo> undos = commitAll(staged);
+    int accepted = 0;
+    try {
+      for (; accepted < partitions.size(); accepted++) {
+        ProductionUpdates.publish(
+            notifier, ProductionUpdates.of(meta, partitions.get(accepted), schema, List.of()));
+      }
+    } catch (RuntimeException e) {
+      for (int i = undos.size() - 1; i >= 0; i--) {
+        if (staged.get(i).partition() >= accepted) {
+          undos.get(i).rollback();
+        }
+      }
+      undos.forEach(PutUndo::close);
+      throw e;
+    }
+    undos.forEach(PutUndo::close);
+    return new PutResult(schema, List.of());
+  }
+
+  private static StagedPut stage(
+      PutTask task, Batch batch, String[] fields, DataParserReference parser) {
+    if (parser == null) {
+      return stageColumns(task, batch, fields, task.positions);
+    }
+    BufferAllocator allocator = task.unit.allocator();
+    try (Batch rows = batch.selectRows(allocator, task.positions)) {
+      Batch parsed = task.parsers().apply(parser, rows, allocator);
+      try {
+        int[] all = new int[task.gis.length];
+        for (int j = 0; j < all.length; j++) {
+          all[j] = j;
+        }
+        return stageColumns(task, parsed, fields, all);
+      } finally {
+        parsed.close();
+      }
+    }
+  }
+
+  private static StagedPut stageColumns(
+      PutTask task, Batch batch, String[] fields, int[] positions) {
+    CellBlock[] blocks = new CellBlock[fields.length];
+    try {
+      for (int f = 0; f < fields.length; f++) {
+        Column column = batch.column(fields[f]);
+        blocks[f] = CellBlock.copyOf(task.unit.allocator(), fields[f], column, positions);
+      }
+    } catch (RuntimeException e) {
+      for (CellBlock block : blocks) {
+        if (block != null) {
+          block.release();
+        }
+      }
+      throw e;
+    }
+    return new StagedPut(task.unit, task.partition, task.gis, fields, blocks);
+  }
+
+  private static List<PutUndo> commitAll(List<StagedPut> staged) {
+    List<PutUndo> undos = new ArrayList<>(staged.size());
+    try {
+      for (StagedPut part : staged) {
+        undos.add(part.commit());
+      }
+    } catch (RuntimeException e) {
+      for (int i = undos.size() - 1; i >= 0; i--) {
+        undos.get(i).rollback();
+      }
+      staged.forEach(StagedPut::close);
+      throw e;
+    }
+    return undos;
+  }
+
+  @Override
+  public Batch get(BatchMeta meta, BufferAllocator allocator) {
+    ensureOpen();
+    Objects.requireNonNull(allocator, "allocator");
+    List<String> fields = meta.fieldNames();
+    if (meta.isEmpty() || fields.isEmpty()) {
+      return Batch.builder().rowCount(meta.size()).build();
+    }
+    List<RoutingGroup> groups = RoutingGroup.route(meta.globalIndexArray(), units.size());
+    List<CellSnapshot> snapshots =
+        executor.runAll(
+            groups,
+            g -> units.get(g.unit()).snapshot(g.globalIndexes(), fields),
+            CellSnapshot::close);
+    try {
+      return ColumnPacker.packBatch(
+          fields,
+          meta.size(),
+          groups,
+          snapshots,
+          allocator,
+          copies -> executor.runAll(copies, copy -> copy.getAsInt(), null));
+    } finally {
+      snapshots.forEach(CellSnapshot::close);
+    }
+  }
+
+  @Override
+  public ClearResult clear(BatchMeta meta) {
+    ensureOpen();
+    if (meta.isEmpty()) {
+      return ClearResult.complete(0);
+    }
+    List<RoutingGroup> groups = RoutingGroup.route(meta.globalIndexArray(), units.size());
+    List<ClearResult> parts =
+        executor.runAll(
+            groups,
+            g -> {
+              StorageUnit unit = units.get(g.unit());
+              try {
+                return ClearResult.complete(unit.clear(g.globalIndexes()));
+              } catch (RuntimeException e) {
+                List<Long> gis = Arrays.stream(g.globalIndexes()).boxed().toList();
+                return new ClearResult(
+                    0, List.of(new ClearResult.Failure(unit.id(), gis, e.toString())));
+              }
+            },
+            null);
+    long cleared = 0;
+    List<ClearResult.Failure> failures = new ArrayList<>();
+    for (ClearResult part : parts) {
+      cleared += part.clearedSamples();
+      failures.addAll(part.failures());
+    }
+    return new ClearResult(cleared, failures);
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    RuntimeException failure = null;
+    try {
+      executor.close();
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    for (StorageUnit unit : units.reversed()) {
+      try {
+        unit.close();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new StorageException(ErrorCode.CLOSED, "storage manager " + id + " is closed");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "SimpleStorageManager[id=" + id + ", units=" + units.size() + "]";
+  }
+
+  /** The rows of one partition group routed to one unit. */
+  private final class PutTask {
+    final int partition;
+    final StorageUnit unit;
+    final long[] gis;
+    final int[] positions;
+
+    PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {
+      this.partition = partition;
+      this.unit = unit;
+      this.gis = gis;
+      this.positions = positions;
+    }
+
+    DataParserRegistry parsers() {
+      return parsers;
+    }
+  }
+}

@@ -1,0 +1,597 @@
+package org.transferqueue.storage.simple;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.TreeSet;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.IntSupplier;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.FieldSchemas;
+import org.transferqueue.tensor.Batch;
+
+/**
+ * One storage unit of SimpleStorage: a 2-D store (global index x field) of off-heap cells.
+ *
+ * <p>Design note. Cells are written by a put into fresh {@link CellBlock}s outside any lock (the
+ * only copy of the caller's bytes); the put is then <em>committed</em> under the write lock by
+ * pointing the (sample slot, field) entries at the new blocks. The commit is the linearisation
+ * point of a put, and it either installs every cell of the request or none (capacity is checked
+ * inside it). A get takes the read lock only to look up and {@link CellBlock#retain() retain} the
+ * blocks of the requested cells, and copies the bytes after releasing it; since blocks never change
+ * once published, a get sees for every cell either the bytes of one complete put or those of
+ * another, never a mix, and for all the cells of one request the state of one instant. Last commit
+ * wins per cell. A commit returns a {@link PutUndo} so that a request spanning several units (or
+ * whose notification fails) can take the put back.
+ *
+ * <pre>
+ *   slots:  gi -> slot (SampleSlots)          fields: name -> FieldCells
+ *   FieldCells.blocks[slot], FieldCells.rows[slot] = the cell (block, row in block), or null
+ * </pre>
+ *
+ * <p>Capacity counts distinct samples, not cells; overwriting a held sample never needs capacity.
+ * Memory comes from the unit's own allocator, a child of the one given at creation, which the unit
+ * owns and closes. Thread-safe.
+ */
+public final class StorageUnit implements AutoCloseable {
+  private final String id;
+  private final long capacity;
+  private final BufferAllocator allocator;
+  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+  // Guarded by lock.
+  private final SampleSlots slots = new SampleSlots();
+  private final Map<String, FieldCells> fields = new HashMap<>();
+  private long cellCount;
+  private boolean closed;
+
+  /**
+   * Creates a unit with its own child allocator.
+   *
+   * @param id the unit's id, used in messages and checkpoints
+   * @param capacitySamples the most distinct samples the unit holds; {@link OptionalLong#empty()}
+   *     for unlimited
+   * @param parent the allocator the unit's child allocator is created under
+   * @param limitBytes the byte limit of the unit's allocator
+   * @throws TqException with {@code INVALID_ARGUMENT} for a capacity below 1
+   */
+  public StorageUnit(
+      String id, OptionalLong capacitySamples, BufferAllocator parent, long limitBytes) {
+    this.id = Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(capacitySamples, "capacitySamples");
+    if (capacitySamples.isPresent() && capacitySamples.getAsLong() < 1) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "storage unit " + id + ": capacitySamples=" + capacitySamples.getAsLong() + " < 1");
+    }
+    this.capacity = capacitySamples.orElse(Long.MAX_VALUE);
+    this.allocator = parent.newChildAllocator("storage-unit:" + id, limitBytes);
+  }
+
+  /**
+   * The unit's id.
+   *
+   * @return the id given at creation
+   */
+  public String id() {
+    return id;
+  }
+
+  /** The unit's allocator, where staged blocks are allocated. */
+  BufferAllocator allocator() {
+    return allocator;
+  }
+
+  /**
+   * Stores row {@code j} of every column of {@code rows} as the cell (gis[j], field), atomically:
+   * either every cell is written or, on an error, none.
+   *
+   * @param gis distinct global indexes, one per row
+   * @param rows the data (only read; not closed)
+   * @throws StorageException with {@code SHAPE_MISMATCH} if the row count differs from the index
+   *     count, {@code DUPLICATE_KEY} for a repeated index, {@code CAPACITY_EXCEEDED} if the new
+   *     samples do not fit, {@code OUT_OF_MEMORY} if the unit's allocator is full
+   */
+  public void put(long[] gis, Batch rows) {
+    if (rows.rowCount() != gis.length) {
+      String field = rows.fields().isEmpty() ? "" : rows.fields().getFirst();
+      throw new StorageException(
+          ErrorCode.SHAPE_MISMATCH,
+          "StorageUnitData put_data: field '"
+              + field
+              + "' values length "
+              + rows.rowCount()
+              + " != global_indexes length "
+              + gis.length
+              + ", length mismatch");
+    }
+    FieldSchemas.requireDistinctIndexes(gis);
+    checkCapacity(gis);
+    String[] fieldNames = rows.fields().toArray(String[]::new);
+    int[] positions = new int[gis.length];
+    for (int j = 0; j < positions.length; j++) {
+      positions[j] = j;
+    }
+    CellBlock[] blocks = new CellBlock[fieldNames.length];
+    try {
+      for (int f = 0; f < fieldNames.length; f++) {
+        blocks[f] =
+            CellBlock.copyOf(allocator, fieldNames[f], rows.column(fieldNames[f]), positions);
+      }
+    } catch (RuntimeException e) {
+      releaseAll(blocks);
+      throw e;
+    }
+    try (StagedPut staged = new StagedPut(this, 0, gis, fieldNames, blocks)) {
+      staged.commit().close(); // keep the put: nothing else can fail after the commit
+    }
+  }
+
+  /**
+   * Reads the cells of {@code fieldNames} x {@code gis} as one batch, rows in {@code gis} order,
+   * columns in {@code fieldNames} order, of the kinds the cells were put with.
+   *
+   * @param gis the samples (repeats allowed)
+   * @param fieldNames the fields
+   * @param resultAllocator where the result's memory comes from
+   * @return an independent batch the caller owns
+   * @throws StorageException with {@code UNKNOWN_FIELD} or {@code NOT_FOUND} for a missing cell,
+   *     {@code SCHEMA_CONFLICT} if a field's cells cannot form one column
+   */
+  public Batch get(long[] gis, List<String> fieldNames, BufferAllocator resultAllocator) {
+    if (gis.length == 0 || fieldNames.isEmpty()) {
+      return Batch.builder().rowCount(gis.length).build();
+    }
+    int[] positions = new int[gis.length];
+    for (int j = 0; j < positions.length; j++) {
+      positions[j] = j;
+    }
+    List<RoutingGroup> groups = List.of(new RoutingGroup(0, gis, positions));
+    try (CellSnapshot snapshot = snapshot(gis, fieldNames)) {
+      return ColumnPacker.packBatch(
+          fieldNames,
+          gis.length,
+          groups,
+          List.of(snapshot),
+          resultAllocator,
+          copies -> copies.forEach(IntSupplier::getAsInt));
+    }
+  }
+
+  private static void releaseAll(CellBlock[] blocks) {
+    for (CellBlock block : blocks) {
+      if (block != null) {
+        block.release();
+      }
+    }
+  }
+
+  /**
+   * Fails fast, before any bytes are copied, when a put of these samples cannot fit. The commit
+   * checks again, authoritatively.
+   */
+  void checkCapacity(long[] gis) {
+    if (capacity == Long.MAX_VALUE) {
+      return;
+    }
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      requireRoom(gis);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private void requireRoom(long[] gis) {
+    if (capacity == Long.MAX_VALUE) {
+      return;
+    }
+    long fresh = 0;
+    for (long gi : gis) {
+      if (slots.get(gi) < 0) {
+        fresh++;
+      }
+    }
+    long held = slots.size();
+    if (held + fresh > capacity) {
+      throw new StorageException(
+          ErrorCode.CAPACITY_EXCEEDED,
+          "Storage capacity exceeded: "
+              + held
+              + " existing + "
+              + fresh
+              + " new > "
+              + capacity
+              + " (storage unit "
+              + id
+              + ")");
+    }
+  }
+
+  /**
+   * Installs staged blocks as the current cells of {@code gis}: row {@code j} of {@code blocks[f]}
+   * becomes the cell (gis[j], fieldNames[f]). On success the unit holds the blocks' references (the
+   * caller's are transferred); on failure nothing changed and the caller still owns them.
+   *
+   * @param gis distinct global indexes
+   * @param fieldNames the fields written
+   * @param blocks one block per field, each with {@code gis.length} rows
+   * @return the record of what was replaced; the caller must roll it back or close it
+   * @throws StorageException with {@code CAPACITY_EXCEEDED} if the new samples do not fit
+   */
+  PutUndo commit(long[] gis, String[] fieldNames, CellBlock[] blocks) {
+    lock.writeLock().lock();
+    try {
+      ensureOpen();
+      requireRoom(gis);
+      int k = gis.length;
+      boolean[] createdSample = new boolean[k];
+      int[] slotOf = new int[k];
+      for (int j = 0; j < k; j++) {
+        createdSample[j] = slots.get(gis[j]) < 0;
+        slotOf[j] = slots.getOrAssign(gis[j]);
+      }
+      Replaced[] replaced = new Replaced[fieldNames.length];
+      for (int f = 0; f < fieldNames.length; f++) {
+        FieldCells cells = fields.get(fieldNames[f]);
+        boolean createdField = cells == null;
+        if (createdField) {
+          cells = new FieldCells();
+          fields.put(fieldNames[f], cells);
+        }
+        cells.ensureSlots(slots.slotBound());
+        replaced[f] = cells.install(slotOf, blocks[f], createdField);
+        cellCount += replaced[f].added;
+      }
+      return new CommittedPut(gis, createdSample, fieldNames, blocks, replaced);
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Looks up the cells of {@code fields} x {@code gis} and retains their blocks, as of one instant.
+   *
+   * @param gis the samples in request order (repeats allowed)
+   * @param fieldNames the fields
+   * @return the cells; the caller must close the snapshot
+   * @throws StorageException with {@code UNKNOWN_FIELD} for a field the unit never held, {@code
+   *     NOT_FOUND} for a sample without a cell in a field
+   */
+  CellSnapshot snapshot(long[] gis, List<String> fieldNames) {
+    CellSnapshot snapshot = new CellSnapshot(fieldNames.size(), gis.length);
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      FieldCells[] columns = new FieldCells[fieldNames.size()];
+      for (int f = 0; f < columns.length; f++) {
+        columns[f] = fields.get(fieldNames.get(f));
+        if (columns[f] == null) {
+          throw new StorageException(
+              ErrorCode.UNKNOWN_FIELD,
+              "StorageUnitData get_data: field '"
+                  + fieldNames.get(f)
+                  + "' not found. Available: "
+                  + new TreeSet<>(fields.keySet())
+                  + " (storage unit "
+                  + id
+                  + ")");
+        }
+      }
+      for (int j = 0; j < gis.length; j++) {
+        int slot = slots.get(gis[j]);
+        for (int f = 0; f < columns.length; f++) {
+          CellBlock block = slot < 0 ? null : columns[f].block(slot);
+          if (block == null) {
+            throw new StorageException(
+                ErrorCode.NOT_FOUND,
+                "StorageUnitData get_data: key "
+                    + gis[j]
+                    + " not found in field '"
+                    + fieldNames.get(f)
+                    + "' (storage unit "
+                    + id
+                    + ")");
+          }
+          snapshot.set(f, j, block, columns[f].rows[slot]);
+        }
+      }
+      return snapshot;
+    } catch (RuntimeException e) {
+      snapshot.close();
+      throw e;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Removes every cell of the given samples; absent samples are ignored. Idempotent. Field names
+   * stay known even when no cell is left, so a later get reports a missing key, not a missing
+   * field.
+   *
+   * @param gis the samples to remove
+   * @return how many samples were held and are now removed
+   */
+  public int clear(long[] gis) {
+    lock.writeLock().lock();
+    try {
+      ensureOpen();
+      int removed = 0;
+      for (long gi : gis) {
+        int slot = slots.remove(gi);
+        if (slot < 0) {
+          continue;
+        }
+        removed++;
+        for (FieldCells cells : fields.values()) {
+          if (cells.clearSlot(slot)) {
+            cellCount--;
+          }
+        }
+      }
+      return removed;
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Whether the unit holds a cell for every field of {@code fieldNames} for sample {@code gi}.
+   *
+   * @param gi the sample
+   * @param fieldNames the fields
+   * @return true if all cells are present
+   */
+  public boolean contains(long gi, List<String> fieldNames) {
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      int slot = slots.get(gi);
+      if (slot < 0) {
+        return false;
+      }
+      for (String name : fieldNames) {
+        FieldCells cells = fields.get(name);
+        if (cells == null || cells.block(slot) == null) {
+          return false;
+        }
+      }
+      return true;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * The unit's occupancy now.
+   *
+   * @return a snapshot of the statistics
+   */
+  public StorageUnitStats stats() {
+    lock.readLock().lock();
+    try {
+      return new StorageUnitStats(
+          id,
+          slots.size(),
+          cellCount,
+          fields.size(),
+          allocator.allocatedBytes(),
+          allocator.peakBytes(),
+          capacity == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(capacity));
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * The capacity in samples.
+   *
+   * @return the capacity, empty when unlimited
+   */
+  public OptionalLong capacitySamples() {
+    return capacity == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(capacity);
+  }
+
+  /**
+   * Drops every cell and closes the unit's allocator. Idempotent. Blocks still retained by a
+   * running get are freed when that get finishes; closing the allocator before then reports them as
+   * a leak, so callers stop requests first.
+   */
+  @Override
+  public void close() {
+    lock.writeLock().lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      for (FieldCells cells : fields.values()) {
+        for (int slot = 0; slot < cells.blocks.length; slot++) {
+          cells.clearSlot(slot);
+        }
+      }
+      fields.clear();
+      cellCount = 0;
+    } finally {
+      lock.writeLock().unlock();
+    }
+    allocator.close();
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new StorageException(ErrorCode.CLOSED, "storage unit " + id + " is closed");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "StorageUnit[id=" + id + ", capacity=" + capacitySamples() + "]";
+  }
+
+  /** The cells of one field, indexed by sample slot. Guarded by the unit's lock. */
+  private static final class FieldCells {
+    CellBlock[] blocks = new CellBlock[16];
+    int[] rows = new int[16];
+    long held;
+
+    void ensureSlots(int bound) {
+      if (bound > blocks.length) {
+        int length = Math.max(bound, blocks.length * 2);
+        blocks = Arrays.copyOf(blocks, length);
+        rows = Arrays.copyOf(rows, length);
+      }
+    }
+
+    Replaced install(int[] slotOf, CellBlock block, boolean createdField) {
+      CellBlock[] oldBlocks = new CellBlock[slotOf.length];
+      int[] oldRows = new int[slotOf.length];
+      List<CellBlock> retained = new ArrayList<>(1);
+      int added = 0;
+      for (int j = 0; j < slotOf.length; j++) {
+        int slot = slotOf[j];
+        CellBlock old = blocks[slot];
+        if (old != null) {
+          if (retained.isEmpty() || retained.getLast() != old) {
+            old.retain();
+            retained.add(old);
+          }
+          oldBlocks[j] = old;
+          oldRows[j] = rows[slot];
+          old.dropRow();
+        } else {
+          added++;
+          held++;
+        }
+        blocks[slot] = block;
+        rows[slot] = j;
+      }
+      return new Replaced(this, oldBlocks, oldRows, retained, added, createdField);
+    }
+
+    CellBlock block(int slot) {
+      return slot < blocks.length ? blocks[slot] : null;
+    }
+
+    boolean clearSlot(int slot) {
+      CellBlock old = block(slot);
+      if (old == null) {
+        return false;
+      }
+      blocks[slot] = null;
+      held--;
+      old.dropRow();
+      return true;
+    }
+  }
+
+  /** What a put replaced in one field. */
+  private record Replaced(
+      FieldCells cells,
+      CellBlock[] oldBlocks,
+      int[] oldRows,
+      List<CellBlock> retained,
+      int added,
+      boolean createdField) {}
+
+  /** The undo record of a commit. */
+  private final class CommittedPut implements PutUndo {
+    private final long[] gis;
+    private final boolean[] createdSample;
+    private final String[] fieldNames;
+    private final CellBlock[] blocks;
+    private final Replaced[] replaced;
+    private boolean done;
+
+    CommittedPut(
+        long[] gis,
+        boolean[] createdSample,
+        String[] fieldNames,
+        CellBlock[] blocks,
+        Replaced[] replaced) {
+      this.gis = gis;
+      this.createdSample = createdSample;
+      this.fieldNames = fieldNames;
+      this.blocks = blocks;
+      this.replaced = replaced;
+    }
+
+    @Override
+    public void rollback() {
+      if (done) {
+        return;
+      }
+      lock.writeLock().lock();
+      try {
+        if (!closed) {
+          restore();
+        }
+      } finally {
+        lock.writeLock().unlock();
+        close();
+      }
+    }
+
+    private void restore() {
+      for (int f = 0; f < fieldNames.length; f++) {
+        Replaced r = replaced[f];
+        for (int j = 0; j < gis.length; j++) {
+          int slot = slots.get(gis[j]);
+          if (slot < 0 || r.cells.block(slot) != blocks[f] || r.cells.rows[slot] != j) {
+            continue; // replaced or cleared since: a later operation wins
+          }
+          CellBlock old = r.oldBlocks[j];
+          r.cells.blocks[slot] = old;
+          if (old != null) {
+            r.cells.rows[slot] = r.oldRows[j];
+            old.reviveRow();
+          } else {
+            r.cells.held--;
+            cellCount--;
+          }
+          blocks[f].dropRow();
+        }
+        if (r.createdField && r.cells.held == 0 && fields.get(fieldNames[f]) == r.cells) {
+          fields.remove(fieldNames[f]);
+        }
+      }
+      for (int j = 0; j < gis.length; j++) {
+        if (createdSample[j]) {
+          int slot = slots.get(gis[j]);
+          if (slot >= 0 && holdsNothing(slot)) {
+            slots.remove(gis[j]);
+          }
+        }
+      }
+    }
+
+    private boolean holdsNothing(int slot) {
+      for (FieldCells cells : fields.values()) {
+        if (cells.block(slot) != null) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    @Override
+    public void close() {
+      if (done) {
+        return;
+      }
+      done = true;
+      for (Replaced r : replaced) {
+        r.retained.forEach(CellBlock::release);
+      }
+    }
+  }
+}

@@ -1,0 +1,293 @@
+package org.transferqueue.storage.simple;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.transferqueue.storage.simple.Cells.dense;
+import static org.transferqueue.storage.simple.Cells.objects;
+import static org.transferqueue.storage.simple.Cells.row;
+
+import java.util.List;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.ColumnKind;
+import org.transferqueue.tensor.DenseColumn;
+import org.transferqueue.tensor.ObjectColumn;
+
+/** Scenarios 5.A (storage unit data). */
+@ExtendWith(LeakCheckExtension.class)
+class StorageUnitTest {
+
+  static StorageUnit unit(BufferAllocator allocator, long capacity) {
+    return new StorageUnit(
+        "TQ_STORAGE_UNIT_test",
+        capacity < 0 ? OptionalLong.empty() : OptionalLong.of(capacity),
+        allocator,
+        Long.MAX_VALUE);
+  }
+
+  static void put(StorageUnit unit, long[] gis, Batch.Builder rows) {
+    try (Batch batch = rows.build()) {
+      unit.put(gis, batch);
+    }
+  }
+
+  private static Batch.Builder batch() {
+    return Batch.builder();
+  }
+
+  private static ErrorCode codeOf(Throwable e) {
+    return ((TqException) e).code();
+  }
+
+  @Test
+  void AS001_putThenGetReturnsEveryCell(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, 10)) {
+      put(
+          unit,
+          new long[] {0, 1},
+          batch()
+              .add("log_probs", dense(allocator, new float[] {1, 2}, new float[] {3, 4}))
+              .add("rewards", dense(allocator, new float[] {10}, new float[] {20})));
+
+      try (Batch both = unit.get(new long[] {0, 1}, List.of("log_probs", "rewards"), allocator);
+          Batch first = unit.get(new long[] {0}, List.of("log_probs"), allocator)) {
+        assertThat(both.rowCount()).isEqualTo(2);
+        assertThat(row(both.column("rewards"), 1)).containsExactly(20f);
+        assertThat(row(first.column("log_probs"), 0)).containsExactly(1f, 2f);
+      }
+    }
+  }
+
+  @Test
+  void AS002_clearRemovesTheSample(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, 10)) {
+      put(
+          unit,
+          new long[] {0, 1},
+          batch().add("log_probs", dense(allocator, new float[] {1, 2}, new float[] {3, 4})));
+
+      assertThat(unit.clear(new long[] {0})).isEqualTo(1);
+
+      assertThat(unit.contains(0, List.of("log_probs"))).isFalse();
+      assertThat(unit.contains(1, List.of("log_probs"))).isTrue();
+      assertThat(unit.stats().samples()).isEqualTo(1);
+      assertThat(unit.stats().cells()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void AS003_capacityCountsDistinctSamples(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, 3)) {
+      put(unit, new long[] {0, 1, 2}, batch().add("f", objects(1L, 2L, 3L)));
+
+      assertThatThrownBy(() -> put(unit, new long[] {3}, batch().add("f", objects(4L))))
+          .isInstanceOfSatisfying(
+              StorageException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.CAPACITY_EXCEEDED))
+          .hasMessageContaining("Storage capacity exceeded: 3 existing + 1 new > 3");
+      assertThat(unit.contains(3, List.of("f"))).isFalse();
+
+      unit.clear(new long[] {2});
+      put(unit, new long[] {3}, batch().add("f", objects(4L)));
+      assertThat(unit.stats().samples()).isEqualTo(3);
+      for (long gi : new long[] {0, 1, 3}) {
+        assertThat(unit.contains(gi, List.of("f"))).as("gi %d", gi).isTrue();
+      }
+      assertThat(unit.contains(2, List.of("f"))).isFalse();
+    }
+  }
+
+  @Test
+  void AS004_capacityIsNotPerCell(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, 2)) {
+      put(unit, new long[] {0, 1}, batch().add("a", objects(1L, 2L)).add("b", objects(3L, 4L)));
+
+      assertThat(unit.stats().samples()).isEqualTo(2);
+      assertThat(unit.stats().cells()).isEqualTo(4);
+    }
+  }
+
+  @Test
+  void AS005_overwriteDoesNotConsumeCapacity(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, 2)) {
+      put(unit, new long[] {0, 1}, batch().add("a", objects(1L, 2L)));
+
+      put(unit, new long[] {1}, batch().add("a", objects(9L)));
+
+      try (Batch read = unit.get(new long[] {1}, List.of("a"), allocator)) {
+        assertThat(((ObjectColumn) read.column("a")).values()).containsExactly(9L);
+      }
+    }
+  }
+
+  @Test
+  void AS006_partialFieldUpdateKeepsOtherFields(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(unit, new long[] {5}, batch().add("a", objects(1L)).add("b", objects(2L)));
+
+      put(unit, new long[] {5}, batch().add("a", objects(7L)));
+
+      try (Batch read = unit.get(new long[] {5}, List.of("a", "b"), allocator)) {
+        assertThat(((ObjectColumn) read.column("a")).values()).containsExactly(7L);
+        assertThat(((ObjectColumn) read.column("b")).values()).containsExactly(2L);
+      }
+    }
+  }
+
+  @Test
+  void AS007_unknownFieldListsAvailableFields(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(unit, new long[] {0}, batch().add("a", objects(1L)));
+
+      assertThatThrownBy(() -> unit.get(new long[] {0}, List.of("zzz"), allocator))
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.UNKNOWN_FIELD))
+          .hasMessageContaining("field 'zzz' not found")
+          .hasMessageContaining("Available: [a]");
+    }
+  }
+
+  @Test
+  void AS008_missingKeyIsNamed(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(unit, new long[] {1}, batch().add("a", objects(1L)));
+
+      assertThatThrownBy(() -> unit.get(new long[] {9}, List.of("a"), allocator))
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.NOT_FOUND))
+          .hasMessageContaining("key 9 not found in field 'a'");
+    }
+  }
+
+  @Test
+  void AS009_lengthMismatchWritesNothing(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1);
+        Batch rows = batch().add("a", objects(1L, 2L)).build()) {
+      assertThatThrownBy(() -> unit.put(new long[] {0, 1, 2}, rows))
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.SHAPE_MISMATCH))
+          .hasMessageContaining("values length 2 != global_indexes length 3");
+
+      assertThatThrownBy(() -> unit.get(new long[] {0}, List.of("a"), allocator))
+          .hasMessageContaining("field 'a' not found");
+      assertThat(unit.stats().samples()).isZero();
+    }
+  }
+
+  @Test
+  void AS010_unlimitedCapacityTakesManySamples(BufferAllocator allocator) {
+    int n = 100_000;
+    long[] gis = new long[n];
+    Object[] values = new Object[n];
+    for (int i = 0; i < n; i++) {
+      gis[i] = i;
+      values[i] = (long) i;
+    }
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(unit, gis, batch().add("v", objects(values)));
+
+      assertThat(unit.stats().samples()).isEqualTo(n);
+      assertThat(unit.stats().capacitySamples()).isEmpty();
+    }
+  }
+
+  @Test
+  void AS011_clearIsIdempotent(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(unit, new long[] {0, 1}, batch().add("a", objects(1L, 2L)));
+
+      unit.clear(new long[] {1, 42});
+      unit.clear(new long[] {1, 42});
+
+      assertThat(unit.stats().samples()).isEqualTo(1);
+      assertThat(unit.contains(0, List.of("a"))).isTrue();
+    }
+  }
+
+  @Test
+  void AS012_getFollowsRequestOrder(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(unit, new long[] {3, 1, 2}, batch().add("s", objects("c", "a", "b")));
+
+      try (Batch read = unit.get(new long[] {1, 2, 3}, List.of("s"), allocator)) {
+        assertThat(((ObjectColumn) read.column("s")).values()).containsExactly("a", "b", "c");
+      }
+    }
+  }
+
+  @Test
+  void AS013_denseColumnIsStoredAsRowCells(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(
+          unit,
+          new long[] {0, 1, 2},
+          batch()
+              .add(
+                  "x",
+                  dense(allocator, new float[] {1, 2}, new float[] {3, 4}, new float[] {5, 6})));
+
+      assertThat(unit.stats().cells()).isEqualTo(3);
+      try (Batch read = unit.get(new long[] {2, 0}, List.of("x"), allocator)) {
+        DenseColumn x = (DenseColumn) read.column("x");
+        assertThat(x.kind()).isEqualTo(ColumnKind.DENSE);
+        assertThat(x.tensor().shape()).containsExactly(2, 2);
+        assertThat(row(x, 0)).containsExactly(5f, 6f);
+        assertThat(row(x, 1)).containsExactly(1f, 2f);
+      }
+    }
+  }
+
+  @Test
+  void shouldRejectDuplicateIndexesInOnePut(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1);
+        Batch rows = batch().add("a", objects(1L, 2L)).build()) {
+      assertThatThrownBy(() -> unit.put(new long[] {4, 4}, rows))
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.DUPLICATE_KEY))
+          .hasMessageContaining("global index 4");
+      assertThat(unit.stats().samples()).isZero();
+    }
+  }
+
+  @Test
+  void shouldFreeEveryCellWhenClosedWhileHoldingData(BufferAllocator allocator) {
+    StorageUnit unit = unit(allocator, -1);
+    put(
+        unit,
+        new long[] {0, 1},
+        batch().add("x", dense(allocator, new float[] {1}, new float[] {2})));
+    assertThat(unit.stats().allocatedBytes()).isPositive();
+
+    unit.close();
+    unit.close();
+
+    assertThat(allocator.allocatedBytes()).isZero();
+    assertThatThrownBy(() -> unit.clear(new long[] {0}))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.CLOSED));
+  }
+
+  @Test
+  void shouldFreeBlocksOnlyWhenAllTheirRowsAreReplacedOrCleared(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(
+          unit,
+          new long[] {0, 1},
+          batch().add("x", dense(allocator, new float[] {1}, new float[] {2})));
+      long firstBlock = unit.stats().allocatedBytes();
+
+      put(unit, new long[] {0}, batch().add("x", dense(allocator, new float[] {3})));
+      long secondBlock = unit.stats().allocatedBytes() - firstBlock;
+      put(unit, new long[] {1}, batch().add("x", dense(allocator, new float[] {4})));
+
+      assertThat(unit.stats().allocatedBytes())
+          .as("the first block is freed once both its rows are replaced")
+          .isEqualTo(2 * secondBlock);
+      unit.clear(new long[] {0, 1});
+      assertThat(unit.stats().allocatedBytes()).isZero();
+      assertThat(unit.stats().cells()).isZero();
+    }
+  }
+}
