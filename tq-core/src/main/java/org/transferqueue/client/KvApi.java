@@ -113,6 +113,20 @@ public final class KvApi implements AutoCloseable {
   }
 
   /**
+   * Asynchronous {@link #put(String, String, Batch, Map)}.
+   *
+   * @param key the key
+   * @param partitionId the partition
+   * @param row a batch of exactly one row, or null; must stay open until completion
+   * @param tag the tags, or null
+   * @return the key's metadata, later
+   */
+  public CompletableFuture<KvBatchMeta> putAsync(
+      String key, String partitionId, Batch row, Map<String, ?> tag) {
+    return async(() -> put(key, partitionId, row, tag));
+  }
+
+  /**
    * Writes rows and/or tags of several keys: row {@code i} and tag {@code i} belong to key {@code
    * i}. Missing keys are created. Partial updates are allowed: a field written for some keys only
    * is produced for those keys only.
@@ -257,8 +271,9 @@ public final class KvApi implements AutoCloseable {
    * Reads the keys of a key-value metadata value.
    *
    * @param meta the keys, partition and (optionally) fields to read
-   * @param selectFields fields to read, each of which must be in {@code meta.fields()}; or null to
-   *     read {@code meta.fields()} (or, when that is empty, every field produced for all keys)
+   * @param selectFields fields to read, each of which must be in {@code meta.fields()} when that is
+   *     not null; or null to read {@code meta.fields()} (or, when that is null or empty, every
+   *     field produced for all keys)
    * @return a batch the caller owns and must close
    */
   public Batch get(KvBatchMeta meta, List<String> selectFields) {
@@ -267,9 +282,10 @@ public final class KvApi implements AutoCloseable {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "the metadata has no partition id: " + meta);
     }
+    List<String> metaFields = meta.fields() == null ? List.of() : meta.fields();
     List<String> fields = selectFields;
-    if (fields != null) {
-      List<String> absent = fields.stream().filter(f -> !meta.fields().contains(f)).toList();
+    if (fields != null && meta.fields() != null) {
+      List<String> absent = fields.stream().filter(f -> !metaFields.contains(f)).toList();
       if (!absent.isEmpty()) {
         throw new TqException(
             ErrorCode.UNKNOWN_FIELD,
@@ -278,8 +294,8 @@ public final class KvApi implements AutoCloseable {
                 + " were not found in the metadata's fields "
                 + meta.fields());
       }
-    } else if (!meta.fields().isEmpty()) {
-      fields = meta.fields();
+    } else if (fields == null && !metaFields.isEmpty()) {
+      fields = metaFields;
     }
     return batchGet(meta.keys(), meta.partitionId(), fields);
   }
@@ -368,10 +384,17 @@ public final class KvApi implements AutoCloseable {
     if (keys == null || keys.isEmpty()) {
       throw new TqException(ErrorCode.INVALID_ARGUMENT, "Received an empty list as keys");
     }
-    Set<String> seen = new LinkedHashSet<>();
-    for (String key : keys) {
-      if (key == null) {
-        throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must not contain null: " + keys);
+    Set<Object> seen = new LinkedHashSet<>();
+    // Iterates as Object: a list that reached here through an unchecked conversion (for example
+    // from a scripting layer) may hold non-strings, which get a typed error, not a cast failure.
+    for (Object key : keys) {
+      if (!(key instanceof String)) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "keys must be non-null strings, got "
+                + (key == null ? "null" : key.getClass().getSimpleName() + " " + key)
+                + " in "
+                + keys);
       }
       if (!seen.add(key)) {
         throw new TqException(ErrorCode.DUPLICATE_KEY, "duplicate key '" + key + "' in " + keys);
