@@ -1,0 +1,196 @@
+package org.transferqueue.objectstore;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.TensorUtils;
+
+/**
+ * The validated arguments of one {@link MooncakeKvClient#get}: per key its kind, expected size and
+ * recorded layout. Immutable after construction; used by the worker tasks of one call.
+ */
+final class GetPlan {
+  private final List<String> keys;
+  private final List<long[]> shapes;
+  private final List<DType> dtypes;
+  private final List<Map<String, Object>> backendMeta;
+  private final long[] sizes;
+  private final List<Integer> tensorIndexes = new ArrayList<>();
+  private final List<Integer> objectIndexes = new ArrayList<>();
+
+  private GetPlan(
+      List<String> keys,
+      List<long[]> shapes,
+      List<DType> dtypes,
+      List<Map<String, Object>> backendMeta) {
+    this.keys = keys;
+    this.shapes = shapes;
+    this.dtypes = dtypes;
+    this.backendMeta = backendMeta;
+    this.sizes = new long[keys.size()];
+  }
+
+  /**
+   * Validates the arguments of a get.
+   *
+   * @return the plan
+   * @throws TqException with {@code INVALID_ARGUMENT} naming what is missing or inconsistent
+   */
+  static GetPlan of(
+      List<String> keys,
+      List<long[]> shapes,
+      List<DType> dtypes,
+      List<Map<String, Object>> backendMeta) {
+    if (shapes == null || dtypes == null) {
+      throw invalid("MooncakeKvClient needs shapes and dtypes for zero-copy transfer.");
+    }
+    if (shapes.size() != keys.size() || dtypes.size() != keys.size()) {
+      throw invalid(
+          "Lengths of keys, shapes, dtypes must match: keys="
+              + keys.size()
+              + ", shapes="
+              + shapes.size()
+              + ", dtypes="
+              + dtypes.size());
+    }
+    if (backendMeta != null && backendMeta.size() != keys.size()) {
+      throw invalid(
+          "custom_backend_meta has "
+              + backendMeta.size()
+              + " entries for "
+              + keys.size()
+              + " keys");
+    }
+    GetPlan plan = new GetPlan(keys, shapes, dtypes, backendMeta);
+    for (int i = 0; i < keys.size(); i++) {
+      plan.classify(i);
+    }
+    return plan;
+  }
+
+  private void classify(int i) {
+    String key = keys.get(i);
+    if (dtypes.get(i) == null) {
+      if (backendMeta == null) {
+        throw invalid(
+            "custom_backend_meta is required when any dtype is None (for packed_size); key '"
+                + key
+                + "' is an object cell");
+      }
+      Map<String, Object> meta = backendMeta.get(i);
+      Object packed = meta == null ? null : meta.get(MooncakeKvClient.PACKED_SIZE);
+      if (!(packed instanceof Number size) || size.longValue() <= 0) {
+        throw invalid("missing packed_size for key " + key + " (backend metadata " + meta + ")");
+      }
+      sizes[i] = size.longValue();
+      objectIndexes.add(i);
+      return;
+    }
+    if (shapes.get(i) == null) {
+      throw invalid("tensor key '" + key + "' (" + dtypes.get(i) + ") has no expected shape");
+    }
+    sizes[i] = TensorUtils.nbytes(dtypes.get(i), shapes.get(i));
+    tensorIndexes.add(i);
+  }
+
+  List<Integer> tensorIndexes() {
+    return tensorIndexes;
+  }
+
+  List<Integer> objectIndexes() {
+    return objectIndexes;
+  }
+
+  String key(int i) {
+    return keys.get(i);
+  }
+
+  DType dtype(int i) {
+    return dtypes.get(i);
+  }
+
+  long[] shape(int i) {
+    return shapes.get(i);
+  }
+
+  long nbytes(int i) {
+    return sizes[i];
+  }
+
+  long packedSize(int i) {
+    return sizes[i];
+  }
+
+  /**
+   * Adds the store reads that fill tensor key {@code i}: the key itself, or its chunk keys when the
+   * metadata records chunks. Zero-byte tensors need no read.
+   */
+  void addTransfers(
+      int i,
+      MemorySegment destination,
+      List<String> transferKeys,
+      List<MemorySegment> destinations,
+      List<Long> expected) {
+    String key = keys.get(i);
+    Map<String, Object> meta = backendMeta == null ? null : backendMeta.get(i);
+    int chunks = chunkCount(key, meta);
+    long nbytes = sizes[i];
+    if (chunks == 0) {
+      if (nbytes > 0) {
+        transferKeys.add(key);
+        destinations.add(destination);
+        expected.add(nbytes);
+      }
+      return;
+    }
+    Object recorded = meta.get(MooncakeKvClient.CHUNK_BYTES);
+    if (!(recorded instanceof Number chunkBytes)
+        || chunkBytes.longValue() <= 0
+        || (chunks - 1) * chunkBytes.longValue() >= nbytes
+        || chunks * chunkBytes.longValue() < nbytes) {
+      throw invalid(
+          "chunk layout "
+              + meta
+              + " of key '"
+              + key
+              + "' does not describe its "
+              + nbytes
+              + " expected bytes (chunk_bytes is required with n_chunks)");
+    }
+    long chunk = chunkBytes.longValue();
+    for (int c = 0; c < chunks; c++) {
+      long offset = c * chunk;
+      long length = Math.min(chunk, nbytes - offset);
+      transferKeys.add(key + ":c" + c);
+      destinations.add(destination.asSlice(offset, length));
+      expected.add(length);
+    }
+  }
+
+  /**
+   * The number of chunks the metadata records for a key.
+   *
+   * @param key the key, for messages
+   * @param meta its backend metadata, or null
+   * @return 0 when the key is not chunked
+   * @throws TqException with {@code INVALID_ARGUMENT} for a count that is not a positive integer
+   */
+  static int chunkCount(String key, Map<String, Object> meta) {
+    if (meta == null || !meta.containsKey(MooncakeKvClient.N_CHUNKS)) {
+      return 0;
+    }
+    Object value = meta.get(MooncakeKvClient.N_CHUNKS);
+    if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() > Integer.MAX_VALUE) {
+      throw invalid("n_chunks of key '" + key + "' is not a positive integer: " + value);
+    }
+    return n.intValue();
+  }
+
+  private static TqException invalid(String message) {
+    return new TqException(ErrorCode.INVALID_ARGUMENT, message);
+  }
+}

@@ -1,0 +1,772 @@
+package org.transferqueue.objectstore;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.codec.PackedValueCodec;
+import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.kv.KvCellKind;
+import org.transferqueue.storage.kv.KvClient;
+import org.transferqueue.storage.kv.KvValues;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.Tensor;
+import org.transferqueue.tensor.TensorUtils;
+
+/**
+ * The key-value client of the MooncakeStore backend over an {@link ObjectStore}: tensors move as
+ * raw bytes straight from and into registered memory, object values as packed buffers on the same
+ * path.
+ *
+ * <h2>Design note</h2>
+ *
+ * <p><b>Put.</b> Cells are split into tensor and object cells (in key order) and then into slices
+ * of at most {@code batch_size_limit} keys. A tensor slice writes every tensor with {@code
+ * batchUpsertFrom} straight from its segment ({@link PutSources}: the caller's memory is registered
+ * as merged regions; only heap memory or memory that cannot be registered is staged). An object
+ * slice packs its values ({@link PackedValueCodec}) into one pooled registered buffer and upserts
+ * the slots; the packed sizes are returned as backend metadata {@code {"packed_size": n}}. Every
+ * write uses one {@link ReplicateConfig} whose hard pin is {@link
+ * MooncakeStoreConfig#effectiveHardPin()} (on unless offload is enabled or {@code hard_pin} says
+ * otherwise). Zero-byte tensors are not written (a store object cannot be empty) and not read.
+ *
+ * <p><b>Get.</b> Tensor slices allocate their destinations grouped by dtype (one pooled registered
+ * buffer per dtype, views aligned to 64 bytes) from the expected dtypes and shapes and read with
+ * {@code batchGetInto}; object slices read their packed sizes (required in the backend metadata)
+ * into one pooled buffer and decode views of it. Every read must return exactly the expected byte
+ * count. Keys whose metadata records chunks ({@code n_chunks}, {@code chunk_bytes}) are read chunk
+ * by chunk into consecutive parts of their destination.
+ *
+ * <p><b>Clear.</b> {@code batchRemove(force = true)} per slice, chunk keys expanded whenever the
+ * metadata records chunks; {@code -704} (absent) is success, other codes are logged and returned.
+ *
+ * <p><b>Threads.</b> The client owns a fixed pool of {@code max_batch_worker_threads} platform
+ * workers (store calls block) and, unless a {@link RetryScheduler} is injected, one scheduler
+ * thread for retry pauses. Slices of one call, tensor and object alike, run concurrently on the
+ * workers; the calling thread waits for all of them, and the first failure is thrown after all have
+ * finished and released their memory. Retries follow {@link TransferRetrier}. Pooled buffers stay
+ * registered across calls ({@link RegisteredBufferPool}).
+ *
+ * <p><b>Ownership.</b> The store stays the caller's and must outlive the client, unless it was
+ * handed over with {@link Builder#ownsStore}. Values returned by {@link #get} live in pooled
+ * buffers until their {@link KvValues} is closed.
+ *
+ * <pre>{@code
+ * try (MooncakeKvClient client =
+ *     MooncakeKvClient.builder().store(store).allocator(allocator).build()) {
+ *   List<Map<String, Object>> meta = client.put(keys, values);
+ *   try (KvValues read = client.get(keys, shapes, dtypes, meta)) { ... }
+ *   client.clear(keys, meta);
+ * }
+ * }</pre>
+ */
+public final class MooncakeKvClient implements KvClient {
+  /** Backend-metadata key of an object cell's packed size. */
+  public static final String PACKED_SIZE = "packed_size";
+
+  /** Backend-metadata key of the number of chunks of a chunked tensor. */
+  public static final String N_CHUNKS = "n_chunks";
+
+  /** Backend-metadata key of the chunk size of a chunked tensor (all but the last chunk). */
+  public static final String CHUNK_BYTES = "chunk_bytes";
+
+  /** Default deadline of one put, get or clear. */
+  public static final Duration OPERATION_TIMEOUT_DEFAULT = Duration.ofSeconds(120);
+
+  /** Default bytes of registered buffers kept in the pool between calls. */
+  public static final long MAX_POOLED_BYTES_DEFAULT = 2L << 30;
+
+  private static final System.Logger LOG = System.getLogger(MooncakeKvClient.class.getName());
+  private static final long VIEW_ALIGNMENT = TensorUtils.GROUP_ALIGNMENT_BYTES;
+
+  /** Schedules the pause before a retry; the returned future completes when it is over. */
+  @FunctionalInterface
+  public interface RetryScheduler {
+    /**
+     * Completes a future after a delay.
+     *
+     * @param delayNs the delay, positive
+     * @return a future completed (on any thread) once the delay has passed
+     */
+    CompletableFuture<Void> after(long delayNs);
+  }
+
+  private final ObjectStore store;
+  private final MooncakeStoreConfig config;
+  private final ReplicateConfig replicateConfig;
+  private final LongSupplier nanoClock;
+  private final long operationTimeoutNs;
+  private final ExecutorService workers;
+  private final ScheduledExecutorService timer;
+  private final RegionRegistry registry;
+  private final RegisteredBufferPool pool;
+  private final TransferRetrier retrier;
+  private final boolean ownsStore;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private MooncakeKvClient(Builder b) {
+    this.store = Objects.requireNonNull(b.store, "store");
+    this.ownsStore = b.ownsStore;
+    this.config = b.config;
+    this.replicateConfig = ReplicateConfig.builder().withHardPin(config.effectiveHardPin()).build();
+    this.nanoClock = b.nanoClock;
+    this.operationTimeoutNs = b.operationTimeout.toNanos();
+    this.workers =
+        Executors.newFixedThreadPool(config.maxBatchWorkerThreads(), daemon("mooncake-kv-worker"));
+    RetryScheduler scheduler = b.retryScheduler;
+    if (scheduler == null) {
+      timer = Executors.newSingleThreadScheduledExecutor(daemon("mooncake-kv-retry"));
+      scheduler =
+          delayNs -> {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            timer.schedule(() -> done.complete(null), delayNs, TimeUnit.NANOSECONDS);
+            return done;
+          };
+    } else {
+      timer = null;
+    }
+    this.registry = new RegionRegistry(store);
+    this.pool =
+        new RegisteredBufferPool(
+            Objects.requireNonNull(b.allocator, "allocator"),
+            registry,
+            b.pooledRegistration,
+            b.maxPooledBytes);
+    this.retrier =
+        new TransferRetrier(
+            workers,
+            scheduler,
+            nanoClock,
+            config.maxRetries(),
+            config.retryDelay().toNanos(),
+            b.jitter);
+    if (config.gdrRequested()) {
+      LOG.log(
+          System.Logger.Level.INFO,
+          "use_gdr is set but this process has no GPU transfer path; using the CPU path");
+    }
+  }
+
+  /**
+   * Starts a builder.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The replicate config used for every write.
+   *
+   * @return the config; hard pin as {@link MooncakeStoreConfig#effectiveHardPin()}
+   */
+  public ReplicateConfig replicateConfig() {
+    return replicateConfig;
+  }
+
+  /**
+   * How many times this client has registered memory with the store so far.
+   *
+   * @return the count
+   */
+  public long registrations() {
+    return registry.registerCalls();
+  }
+
+  /**
+   * How many times this client has unregistered memory from the store so far.
+   *
+   * @return the count
+   */
+  public long unregistrations() {
+    return registry.unregisterCalls();
+  }
+
+  // ---------------------------------------------------------------- put
+
+  @Override
+  public List<Map<String, Object>> put(List<String> keys, List<?> values, List<KvCellKind> kinds) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(values, "values");
+    Objects.requireNonNull(kinds, "kinds");
+    checkOpen();
+    if (keys.size() != values.size() || keys.size() != kinds.size()) {
+      throw new TqException(
+          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          "Number of keys must match number of values: keys="
+              + keys.size()
+              + ", values="
+              + values.size()
+              + ", kinds="
+              + kinds.size());
+    }
+    int n = keys.size();
+    if (n == 0) {
+      return List.of();
+    }
+    List<Integer> tensorIdx = new ArrayList<>();
+    List<Integer> objectIdx = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (kinds.get(i) == KvCellKind.TENSOR) {
+        if (!(values.get(i) instanceof Tensor)) {
+          throw new TqException(
+              org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+              "value of tensor key '" + keys.get(i) + "' is not a tensor: " + values.get(i));
+        }
+        tensorIdx.add(i);
+      } else {
+        objectIdx.add(i);
+      }
+    }
+    long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+    long[] packedSizes = new long[n];
+    List<CompletableFuture<?>> tasks = new ArrayList<>();
+    for (List<Integer> slice : slices(tensorIdx)) {
+      tasks.add(submit(() -> putTensors(slice, keys, values, deadline)));
+    }
+    for (List<Integer> slice : slices(objectIdx)) {
+      tasks.add(submit(() -> putObjects(slice, keys, values, packedSizes, deadline)));
+    }
+    awaitAll(tasks);
+    List<Map<String, Object>> meta = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      meta.add(kinds.get(i) == KvCellKind.TENSOR ? null : Map.of(PACKED_SIZE, packedSizes[i]));
+    }
+    return Collections.unmodifiableList(meta);
+  }
+
+  private CompletableFuture<Void> putTensors(
+      List<Integer> slice, List<String> keys, List<?> values, long deadline) {
+    List<String> sliceKeys = new ArrayList<>(slice.size());
+    List<MemorySegment> segments = new ArrayList<>(slice.size());
+    for (int i : slice) {
+      MemorySegment segment = ((Tensor) values.get(i)).segment();
+      if (segment.byteSize() > 0) {
+        sliceKeys.add(keys.get(i));
+        segments.add(segment);
+      }
+    }
+    PutSources sources = PutSources.prepare(segments, registry, pool);
+    List<MemorySegment> registered = new ArrayList<>(segments.size());
+    for (int j = 0; j < segments.size(); j++) {
+      registered.add(sources.source(j));
+    }
+    return retrier
+        .run("batch_upsert_from", sliceKeys, registered, null, this::upsert, deadline)
+        .whenComplete((v, e) -> sources.close());
+  }
+
+  private CompletableFuture<Void> putObjects(
+      List<Integer> slice, List<String> keys, List<?> values, long[] packedSizes, long deadline) {
+    List<String> sliceKeys = new ArrayList<>(slice.size());
+    List<Object> sliceValues = new ArrayList<>(slice.size());
+    for (int i : slice) {
+      sliceKeys.add(keys.get(i));
+      sliceValues.add(values.get(i));
+    }
+    RegisteredBufferPool.Lease[] lease = new RegisteredBufferPool.Lease[1];
+    List<MemorySegment> packed;
+    try {
+      packed =
+          PackedValueCodec.batchEncodeInto(
+              sliceValues,
+              sizes -> {
+                lease[0] = pool.acquire(Math.max(1, Arrays.stream(sizes).sum()));
+                return carve(lease[0].segment(), sizes, 1);
+              });
+    } catch (RuntimeException e) {
+      if (lease[0] != null) {
+        lease[0].close();
+      }
+      throw e;
+    }
+    for (int j = 0; j < slice.size(); j++) {
+      packedSizes[slice.get(j)] = packed.get(j).byteSize();
+    }
+    return retrier
+        .run("batch_upsert_from", sliceKeys, packed, null, this::upsert, deadline)
+        .whenComplete((v, e) -> lease[0].close());
+  }
+
+  private long[] upsert(List<String> keys, List<MemorySegment> sources) {
+    int[] codes = store.batchUpsertFrom(keys, sources, replicateConfig);
+    long[] widened = new long[codes.length];
+    for (int i = 0; i < codes.length; i++) {
+      widened[i] = codes[i];
+    }
+    return widened;
+  }
+
+  private static List<MemorySegment> carve(MemorySegment region, long[] sizes, long alignment) {
+    List<MemorySegment> slots = new ArrayList<>(sizes.length);
+    long offset = 0;
+    for (long size : sizes) {
+      offset = (offset + alignment - 1) & -alignment;
+      slots.add(region.asSlice(offset, size));
+      offset += size;
+    }
+    return slots;
+  }
+
+  // ---------------------------------------------------------------- get
+
+  @Override
+  public KvValues get(
+      List<String> keys,
+      List<long[]> shapes,
+      List<DType> dtypes,
+      List<Map<String, Object>> backendMeta) {
+    Objects.requireNonNull(keys, "keys");
+    checkOpen();
+    GetPlan plan = GetPlan.of(keys, shapes, dtypes, backendMeta);
+    int n = keys.size();
+    if (n == 0) {
+      return new KvValues(List.of(), List.of());
+    }
+    long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+    Object[] results = new Object[n];
+    List<AutoCloseable> owned = Collections.synchronizedList(new ArrayList<>());
+    List<CompletableFuture<?>> tasks = new ArrayList<>();
+    for (List<Integer> slice : slices(plan.tensorIndexes())) {
+      tasks.add(submit(() -> getTensors(plan, slice, results, owned, deadline)));
+    }
+    for (List<Integer> slice : slices(plan.objectIndexes())) {
+      tasks.add(submit(() -> getObjects(plan, slice, results, owned, deadline)));
+    }
+    try {
+      awaitAll(tasks);
+    } catch (RuntimeException e) {
+      new KvValues(List.of(), owned).close();
+      throw e;
+    }
+    return new KvValues(Arrays.asList(results), owned);
+  }
+
+  private CompletableFuture<Void> getTensors(
+      GetPlan plan,
+      List<Integer> slice,
+      Object[] results,
+      List<AutoCloseable> owned,
+      long deadline) {
+    Map<DType, Long> groupBytes = new LinkedHashMap<>();
+    long[] offsets = new long[slice.size()];
+    for (int j = 0; j < slice.size(); j++) {
+      int i = slice.get(j);
+      long start = align(groupBytes.getOrDefault(plan.dtype(i), 0L));
+      offsets[j] = start;
+      groupBytes.put(plan.dtype(i), start + plan.nbytes(i));
+    }
+    Map<DType, RegisteredBufferPool.Lease> regions = new LinkedHashMap<>();
+    List<String> transferKeys = new ArrayList<>();
+    List<MemorySegment> destinations = new ArrayList<>();
+    List<Long> expected = new ArrayList<>();
+    try {
+      for (Map.Entry<DType, Long> group : groupBytes.entrySet()) {
+        if (group.getValue() > 0) {
+          regions.put(group.getKey(), pool.acquire(group.getValue()));
+        }
+      }
+      Tensor[] views = new Tensor[slice.size()];
+      for (int j = 0; j < slice.size(); j++) {
+        int i = slice.get(j);
+        RegisteredBufferPool.Lease region = regions.get(plan.dtype(i));
+        MemorySegment view =
+            region == null
+                ? MemorySegment.NULL
+                : region.segment().asSlice(offsets[j], plan.nbytes(i));
+        views[j] = Tensor.wrap(plan.dtype(i), view, plan.shape(i));
+        plan.addTransfers(i, view, transferKeys, destinations, expected);
+      }
+      long[] sizes = expected.stream().mapToLong(Long::longValue).toArray();
+      return retrier
+          .run("batch_get_into", transferKeys, destinations, sizes, this::getInto, deadline)
+          .whenComplete(
+              (v, e) -> {
+                if (e != null) {
+                  regions.values().forEach(RegisteredBufferPool.Lease::close);
+                  return;
+                }
+                owned.addAll(regions.values());
+                for (int j = 0; j < slice.size(); j++) {
+                  results[slice.get(j)] = views[j];
+                }
+              });
+    } catch (RuntimeException e) {
+      regions.values().forEach(RegisteredBufferPool.Lease::close);
+      throw e;
+    }
+  }
+
+  private CompletableFuture<Void> getObjects(
+      GetPlan plan,
+      List<Integer> slice,
+      Object[] results,
+      List<AutoCloseable> owned,
+      long deadline) {
+    List<String> sliceKeys = new ArrayList<>(slice.size());
+    long[] sizes = new long[slice.size()];
+    for (int j = 0; j < slice.size(); j++) {
+      sliceKeys.add(plan.key(slice.get(j)));
+      sizes[j] = plan.packedSize(slice.get(j));
+    }
+    RegisteredBufferPool.Lease lease = pool.acquire(Arrays.stream(sizes).sum());
+    List<MemorySegment> slots = carve(lease.segment(), sizes, 1);
+    return retrier
+        .run("batch_get_into", sliceKeys, slots, sizes, this::getInto, deadline)
+        .thenRun(
+            () -> {
+              List<Object> decoded = PackedValueCodec.batchDecodeFrom(slots, sliceKeys);
+              for (int j = 0; j < slice.size(); j++) {
+                results[slice.get(j)] = decoded.get(j);
+              }
+              owned.add(lease);
+            })
+        .whenComplete(
+            (v, e) -> {
+              if (e != null) {
+                lease.close();
+              }
+            });
+  }
+
+  private long[] getInto(List<String> keys, List<MemorySegment> destinations) {
+    return store.batchGetInto(keys, destinations);
+  }
+
+  private static long align(long offset) {
+    return (offset + VIEW_ALIGNMENT - 1) & -VIEW_ALIGNMENT;
+  }
+
+  // ---------------------------------------------------------------- clear
+
+  @Override
+  public Map<String, Integer> clear(List<String> keys, List<Map<String, Object>> backendMeta) {
+    Objects.requireNonNull(keys, "keys");
+    checkOpen();
+    if (backendMeta != null && backendMeta.size() != keys.size()) {
+      throw new TqException(
+          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          "custom_backend_meta has "
+              + backendMeta.size()
+              + " entries for "
+              + keys.size()
+              + " keys");
+    }
+    List<String> actual = new ArrayList<>(keys.size());
+    List<String> base = new ArrayList<>(keys.size());
+    for (int i = 0; i < keys.size(); i++) {
+      Map<String, Object> meta = backendMeta == null ? null : backendMeta.get(i);
+      int chunks = GetPlan.chunkCount(keys.get(i), meta);
+      if (chunks == 0) {
+        actual.add(keys.get(i));
+        base.add(keys.get(i));
+      }
+      for (int c = 0; c < chunks; c++) {
+        actual.add(keys.get(i) + ":c" + c);
+        base.add(keys.get(i));
+      }
+    }
+    List<Integer> all = new ArrayList<>(actual.size());
+    for (int i = 0; i < actual.size(); i++) {
+      all.add(i);
+    }
+    int[] codes = new int[actual.size()];
+    List<CompletableFuture<?>> tasks = new ArrayList<>();
+    for (List<Integer> slice : slices(all)) {
+      tasks.add(
+          submit(
+              () -> {
+                List<String> sliceKeys = slice.stream().map(actual::get).toList();
+                int[] rc = store.batchRemove(sliceKeys, true);
+                for (int j = 0; j < slice.size(); j++) {
+                  codes[slice.get(j)] =
+                      rc.length == slice.size() ? rc[j] : ErrorCode.INTERNAL_ERROR.code();
+                }
+                return CompletableFuture.completedFuture(null);
+              }));
+    }
+    awaitAll(tasks);
+    Map<String, Integer> failed = new LinkedHashMap<>();
+    for (int i = 0; i < codes.length; i++) {
+      if (codes[i] != 0 && codes[i] != ErrorCode.OBJECT_NOT_FOUND.code()) {
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "remove failed for key " + actual.get(i) + " with error code: " + codes[i]);
+        failed.putIfAbsent(base.get(i), codes[i]);
+      }
+    }
+    return Collections.unmodifiableMap(failed);
+  }
+
+  // ---------------------------------------------------------------- plumbing
+
+  private List<List<Integer>> slices(List<Integer> indexes) {
+    int limit = config.batchSizeLimit();
+    List<List<Integer>> slices = new ArrayList<>();
+    for (int from = 0; from < indexes.size(); from += limit) {
+      slices.add(indexes.subList(from, Math.min(indexes.size(), from + limit)));
+    }
+    return slices;
+  }
+
+  private interface SliceTask {
+    CompletableFuture<Void> start();
+  }
+
+  private CompletableFuture<Void> submit(SliceTask task) {
+    return CompletableFuture.supplyAsync(task::start, workers).thenCompose(f -> f);
+  }
+
+  /** Waits for every task, then throws the first failure with the later ones suppressed. */
+  private static void awaitAll(List<CompletableFuture<?>> tasks) {
+    RuntimeException failure = null;
+    for (CompletableFuture<?> task : tasks) {
+      try {
+        task.join();
+      } catch (CompletionException e) {
+        RuntimeException cause =
+            e.getCause() instanceof RuntimeException r
+                ? r
+                : new StorageException(
+                    org.transferqueue.ErrorCode.STORAGE_ERROR, String.valueOf(e.getCause()), e);
+        if (failure == null) {
+          failure = cause;
+        } else if (failure != cause) {
+          failure.addSuppressed(cause);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private void checkOpen() {
+    if (closed.get()) {
+      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "MooncakeKvClient is closed");
+    }
+  }
+
+  private static ThreadFactory daemon(String prefix) {
+    AtomicInteger count = new AtomicInteger();
+    return runnable -> {
+      Thread thread = new Thread(runnable, prefix + "-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+
+  /**
+   * Stops the workers (waiting up to 5 s for tasks in flight), then unregisters and frees the
+   * pooled buffers, and closes the store if the client owns it. Values of {@link KvValues} still
+   * open stay valid until they are closed (unless the store is closed under them). Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    workers.shutdown();
+    if (timer != null) {
+      timer.shutdownNow();
+    }
+    try {
+      if (!workers.awaitTermination(5, TimeUnit.SECONDS)) {
+        LOG.log(System.Logger.Level.WARNING, "MooncakeKvClient workers still busy after 5 s");
+        workers.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      workers.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    try {
+      pool.close();
+    } finally {
+      registry.close();
+      if (ownsStore) {
+        store.close();
+      }
+    }
+  }
+
+  /** Builds a {@link MooncakeKvClient}; {@link #build()} validates. Not thread-safe. */
+  public static final class Builder {
+    private ObjectStore store;
+    private boolean ownsStore;
+    private BufferAllocator allocator;
+    private MooncakeStoreConfig config = MooncakeStoreConfig.builder().build();
+    private LongSupplier nanoClock = System::nanoTime;
+    private RetryScheduler retryScheduler;
+    private Duration operationTimeout = OPERATION_TIMEOUT_DEFAULT;
+    private boolean pooledRegistration = true;
+    private long maxPooledBytes = MAX_POOLED_BYTES_DEFAULT;
+    private RandomGenerator jitter = RandomGenerator.of("L64X128MixRandom");
+
+    private Builder() {}
+
+    /**
+     * Sets the store (required). It must be set up and outlive the client.
+     *
+     * @param store the store
+     * @return this builder
+     */
+    public Builder store(ObjectStore store) {
+      this.store = store;
+      return this;
+    }
+
+    /**
+     * Sets whether the client closes the store when it closes.
+     *
+     * @param ownsStore true to hand the store over to the client; default false
+     * @return this builder
+     */
+    public Builder ownsStore(boolean ownsStore) {
+      this.ownsStore = ownsStore;
+      return this;
+    }
+
+    /**
+     * Sets where pooled transfer buffers come from (required).
+     *
+     * @param allocator the allocator; must outlive the client
+     * @return this builder
+     */
+    public Builder allocator(BufferAllocator allocator) {
+      this.allocator = allocator;
+      return this;
+    }
+
+    /**
+     * Sets the MooncakeStore settings (batch size, workers, retries, hard pin).
+     *
+     * @param config the settings; default {@code MooncakeStoreConfig.builder().build()}
+     * @return this builder
+     */
+    public Builder config(MooncakeStoreConfig config) {
+      this.config = config;
+      return this;
+    }
+
+    /**
+     * Sets the clock that deadlines are read from.
+     *
+     * @param nanoClock nanoseconds of a monotonic clock; default {@code System::nanoTime}
+     * @return this builder
+     */
+    public Builder nanoClock(LongSupplier nanoClock) {
+      this.nanoClock = nanoClock;
+      return this;
+    }
+
+    /**
+     * Sets what schedules retry pauses (tests inject one that advances a manual clock).
+     *
+     * @param retryScheduler the scheduler; default a timer thread owned by the client
+     * @return this builder
+     */
+    public Builder retryScheduler(RetryScheduler retryScheduler) {
+      this.retryScheduler = retryScheduler;
+      return this;
+    }
+
+    /**
+     * Sets the deadline of one operation: no retry starts after it.
+     *
+     * @param operationTimeout positive; default {@link #OPERATION_TIMEOUT_DEFAULT}
+     * @return this builder
+     */
+    public Builder operationTimeout(Duration operationTimeout) {
+      this.operationTimeout = operationTimeout;
+      return this;
+    }
+
+    /**
+     * Sets whether pooled buffers stay registered between calls (true, the default) or are
+     * registered and unregistered on every use, as upstream did (for comparison only).
+     *
+     * @param pooledRegistration whether registrations are kept
+     * @return this builder
+     */
+    public Builder pooledRegistration(boolean pooledRegistration) {
+      this.pooledRegistration = pooledRegistration;
+      return this;
+    }
+
+    /**
+     * Sets how many bytes of registered buffers the pool keeps between calls.
+     *
+     * @param maxPooledBytes zero or more; default {@link #MAX_POOLED_BYTES_DEFAULT}
+     * @return this builder
+     */
+    public Builder maxPooledBytes(long maxPooledBytes) {
+      this.maxPooledBytes = maxPooledBytes;
+      return this;
+    }
+
+    /**
+     * Sets the random source of retry jitter (tests pass a seeded one).
+     *
+     * @param jitter the generator
+     * @return this builder
+     */
+    public Builder jitter(RandomGenerator jitter) {
+      this.jitter = jitter;
+      return this;
+    }
+
+    /**
+     * Creates the client and starts its workers.
+     *
+     * @return a client the caller owns and must close
+     * @throws TqException with {@code INVALID_ARGUMENT} for a missing store, allocator, config or
+     *     clock, a non-positive timeout or a negative pool size
+     */
+    public MooncakeKvClient build() {
+      if (store == null || allocator == null || config == null || nanoClock == null) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            "store, allocator, config and nanoClock are required: store="
+                + store
+                + ", allocator="
+                + allocator
+                + ", config="
+                + config
+                + ", nanoClock="
+                + nanoClock);
+      }
+      if (operationTimeout == null || operationTimeout.isNegative() || operationTimeout.isZero()) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            "operationTimeout=" + operationTimeout + " must be positive");
+      }
+      if (maxPooledBytes < 0) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            "maxPooledBytes=" + maxPooledBytes + " < 0");
+      }
+      Objects.requireNonNull(jitter, "jitter");
+      return new MooncakeKvClient(this);
+    }
+  }
+}

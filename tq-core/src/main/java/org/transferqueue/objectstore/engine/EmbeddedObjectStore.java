@@ -1,0 +1,669 @@
+package org.transferqueue.objectstore.engine;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.RegisteredRegions;
+import org.transferqueue.objectstore.AbstractObjectStore;
+import org.transferqueue.objectstore.ErrorCode;
+import org.transferqueue.objectstore.ObjectStore;
+import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
+import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
+
+/**
+ * An in-process {@link ObjectStore}: objects live in slabs taken from a {@link BufferAllocator} at
+ * {@link #setup}, and bytes move with exactly one {@link MemorySegment#copy} per direction, from
+ * the caller's memory into the store and back.
+ *
+ * <h2>Design note</h2>
+ *
+ * <p><b>Layers.</b> {@link StoreMaster} owns all metadata under its one lock and hands out write
+ * and read tickets; this class validates arguments and registered regions, copies bytes outside
+ * every lock, and returns tickets. Every write is two-phase: start (memory allocated, object
+ * invisible), copy, then end (visible) — or revoke when the copy fails, so an abandoned write never
+ * becomes visible and gives its memory back.
+ *
+ * <p><b>Threads.</b> Any thread may call; the async twins run on a fixed pool of {@link
+ * MasterConfig#asyncThreads()} daemon threads owned by the store. A {@link ReentrantReadWriteLock}
+ * guards the lifecycle: every call holds its read lock from entry to return, {@link #setup} and
+ * {@link #closeStore} take its write lock, so close waits for calls in flight and no call sees
+ * freed memory. Registration changes take a small separate lock; lookups use {@link
+ * RegisteredRegions}' own read lock.
+ *
+ * <p><b>Ownership.</b> The slabs and the local-buffer child allocator belong to the store and are
+ * freed at close; buffers returned by {@link #get} and {@link #getBatch} belong to the caller, who
+ * must close them before closing the store. Registered regions stay the caller's.
+ *
+ * <p><b>Deviations from Mooncake</b> (all in the direction of safety): a put on a present key
+ * returns {@code -705} instead of a silent 0; removal and eviction never hand out memory that a
+ * read in flight still copies from; an upsert whose reader is in flight writes a fresh buffer
+ * instead of overwriting in place; duplicate keys in one batch get {@code -600}; eviction is
+ * byte-based and also runs synchronously when an allocation fails, so {@code -200} means nothing
+ * could be freed. All replicas of one client share one segment name, so one replica is stored
+ * whatever {@link ReplicateConfig#replicaNum()} asks (best effort, as Mooncake).
+ */
+public final class EmbeddedObjectStore extends AbstractObjectStore {
+  private static final System.Logger LOG = System.getLogger(EmbeddedObjectStore.class.getName());
+  private static final int OK = ErrorCode.OK.code();
+  private static final int INVALID = ErrorCode.INVALID_PARAMS.code();
+  private static final int TRANSFER_FAIL = ErrorCode.TRANSFER_FAIL.code();
+  private static final int LEASE_EXPIRED = ErrorCode.LEASE_EXPIRED.code();
+
+  private enum State {
+    NEW,
+    OPEN,
+    CLOSED
+  }
+
+  private final BufferAllocator allocator;
+  private final MasterConfig masterConfig;
+  private final RegisteredRegions regions = new RegisteredRegions();
+  private final ReentrantLock registrationLock = new ReentrantLock();
+  private final Map<Long, MemorySegment> registeredByAddress = new HashMap<>();
+  private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+
+  // Written under the lifecycle write lock; read under its read lock (state also without it).
+  private volatile State state = State.NEW;
+  private StoreConfig config;
+  private final List<NativeBuffer> slabs = new ArrayList<>();
+  private BufferAllocator localBuffer;
+  private StoreMaster master;
+  private ExecutorService executor;
+
+  private EmbeddedObjectStore(BufferAllocator allocator, MasterConfig masterConfig) {
+    this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.masterConfig = Objects.requireNonNull(masterConfig, "masterConfig");
+  }
+
+  /**
+   * Creates a store that is not yet set up.
+   *
+   * @param allocator where the slabs and copy-path buffers come from; must outlive the store
+   * @param masterConfig leases, pins, eviction, timeouts, clock
+   * @return a store the caller owns and must close
+   */
+  public static EmbeddedObjectStore create(BufferAllocator allocator, MasterConfig masterConfig) {
+    return new EmbeddedObjectStore(allocator, masterConfig);
+  }
+
+  @Override
+  public int setup(StoreConfig storeConfig) {
+    Objects.requireNonNull(storeConfig, "storeConfig");
+    lifecycle.writeLock().lock();
+    try {
+      if (state != State.NEW) {
+        return INVALID;
+      }
+      List<MemorySegment> segments = new ArrayList<>();
+      try {
+        long remaining = storeConfig.globalSegmentSize();
+        while (remaining > 0) {
+          long length = Math.min(remaining, masterConfig.maxSlabBytes());
+          NativeBuffer slab = allocator.allocate(length);
+          slabs.add(slab);
+          segments.add(slab.segment());
+          remaining -= length;
+        }
+        localBuffer =
+            allocator.newChildAllocator(
+                "objectstore-local:" + storeConfig.localHostname(), storeConfig.localBufferSize());
+      } catch (TqException e) {
+        LOG.log(System.Logger.Level.WARNING, "object store setup failed: " + e.getMessage());
+        freeMemory();
+        return INVALID;
+      }
+      config = storeConfig;
+      master = new StoreMaster(segments, masterConfig);
+      executor =
+          Executors.newFixedThreadPool(
+              masterConfig.asyncThreads(), threadFactory(storeConfig.localHostname()));
+      state = State.OPEN;
+      return OK;
+    } finally {
+      lifecycle.writeLock().unlock();
+    }
+  }
+
+  private static ThreadFactory threadFactory(String hostname) {
+    AtomicInteger counter = new AtomicInteger();
+    return runnable -> {
+      Thread thread =
+          new Thread(runnable, "tq-objectstore-" + hostname + "-" + counter.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+
+  @Override
+  public int closeStore() {
+    ExecutorService toStop;
+    lifecycle.writeLock().lock();
+    try {
+      if (state == State.CLOSED) {
+        return OK;
+      }
+      state = State.CLOSED;
+      toStop = executor;
+      registrationLock.lock();
+      try {
+        for (MemorySegment region : registeredByAddress.values()) {
+          regions.unregister(region);
+        }
+        registeredByAddress.clear();
+      } finally {
+        registrationLock.unlock();
+      }
+    } finally {
+      lifecycle.writeLock().unlock();
+    }
+    // No call is in flight and none can start: tasks still queued return -600 at once.
+    if (toStop != null) {
+      toStop.shutdown();
+      try {
+        if (!toStop.awaitTermination(1, TimeUnit.MINUTES)) {
+          LOG.log(System.Logger.Level.WARNING, "object store executor did not stop in 1 min");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    freeMemory();
+    return OK;
+  }
+
+  /** Frees the local buffer allocator and the slabs, in reverse order of creation. */
+  private void freeMemory() {
+    RuntimeException failure = null;
+    if (localBuffer != null) {
+      try {
+        localBuffer.close();
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+      localBuffer = null;
+    }
+    for (int i = slabs.size() - 1; i >= 0; i--) {
+      slabs.get(i).close();
+    }
+    slabs.clear();
+    master = null;
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  @Override
+  public String hostname() {
+    StoreConfig current = config;
+    return current == null ? "" : current.localHostname();
+  }
+
+  @Override
+  protected Executor asyncExecutor() {
+    return state == State.OPEN ? executor : null;
+  }
+
+  /** The metadata side, for tests in this package. */
+  StoreMaster master() {
+    return master;
+  }
+
+  private boolean enter() {
+    lifecycle.readLock().lock();
+    if (state != State.OPEN) {
+      lifecycle.readLock().unlock();
+      return false;
+    }
+    return true;
+  }
+
+  private void exit() {
+    lifecycle.readLock().unlock();
+  }
+
+  // ---------------------------------------------------------------- registration
+
+  @Override
+  public int registerBuffer(MemorySegment buffer) {
+    Objects.requireNonNull(buffer, "buffer");
+    if (!enter()) {
+      return INVALID;
+    }
+    registrationLock.lock();
+    try {
+      if (registeredByAddress.containsKey(buffer.address())) {
+        return INVALID;
+      }
+      regions.register(buffer);
+      registeredByAddress.put(buffer.address(), buffer);
+      return OK;
+    } catch (TqException e) {
+      return INVALID;
+    } finally {
+      registrationLock.unlock();
+      exit();
+    }
+  }
+
+  @Override
+  public int unregisterBuffer(MemorySegment buffer) {
+    Objects.requireNonNull(buffer, "buffer");
+    if (!enter()) {
+      return INVALID;
+    }
+    registrationLock.lock();
+    try {
+      MemorySegment region =
+          buffer.isNative() ? registeredByAddress.remove(buffer.address()) : null;
+      if (region == null) {
+        return INVALID;
+      }
+      regions.unregister(region);
+      return OK;
+    } finally {
+      registrationLock.unlock();
+      exit();
+    }
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  @Override
+  public int putFrom(String key, MemorySegment source, ReplicateConfig config) {
+    return writeOne(key, source, config, false, true);
+  }
+
+  @Override
+  public int upsertFrom(String key, MemorySegment source, ReplicateConfig config) {
+    return writeOne(key, source, config, true, true);
+  }
+
+  @Override
+  public int put(String key, MemorySegment value, ReplicateConfig config) {
+    return writeOne(key, value, config, false, false);
+  }
+
+  @Override
+  public int upsert(String key, MemorySegment value, ReplicateConfig config) {
+    return writeOne(key, value, config, true, false);
+  }
+
+  @Override
+  public int[] batchPutFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return writeBatch(keys, sources, config, false, true);
+  }
+
+  @Override
+  public int[] batchUpsertFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return writeBatch(keys, sources, config, true, true);
+  }
+
+  @Override
+  public int putBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return firstFailure(writeBatch(keys, values, config, false, false));
+  }
+
+  @Override
+  public int upsertBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return firstFailure(writeBatch(keys, values, config, true, false));
+  }
+
+  private static int firstFailure(int[] codes) {
+    for (int code : codes) {
+      if (code != OK) {
+        return code;
+      }
+    }
+    return OK;
+  }
+
+  private int writeOne(
+      String key, MemorySegment source, ReplicateConfig config, boolean upsert, boolean zeroCopy) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(source, "source");
+    Objects.requireNonNull(config, "config");
+    if (!enter()) {
+      return INVALID;
+    }
+    try {
+      if (zeroCopy && source.byteSize() == 0) {
+        return OK; // Mooncake's client short-cut: nothing is created
+      }
+      if (!validSource(key, source, zeroCopy)) {
+        return INVALID;
+      }
+      WriteTicket ticket = master.startWrite(key, source.byteSize(), config, upsert);
+      if (ticket.code() != OK) {
+        return ticket.code();
+      }
+      if (!copy(source, ticket.allocation().memory, key)) {
+        master.revokeWrite(ticket);
+        return TRANSFER_FAIL;
+      }
+      return master.endWrite(ticket);
+    } finally {
+      exit();
+    }
+  }
+
+  private boolean validSource(String key, MemorySegment source, boolean zeroCopy) {
+    if (key.isEmpty() || source.byteSize() == 0) {
+      return false;
+    }
+    return zeroCopy ? regions.contains(source) : source.byteSize() <= config.localBufferSize();
+  }
+
+  private int[] writeBatch(
+      List<String> keys,
+      List<MemorySegment> sources,
+      ReplicateConfig config,
+      boolean upsert,
+      boolean zeroCopy) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(sources, "sources");
+    Objects.requireNonNull(config, "config");
+    int n = keys.size();
+    int[] codes = new int[n];
+    if (sources.size() != n || !enter()) {
+      Arrays.fill(codes, INVALID);
+      return codes;
+    }
+    try {
+      long[] sizes = new long[n];
+      Set<String> seen = new HashSet<>();
+      for (int i = 0; i < n; i++) {
+        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
+        MemorySegment source = Objects.requireNonNull(sources.get(i), "sources[i]");
+        sizes[i] = source.byteSize();
+        if (!seen.add(key) || !validSource(key, source, zeroCopy)) {
+          codes[i] = INVALID;
+        }
+      }
+      WriteTicket[] tickets = master.startWrites(keys, sizes, config, upsert, codes);
+      boolean[] copied = new boolean[n];
+      for (int i = 0; i < n; i++) {
+        if (tickets[i] != null) {
+          copied[i] = copy(sources.get(i), tickets[i].allocation().memory, keys.get(i));
+        }
+      }
+      master.finishWrites(tickets, copied, codes);
+      for (int i = 0; i < n; i++) {
+        if (tickets[i] != null && !copied[i]) {
+          codes[i] = TRANSFER_FAIL;
+        }
+      }
+      return codes;
+    } finally {
+      exit();
+    }
+  }
+
+  /** The one copy of a transfer; false if the caller's memory became inaccessible. */
+  private static boolean copy(MemorySegment from, MemorySegment to, String key) {
+    try {
+      MemorySegment.copy(from, 0, to, 0, to.byteSize());
+      return true;
+    } catch (IllegalStateException | WrongThreadException e) {
+      LOG.log(System.Logger.Level.WARNING, "transfer of key '" + key + "' failed: " + e);
+      return false;
+    }
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  @Override
+  public long getInto(String key, MemorySegment destination) {
+    return batchGetInto(List.of(key), List.of(destination))[0];
+  }
+
+  @Override
+  public long[] batchGetInto(List<String> keys, List<MemorySegment> destinations) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(destinations, "destinations");
+    int n = keys.size();
+    long[] results = new long[n];
+    if (destinations.size() != n || !enter()) {
+      Arrays.fill(results, INVALID);
+      return results;
+    }
+    try {
+      long[] capacities = new long[n];
+      for (int i = 0; i < n; i++) {
+        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
+        MemorySegment destination = Objects.requireNonNull(destinations.get(i), "destinations[i]");
+        capacities[i] = destination.byteSize();
+        if (key.isEmpty() || !regions.contains(destination)) {
+          results[i] = INVALID;
+        }
+      }
+      long sentAtNs = master.clock().nanoTime();
+      ReadTicket[] tickets = master.acquireReads(keys, capacities, results);
+      try {
+        for (int i = 0; i < n; i++) {
+          if (tickets[i] != null) {
+            MemorySegment memory = tickets[i].allocation().memory;
+            results[i] =
+                copyOut(memory, destinations.get(i), keys.get(i))
+                    ? memory.byteSize()
+                    : TRANSFER_FAIL;
+          }
+        }
+      } finally {
+        master.releaseReads(tickets);
+      }
+      checkLeases(tickets, results, sentAtNs);
+      return results;
+    } finally {
+      exit();
+    }
+  }
+
+  /** Mooncake's client-side check: a read that ends at or after its lease deadline fails. */
+  private void checkLeases(ReadTicket[] tickets, long[] results, long sentAtNs) {
+    long now = master.clock().nanoTime();
+    if (now - (sentAtNs + master.leaseTtlNs()) >= 0) {
+      for (int i = 0; i < tickets.length; i++) {
+        if (tickets[i] != null && results[i] >= 0) {
+          results[i] = LEASE_EXPIRED;
+        }
+      }
+    }
+  }
+
+  private static boolean copyOut(MemorySegment memory, MemorySegment destination, String key) {
+    try {
+      MemorySegment.copy(memory, 0, destination, 0, memory.byteSize());
+      return true;
+    } catch (IllegalStateException | WrongThreadException e) {
+      LOG.log(System.Logger.Level.WARNING, "read of key '" + key + "' failed: " + e);
+      return false;
+    }
+  }
+
+  @Override
+  public NativeBuffer get(String key) {
+    return getBatch(List.of(key)).get(0);
+  }
+
+  @Override
+  public List<NativeBuffer> getBatch(List<String> keys) {
+    Objects.requireNonNull(keys, "keys");
+    int n = keys.size();
+    if (!enter()) {
+      return Collections.nCopies(n, null);
+    }
+    try {
+      long[] codes = new long[n];
+      long[] capacities = new long[n];
+      Arrays.fill(capacities, -1);
+      for (int i = 0; i < n; i++) {
+        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
+          codes[i] = INVALID;
+        }
+      }
+      long sentAtNs = master.clock().nanoTime();
+      ReadTicket[] tickets = master.acquireReads(keys, capacities, codes);
+      NativeBuffer[] buffers = new NativeBuffer[n];
+      try {
+        for (int i = 0; i < n; i++) {
+          if (tickets[i] != null) {
+            buffers[i] = readIntoNewBuffer(tickets[i], keys.get(i));
+            codes[i] = buffers[i] == null ? TRANSFER_FAIL : OK;
+          }
+        }
+      } finally {
+        master.releaseReads(tickets);
+      }
+      checkLeases(tickets, codes, sentAtNs);
+      List<NativeBuffer> result = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        if (buffers[i] != null && codes[i] < 0) {
+          buffers[i].close();
+          buffers[i] = null;
+        }
+        result.add(buffers[i]);
+      }
+      return result;
+    } finally {
+      exit();
+    }
+  }
+
+  private NativeBuffer readIntoNewBuffer(ReadTicket ticket, String key) {
+    NativeBuffer buffer;
+    try {
+      buffer = localBuffer.allocate(ticket.size());
+    } catch (TqException e) {
+      return null; // local buffer exhausted: Mooncake's copy path fails the same way
+    }
+    if (!copyOut(ticket.allocation().memory, buffer.segment(), key)) {
+      buffer.close();
+      return null;
+    }
+    return buffer;
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  @Override
+  public int isExist(String key) {
+    return batchIsExist(List.of(key))[0];
+  }
+
+  @Override
+  public int[] batchIsExist(List<String> keys) {
+    Objects.requireNonNull(keys, "keys");
+    if (!enter()) {
+      int[] results = new int[keys.size()];
+      Arrays.fill(results, INVALID);
+      return results;
+    }
+    try {
+      int[] results = master.exist(keys);
+      for (int i = 0; i < results.length; i++) {
+        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
+          results[i] = INVALID;
+        }
+      }
+      return results;
+    } finally {
+      exit();
+    }
+  }
+
+  @Override
+  public long getSize(String key) {
+    Objects.requireNonNull(key, "key");
+    if (!enter()) {
+      return INVALID;
+    }
+    try {
+      return key.isEmpty() ? INVALID : master.size(key);
+    } finally {
+      exit();
+    }
+  }
+
+  // ---------------------------------------------------------------- removal
+
+  @Override
+  public int remove(String key, boolean force) {
+    return batchRemove(List.of(key), force)[0];
+  }
+
+  @Override
+  public int[] batchRemove(List<String> keys, boolean force) {
+    Objects.requireNonNull(keys, "keys");
+    int[] codes = new int[keys.size()];
+    if (!enter()) {
+      Arrays.fill(codes, INVALID);
+      return codes;
+    }
+    try {
+      for (int i = 0; i < codes.length; i++) {
+        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
+          codes[i] = INVALID;
+        }
+      }
+      master.remove(keys, force, codes);
+      return codes;
+    } finally {
+      exit();
+    }
+  }
+
+  @Override
+  public long removeByRegex(String regex, boolean force) {
+    Objects.requireNonNull(regex, "regex");
+    Pattern pattern;
+    try {
+      pattern = Pattern.compile(regex);
+    } catch (PatternSyntaxException e) {
+      return INVALID;
+    }
+    if (!enter()) {
+      return INVALID;
+    }
+    try {
+      return master.removeMatching(key -> pattern.matcher(key).find(), force);
+    } finally {
+      exit();
+    }
+  }
+
+  @Override
+  public long removeAll(boolean force) {
+    if (!enter()) {
+      return INVALID;
+    }
+    try {
+      return master.removeMatching(key -> true, force);
+    } finally {
+      exit();
+    }
+  }
+}

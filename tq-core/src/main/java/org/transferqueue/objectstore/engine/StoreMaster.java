@@ -1,0 +1,764 @@
+package org.transferqueue.objectstore.engine;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+import org.transferqueue.objectstore.ErrorCode;
+import org.transferqueue.objectstore.ReplicateConfig;
+
+/**
+ * The metadata side of the embedded engine: keys, two-phase writes, read pins and leases, pins,
+ * placement of objects in slabs, eviction and the reclamation of abandoned writes. It hands out
+ * tickets naming where bytes go or come from and never touches the bytes itself.
+ *
+ * <h2>Design note</h2>
+ *
+ * <p><b>Threads and locks.</b> Any caller thread (application threads and the store's async
+ * executor) calls in. One {@link ReentrantLock} guards every field below and every {@link Entry},
+ * {@link Allocation} and {@link SlabAllocator}; critical sections are hash-map and tree-map work,
+ * never a copy of object bytes. Bytes move outside the lock, into an allocation a write ticket
+ * holds or out of one a read ticket holds; the tickets' pins keep that memory from being reused
+ * until the ticket is returned, so no lock is needed for the copy.
+ *
+ * <p><b>Object states.</b> An {@link Entry} has a committed value ({@code committed}, readable
+ * unless an in-place write runs over it) and at most one pending write ({@code pending}):
+ *
+ * <pre>
+ *            put/upsert start (absent)         end
+ *   absent ----------------------------> NEW ----------> READABLE
+ *                                          |  revoke        |  upsert start, same size:
+ *                                          v                |    no reader pinned -> IN_PLACE (not readable)
+ *                                        absent             |    readers pinned   -> COPY_ON_WRITE (old readable)
+ *                                                           |  upsert start, other size: old retired -> NEW
+ *                                                           v
+ *               end: IN_PLACE -> READABLE (same buffer); COPY_ON_WRITE -> READABLE (swap, old retired)
+ *               revoke: IN_PLACE -> absent (value lost, as Mooncake); COPY_ON_WRITE -> READABLE (old)
+ * </pre>
+ *
+ * <p><b>Invariants</b> (hold whenever the lock is free):
+ *
+ * <ol>
+ *   <li>An allocation is returned to its slab exactly once, and only when it is retired (no entry
+ *       refers to it), no reader pins it ({@code readers == 0}) and no writer writes into it
+ *       ({@code !writing}) — or its writer is an abandoned one whose release deadline passed. Hence
+ *       a reader never sees bytes of another object, whatever removes or evicts meanwhile.
+ *   <li>A readable entry's bytes are never written: in-place writes start only when no reader pins
+ *       the committed allocation, and they make the entry unreadable until their end; otherwise an
+ *       upsert writes a fresh allocation and swaps it in at end. So a read returns one complete
+ *       version.
+ *   <li>Every pending write carries a unique token; end and revoke apply only with the current
+ *       token, so a preempted writer can never publish ({@code -601}).
+ *   <li>{@code writingEntries} holds exactly the entries with a pending write; {@code discarded}
+ *       holds exactly the retired allocations that a writer still writes into.
+ * </ol>
+ *
+ * <p><b>Linearisation points</b>: a write becomes visible, and a remove or eviction takes effect,
+ * at the moment the lock is released after it.
+ */
+final class StoreMaster {
+  private static final int OK = ErrorCode.OK.code();
+  private static final long SWEEP_INTERVAL_NS = 1_000_000_000L;
+
+  /** A range of a slab holding (or about to hold) one version of one object. */
+  static final class Allocation {
+    final int slab;
+    final long offset;
+    final long size;
+    final MemorySegment memory;
+    int readers;
+    boolean writing;
+    boolean retired;
+    boolean freed;
+    long discardDeadlineNs;
+
+    Allocation(int slab, long offset, long size, MemorySegment memory) {
+      this.slab = slab;
+      this.offset = offset;
+      this.size = size;
+      this.memory = memory;
+    }
+  }
+
+  /** The metadata of one key. */
+  static final class Entry {
+    final String key;
+    Allocation committed;
+    Allocation pending;
+    long pendingToken;
+    long pendingStartNs;
+    boolean pendingInPlace;
+    ReplicateConfig pendingConfig;
+    boolean hardPinned;
+    boolean softPinned;
+    long softPinDeadlineNs;
+    long leaseDeadlineNs;
+
+    Entry(String key, long nowNs) {
+      this.key = key;
+      this.leaseDeadlineNs = nowNs;
+    }
+
+    boolean readable() {
+      return committed != null && !pendingInPlace;
+    }
+  }
+
+  /**
+   * Permission to write {@code allocation.memory}; {@code code != 0} means refused.
+   *
+   * @param code 0 or a negative {@link ErrorCode}
+   * @param key the key written
+   * @param token the write's token
+   * @param allocation where the bytes go
+   */
+  record WriteTicket(int code, String key, long token, Allocation allocation) {
+    static WriteTicket refused(ErrorCode code) {
+      return new WriteTicket(code.code(), null, 0, null);
+    }
+  }
+
+  /**
+   * Permission to read {@code allocation.memory}; {@code code < 0} means refused.
+   *
+   * @param code 0 or a negative {@link ErrorCode}
+   * @param allocation where the bytes are, pinned until released
+   * @param size the object's size
+   */
+  record ReadTicket(long code, Allocation allocation, long size) {
+    static ReadTicket refused(ErrorCode code) {
+      return new ReadTicket(code.code(), null, 0);
+    }
+  }
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final HashMap<String, Entry> entries = new HashMap<>();
+  private final LinkedHashSet<Entry> writingEntries = new LinkedHashSet<>();
+  private final LinkedHashSet<Allocation> discarded = new LinkedHashSet<>();
+  private final SlabAllocator[] slabs;
+  private final MemorySegment[] slabMemory;
+  private final NanoClock clock;
+  private final long leaseTtlNs;
+  private final long softPinTtlNs;
+  private final long discardTimeoutNs;
+  private final long releaseTimeoutNs;
+  private final boolean allowEvictSoftPinned;
+  private final double highWatermark;
+  private final double lowWatermark;
+  private final long capacityBytes;
+  private final long maxObjectBytes;
+  private long nextToken = 1;
+  private int nextSlab;
+  private long nextSweepNs;
+  private long evictedObjects;
+
+  StoreMaster(List<MemorySegment> slabSegments, MasterConfig config) {
+    this.slabs = new SlabAllocator[slabSegments.size()];
+    this.slabMemory = slabSegments.toArray(new MemorySegment[0]);
+    long capacity = 0;
+    long largest = 0;
+    for (int i = 0; i < slabs.length; i++) {
+      slabs[i] = new SlabAllocator(slabMemory[i].byteSize());
+      capacity += slabs[i].capacity();
+      largest = Math.max(largest, slabs[i].capacity());
+    }
+    this.capacityBytes = capacity;
+    this.maxObjectBytes = largest;
+    this.clock = config.clock();
+    this.leaseTtlNs = config.leaseTtl().toNanos();
+    this.softPinTtlNs = config.softPinTtl().toNanos();
+    this.discardTimeoutNs = config.putStartDiscardTimeout().toNanos();
+    this.releaseTimeoutNs = config.putStartReleaseTimeout().toNanos();
+    this.allowEvictSoftPinned = config.allowEvictSoftPinned();
+    this.highWatermark = config.evictionHighWatermark();
+    this.lowWatermark = config.evictionHighWatermark() - config.evictionRatio();
+    this.nextSweepNs = clock.nanoTime() + SWEEP_INTERVAL_NS;
+  }
+
+  long leaseTtlNs() {
+    return leaseTtlNs;
+  }
+
+  NanoClock clock() {
+    return clock;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /**
+   * Starts writes of several keys under one lock acquisition. Entries whose {@code codes[i]} is
+   * already non-zero are skipped; refused starts set {@code codes[i]}.
+   */
+  WriteTicket[] startWrites(
+      List<String> keys, long[] sizes, ReplicateConfig config, boolean upsert, int[] codes) {
+    WriteTicket[] tickets = new WriteTicket[keys.size()];
+    lock.lock();
+    try {
+      long now = clock.nanoTime();
+      if (now - nextSweepNs >= 0) {
+        sweepLocked(now);
+        nextSweepNs = now + SWEEP_INTERVAL_NS;
+      }
+      for (int i = 0; i < tickets.length; i++) {
+        if (codes[i] != OK) {
+          continue;
+        }
+        WriteTicket ticket =
+            upsert
+                ? startUpsertLocked(keys.get(i), sizes[i], config, now)
+                : startPutLocked(keys.get(i), sizes[i], config, now);
+        if (ticket.code() == OK) {
+          tickets[i] = ticket;
+        } else {
+          codes[i] = ticket.code();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    return tickets;
+  }
+
+  WriteTicket startWrite(String key, long size, ReplicateConfig config, boolean upsert) {
+    int[] codes = new int[1];
+    WriteTicket ticket = startWrites(List.of(key), new long[] {size}, config, upsert, codes)[0];
+    return ticket != null ? ticket : new WriteTicket(codes[0], null, 0, null);
+  }
+
+  /** Ends (commits) or revokes the writes of non-null tickets; the outcome goes to codes[i]. */
+  void finishWrites(WriteTicket[] tickets, boolean[] commit, int[] codes) {
+    lock.lock();
+    try {
+      long now = clock.nanoTime();
+      for (int i = 0; i < tickets.length; i++) {
+        if (tickets[i] != null) {
+          codes[i] = commit[i] ? endLocked(tickets[i], now) : revokeLocked(tickets[i]);
+        }
+      }
+      maybeEvictLocked(now);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  int endWrite(WriteTicket ticket) {
+    int[] codes = new int[1];
+    finishWrites(new WriteTicket[] {ticket}, new boolean[] {true}, codes);
+    return codes[0];
+  }
+
+  int revokeWrite(WriteTicket ticket) {
+    int[] codes = new int[1];
+    finishWrites(new WriteTicket[] {ticket}, new boolean[] {false}, codes);
+    return codes[0];
+  }
+
+  private WriteTicket startPutLocked(String key, long size, ReplicateConfig config, long now) {
+    Entry existing = entries.get(key);
+    if (existing != null) {
+      if (existing.committed != null || now - existing.pendingStartNs <= discardTimeoutNs) {
+        return WriteTicket.refused(ErrorCode.OBJECT_ALREADY_EXISTS);
+      }
+      // An abandoned write: preempt it; its memory is reclaimed at its start + release timeout.
+      preemptLocked(existing, existing.pendingStartNs + releaseTimeoutNs);
+    }
+    return createLocked(key, size, config, false, now);
+  }
+
+  private WriteTicket startUpsertLocked(String key, long size, ReplicateConfig config, long now) {
+    Entry entry = entries.get(key);
+    if (entry != null && entry.pending != null) {
+      // A later upsert preempts a write in progress at once (Mooncake); the preempted writer's
+      // buffer is freed when it finishes, or at the release deadline if it never does.
+      preemptLocked(entry, now + releaseTimeoutNs);
+      entry = entries.get(key);
+    }
+    if (entry == null) {
+      return createLocked(key, size, config, false, now);
+    }
+    Allocation old = entry.committed;
+    entry.hardPinned |= config.withHardPin();
+    if (old.size == size) {
+      if (old.readers == 0) {
+        old.writing = true;
+        return beginLocked(entry, old, true, config, now);
+      }
+      Allocation fresh = allocateLocked(size, now, entry);
+      if (fresh == null) {
+        return WriteTicket.refused(ErrorCode.NO_AVAILABLE_HANDLE);
+      }
+      return beginLocked(entry, fresh, false, config, now);
+    }
+    // New size: the old value goes now (readers in flight keep its memory until they finish).
+    entries.remove(key);
+    retireLocked(old);
+    Entry carried = new Entry(key, now);
+    carried.softPinned = entry.softPinned && now - entry.softPinDeadlineNs < 0;
+    carried.softPinDeadlineNs = entry.softPinDeadlineNs;
+    return createCarryingLocked(carried, size, config, entry.hardPinned, now);
+  }
+
+  private WriteTicket createLocked(
+      String key, long size, ReplicateConfig config, boolean hardPinned, long now) {
+    return createCarryingLocked(new Entry(key, now), size, config, hardPinned, now);
+  }
+
+  private WriteTicket createCarryingLocked(
+      Entry entry, long size, ReplicateConfig config, boolean hardPinned, long now) {
+    Allocation allocation = allocateLocked(size, now, null);
+    if (allocation == null) {
+      return WriteTicket.refused(ErrorCode.NO_AVAILABLE_HANDLE);
+    }
+    entry.hardPinned = hardPinned || config.withHardPin();
+    entries.put(entry.key, entry);
+    return beginLocked(entry, allocation, false, config, now);
+  }
+
+  private WriteTicket beginLocked(
+      Entry entry, Allocation allocation, boolean inPlace, ReplicateConfig config, long now) {
+    allocation.writing = true;
+    entry.pending = allocation;
+    entry.pendingToken = nextToken++;
+    entry.pendingStartNs = now;
+    entry.pendingInPlace = inPlace;
+    entry.pendingConfig = config;
+    writingEntries.add(entry);
+    return new WriteTicket(OK, entry.key, entry.pendingToken, allocation);
+  }
+
+  private void preemptLocked(Entry entry, long discardDeadlineNs) {
+    Allocation pending = entry.pending;
+    clearPendingLocked(entry);
+    if (entry.pendingInPlace) {
+      entry.committed = null;
+      entry.pendingInPlace = false;
+    }
+    pending.discardDeadlineNs = discardDeadlineNs;
+    retireLocked(pending);
+    if (entry.committed == null) {
+      entries.remove(entry.key);
+    }
+  }
+
+  private void clearPendingLocked(Entry entry) {
+    entry.pending = null;
+    entry.pendingConfig = null;
+    writingEntries.remove(entry);
+  }
+
+  private int endLocked(WriteTicket ticket, long now) {
+    Allocation allocation = ticket.allocation();
+    Entry entry = entries.get(ticket.key());
+    int code;
+    if (entry == null) {
+      code = ErrorCode.OBJECT_NOT_FOUND.code();
+    } else if (entry.pending != allocation || entry.pendingToken != ticket.token()) {
+      code = ErrorCode.ILLEGAL_CLIENT.code();
+    } else {
+      ReplicateConfig config = entry.pendingConfig;
+      boolean inPlace = entry.pendingInPlace;
+      clearPendingLocked(entry);
+      entry.pendingInPlace = false;
+      if (!inPlace) {
+        if (entry.committed != null) {
+          retireLocked(entry.committed);
+        }
+        entry.committed = allocation;
+      }
+      if (entry.leaseDeadlineNs - now < 0) {
+        entry.leaseDeadlineNs = now;
+      }
+      if (config.withSoftPin()) {
+        entry.softPinned = true;
+        entry.softPinDeadlineNs = now + softPinTtlNs;
+      }
+      code = OK;
+    }
+    allocation.writing = false;
+    maybeFreeLocked(allocation);
+    return code;
+  }
+
+  private int revokeLocked(WriteTicket ticket) {
+    Allocation allocation = ticket.allocation();
+    Entry entry = entries.get(ticket.key());
+    int code;
+    if (entry == null) {
+      code = ErrorCode.OBJECT_NOT_FOUND.code();
+    } else if (entry.pending != allocation || entry.pendingToken != ticket.token()) {
+      code = ErrorCode.ILLEGAL_CLIENT.code();
+    } else {
+      clearPendingLocked(entry);
+      if (entry.pendingInPlace) {
+        // No rollback of an in-place write (Mooncake): the old bytes are partly overwritten.
+        entry.committed = null;
+        entry.pendingInPlace = false;
+      }
+      retireLocked(allocation);
+      if (entry.committed == null) {
+        entries.remove(entry.key);
+      }
+      code = OK;
+    }
+    allocation.writing = false;
+    maybeFreeLocked(allocation);
+    return code;
+  }
+
+  // ---------------------------------------------------------------- reads and queries
+
+  /**
+   * Pins the committed allocations of several keys for reading and grants leases. A capacity of -1
+   * skips the size check; {@code codes[i] != 0} on entry skips key i.
+   */
+  ReadTicket[] acquireReads(List<String> keys, long[] capacities, long[] codes) {
+    ReadTicket[] tickets = new ReadTicket[keys.size()];
+    lock.lock();
+    try {
+      long now = clock.nanoTime();
+      for (int i = 0; i < tickets.length; i++) {
+        if (codes[i] != OK) {
+          continue;
+        }
+        ReadTicket ticket = acquireReadLocked(keys.get(i), capacities[i], now);
+        if (ticket.code() == OK) {
+          tickets[i] = ticket;
+        } else {
+          codes[i] = ticket.code();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    return tickets;
+  }
+
+  ReadTicket acquireRead(String key, long capacity) {
+    long[] codes = new long[1];
+    ReadTicket ticket = acquireReads(List.of(key), new long[] {capacity}, codes)[0];
+    return ticket != null ? ticket : new ReadTicket(codes[0], null, 0);
+  }
+
+  /** Drops the pins of non-null tickets. */
+  void releaseReads(ReadTicket... tickets) {
+    lock.lock();
+    try {
+      for (ReadTicket ticket : tickets) {
+        if (ticket != null) {
+          Allocation allocation = ticket.allocation();
+          allocation.readers--;
+          maybeFreeLocked(allocation);
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private ReadTicket acquireReadLocked(String key, long capacity, long now) {
+    Entry entry = entries.get(key);
+    if (entry == null) {
+      return ReadTicket.refused(ErrorCode.OBJECT_NOT_FOUND);
+    }
+    if (!entry.readable()) {
+      return ReadTicket.refused(ErrorCode.REPLICA_IS_NOT_READY);
+    }
+    grantLeaseLocked(entry, now);
+    Allocation allocation = entry.committed;
+    if (capacity >= 0 && capacity < allocation.size) {
+      return ReadTicket.refused(ErrorCode.INVALID_PARAMS);
+    }
+    allocation.readers++;
+    return new ReadTicket(OK, allocation, allocation.size);
+  }
+
+  private void grantLeaseLocked(Entry entry, long now) {
+    long deadline = now + leaseTtlNs;
+    if (deadline - entry.leaseDeadlineNs > 0) {
+      entry.leaseDeadlineNs = deadline;
+    }
+  }
+
+  /** Per key: 1 readable (lease granted), 0 absent or not yet readable. */
+  int[] exist(List<String> keys) {
+    int[] result = new int[keys.size()];
+    lock.lock();
+    try {
+      long now = clock.nanoTime();
+      for (int i = 0; i < result.length; i++) {
+        Entry entry = entries.get(keys.get(i));
+        if (entry != null && entry.readable()) {
+          grantLeaseLocked(entry, now);
+          result[i] = 1;
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    return result;
+  }
+
+  /** The size of a readable object (lease granted), or a negative code. */
+  long size(String key) {
+    lock.lock();
+    try {
+      Entry entry = entries.get(key);
+      if (entry == null) {
+        return ErrorCode.OBJECT_NOT_FOUND.code();
+      }
+      if (!entry.readable()) {
+        return ErrorCode.REPLICA_IS_NOT_READY.code();
+      }
+      grantLeaseLocked(entry, clock.nanoTime());
+      return entry.committed.size;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------- removal
+
+  /** Removes keys; {@code codes[i] != 0} on entry skips key i. */
+  void remove(List<String> keys, boolean force, int[] codes) {
+    lock.lock();
+    try {
+      long now = clock.nanoTime();
+      for (int i = 0; i < codes.length; i++) {
+        if (codes[i] == OK) {
+          codes[i] = removeLocked(keys.get(i), force, now);
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private int removeLocked(String key, boolean force, long now) {
+    Entry entry = entries.get(key);
+    if (entry == null) {
+      return ErrorCode.OBJECT_NOT_FOUND.code();
+    }
+    if (!force && leased(entry, now)) {
+      return ErrorCode.OBJECT_HAS_LEASE.code();
+    }
+    if (entry.pending != null) {
+      return ErrorCode.REPLICA_IS_NOT_READY.code();
+    }
+    eraseLocked(entry);
+    return OK;
+  }
+
+  /** Removes every complete object whose key matches, skipping leased ones unless forced. */
+  long removeMatching(Predicate<String> matches, boolean force) {
+    lock.lock();
+    try {
+      long now = clock.nanoTime();
+      long removed = 0;
+      for (Entry entry : new ArrayList<>(entries.values())) {
+        if (entry.pending == null && (force || !leased(entry, now)) && matches.test(entry.key)) {
+          eraseLocked(entry);
+          removed++;
+        }
+      }
+      return removed;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private boolean leased(Entry entry, long now) {
+    return now - entry.leaseDeadlineNs < 0;
+  }
+
+  private void eraseLocked(Entry entry) {
+    entries.remove(entry.key);
+    retireLocked(entry.committed);
+  }
+
+  // ---------------------------------------------------------------- memory
+
+  private void retireLocked(Allocation allocation) {
+    allocation.retired = true;
+    if (allocation.writing) {
+      discarded.add(allocation);
+    }
+    maybeFreeLocked(allocation);
+  }
+
+  private void maybeFreeLocked(Allocation allocation) {
+    if (!allocation.freed && allocation.retired && allocation.readers == 0 && !allocation.writing) {
+      slabs[allocation.slab].free(allocation.offset, allocation.size);
+      allocation.freed = true;
+      discarded.remove(allocation);
+    }
+  }
+
+  private Allocation tryAllocateLocked(long size) {
+    for (int n = 0; n < slabs.length; n++) {
+      int i = (nextSlab + n) % slabs.length;
+      long offset = slabs[i].allocate(size);
+      if (offset >= 0) {
+        nextSlab = (i + 1) % slabs.length;
+        return new Allocation(i, offset, size, slabMemory[i].asSlice(offset, size));
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Allocates {@code size} bytes, reclaiming abandoned writes and then evicting (oldest lease
+   * first, soft-pinned last) until it fits; null when nothing more can be freed.
+   */
+  private Allocation allocateLocked(long size, long now, Entry exempt) {
+    if (size > maxObjectBytes) {
+      return null;
+    }
+    Allocation allocation = tryAllocateLocked(size);
+    if (allocation != null) {
+      return allocation;
+    }
+    sweepLocked(now);
+    allocation = tryAllocateLocked(size);
+    for (boolean softPass : new boolean[] {false, true}) {
+      if (allocation != null || (softPass && !allowEvictSoftPinned)) {
+        break;
+      }
+      for (Entry victim : candidatesLocked(now, exempt, softPass)) {
+        evictLocked(victim);
+        allocation = tryAllocateLocked(size);
+        if (allocation != null) {
+          break;
+        }
+      }
+    }
+    return allocation;
+  }
+
+  /** Evicts down to the low watermark when usage is above the high watermark. */
+  private void maybeEvictLocked(long now) {
+    if (usedBytesLocked() <= highWatermark * capacityBytes) {
+      return;
+    }
+    double target = lowWatermark * capacityBytes;
+    for (boolean softPass : new boolean[] {false, true}) {
+      if (softPass && !allowEvictSoftPinned) {
+        break;
+      }
+      for (Entry victim : candidatesLocked(now, null, softPass)) {
+        if (usedBytesLocked() <= target) {
+          return;
+        }
+        evictLocked(victim);
+      }
+    }
+  }
+
+  /**
+   * Eviction candidates, oldest lease first: complete, not hard-pinned, unleased objects with no
+   * write in progress; soft-pinned ones (pin not yet expired) only in the soft pass.
+   */
+  private List<Entry> candidatesLocked(long now, Entry exempt, boolean softPass) {
+    List<Entry> candidates = new ArrayList<>();
+    for (Entry entry : entries.values()) {
+      boolean softPinned = entry.softPinned && now - entry.softPinDeadlineNs < 0;
+      if (entry != exempt
+          && entry.pending == null
+          && !entry.hardPinned
+          && !leased(entry, now)
+          && softPinned == softPass) {
+        candidates.add(entry);
+      }
+    }
+    candidates.sort(Comparator.comparingLong(entry -> entry.leaseDeadlineNs - now));
+    return candidates;
+  }
+
+  private void evictLocked(Entry victim) {
+    eraseLocked(victim);
+    evictedObjects++;
+  }
+
+  /**
+   * Reclaims abandoned writes: pending writes started a release timeout ago are erased, and
+   * discarded allocations past their deadline are freed even though their writer never finished.
+   */
+  private void sweepLocked(long now) {
+    for (Entry entry : new ArrayList<>(writingEntries)) {
+      if (now - entry.pendingStartNs >= releaseTimeoutNs) {
+        preemptLocked(entry, entry.pendingStartNs + releaseTimeoutNs);
+      }
+    }
+    for (Allocation allocation : new ArrayList<>(discarded)) {
+      if (now - allocation.discardDeadlineNs >= 0) {
+        allocation.writing = false;
+        maybeFreeLocked(allocation);
+      }
+    }
+  }
+
+  /** Runs the reclamation of abandoned writes now. */
+  void sweep() {
+    lock.lock();
+    try {
+      sweepLocked(clock.nanoTime());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private long usedBytesLocked() {
+    long used = 0;
+    for (SlabAllocator slab : slabs) {
+      used += slab.usedBytes();
+    }
+    return used;
+  }
+
+  // ---------------------------------------------------------------- statistics
+
+  long usedBytes() {
+    lock.lock();
+    try {
+      return usedBytesLocked();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  long capacityBytes() {
+    return capacityBytes;
+  }
+
+  int objectCount() {
+    lock.lock();
+    try {
+      return entries.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The memory of a key's committed value, or null; for tests of placement. */
+  MemorySegment committedMemory(String key) {
+    lock.lock();
+    try {
+      Entry entry = entries.get(key);
+      return entry == null || entry.committed == null ? null : entry.committed.memory;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  long evictedObjects() {
+    lock.lock();
+    try {
+      return evictedObjects;
+    } finally {
+      lock.unlock();
+    }
+  }
+}

@@ -1,0 +1,393 @@
+package org.transferqueue.storage.kv;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.storage.ClearResult;
+import org.transferqueue.storage.DataParserReference;
+import org.transferqueue.storage.PartitionGroup;
+import org.transferqueue.storage.ProductionNotifier;
+import org.transferqueue.storage.ProductionUpdates;
+import org.transferqueue.storage.PutResult;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.Column;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.DenseColumn;
+import org.transferqueue.tensor.JaggedColumn;
+import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.tensor.Tensor;
+import org.transferqueue.tensor.TensorUtils;
+
+/**
+ * A {@link StorageManager} over a {@link KvClient}: every cell is one key, {@code "<gi>@<field>"}
+ * (see {@link KvKeys}).
+ *
+ * <p><b>Put.</b> Cells are flattened field-major (fields in code-point order, samples in batch
+ * order): a dense column gives its row views (a rank-1 column gives 0-d cells and is recorded with
+ * shape {@code []}), a jagged column its rows, an object column its values. Tensor columns are
+ * stored as tensor cells and object columns as object cells, whatever the runtime type of a value,
+ * so that put and get always agree. The schema extracted from the data and the client's per-key
+ * metadata (for example packed sizes) go to the controller through the {@link ProductionNotifier},
+ * one update per partition.
+ *
+ * <p><b>Get.</b> Expected shapes, dtypes and per-key metadata come from the {@link BatchMeta}; the
+ * columns are rebuilt by the schema's kind: regular -> dense (a shape {@code []} gives a 1-D
+ * column), nested -> jagged, non-tensor -> object. The result is an independent copy.
+ *
+ * <p><b>Atomicity.</b> A put that fails in the client may leave some of its keys written (a
+ * key-value store has no multi-key transaction); nothing is reported to the controller then, so the
+ * cells stay invisible and a retried put overwrites them.
+ *
+ * <p>Thread-safe: the manager has no mutable state besides its closed flag; the client is
+ * thread-safe. The manager owns the client and closes it.
+ */
+public final class KvStorageManager implements StorageManager {
+  private static final System.Logger LOG = System.getLogger(KvStorageManager.class.getName());
+
+  private final String backendName;
+  private final KvClient client;
+  private final ProductionNotifier notifier;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * Creates a manager.
+   *
+   * @param backendName the configured backend name, such as {@code MooncakeStore}
+   * @param client the client; the manager takes ownership and closes it
+   * @param notifier where production updates go
+   */
+  public KvStorageManager(String backendName, KvClient client, ProductionNotifier notifier) {
+    this.backendName = Objects.requireNonNull(backendName, "backendName");
+    this.client = Objects.requireNonNull(client, "client");
+    this.notifier = Objects.requireNonNull(notifier, "notifier");
+  }
+
+  @Override
+  public String backendName() {
+    return backendName;
+  }
+
+  @Override
+  public PutResult put(Batch batch, BatchMeta meta) {
+    Objects.requireNonNull(batch, "batch");
+    Objects.requireNonNull(meta, "meta");
+    checkOpen();
+    int n = meta.size();
+    if (batch.rowCount() != n) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          "Batch size of data (" + batch.rowCount() + ") does not match expected (" + n + ")");
+    }
+    if (n == 0) {
+      LOG.log(System.Logger.Level.WARNING, "put of an empty batch: nothing stored or notified");
+      return new PutResult(new TreeMap<>(), List.of());
+    }
+    List<String> fields = KvKeys.sortedFields(batch.fields());
+    List<String> keys = KvKeys.keys(fields, meta.globalIndexArray());
+    List<Object> values = new ArrayList<>(keys.size());
+    List<KvCellKind> kinds = new ArrayList<>(keys.size());
+    SortedMap<String, FieldSchema> schema = new TreeMap<>();
+    for (String field : fields) {
+      schema.put(field, flatten(batch.column(field), n, values, kinds));
+    }
+    List<Map<String, Object>> keyMeta = client.put(keys, values, kinds);
+    List<Map<String, Object>> backendMeta = perSample(keyMeta, fields, n, keys.size());
+    for (PartitionGroup group : PartitionGroup.of(meta)) {
+      ProductionUpdates.publish(notifier, ProductionUpdates.of(meta, group, schema, backendMeta));
+    }
+    return new PutResult(schema, backendMeta);
+  }
+
+  /**
+   * Rejects the parser before touching storage: key-value backends do not run data parsers.
+   *
+   * @throws StorageException with {@code UNSUPPORTED_OPERATION}
+   */
+  @Override
+  public PutResult put(Batch batch, BatchMeta meta, DataParserReference parser) {
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        "data_parser is not supported for key-value backend "
+            + backendName
+            + " (parser '"
+            + (parser == null ? null : parser.name())
+            + "')");
+  }
+
+  private static FieldSchema flatten(
+      Column column, int n, List<Object> values, List<KvCellKind> kinds) {
+    switch (column) {
+      case DenseColumn dense -> {
+        for (int i = 0; i < n; i++) {
+          values.add(dense.row(i));
+          kinds.add(KvCellKind.TENSOR);
+        }
+        return FieldSchema.regular(dense.dtype(), dense.rowShape());
+      }
+      case JaggedColumn jagged -> {
+        List<List<Long>> shapes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          values.add(jagged.row(i));
+          kinds.add(KvCellKind.TENSOR);
+          shapes.add(FieldSchema.shapeOf(jagged.rowShape(i)));
+        }
+        return FieldSchema.nestedOf(jagged.dtype(), shapes);
+      }
+      case ObjectColumn objects -> {
+        for (int i = 0; i < n; i++) {
+          values.add(objects.get(i));
+          kinds.add(KvCellKind.OBJECT);
+        }
+        return FieldSchema.nonTensorField();
+      }
+    }
+  }
+
+  private static List<Map<String, Object>> perSample(
+      List<Map<String, Object>> keyMeta, List<String> fields, int n, int keyCount) {
+    if (keyMeta == null || keyMeta.isEmpty()) {
+      return List.of();
+    }
+    if (keyMeta.size() != keyCount) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR,
+          "Length of custom_backend_meta ("
+              + keyMeta.size()
+              + ") does not match expected ("
+              + keyCount
+              + ")");
+    }
+    List<Map<String, Object>> rows = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      rows.add(new LinkedHashMap<>());
+    }
+    for (int f = 0; f < fields.size(); f++) {
+      for (int i = 0; i < n; i++) {
+        Map<String, Object> entry = keyMeta.get(f * n + i);
+        if (entry != null) {
+          rows.get(i).put(fields.get(f), entry);
+        }
+      }
+    }
+    return rows.stream().map(Collections::unmodifiableMap).toList();
+  }
+
+  @Override
+  public Batch get(BatchMeta meta, BufferAllocator allocator) {
+    Objects.requireNonNull(meta, "meta");
+    Objects.requireNonNull(allocator, "allocator");
+    checkOpen();
+    int n = meta.size();
+    List<String> fields = KvKeys.sortedFields(meta.fieldNames());
+    if (n == 0 || fields.isEmpty()) {
+      if (n > 0) {
+        LOG.log(System.Logger.Level.WARNING, "get without fields: empty batch of " + n + " rows");
+      }
+      return Batch.builder().rowCount(n).build();
+    }
+    long[] gis = meta.globalIndexArray();
+    List<String> keys = KvKeys.keys(fields, gis);
+    List<long[]> shapes = new ArrayList<>(keys.size());
+    List<DType> dtypes = new ArrayList<>(keys.size());
+    for (String field : fields) {
+      expected(meta, field, gis, shapes, dtypes);
+    }
+    List<Map<String, Object>> backendMeta = backendMetaList(meta, fields);
+    try (KvValues read = client.get(keys, shapes, dtypes, backendMeta)) {
+      if (read.size() != keys.size()) {
+        throw new StorageException(
+            ErrorCode.STORAGE_ERROR,
+            "Length of values (" + read.size() + ") does not match expected (" + keys.size() + ")");
+      }
+      return assemble(meta, fields, read.values(), allocator);
+    }
+  }
+
+  private static void expected(
+      BatchMeta meta, String field, long[] gis, List<long[]> shapes, List<DType> dtypes) {
+    FieldSchema schema = meta.field(field);
+    for (int i = 0; i < gis.length; i++) {
+      if (schema.nonTensor()) {
+        shapes.add(null);
+        dtypes.add(null);
+        continue;
+      }
+      if (schema.dtype() == null) {
+        throw new TqException(
+            ErrorCode.UNKNOWN_FIELD,
+            "field '" + field + "' has no data yet (placeholder schema) for sample " + gis[i]);
+      }
+      List<Long> shape =
+          schema.nested()
+              ? schema.perSampleShapes().get(i)
+              : Objects.requireNonNull(schema.shape());
+      if (shape == null) {
+        throw new TqException(
+            ErrorCode.NOT_FOUND, "no recorded shape of field '" + field + "' for sample " + gis[i]);
+      }
+      shapes.add(shape.stream().mapToLong(Long::longValue).toArray());
+      dtypes.add(schema.dtype());
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<Map<String, Object>> backendMetaList(BatchMeta meta, List<String> fields) {
+    int n = meta.size();
+    List<Map<String, Object>> list = new ArrayList<>(n * fields.size());
+    for (String field : fields) {
+      for (int i = 0; i < n; i++) {
+        Object entry = meta.backendMeta(i).get(field);
+        if (entry != null && !(entry instanceof Map)) {
+          throw new TqException(
+              ErrorCode.INVALID_ARGUMENT,
+              "backend metadata of field '"
+                  + field
+                  + "' for sample "
+                  + meta.globalIndex(i)
+                  + " is not a map: "
+                  + entry);
+        }
+        list.add((Map<String, Object>) entry);
+      }
+    }
+    return Collections.unmodifiableList(list);
+  }
+
+  private static Batch assemble(
+      BatchMeta meta, List<String> fields, List<Object> values, BufferAllocator allocator) {
+    int n = meta.size();
+    Map<String, Column> columns = new LinkedHashMap<>();
+    try {
+      for (int f = 0; f < fields.size(); f++) {
+        String field = fields.get(f);
+        List<Object> cells = values.subList(f * n, (f + 1) * n);
+        columns.put(field, column(field, meta.field(field), cells, allocator));
+      }
+    } catch (RuntimeException e) {
+      columns.values().forEach(Column::close);
+      throw e;
+    }
+    Batch.Builder builder = Batch.builder().rowCount(n);
+    columns.forEach(builder::add);
+    return builder.build();
+  }
+
+  private static Column column(
+      String field, FieldSchema schema, List<Object> cells, BufferAllocator allocator) {
+    int[] all = IntStream.range(0, cells.size()).toArray();
+    if (schema.nonTensor()) {
+      return new ObjectColumn(cells).selectRows(allocator, all);
+    }
+    List<Tensor> tensors = new ArrayList<>(cells.size());
+    for (int i = 0; i < cells.size(); i++) {
+      if (!(cells.get(i) instanceof Tensor tensor) || tensor.dtype() != schema.dtype()) {
+        throw new StorageException(
+            ErrorCode.CORRUPT_DATA,
+            "cell " + i + " of field '" + field + "' is not a " + schema.dtype() + " tensor");
+      }
+      tensors.add(tensor);
+    }
+    if (schema.nested()) {
+      return JaggedColumn.copyOf(allocator, schema.dtype(), tensors);
+    }
+    long[] rowShape = schema.shape().stream().mapToLong(Long::longValue).toArray();
+    long[] shape = new long[rowShape.length + 1];
+    shape[0] = cells.size();
+    System.arraycopy(rowShape, 0, shape, 1, rowShape.length);
+    long rowBytes = TensorUtils.nbytes(schema.dtype(), rowShape);
+    Tensor dense = Tensor.allocate(allocator, schema.dtype(), shape);
+    MemorySegment target = dense.segment();
+    for (int i = 0; i < tensors.size(); i++) {
+      Tensor cell = tensors.get(i);
+      if (cell.nbytes() != rowBytes) {
+        dense.close();
+        throw new StorageException(
+            ErrorCode.CORRUPT_DATA,
+            "cell "
+                + i
+                + " of field '"
+                + field
+                + "' has shape "
+                + Arrays.toString(cell.shape())
+                + ", expected "
+                + Arrays.toString(rowShape));
+      }
+      MemorySegment.copy(cell.segment(), 0, target, i * rowBytes, rowBytes);
+    }
+    return new DenseColumn(dense);
+  }
+
+  /**
+   * Removes the cells of {@code meta.fieldNames()} for the samples of {@code meta}.
+   *
+   * @throws TqException with {@code INVALID_ARGUMENT} when {@code meta} names no field: a key-value
+   *     store can only remove exact keys
+   */
+  @Override
+  public ClearResult clear(BatchMeta meta) {
+    Objects.requireNonNull(meta, "meta");
+    checkOpen();
+    int n = meta.size();
+    if (n == 0) {
+      return ClearResult.complete(0);
+    }
+    if (meta.fieldNames().isEmpty()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "Fail to clear_data for key-value based backends due to lack of `field_names` in"
+              + " BatchMeta ("
+              + n
+              + " samples)");
+    }
+    List<String> fields = KvKeys.sortedFields(meta.fieldNames());
+    long[] gis = meta.globalIndexArray();
+    List<String> keys = KvKeys.keys(fields, gis);
+    Map<String, Integer> failed = client.clear(keys, backendMetaList(meta, fields));
+    if (failed.isEmpty()) {
+      return ClearResult.complete(n);
+    }
+    Set<Long> failedGis = new LinkedHashSet<>();
+    for (int k = 0; k < keys.size(); k++) {
+      if (failed.containsKey(keys.get(k))) {
+        failedGis.add(gis[k % n]);
+      }
+    }
+    return new ClearResult(
+        n - failedGis.size(),
+        List.of(
+            new ClearResult.Failure(
+                backendName, List.copyOf(failedGis), "remove failed for keys " + failed)));
+  }
+
+  /** Closes the client. Idempotent. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      client.close();
+    }
+  }
+
+  private void checkOpen() {
+    if (closed.get()) {
+      throw new TqException(ErrorCode.CLOSED, backendName + " storage manager is closed");
+    }
+  }
+}

@@ -1,0 +1,451 @@
+package org.transferqueue.objectstore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.TqException;
+import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
+import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.storage.kv.KvValues;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.Tensor;
+
+/** Scenarios 5.I: the MooncakeStore client against a counting store over the embedded engine. */
+@ExtendWith(LeakCheckExtension.class)
+class MooncakeKvClientTest {
+  private static final long SEGMENT = 32L << 20;
+
+  private BufferAllocator allocator;
+  private EmbeddedObjectStore engine;
+  private CountingObjectStore store;
+  private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+  private final List<Long> pauses = Collections.synchronizedList(new ArrayList<>());
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  @BeforeEach
+  void setUp(BufferAllocator allocator) {
+    this.allocator = allocator;
+    engine = EmbeddedObjectStore.create(allocator, MasterConfig.builder().asyncThreads(1).build());
+    assertThat(
+            engine.setup(
+                StoreConfig.builder().globalSegmentSize(SEGMENT).localBufferSize(1L << 20).build()))
+        .isZero();
+    store = new CountingObjectStore(engine);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+    engine.close();
+  }
+
+  private MooncakeKvClient client() {
+    return client(MooncakeStoreConfig.builder().build(), true, Duration.ofSeconds(60));
+  }
+
+  private MooncakeKvClient client(
+      MooncakeStoreConfig config, boolean pooled, Duration operationTimeout) {
+    MooncakeKvClient client =
+        MooncakeKvClient.builder()
+            .store(store)
+            .allocator(allocator)
+            .config(config)
+            .nanoClock(clock::get)
+            .retryScheduler(
+                delayNs -> {
+                  pauses.add(delayNs);
+                  clock.addAndGet(delayNs);
+                  return CompletableFuture.completedFuture(null);
+                })
+            .jitter(RandomGenerator.of("L64X128MixRandom"))
+            .operationTimeout(operationTimeout)
+            .pooledRegistration(pooled)
+            .build();
+    toClose.add(client);
+    return client;
+  }
+
+  private <T extends AutoCloseable> T owned(T resource) {
+    toClose.add(resource);
+    return resource;
+  }
+
+  private Tensor floats(float... values) {
+    return owned(Tensor.ofFloats(allocator, DType.FLOAT32, values, values.length));
+  }
+
+  @Test
+  void AS104_shouldSplitTensorAndObjectCellsAndReturnPackedSizes() {
+    MooncakeKvClient client = client();
+    List<Map<String, Object>> meta =
+        client.put(List.of("k0", "k1", "k2"), List.of(floats(1, 2, 3, 4), "s", Map.of("a", 1L)));
+
+    List<CountingObjectStore.Call> upserts = store.calls("batchUpsertFrom");
+    assertThat(upserts).hasSize(2);
+    assertThat(upserts)
+        .anySatisfy(
+            c -> {
+              assertThat(c.keys()).containsExactly("k0");
+              assertThat(c.sizes()).containsExactly(16L);
+            })
+        .anySatisfy(
+            c -> {
+              assertThat(c.keys()).containsExactly("k1", "k2");
+              assertThat(c.sizes()).containsExactly(14L, 16L);
+            });
+    assertThat(meta).containsExactly(null, Map.of("packed_size", 14L), Map.of("packed_size", 16L));
+    client.close();
+    assertThat(store.unregisters.get()).isEqualTo(store.registers.get()).isPositive();
+  }
+
+  @Test
+  void AS105_shouldSendThousandTensorKeysInSlicesOfAtMost400() {
+    MooncakeKvClient client = client();
+    Tensor column = owned(Tensor.zeros(allocator, DType.FLOAT32, 1000, 4));
+    List<String> keys = new ArrayList<>();
+    List<Object> values = new ArrayList<>();
+    for (int i = 0; i < 1000; i++) {
+      keys.add(i + "@x");
+      values.add(column.row(i));
+    }
+    for (int i = 0; i < 10; i++) {
+      keys.add(i + "@s");
+      values.add("v" + i);
+    }
+    client.put(keys, values);
+
+    List<Integer> sliceSizes =
+        store.calls("batchUpsertFrom").stream().map(c -> c.keys().size()).sorted().toList();
+    assertThat(sliceSizes).containsExactly(10, 200, 400, 400);
+  }
+
+  @Test
+  void AS105_shouldRunTensorAndObjectSlicesConcurrently() throws Exception {
+    CountDownLatch bothStarted = new CountDownLatch(2);
+    List<Boolean> sawOther = Collections.synchronizedList(new ArrayList<>());
+    CountingObjectStore gated =
+        new CountingObjectStore(engine) {
+          @Override
+          public int[] batchUpsertFrom(
+              List<String> keys, List<java.lang.foreign.MemorySegment> s, ReplicateConfig c) {
+            bothStarted.countDown();
+            try {
+              sawOther.add(bothStarted.await(10, TimeUnit.SECONDS));
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return super.batchUpsertFrom(keys, s, c);
+          }
+        };
+    store = gated;
+    client().put(List.of("t", "o"), List.of(floats(1), "object"));
+    assertThat(sawOther).containsExactly(true, true);
+  }
+
+  @Test
+  void AS106_shouldRejectMismatchedListsAndAcceptEmptyPut() {
+    MooncakeKvClient client = client();
+    assertThatThrownBy(() -> client.put(List.of("a", "b"), List.of(1L)))
+        .isInstanceOf(TqException.class)
+        .hasMessageContaining("Number of keys must match number of values");
+    assertThat(client.put(List.of(), List.of())).isEmpty();
+    assertThat(store.calls("batchUpsertFrom")).isEmpty();
+  }
+
+  @Test
+  void AS107_shouldRetryOnlyTheTransientlyFailedKeyWithoutPause() {
+    MooncakeKvClient client = client();
+    store.script("b", -800);
+    client.put(List.of("a", "b", "c"), List.of(floats(1), floats(2), floats(3)));
+
+    List<CountingObjectStore.Call> upserts = store.calls("batchUpsertFrom");
+    assertThat(upserts).hasSize(2);
+    assertThat(upserts.get(1).keys()).containsExactly("b");
+    int b = upserts.get(0).keys().indexOf("b");
+    assertThat(upserts.get(1).addresses().get(0)).isEqualTo(upserts.get(0).addresses().get(b));
+    assertThat(upserts.get(1).sizes().get(0)).isEqualTo(4L);
+    assertThat(pauses).isEmpty();
+  }
+
+  @Test
+  void AS108_shouldFailAfterThreeRetriesWithTwoBackoffPauses() {
+    MooncakeKvClient client = client();
+    store.always("b", -800);
+    assertThatThrownBy(() -> client.put(List.of("a", "b"), List.of(floats(1), floats(2))))
+        .isInstanceOf(TqException.class)
+        .hasMessageContaining("batch_upsert_from failed for keys")
+        .hasMessageContaining("[b]")
+        .hasMessageContaining("-800")
+        .hasMessageContaining("after retrying 3 times");
+
+    assertThat(store.calls("batchUpsertFrom")).hasSize(4);
+    assertThat(pauses).hasSize(2);
+    long base = Duration.ofSeconds(1).toNanos();
+    assertThat(pauses.get(0)).isBetween(base / 2, base);
+    assertThat(pauses.get(1)).isBetween(base, 2 * base);
+    client.close();
+    assertThat(store.unregisters.get()).isEqualTo(store.registers.get());
+  }
+
+  @Test
+  void shouldFailWithDeadlineExceededWhenTheNextPauseWouldPassTheDeadline() {
+    MooncakeKvClient client =
+        client(MooncakeStoreConfig.builder().build(), true, Duration.ofMillis(400));
+    store.always("b", -900);
+    assertThatThrownBy(() -> client.put(List.of("b"), List.of(floats(2))))
+        .isInstanceOf(DeadlineExceededException.class)
+        .hasMessageContaining("b");
+    assertThat(store.calls("batchUpsertFrom")).hasSize(2);
+  }
+
+  @Test
+  void shouldFailAtOnceNamingKeyAndCodeForADeterministicCode() {
+    MooncakeKvClient client = client();
+    client.put(List.of("present"), List.of(floats(1, 2)));
+    assertThatThrownBy(
+            () ->
+                client.get(
+                    List.of("present", "missing"),
+                    List.of(new long[] {2}, new long[] {2}),
+                    List.of(DType.FLOAT32, DType.FLOAT32),
+                    null))
+        .isInstanceOf(TqException.class)
+        .hasMessageContaining("missing")
+        .hasMessageContaining("-704");
+    assertThat(store.calls("batchGetInto")).hasSize(1);
+    assertThat(pauses).isEmpty();
+  }
+
+  @Test
+  void AS109_shouldFailWithoutRetryWhenTheResultCountIsWrong() {
+    MooncakeKvClient client = client();
+    store.truncateNextResult(1);
+    assertThatThrownBy(() -> client.put(List.of("a", "b"), List.of(floats(1), floats(2))))
+        .hasMessageContaining("returned 1 results, expected 2");
+    assertThat(store.calls("batchUpsertFrom")).hasSize(1);
+  }
+
+  @Test
+  void AS110_shouldRetryATransientGetFailureAndReturnTheData() {
+    MooncakeKvClient client = client();
+    Tensor a = owned(Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3}, 3));
+    Tensor b = owned(Tensor.ofLongs(allocator, DType.INT64, new long[] {4}, 1));
+    client.put(List.of("a", "b"), List.of(a, b));
+    store.script("b", -800);
+    try (KvValues read =
+        client.get(
+            List.of("a", "b"),
+            List.of(new long[] {3}, new long[] {1}),
+            List.of(DType.INT64, DType.INT64),
+            null)) {
+      assertThat(((Tensor) read.values().get(0)).toLongArray()).containsExactly(1, 2, 3);
+      assertThat(((Tensor) read.values().get(1)).toLongArray()).containsExactly(4);
+    }
+    List<CountingObjectStore.Call> gets = store.calls("batchGetInto");
+    assertThat(gets).hasSize(2);
+    assertThat(gets.get(0).sizes()).containsExactly(24L, 8L);
+    assertThat(gets.get(1).keys()).containsExactly("b");
+  }
+
+  @Test
+  void AS111_shouldRejectAReadOfTheWrongSizeWithoutRetry() {
+    MooncakeKvClient client = client();
+    client.put(List.of("k"), List.of(floats(1, 2, 3, 4, 5, 6)));
+    store.script("k", 10);
+    assertThatThrownBy(
+            () -> client.get(List.of("k"), List.of(new long[] {6}), List.of(DType.FLOAT32), null))
+        .isInstanceOf(TqException.class)
+        .hasMessageContaining("'k'")
+        .hasMessageContaining("expected 24");
+    assertThat(store.calls("batchGetInto")).hasSize(1);
+  }
+
+  @Test
+  void AS112_shouldRejectMissingShapesLengthsAndPackedSizes() {
+    MooncakeKvClient client = client();
+    assertThatThrownBy(() -> client.get(List.of("a"), null, List.of(DType.FLOAT32), null))
+        .hasMessageContaining("needs shapes and dtypes");
+    assertThatThrownBy(
+            () ->
+                client.get(
+                    List.of("a", "b"),
+                    List.of(new long[] {1}),
+                    List.of(DType.FLOAT32, DType.FLOAT32),
+                    null))
+        .hasMessageContaining("Lengths of keys, shapes, dtypes must match");
+    assertThatThrownBy(
+            () ->
+                client.get(
+                    List.of("a"), Arrays.asList((long[]) null), Arrays.asList((DType) null), null))
+        .hasMessageContaining("custom_backend_meta is required");
+    assertThatThrownBy(
+            () ->
+                client.get(
+                    List.of("a"),
+                    Arrays.asList((long[]) null),
+                    Arrays.asList((DType) null),
+                    Collections.singletonList(Map.of())))
+        .hasMessageContaining("missing packed_size for key a");
+    assertThat(store.calls("batchGetInto")).isEmpty();
+  }
+
+  @Test
+  void AS113_shouldAllocateOneRegionPerDtypeForGet() {
+    MooncakeKvClient client = client();
+    Tensor f0 = floats(1, 2);
+    Tensor i1 = owned(Tensor.ofLongs(allocator, DType.INT64, new long[] {7, 8, 9}, 3));
+    Tensor f2 = floats(3);
+    client.put(List.of("f0", "i1", "f2"), List.of(f0, i1, f2));
+    long registrationsBefore = client.registrations();
+    try (KvValues read =
+        client.get(
+            List.of("f0", "i1", "f2"),
+            List.of(new long[] {2}, new long[] {3}, new long[] {1}),
+            List.of(DType.FLOAT32, DType.INT64, DType.FLOAT32),
+            null)) {
+      CountingObjectStore.Call get = store.calls("batchGetInto").get(0);
+      assertThat(get.sizes()).containsExactly(8L, 24L, 4L);
+      List<Long> ptr = get.addresses();
+      assertThat(ptr.get(2) - ptr.get(0)).isEqualTo(64); // same float32 region, 64-byte aligned
+      assertThat(Math.abs(ptr.get(1) - ptr.get(0))).isGreaterThanOrEqualTo(64);
+      assertThat(read.values().get(0)).isEqualTo(f0);
+      assertThat(read.values().get(1)).isEqualTo(i1);
+      assertThat(read.values().get(2)).isEqualTo(f2);
+    }
+    assertThat(client.registrations() - registrationsBefore).isEqualTo(2);
+  }
+
+  @Test
+  void AS114_shouldReadObjectValuesIntoOneRegion() {
+    MooncakeKvClient client = client();
+    List<Map<String, Object>> meta = client.put(List.of("p0", "p1"), List.of("hi", "hello"));
+    assertThat(meta).containsExactly(Map.of("packed_size", 15L), Map.of("packed_size", 18L));
+    try (KvValues read =
+        client.get(
+            List.of("p0", "p1"), Arrays.asList(null, null), Arrays.asList(null, null), meta)) {
+      assertThat(read.values()).containsExactly("hi", "hello");
+    }
+    CountingObjectStore.Call get = store.calls("batchGetInto").get(0);
+    assertThat(get.sizes()).containsExactly(15L, 18L);
+    assertThat(get.addresses().get(1) - get.addresses().get(0)).isEqualTo(15);
+  }
+
+  @Test
+  void shouldKeepPooledBuffersRegisteredAcrossCalls() {
+    MooncakeKvClient pooled = client();
+    pooled.put(List.of("a"), List.of(floats(1, 2, 3)));
+    for (int round = 0; round < 3; round++) {
+      try (KvValues read =
+          pooled.get(List.of("a"), List.of(new long[] {3}), List.of(DType.FLOAT32), null)) {
+        assertThat(read.values().get(0)).isEqualTo(floats(1, 2, 3));
+      }
+    }
+    long afterPooled = pooled.registrations();
+    // caller memory of the put (1) + one pooled destination (1)
+    assertThat(afterPooled).isEqualTo(2);
+
+    MooncakeKvClient perCall =
+        client(MooncakeStoreConfig.builder().build(), false, Duration.ofSeconds(5));
+    for (int round = 0; round < 3; round++) {
+      try (KvValues read =
+          perCall.get(List.of("a"), List.of(new long[] {3}), List.of(DType.FLOAT32), null)) {
+        assertThat(read.values().get(0)).isEqualTo(floats(1, 2, 3));
+      }
+    }
+    assertThat(perCall.registrations()).isEqualTo(3);
+    assertThat(perCall.unregistrations()).isEqualTo(3);
+  }
+
+  @Test
+  void shouldStageHeapTensorsAndDuplicateViewsOnce() {
+    MooncakeKvClient client = client();
+    Tensor heap =
+        Tensor.wrap(DType.FLOAT32, java.lang.foreign.MemorySegment.ofArray(new float[] {1, 2}), 2);
+    Tensor shared = floats(5, 6);
+    client.put(List.of("h", "s1", "s2"), List.of(heap, shared, shared.reshape(2)));
+    assertThat(store.registers.get()).isEqualTo(2); // the staging buffer, the shared tensor once
+    try (KvValues read =
+        client.get(
+            List.of("h", "s2"),
+            List.of(new long[] {2}, new long[] {2}),
+            List.of(DType.FLOAT32, DType.FLOAT32),
+            null)) {
+      assertThat(((Tensor) read.values().get(0)).toFloatArray()).containsExactly(1, 2);
+      assertThat(((Tensor) read.values().get(1)).toFloatArray()).containsExactly(5, 6);
+    }
+  }
+
+  @Test
+  void AS099_AS102_shouldRemoveWithForceAndTolerateNotFound() {
+    MooncakeKvClient client = client();
+    client.put(List.of("a", "b"), List.of(floats(1), floats(2)));
+    assertThat(client.clear(List.of("a", "b", "c"), null)).isEmpty();
+    List<CountingObjectStore.Call> removes = store.calls("batchRemove");
+    assertThat(removes).hasSize(1);
+    assertThat(removes.get(0).keys()).containsExactly("a", "b", "c");
+    assertThat(engine.isExist("a")).isZero();
+
+    store.script("x", -1);
+    assertThat(client.clear(List.of("x", "y"), null)).containsExactly(Map.entry("x", -1));
+  }
+
+  @Test
+  void AS100_AS103_shouldExpandChunkKeysFromMetadataWithoutGpuPath() {
+    MooncakeKvClient client = client();
+    List<Map<String, Object>> meta =
+        Arrays.asList(Map.of("n_chunks", 2), Map.of("n_chunks", 3), null);
+    client.clear(List.of("a", "b", "c"), meta);
+    assertThat(store.calls("batchRemove").get(0).keys())
+        .containsExactly("a:c0", "a:c1", "b:c0", "b:c1", "b:c2", "c");
+  }
+
+  @Test
+  void shouldReadChunkedKeysIntoOneTensor() {
+    MooncakeKvClient client = client();
+    client.put(List.of("big:c0", "big:c1"), List.of(floats(1, 2, 3), floats(4, 5)));
+    Map<String, Object> layout = Map.of("n_chunks", 2, "chunk_bytes", 12);
+    try (KvValues read =
+        client.get(
+            List.of("big"), List.of(new long[] {5}), List.of(DType.FLOAT32), List.of(layout))) {
+      assertThat(((Tensor) read.values().get(0)).toFloatArray()).containsExactly(1, 2, 3, 4, 5);
+    }
+  }
+
+  @Test
+  void AS116_shouldResolveHardPinFromTheConfig() {
+    assertThat(pinOf(null, false)).isTrue();
+    assertThat(pinOf(null, true)).isFalse();
+    assertThat(pinOf(true, true)).isTrue();
+    assertThat(pinOf(false, false)).isFalse();
+    MooncakeKvClient client = client();
+    client.put(List.of("a"), List.of(floats(1)));
+    assertThat(store.lastConfig.withHardPin()).isTrue();
+  }
+
+  private boolean pinOf(Boolean hardPin, boolean offload) {
+    MooncakeStoreConfig config =
+        MooncakeStoreConfig.builder().hardPin(hardPin).offload(o -> o.enabled(offload)).build();
+    return client(config, true, Duration.ofSeconds(5)).replicateConfig().withHardPin();
+  }
+}

@@ -1,0 +1,618 @@
+package org.transferqueue.objectstore.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.objectstore.ErrorCode;
+import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
+import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
+
+/** The object-store model's client semantics (§2-§3, checklist §6.8) on the embedded engine. */
+@ExtendWith(LeakCheckExtension.class)
+class EmbeddedObjectStoreTest {
+  private static final long SEGMENT = 1 << 20;
+  private static final long OBJECT = 64 << 10;
+  private static final Duration LEASE = MasterConfig.LEASE_TTL_DEFAULT;
+  private static final ReplicateConfig HARD = ReplicateConfig.builder().withHardPin(true).build();
+  private static final ReplicateConfig SOFT = ReplicateConfig.builder().withSoftPin(true).build();
+  private static final ReplicateConfig PLAIN = ReplicateConfig.DEFAULT;
+
+  private final ManualClock clock = new ManualClock();
+  private BufferAllocator allocator;
+  private EmbeddedObjectStore store;
+  private NativeBuffer arena;
+  private long nextSlice;
+
+  @BeforeEach
+  void setUp(BufferAllocator allocator) {
+    this.allocator = allocator;
+    store =
+        EmbeddedObjectStore.create(
+            allocator, MasterConfig.builder().clock(clock).asyncThreads(2).build());
+    assertThat(
+            store.setup(
+                StoreConfig.builder()
+                    .localHostname("node-a:12300")
+                    .globalSegmentSize(SEGMENT)
+                    .localBufferSize(SEGMENT)
+                    .build()))
+        .isZero();
+    arena = allocator.allocate(8 * SEGMENT);
+    assertThat(store.registerBuffer(arena.segment())).isZero();
+  }
+
+  @AfterEach
+  void tearDown() {
+    store.close();
+    arena.close();
+  }
+
+  /** A fresh slice of the registered arena filled with {@code pattern}. */
+  private MemorySegment source(long size, int pattern) {
+    MemorySegment slice = arena.segment().asSlice(nextSlice, size);
+    nextSlice += SlabAllocator.aligned(size);
+    slice.fill((byte) pattern);
+    return slice;
+  }
+
+  /** A fresh registered slice filled with 0x5A so that untouched bytes are visible. */
+  private MemorySegment destination(long size) {
+    return source(size, 0x5A);
+  }
+
+  private static void assertFilled(MemorySegment segment, int pattern) {
+    for (long i = 0; i < segment.byteSize(); i++) {
+      if (segment.get(ValueLayout.JAVA_BYTE, i) != (byte) pattern) {
+        throw new AssertionError(
+            "byte " + i + " is " + segment.get(ValueLayout.JAVA_BYTE, i) + ", expected " + pattern);
+      }
+    }
+  }
+
+  private long read(String key, long size, int expectedPattern) {
+    MemorySegment dst = destination(size);
+    long result = store.getInto(key, dst);
+    if (result >= 0) {
+      assertFilled(dst.asSlice(0, result), expectedPattern);
+    }
+    return result;
+  }
+
+  // ------------------------------------------------------------ round trip and visibility
+
+  @Test
+  void shouldReturnObjectSizeAndBytesWhenPutThenGetInto() {
+    for (long size : new long[] {1, 4096, OBJECT + 1}) {
+      String key = "k" + size;
+      assertThat(store.putFrom(key, source(size, 7), PLAIN)).isZero();
+      MemorySegment dst = destination(size + 100);
+      assertThat(store.getInto(key, dst)).isEqualTo(size);
+      assertFilled(dst.asSlice(0, size), 7);
+      assertFilled(dst.asSlice(size), 0x5A); // bytes past the object untouched
+      assertThat(store.getSize(key)).isEqualTo(size);
+    }
+  }
+
+  @Test
+  void A1_shouldHideObjectWhenItsWriteHasNotEnded() {
+    WriteTicket ticket = store.master().startWrite("k", OBJECT, PLAIN, false);
+    assertThat(ticket.code()).isZero();
+    ticket.allocation().memory.fill((byte) 3);
+
+    assertThat(store.getInto("k", destination(OBJECT))).isEqualTo(-703);
+    assertThat(store.isExist("k")).isZero();
+    assertThat(store.getSize("k")).isEqualTo(-703);
+    assertThat(store.get("k")).isNull();
+    assertThat(store.remove("k", true)).isEqualTo(-703);
+    assertThat(store.putFrom("k", source(OBJECT, 9), PLAIN)).isEqualTo(-705);
+
+    assertThat(store.master().endWrite(ticket)).isZero();
+    assertThat(store.isExist("k")).isEqualTo(1);
+    assertThat(read("k", OBJECT, 3)).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void A2_shouldFreeMemoryAndLeaveKeyAbsentWhenWriteIsRevoked() {
+    WriteTicket ticket = store.master().startWrite("k", OBJECT, PLAIN, false);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+    assertThat(store.master().revokeWrite(ticket)).isZero();
+    assertThat(store.master().usedBytes()).isZero();
+    assertThat(store.getInto("k", destination(OBJECT))).isEqualTo(-704);
+    assertThat(store.master().endWrite(ticket)).isEqualTo(-704);
+  }
+
+  @Test
+  void A3_shouldPreemptAbandonedWriteOnlyAfterDiscardTimeout() {
+    WriteTicket zombie = store.master().startWrite("k", OBJECT, PLAIN, false);
+    clock.advance(MasterConfig.PUT_START_DISCARD_TIMEOUT_DEFAULT);
+    assertThat(store.putFrom("k", source(OBJECT, 1), PLAIN)).isEqualTo(-705);
+    clock.advance(Duration.ofNanos(1));
+    assertThat(store.putFrom("k", source(OBJECT, 2), PLAIN)).isZero();
+    assertThat(read("k", OBJECT, 2)).isEqualTo(OBJECT);
+    // The zombie's memory is kept (its writer might still write) until start + release timeout.
+    assertThat(store.master().usedBytes()).isEqualTo(2 * OBJECT);
+    assertThat(store.master().endWrite(zombie)).isEqualTo(-601);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void A4_shouldReclaimUnpreemptedZombieWhenReleaseTimeoutPassed() {
+    store.master().startWrite("k", OBJECT, PLAIN, false);
+    WriteTicket preempted = store.master().startWrite("p", OBJECT, PLAIN, false);
+    clock.advance(MasterConfig.PUT_START_DISCARD_TIMEOUT_DEFAULT.plusSeconds(1));
+    assertThat(store.putFrom("p", source(OBJECT, 1), PLAIN)).isZero();
+    assertThat(store.master().usedBytes()).isEqualTo(3 * OBJECT);
+
+    clock.advance(MasterConfig.PUT_START_RELEASE_TIMEOUT_DEFAULT);
+    store.master().sweep();
+
+    assertThat(store.getInto("k", destination(OBJECT))).isEqualTo(-704);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT); // only "p"'s committed value
+    assertThat(store.master().endWrite(preempted)).isEqualTo(-601);
+  }
+
+  // ------------------------------------------------------------ existing-key rule
+
+  @Test
+  void B1_shouldReturnAlreadyExistsAndKeepBytesWhenPutOnPresentKey() {
+    assertThat(store.putFrom("k", source(OBJECT, 1), PLAIN)).isZero();
+    assertThat(store.putFrom("k", source(OBJECT, 2), PLAIN)).isEqualTo(-705);
+    assertThat(store.putFrom("k", source(2 * OBJECT, 3), PLAIN)).isEqualTo(-705);
+    assertThat(store.put("k", MemorySegment.ofArray(new byte[] {4}), PLAIN)).isEqualTo(-705);
+    assertThat(read("k", OBJECT, 1)).isEqualTo(OBJECT);
+  }
+
+  // ------------------------------------------------------------ upsert
+
+  @Test
+  void C1_shouldCreateObjectWhenUpsertOnAbsentKey() {
+    assertThat(store.upsertFrom("k", source(OBJECT, 1), PLAIN)).isZero();
+    assertThat(read("k", OBJECT, 1)).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void C2_shouldOverwriteInPlaceWhenSameSizeAndNoReadInFlight() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    long address = store.master().committedMemory("k").address();
+    assertThat(store.upsertFrom("k", source(OBJECT, 2), PLAIN)).isZero();
+    assertThat(store.master().committedMemory("k").address()).isEqualTo(address);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+    assertThat(read("k", OBJECT, 2)).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void C3_shouldHideObjectWhileInPlaceUpsertRuns() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    WriteTicket upsert = store.master().startWrite("k", OBJECT, PLAIN, true);
+    assertThat(store.getInto("k", destination(OBJECT))).isEqualTo(-703);
+    assertThat(store.isExist("k")).isZero();
+    upsert.allocation().memory.fill((byte) 2);
+    assertThat(store.master().endWrite(upsert)).isZero();
+    assertThat(read("k", OBJECT, 2)).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void C4_shouldWriteFreshBufferAndSwapWhenSameSizeAndReadInFlight() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    ReadTicket reader = store.master().acquireRead("k", OBJECT);
+    assertThat(reader.code()).isZero();
+
+    WriteTicket upsert = store.master().startWrite("k", OBJECT, PLAIN, true);
+    assertThat(upsert.allocation().memory.address())
+        .isNotEqualTo(reader.allocation().memory.address());
+    assertThat(read("k", OBJECT, 1)).isEqualTo(OBJECT); // old value readable meanwhile
+    upsert.allocation().memory.fill((byte) 2);
+    assertThat(store.master().endWrite(upsert)).isZero();
+
+    assertThat(read("k", OBJECT, 2)).isEqualTo(OBJECT);
+    assertFilled(reader.allocation().memory, 1); // the reader's bytes never changed
+    assertThat(store.master().usedBytes()).isEqualTo(2 * OBJECT);
+    store.master().releaseReads(reader);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void C5_shouldReallocateAndKeepOldBufferForReadersWhenSizeChanges() {
+    store.putFrom("k", source(OBJECT, 1), HARD);
+    ReadTicket reader = store.master().acquireRead("k", OBJECT);
+
+    assertThat(store.upsertFrom("k", source(2 * OBJECT, 2), PLAIN)).isZero();
+
+    assertThat(read("k", 2 * OBJECT, 2)).isEqualTo(2 * OBJECT);
+    assertFilled(reader.allocation().memory, 1);
+    assertThat(store.master().usedBytes()).isEqualTo(3 * OBJECT);
+    store.master().releaseReads(reader);
+    assertThat(store.master().usedBytes()).isEqualTo(2 * OBJECT);
+    // The hard pin of the old object is carried over (OR-ed) though the upsert did not ask.
+    clock.advance(LEASE.multipliedBy(2));
+    fillWithUnpinned("filler", 20);
+    assertThat(store.isExist("k")).isEqualTo(1);
+  }
+
+  @Test
+  void C6_shouldPreemptWriteInProgressWhenUpsertArrives() {
+    WriteTicket put = store.master().startWrite("k", OBJECT, PLAIN, false);
+    assertThat(store.upsertFrom("k", source(OBJECT, 2), PLAIN)).isZero();
+    put.allocation().memory.fill((byte) 9); // the preempted writer keeps writing its own buffer
+    assertThat(store.master().endWrite(put)).isEqualTo(-601);
+    assertThat(read("k", OBJECT, 2)).isEqualTo(OBJECT);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void C7_shouldLoseValueWhenInPlaceUpsertIsRevoked() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    WriteTicket upsert = store.master().startWrite("k", OBJECT, PLAIN, true);
+    assertThat(store.master().revokeWrite(upsert)).isZero();
+    assertThat(store.getInto("k", destination(OBJECT))).isEqualTo(-704);
+    assertThat(store.master().usedBytes()).isZero();
+  }
+
+  @Test
+  void C8_shouldKeepOldValueWhenCopyOnWriteUpsertIsRevoked() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    ReadTicket reader = store.master().acquireRead("k", OBJECT);
+    WriteTicket upsert = store.master().startWrite("k", OBJECT, PLAIN, true);
+    assertThat(store.master().revokeWrite(upsert)).isZero();
+    store.master().releaseReads(reader);
+    assertThat(read("k", OBJECT, 1)).isEqualTo(OBJECT);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+  }
+
+  // ------------------------------------------------------------ leases and removal
+
+  @Test
+  void D1_shouldBlockNonForcedRemoveWhileLeasedAndAllowItAfterTtl() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    assertThat(store.remove("k", false)).isZero(); // a fresh commit carries no lease
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    assertThat(read("k", OBJECT, 1)).isEqualTo(OBJECT);
+    assertThat(store.remove("k", false)).isEqualTo(-706);
+    clock.advance(LEASE.minusNanos(1));
+    assertThat(store.remove("k", false)).isEqualTo(-706);
+    clock.advance(Duration.ofNanos(1));
+    assertThat(store.remove("k", false)).isZero();
+    assertThat(store.remove("k", false)).isEqualTo(-704);
+  }
+
+  @Test
+  void D2_shouldGrantLeaseOnlyOnPositiveAnswers() {
+    store.putFrom("a", source(OBJECT, 1), PLAIN);
+    store.putFrom("b", source(OBJECT, 1), PLAIN);
+    store.putFrom("c", source(OBJECT, 1), PLAIN);
+    assertThat(store.isExist("a")).isEqualTo(1);
+    assertThat(store.getSize("b")).isEqualTo(OBJECT);
+    assertThat(store.getInto("c", destination(1))).isEqualTo(-600); // too small: leased anyway
+    assertThat(store.batchRemove(List.of("a", "b", "c", "d"), false))
+        .containsExactly(-706, -706, -706, -704);
+    assertThat(store.isExist("d")).isZero();
+  }
+
+  @Test
+  void D3_shouldRemoveLeasedObjectWhenForced() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    store.isExist("k");
+    assertThat(store.remove("k", true)).isZero();
+    assertThat(store.isExist("k")).isZero();
+  }
+
+  @Test
+  void D4_shouldKeepReadersMemoryWhenForcedRemoveRunsDuringRead() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    ReadTicket reader = store.master().acquireRead("k", OBJECT);
+    assertThat(store.remove("k", true)).isZero();
+    // Memory is not reused while the read is in flight: a new object goes elsewhere.
+    assertThat(store.putFrom("other", source(OBJECT, 2), PLAIN)).isZero();
+    assertFilled(reader.allocation().memory, 1);
+    store.master().releaseReads(reader);
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void D5_shouldReturnLeaseExpiredWhenReadEndsAfterTtl() {
+    store.putFrom("k", source(OBJECT, 1), PLAIN);
+    clock.stepOnEveryReading(LEASE);
+    assertThat(store.getInto("k", destination(OBJECT))).isEqualTo(-707);
+    assertThat(store.batchGetInto(List.of("k", "x"), List.of(destination(OBJECT), destination(1))))
+        .containsExactly(-707, -704);
+    assertThat(store.get("k")).isNull();
+  }
+
+  @Test
+  void D6_shouldSkipLeasedAndIncompleteObjectsWhenRemovingByRegexOrAll() {
+    store.putFrom("p0/a", source(OBJECT, 1), PLAIN);
+    store.putFrom("p0/b", source(OBJECT, 1), PLAIN);
+    store.putFrom("p1/a", source(OBJECT, 1), PLAIN);
+    store.putFrom("x/p0/c", source(OBJECT, 1), PLAIN);
+    WriteTicket pending = store.master().startWrite("p0/pending", OBJECT, PLAIN, false);
+    store.isExist("p0/b");
+
+    assertThat(store.removeByRegex("p0/", false)).isEqualTo(2); // find(): also x/p0/c
+    assertThat(store.batchIsExist(List.of("p0/a", "p0/b", "p1/a", "x/p0/c")))
+        .containsExactly(0, 1, 1, 0);
+    assertThat(store.removeByRegex("^p0/", true)).isEqualTo(1);
+    assertThat(store.removeByRegex("(", true)).isEqualTo(-600);
+    store.isExist("p1/a");
+    assertThat(store.removeAll(false)).isZero();
+    assertThat(store.removeAll(true)).isEqualTo(1);
+    assertThat(store.master().endWrite(pending)).isZero();
+    assertThat(store.removeAll(false)).isEqualTo(1);
+  }
+
+  // ------------------------------------------------------------ eviction and pins
+
+  /** Puts {@code count} unpinned objects named prefix+i, one clock millisecond apart. */
+  private void fillWithUnpinned(String prefix, int count) {
+    for (int i = 0; i < count; i++) {
+      clock.advance(Duration.ofMillis(1));
+      store.putFrom(prefix + i, source(OBJECT, i), PLAIN);
+    }
+  }
+
+  @Test
+  void E1_shouldEvictOldestUnpinnedFirstWhenUsageCrossesWatermark() {
+    store.putFrom("hard", source(OBJECT, 1), HARD);
+    clock.advance(Duration.ofMillis(1));
+    store.putFrom("soft", source(OBJECT, 1), SOFT);
+    fillWithUnpinned("u", 12); // 14 of 16 slots: 87.5 %, below the 90 % watermark
+    assertThat(store.master().evictedObjects()).isZero();
+    assertThat(store.isExist("u5")).isEqualTo(1); // leased: protected from eviction
+    clock.advance(Duration.ofMillis(1));
+
+    store.putFrom("u12", source(OBJECT, 12), PLAIN); // 93.75 %: evict down to 85 %
+
+    assertThat(store.master().evictedObjects()).isEqualTo(2);
+    assertThat(store.batchIsExist(List.of("hard", "soft", "u0", "u1", "u2", "u5", "u12")))
+        .containsExactly(1, 1, 0, 0, 1, 1, 1);
+  }
+
+  @Test
+  void E2_shouldEvictSoftPinnedLastAndHardPinnedNever() {
+    store.putFrom("soft", source(OBJECT, 1), SOFT); // the oldest lease of all
+    fillWithUnpinned("u", 2);
+    for (int i = 0; i < 12; i++) {
+      store.putFrom("hard" + i, source(OBJECT, 1), HARD);
+    }
+    // The 15th object crossed the watermark: the two unpinned ones went, the soft pin stayed.
+    assertThat(store.master().evictedObjects()).isEqualTo(2);
+    assertThat(store.batchIsExist(List.of("soft", "u0", "u1"))).containsExactly(1, 0, 0);
+    clock.advance(LEASE); // that check leased "soft"; let the lease run out
+
+    store.putFrom("hard12", source(OBJECT, 1), HARD);
+    store.putFrom("hard13", source(OBJECT, 1), HARD);
+    // Only pinned objects are left: the soft-pinned one goes in the second pass.
+    assertThat(store.master().evictedObjects()).isEqualTo(3);
+    assertThat(store.isExist("soft")).isZero();
+
+    store.putFrom("hard14", source(OBJECT, 1), HARD);
+    store.putFrom("hard15", source(OBJECT, 1), HARD);
+    assertThat(store.putFrom("next", source(OBJECT, 2), PLAIN)).isEqualTo(-200);
+    for (int i = 0; i < 16; i++) {
+      assertThat(store.isExist("hard" + i)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void E2b_shouldEvictSoftPinnedObjectWhenItsPinExpired() {
+    store.putFrom("soft", source(OBJECT, 1), SOFT);
+    clock.advance(MasterConfig.SOFT_PIN_TTL_DEFAULT);
+    fillWithUnpinned("u", 1);
+    store.isExist("u0"); // leased, so the expired soft pin is the only candidate of pass 1
+    for (int i = 0; i < 13; i++) {
+      store.putFrom("hard" + i, source(OBJECT, 1), HARD);
+    }
+    assertThat(store.batchIsExist(List.of("soft", "u0"))).containsExactly(0, 1);
+  }
+
+  @Test
+  void E3_shouldReturnNoAvailableHandleWhenNothingCanBeFreedThenSucceedAfterRemove() {
+    for (int i = 0; i < 16; i++) {
+      assertThat(store.putFrom("hard" + i, source(OBJECT, 1), HARD)).isZero();
+    }
+    assertThat(store.putFrom("more", source(OBJECT, 2), PLAIN)).isEqualTo(-200);
+    assertThat(store.upsertFrom("more", source(OBJECT, 2), PLAIN)).isEqualTo(-200);
+    assertThat(store.putFrom("huge", source(2 * SEGMENT, 2), PLAIN)).isEqualTo(-200);
+    assertThat(store.remove("hard3", false)).isZero(); // hard pin does not block remove
+    assertThat(store.putFrom("more", source(OBJECT, 2), PLAIN)).isZero();
+  }
+
+  @Test
+  void E4_shouldNotEvictLeasedObjectsWhenSpaceIsNeeded() {
+    for (int i = 0; i < 14; i++) {
+      store.putFrom("k" + i, source(OBJECT, 1), PLAIN);
+      store.isExist("k" + i);
+    }
+    assertThat(store.putFrom("big", source(3 * OBJECT, 2), PLAIN)).isEqualTo(-200);
+    assertThat(store.master().evictedObjects()).isZero();
+    clock.advance(LEASE);
+    assertThat(store.putFrom("big", source(3 * OBJECT, 2), PLAIN)).isZero();
+    assertThat(read("big", 3 * OBJECT, 2)).isEqualTo(3 * OBJECT);
+  }
+
+  // ------------------------------------------------------------ parameters and registration
+
+  @Test
+  void F1_shouldReturnInvalidParamsWhenMemoryIsNotRegistered() {
+    try (NativeBuffer unregistered = allocator.allocate(OBJECT)) {
+      MemorySegment heap = MemorySegment.ofArray(new byte[64]);
+      assertThat(store.putFrom("k", unregistered.segment(), PLAIN)).isEqualTo(-600);
+      assertThat(store.putFrom("k", heap, PLAIN)).isEqualTo(-600);
+      assertThat(store.upsertFrom("k", heap, PLAIN)).isEqualTo(-600);
+      store.putFrom("k", source(64, 1), PLAIN);
+      assertThat(store.getInto("k", unregistered.segment())).isEqualTo(-600);
+      assertThat(store.getInto("k", heap)).isEqualTo(-600);
+      assertThat(store.batchGetInto(List.of("k"), List.of(heap))).containsExactly(-600);
+      // A segment reaching past the end of a registered region is not inside it.
+      assertThat(store.registerBuffer(unregistered.segment().asSlice(0, 64))).isZero();
+      MemorySegment straddling = unregistered.segment().asSlice(32, 64);
+      assertThat(store.getInto("k", straddling)).isEqualTo(-600);
+    }
+  }
+
+  @Test
+  void F2_shouldRejectOverlappingAndUnknownRegions() {
+    try (NativeBuffer other = allocator.allocate(OBJECT)) {
+      assertThat(store.registerBuffer(arena.segment().asSlice(64, 64))).isEqualTo(-600);
+      assertThat(store.registerBuffer(arena.segment())).isEqualTo(-600);
+      assertThat(store.registerBuffer(MemorySegment.ofArray(new byte[8]))).isEqualTo(-600);
+      assertThat(store.unregisterBuffer(other.segment())).isEqualTo(-600);
+      assertThat(store.registerBuffer(other.segment())).isZero();
+      assertThat(store.putFrom("k", other.segment(), PLAIN)).isZero();
+      assertThat(store.unregisterBuffer(other.segment().asSlice(0, 1))).isZero(); // by address
+      assertThat(store.putFrom("k2", other.segment(), PLAIN)).isEqualTo(-600);
+    }
+  }
+
+  @Test
+  void F3_shouldValidateKeysSizesAndDestinations() {
+    assertThat(store.putFrom("", source(64, 1), PLAIN)).isEqualTo(-600);
+    assertThat(store.putFrom("k", source(0, 1), PLAIN)).isZero(); // Mooncake: nothing created
+    assertThat(store.isExist("k")).isZero();
+    assertThat(store.put("k", MemorySegment.ofArray(new byte[0]), PLAIN)).isEqualTo(-600);
+    assertThat(store.isExist("")).isEqualTo(-600);
+    store.putFrom("k", source(100, 1), PLAIN);
+    assertThat(store.getInto("k", destination(99))).isEqualTo(-600);
+    assertThat(store.getInto("k", destination(100))).isEqualTo(100);
+  }
+
+  // ------------------------------------------------------------ batches
+
+  @Test
+  void G1_shouldReturnPerKeyResultsWhenBatchPutMixesOutcomes() {
+    store.putFrom("old", source(64, 1), PLAIN);
+    int[] codes =
+        store.batchPutFrom(
+            List.of("new", "old", "", "zero", "new"),
+            List.of(source(64, 2), source(64, 2), source(64, 2), source(0, 2), source(64, 3)),
+            PLAIN);
+    assertThat(codes).containsExactly(0, -705, -600, -600, -600);
+    assertThat(read("new", 64, 2)).isEqualTo(64);
+    assertThat(store.batchPutFrom(List.of("a", "b"), List.of(source(64, 1)), PLAIN))
+        .containsExactly(-600, -600);
+    assertThat(store.isExist("a")).isZero();
+  }
+
+  @Test
+  void G2_shouldUpsertAndReadBatchesPerKey() {
+    store.putFrom("b", source(64, 1), PLAIN);
+    assertThat(
+            store.batchUpsertFrom(
+                List.of("a", "b", "c"),
+                List.of(source(64, 2), source(128, 3), source(1, 4)),
+                PLAIN))
+        .containsExactly(0, 0, 0);
+    MemorySegment a = destination(64);
+    MemorySegment b = destination(128);
+    MemorySegment small = destination(64);
+    long[] sizes =
+        store.batchGetInto(List.of("a", "b", "missing", "b"), List.of(a, b, destination(8), small));
+    assertThat(sizes).containsExactly(64, 128, -704, -600);
+    assertFilled(a, 2);
+    assertFilled(b, 3);
+    assertThat(store.batchGetInto(List.of("a"), List.of())).containsExactly(-600);
+  }
+
+  @Test
+  void G3_shouldReturnSingleResultAndOwnedBuffersOnCopyPath() {
+    MemorySegment heapValue = MemorySegment.ofArray(new byte[] {1, 2, 3});
+    assertThat(store.put("a", heapValue, PLAIN)).isZero();
+    assertThat(
+            store.putBatch(
+                List.of("b", "a", "c"),
+                List.of(heapValue, heapValue, MemorySegment.ofArray(new byte[] {9})),
+                PLAIN))
+        .isEqualTo(-705);
+    assertThat(store.isExist("c")).isEqualTo(1); // later keys still stored
+    assertThat(store.upsertBatch(List.of("a", "c"), List.of(heapValue, heapValue), PLAIN)).isZero();
+    assertThat(store.put("big", MemorySegment.ofArray(new byte[(int) SEGMENT + 1]), PLAIN))
+        .isEqualTo(-600);
+
+    try (NativeBuffer a = store.get("a")) {
+      assertThat(a.segment().toArray(ValueLayout.JAVA_BYTE)).containsExactly(1, 2, 3);
+    }
+    assertThat(store.get("missing")).isNull();
+    List<NativeBuffer> batch = store.getBatch(List.of("c", "missing"));
+    try (NativeBuffer c = batch.get(0)) {
+      assertThat(c.lengthBytes()).isEqualTo(3);
+      assertThat(batch.get(1)).isNull();
+    }
+  }
+
+  // ------------------------------------------------------------ async, lifecycle, leaks
+
+  @Test
+  void H1_shouldCompleteAsyncTwinsWithTheBlockingResults() throws Exception {
+    assertThat(store.putFromAsync("k", source(64, 1), PLAIN).get()).isZero();
+    assertThat(store.putFromAsync("k", source(64, 1), PLAIN).get()).isEqualTo(-705);
+    assertThat(
+            store
+                .batchUpsertFromAsync(
+                    List.of("k", "j"), List.of(source(64, 2), source(8, 3)), PLAIN)
+                .get())
+        .containsExactly(0, 0);
+    MemorySegment dst = destination(64);
+    assertThat(store.batchGetIntoAsync(List.of("k"), List.of(dst)).get()).containsExactly(64);
+    assertFilled(dst, 2);
+    assertThat(store.getSizeAsync("j").get()).isEqualTo(8);
+    assertThat(store.isExistAsync("j").get()).isEqualTo(1);
+    assertThat(store.removeAsync("j", true).get()).isZero();
+    assertThat(store.removeAllAsync(true).get()).isEqualTo(1);
+    try (NativeBuffer none = store.getAsync("k").get()) {
+      assertThat(none).isNull();
+    }
+  }
+
+  @Test
+  void H2_shouldReturnInvalidParamsWhenNotSetUpOrClosed() throws Exception {
+    try (EmbeddedObjectStore fresh = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT)) {
+      assertThat(fresh.putFrom("k", source(64, 1), PLAIN)).isEqualTo(-600);
+      assertThat(fresh.putFromAsync("k", source(64, 1), PLAIN).get()).isEqualTo(-600);
+      assertThat(fresh.hostname()).isEmpty();
+    }
+    assertThat(store.hostname()).isEqualTo("node-a:12300");
+    store.putFrom("k", source(64, 1), PLAIN);
+    assertThat(store.closeStore()).isZero();
+    assertThat(store.closeStore()).isZero();
+    assertThat(store.isExist("k")).isEqualTo(-600);
+    assertThat(store.getIntoAsync("k", destination(64)).get()).isEqualTo(-600);
+    assertThat(store.setup(StoreConfig.builder().build())).isEqualTo(-600);
+  }
+
+  @Test
+  void H3_shouldGiveEveryByteBackWhenClosed() {
+    long before = allocator.allocatedBytes();
+    for (int i = 0; i < 10; i++) {
+      store.putFrom("k" + i, source(OBJECT, i), i % 2 == 0 ? HARD : PLAIN);
+    }
+    store.master().startWrite("pending", OBJECT, PLAIN, false);
+    store.master().acquireRead("k1", OBJECT);
+    store.close();
+    assertThat(allocator.allocatedBytes()).isEqualTo(before - SEGMENT);
+  }
+
+  @Test
+  void H4_shouldMapErrorCodesToMooncakeNumbers() {
+    assertThat(ErrorCode.NO_AVAILABLE_HANDLE.code()).isEqualTo(-200);
+    assertThat(ErrorCode.INVALID_PARAMS.code()).isEqualTo(-600);
+    assertThat(ErrorCode.REPLICA_IS_NOT_READY.code()).isEqualTo(-703);
+    assertThat(ErrorCode.OBJECT_NOT_FOUND.code()).isEqualTo(-704);
+    assertThat(ErrorCode.OBJECT_ALREADY_EXISTS.code()).isEqualTo(-705);
+    assertThat(ErrorCode.OBJECT_HAS_LEASE.code()).isEqualTo(-706);
+    assertThat(ErrorCode.LEASE_EXPIRED.code()).isEqualTo(-707);
+    assertThat(ErrorCode.fromCode(-601)).isEqualTo(ErrorCode.ILLEGAL_CLIENT);
+    assertThat(ErrorCode.fromCode(1234)).isEqualTo(ErrorCode.OK);
+    assertThat(ErrorCode.fromCode(-12345)).isEqualTo(ErrorCode.INTERNAL_ERROR);
+  }
+}
