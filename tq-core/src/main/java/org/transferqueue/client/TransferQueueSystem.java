@@ -64,8 +64,9 @@ public final class TransferQueueSystem implements AutoCloseable {
       StorageContext context =
           new StorageContext(
               allocator, new ControllerNotifier(startedController), StorageOptions.from(config));
-      startedStorage =
-          builder.backends.create(config.backend().storageBackend().configName(), context);
+      StorageManagerRegistry backends =
+          builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
+      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
     } catch (RuntimeException | Error e) {
       if (startedStorage != null) {
         startedStorage.close();
@@ -238,7 +239,7 @@ public final class TransferQueueSystem implements AutoCloseable {
     private TqConfig config = TqConfig.defaults();
     private Sampler sampler;
     private ControllerClock clock = ControllerClock.SYSTEM;
-    private StorageManagerRegistry backends = StorageBackends.builtIn();
+    private StorageManagerRegistry backends;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
 
@@ -278,7 +279,8 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
 
     /**
-     * Sets the storage backends to choose from by {@code backend.storage_backend}.
+     * Sets the storage backends to choose from by {@code backend.storage_backend}; by default
+     * {@link StorageBackends#builtIn(TqConfig)} of the configuration.
      *
      * @param backends the registry
      * @return this builder
