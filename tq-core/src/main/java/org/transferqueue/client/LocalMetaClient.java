@@ -11,10 +11,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.Controller;
+import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
@@ -54,7 +56,15 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public BatchMeta getMeta(GetMetadataRequest request) {
     ensureOpen();
-    return controller.getMetadata(request);
+    try {
+      return controller.getMetadata(request);
+    } catch (TqException e) {
+      // A force fetch inspects a partition; one that does not exist holds nothing to inspect.
+      if (request.mode() == FetchMode.FORCE_FETCH && e.code() == ErrorCode.UNKNOWN_PARTITION) {
+        return BatchMeta.empty();
+      }
+      throw e;
+    }
   }
 
   @Override
@@ -99,9 +109,27 @@ final class LocalMetaClient implements MetaClient {
               + meta.size()
               + " samples");
     }
-    PutResult result = storage.put(data, meta);
+    PutResult result;
+    try {
+      result = storage.put(data, meta);
+    } catch (StorageException e) {
+      throw schemaConflictOf(e);
+    }
     pushTags(meta);
     return result.applyTo(meta);
+  }
+
+  /**
+   * A storage failure whose cause is the controller rejecting the schema is reported as that schema
+   * conflict, so callers see the same code whether storage or the controller noticed it.
+   */
+  private static RuntimeException schemaConflictOf(StorageException e) {
+    if (e.code() == ErrorCode.NOTIFICATION_FAILED
+        && e.getCause() instanceof TqException cause
+        && cause.code() == ErrorCode.SCHEMA_CONFLICT) {
+      return new TqException(ErrorCode.SCHEMA_CONFLICT, e.getMessage(), e);
+    }
+    return e;
   }
 
   @Override
@@ -246,7 +274,17 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public List<String> resolveIndexes(String partitionId, List<Long> globalIndexes) {
     ensureOpen();
-    return controller.resolveIndexes(partitionId, globalIndexes);
+    List<String> keys = controller.resolveIndexes(partitionId, globalIndexes);
+    if (keys.size() != globalIndexes.size()) {
+      throw new TqException(
+          ErrorCode.UNKNOWN_PARTITION,
+          "Some global_indexes have no corresponding keys: partition '"
+              + partitionId
+              + "' does not exist (indexes "
+              + globalIndexes
+              + ")");
+    }
+    return keys;
   }
 
   @Override

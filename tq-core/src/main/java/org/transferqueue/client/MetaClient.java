@@ -35,7 +35,8 @@ public interface MetaClient extends AutoCloseable {
    * task, through the sampler; marks them consumed) or force fetch (everything in a partition).
    *
    * @param request the mode, partition, fields, task, batch size, sampling configuration and wait
-   * @return the metadata; empty when a non-blocking fetch found too few ready samples
+   * @return the metadata; empty when a non-blocking fetch found too few ready samples, and for a
+   *     force fetch of a partition that does not exist
    * @throws org.transferqueue.DeadlineExceededException when a blocking fetch waited in vain
    */
   BatchMeta getMeta(GetMetadataRequest request);
@@ -218,6 +219,8 @@ public interface MetaClient extends AutoCloseable {
    * @param partitionId the partition
    * @param globalIndexes the samples
    * @return one key per sample, null where a sample has no key
+   * @throws org.transferqueue.TqException {@code UNKNOWN_PARTITION} when the partition does not
+   *     exist, {@code INVALID_ARGUMENT} for an empty list
    */
   List<String> resolveIndexes(String partitionId, List<Long> globalIndexes);
 

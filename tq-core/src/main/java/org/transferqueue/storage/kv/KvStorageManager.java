@@ -22,6 +22,7 @@ import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.storage.ClearResult;
 import org.transferqueue.storage.DataParserReference;
+import org.transferqueue.storage.FieldSchemas;
 import org.transferqueue.storage.PartitionGroup;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.ProductionUpdates;
@@ -108,6 +109,8 @@ public final class KvStorageManager implements StorageManager {
     for (String field : fields) {
       schema.put(field, flatten(batch.column(field), n, values, kinds));
     }
+    // A dtype or kind that contradicts the recorded schema is rejected before any key is written.
+    FieldSchemas.requireCompatible(meta, schema);
     List<Map<String, Object>> keyMeta = client.put(keys, values, kinds);
     List<Map<String, Object>> backendMeta = perSample(keyMeta, fields, n, keys.size());
     for (PartitionGroup group : PartitionGroup.of(meta)) {
