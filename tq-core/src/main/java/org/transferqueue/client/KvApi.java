@@ -12,10 +12,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DenseColumn;
@@ -75,7 +77,7 @@ public final class KvApi implements AutoCloseable {
           ErrorCode.INVALID_ARGUMENT, "put of key '" + key + "': provide fields or a tag");
     }
     try (Batch row = isEmpty(fields) ? null : oneRow(key, fields)) {
-      return write(List.of(key), partitionId, row, tag == null ? null : List.of(tag));
+      return write(List.of(key), partitionId, row, tag == null ? null : List.of(tag), null);
     }
   }
 
@@ -142,6 +144,29 @@ public final class KvApi implements AutoCloseable {
    */
   public KvBatchMeta batchPut(
       List<String> keys, String partitionId, Batch fields, List<? extends Map<String, ?>> tags) {
+    return batchPut(keys, partitionId, fields, tags, null);
+  }
+
+  /**
+   * Like {@link #batchPut(List, String, Batch, List)}, with a data parser the storage units run on
+   * their rows before storing them (SimpleStorage only).
+   *
+   * @param keys distinct keys, at least one
+   * @param partitionId the partition
+   * @param fields a batch with exactly one row per key, or null; the caller keeps ownership
+   * @param tags one tag map per key, or null
+   * @param parser a parser registered on the storage units, or null for none
+   * @return metadata of the keys: merged tags and the fields produced for all of them
+   * @throws TqException as {@link #batchPut(List, String, Batch, List)}; {@code
+   *     UNSUPPORTED_OPERATION} on a backend without parsers and {@code DATA_PARSER_FAILED} for a
+   *     failing parser, after which no key the call created remains
+   */
+  public KvBatchMeta batchPut(
+      List<String> keys,
+      String partitionId,
+      Batch fields,
+      List<? extends Map<String, ?>> tags,
+      DataParserReference parser) {
     checkKeys(keys);
     if (fields == null && (tags == null || tags.stream().allMatch(KvApi::isEmpty))) {
       throw new TqException(
@@ -162,11 +187,30 @@ public final class KvApi implements AutoCloseable {
           ErrorCode.SHAPE_MISMATCH,
           "batch put: " + tags.size() + " tag maps for " + keys.size() + " keys");
     }
-    return write(keys, partitionId, fields, tags);
+    return write(keys, partitionId, fields, tags, parser);
   }
 
   /**
-   * Asynchronous {@link #batchPut}.
+   * Asynchronous {@link #batchPut(List, String, Batch, List, DataParserReference)}.
+   *
+   * @param keys the keys
+   * @param partitionId the partition
+   * @param fields the rows, or null; must stay open until completion
+   * @param tags the tags, or null
+   * @param parser the parser, or null
+   * @return the metadata, later
+   */
+  public CompletableFuture<KvBatchMeta> batchPutAsync(
+      List<String> keys,
+      String partitionId,
+      Batch fields,
+      List<? extends Map<String, ?>> tags,
+      DataParserReference parser) {
+    return async(() -> batchPut(keys, partitionId, fields, tags, parser));
+  }
+
+  /**
+   * Asynchronous {@link #batchPut(List, String, Batch, List)}.
    *
    * @param keys the keys
    * @param partitionId the partition
@@ -180,15 +224,56 @@ public final class KvApi implements AutoCloseable {
   }
 
   private KvBatchMeta write(
-      List<String> keys, String partitionId, Batch fields, List<? extends Map<String, ?>> tags) {
+      List<String> keys,
+      String partitionId,
+      Batch fields,
+      List<? extends Map<String, ?>> tags,
+      DataParserReference parser) {
+    boolean writesData = fields != null && fields.rowCount() > 0;
+    BatchMeta existing =
+        writesData ? client.resolveKeys(partitionId, keys, false) : BatchMeta.empty();
     BatchMeta meta = client.resolveKeys(partitionId, keys, true);
-    if (fields != null && fields.rowCount() > 0) {
-      client.put(fields, meta.selectFields(List.of()));
+    if (writesData) {
+      // The resolved schema lets storage reject a dtype conflict with the keys' fields before
+      // writing anything.
+      BatchMeta target = meta;
+      try {
+        if (parser == null) {
+          client.put(fields, target);
+        } else {
+          client.put(fields, target, parser);
+        }
+      } catch (RuntimeException e) {
+        forgetCreatedKeys(existing, target.addFields(fields, false), e);
+        throw e;
+      }
     }
     if (tags != null) {
       client.setTags(meta.withTagsMerged(tags));
     }
     return describe(keys, partitionId);
+  }
+
+  /**
+   * Removes the keys a failed write created, so that a rejected put leaves no key behind. Keys that
+   * existed before the write are kept with their data. A key created concurrently by another writer
+   * between the two resolutions counts as created here; that race costs the other writer an empty
+   * key, never stored data.
+   */
+  private void forgetCreatedKeys(BatchMeta existing, BatchMeta resolved, RuntimeException failure) {
+    Set<Long> before = new HashSet<>(existing.globalIndexes());
+    int[] created =
+        IntStream.range(0, resolved.size())
+            .filter(i -> !before.contains(resolved.globalIndex(i)))
+            .toArray();
+    if (created.length == 0) {
+      return;
+    }
+    try {
+      client.clearSamples(resolved.selectSamples(created));
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+    }
   }
 
   /** The key-value view of keys after a write: tags and the fields produced for all of them. */

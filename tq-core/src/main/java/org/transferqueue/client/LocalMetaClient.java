@@ -22,6 +22,7 @@ import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.tensor.Batch;
@@ -84,7 +85,17 @@ final class LocalMetaClient implements MetaClient {
     BatchMeta meta =
         controller.getMetadata(
             GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount()));
-    return put(data, meta);
+    try {
+      return put(data, meta);
+    } catch (RuntimeException e) {
+      // The samples were allocated for this put only: a failed put must not leave them behind.
+      try {
+        clearSamples(meta.addFields(data, false));
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
   }
 
   @Override
@@ -94,6 +105,21 @@ final class LocalMetaClient implements MetaClient {
 
   @Override
   public BatchMeta put(Batch data, BatchMeta meta) {
+    return store(data, meta, null);
+  }
+
+  @Override
+  public BatchMeta put(Batch data, BatchMeta meta, DataParserReference parser) {
+    return store(data, meta, Objects.requireNonNull(parser, "parser"));
+  }
+
+  @Override
+  public CompletableFuture<BatchMeta> putAsync(
+      Batch data, BatchMeta meta, DataParserReference parser) {
+    return async(() -> put(data, meta, parser));
+  }
+
+  private BatchMeta store(Batch data, BatchMeta meta, DataParserReference parser) {
     ensureOpen();
     Objects.requireNonNull(data, "data");
     Objects.requireNonNull(meta, "meta");
@@ -111,7 +137,7 @@ final class LocalMetaClient implements MetaClient {
     }
     PutResult result;
     try {
-      result = storage.put(data, meta);
+      result = parser == null ? storage.put(data, meta) : storage.put(data, meta, parser);
     } catch (StorageException e) {
       throw schemaConflictOf(e);
     }

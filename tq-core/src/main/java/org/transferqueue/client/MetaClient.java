@@ -8,6 +8,7 @@ import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -80,6 +81,30 @@ public interface MetaClient extends AutoCloseable {
    *     conflicts with the partition's schema (nothing becomes produced then)
    */
   BatchMeta put(Batch data, BatchMeta meta);
+
+  /**
+   * Like {@link #put(Batch, BatchMeta)}, with a data parser that the storage units run on their
+   * rows before storing them (SimpleStorage only; parsers are registered on the storage units).
+   *
+   * @param data the rows; the caller keeps ownership
+   * @param meta the target samples
+   * @param parser the registered parser and its arguments
+   * @return {@code meta} with the parsed batch's fields added and marked produced
+   * @throws org.transferqueue.StorageException {@code UNSUPPORTED_OPERATION} on a backend without
+   *     parsers and {@code DATA_PARSER_FAILED} for an unknown or failing parser; nothing is stored
+   *     then
+   */
+  BatchMeta put(Batch data, BatchMeta meta, DataParserReference parser);
+
+  /**
+   * Asynchronous {@link #put(Batch, BatchMeta, DataParserReference)}.
+   *
+   * @param data the rows; must stay open until the future completes
+   * @param meta the target samples
+   * @param parser the registered parser and its arguments
+   * @return the metadata, later
+   */
+  CompletableFuture<BatchMeta> putAsync(Batch data, BatchMeta meta, DataParserReference parser);
 
   /**
    * Asynchronous {@link #put(Batch, BatchMeta)}.

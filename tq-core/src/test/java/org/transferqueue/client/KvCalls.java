@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -19,6 +20,13 @@ interface KvCalls {
 
   KvBatchMeta batchPut(
       List<String> keys, String partitionId, Batch fields, List<? extends Map<String, ?>> tags);
+
+  KvBatchMeta batchPut(
+      List<String> keys,
+      String partitionId,
+      Batch fields,
+      List<? extends Map<String, ?>> tags,
+      DataParserReference parser);
 
   Batch batchGet(List<String> keys, String partitionId, List<String> selectFields);
 
@@ -79,6 +87,16 @@ interface KvCalls {
     }
 
     @Override
+    public KvBatchMeta batchPut(
+        List<String> keys,
+        String partitionId,
+        Batch fields,
+        List<? extends Map<String, ?>> tags,
+        DataParserReference parser) {
+      return kv.batchPut(keys, partitionId, fields, tags, parser);
+    }
+
+    @Override
     public Batch batchGet(List<String> keys, String partitionId, List<String> selectFields) {
       return kv.batchGet(keys, partitionId, selectFields);
     }
@@ -116,6 +134,16 @@ interface KvCalls {
     public KvBatchMeta batchPut(
         List<String> keys, String partitionId, Batch fields, List<? extends Map<String, ?>> tags) {
       return join(kv.batchPutAsync(keys, partitionId, fields, tags));
+    }
+
+    @Override
+    public KvBatchMeta batchPut(
+        List<String> keys,
+        String partitionId,
+        Batch fields,
+        List<? extends Map<String, ?>> tags,
+        DataParserReference parser) {
+      return join(kv.batchPutAsync(keys, partitionId, fields, tags, parser));
     }
 
     @Override
