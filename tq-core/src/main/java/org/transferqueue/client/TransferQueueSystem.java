@@ -112,6 +112,20 @@ public final class TransferQueueSystem implements AutoCloseable {
   }
 
   /**
+   * Creates another client of this system, for a component that manages its own client's lifetime.
+   * Closing it releases only that client: the system and its other clients keep running.
+   *
+   * @return a new client the caller owns and closes
+   * @throws TqException {@code CLOSED} when the system is closed
+   */
+  public MetaClient newClient() {
+    if (closed.get()) {
+      throw new TqException(ErrorCode.CLOSED, "the system is closed");
+    }
+    return new LocalMetaClient(controller, storage, allocator);
+  }
+
+  /**
    * The key-value API of this system.
    *
    * @return the API; owned by the system

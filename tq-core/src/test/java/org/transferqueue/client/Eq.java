@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import org.transferqueue.tensor.Batch;
@@ -87,9 +88,9 @@ final class Eq {
       case Map<?, ?> e -> {
         assertThat(actual).as(what).isInstanceOf(Map.class);
         Map<?, ?> a = (Map<?, ?>) actual;
-        assertThat(new java.util.HashSet<Object>(a.keySet()))
+        assertThat(new HashSet<Object>(a.keySet()))
             .as(what + " keys")
-            .isEqualTo(new java.util.HashSet<Object>(e.keySet()));
+            .isEqualTo(new HashSet<Object>(e.keySet()));
         for (Map.Entry<?, ?> entry : e.entrySet()) {
           assertValueEq(what + "." + entry.getKey(), a.get(entry.getKey()), entry.getValue());
         }
