@@ -1,5 +1,6 @@
 package org.transferqueue.controller;
 
+import java.util.Collections;
 import java.util.List;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -42,7 +43,6 @@ public record ClearSamplesRequest(
    * @return the request
    */
   public static ClearSamplesRequest of(String partitionId, List<Long> indexes) {
-    return new ClearSamplesRequest(
-        indexes, java.util.Collections.nCopies(indexes.size(), partitionId), true);
+    return new ClearSamplesRequest(indexes, Collections.nCopies(indexes.size(), partitionId), true);
   }
 }

@@ -2,6 +2,7 @@ package org.transferqueue.controller;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,7 +18,6 @@ import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
-import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.sampler.SampleResult;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplerState;
@@ -30,15 +30,15 @@ import org.transferqueue.sampler.SequentialSampler;
  *
  * <h2>Design note (concurrency)</h2>
  *
- * <p>All mutable state ({@link #partitions}, {@link #allocator}, {@link #sampler}, the sampler's
- * caches) is guarded by one {@link ReentrantLock}; every public operation runs entirely under it,
- * so each operation is atomic and linearises at the moment it takes the lock. Samplers run inside
- * the critical section. A blocking fetch that cannot be served waits on the condition {@link
- * #stateChanged} with its deadline: waiting releases the lock, so notifications, queries, clears
- * and other fetches proceed meanwhile. Production updates, consumption resets, clears, restores and
- * sampler replacement signal the condition; a woken fetch re-scans (an O(1) size check of the
- * maintained ready set) and, at the deadline, checks once more before failing with {@link
- * DeadlineExceededException}.
+ * <p>All mutable state (the partitions and the index allocator in {@code ControllerTables}, the
+ * sampler and its caches, the controller id) is guarded by one {@link ReentrantLock}; every public
+ * operation runs entirely under it, so each operation is atomic and linearises at the moment it
+ * takes the lock. Samplers run inside the critical section. A blocking fetch that cannot be served
+ * waits on a condition of that lock with its deadline: waiting releases the lock, so notifications,
+ * queries, clears and other fetches proceed meanwhile. Production updates, consumption resets,
+ * clears, restores and sampler replacement signal the condition; a woken fetch re-scans (an O(1)
+ * size check of the maintained ready set) and, at the deadline, checks once more before failing
+ * with {@link DeadlineExceededException}.
  *
  * <p>Requests are validated before any state changes, so a rejected request leaves no trace. Any
  * failure reaches the caller as a {@link TqException}: unexpected runtime exceptions (for example
@@ -69,8 +69,8 @@ public final class Controller {
   private final ControllerClock clock;
 
   // Guarded by lock.
-  private final IndexAllocator allocator = new IndexAllocator();
-  private final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
+  private final ControllerTables tables;
+  private final Map<String, Partition> partitions;
   private Sampler sampler;
   private String controllerId;
 
@@ -94,6 +94,8 @@ public final class Controller {
     this.config = Objects.requireNonNull(config, "config");
     this.sampler = Objects.requireNonNull(sampler, "sampler");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.tables = new ControllerTables(config, clock);
+    this.partitions = tables.partitions;
     this.controllerId =
         "TQ_CONTROLLER_" + String.format("%08x", ThreadLocalRandom.current().nextInt());
   }
@@ -131,20 +133,9 @@ public final class Controller {
           if (partitions.containsKey(partitionId)) {
             return false;
           }
-          createPartitionLocked(partitionId);
+          tables.createPartition(partitionId);
           return true;
         });
-  }
-
-  private Partition createPartitionLocked(String partitionId) {
-    int[] reserved =
-        config.preAllocSampleNum() > 0
-            ? allocator.allocate(partitionId, config.preAllocSampleNum())
-            : new int[0];
-    Partition partition = new Partition(partitionId, clock.epochMillis());
-    partition.registerPreAllocated(reserved);
-    partitions.put(partitionId, partition);
-    return partition;
   }
 
   /**
@@ -163,7 +154,7 @@ public final class Controller {
    * @return the indexes ascending; empty for an unknown partition
    */
   public IndexSet getPartitionIndexRange(String partitionId) {
-    return locked(() -> allocator.indexesOf(partitionId));
+    return locked(() -> tables.allocator.indexesOf(partitionId));
   }
 
   /**
@@ -195,7 +186,7 @@ public final class Controller {
     Objects.requireNonNull(update, "update");
     locked(
         () -> {
-          Partition partition = requirePartition(update.partitionId());
+          Partition partition = tables.requirePartition(update.partitionId());
           int[] indexes = new int[update.indexes().size()];
           for (int i = 0; i < indexes.length; i++) {
             indexes[i] = (int) (long) update.indexes().get(i);
@@ -286,7 +277,7 @@ public final class Controller {
             return Optional.empty();
           }
           IndexSet members = partition.members();
-          java.util.BitSet consumed = (java.util.BitSet) partition.task(taskName).clone();
+          BitSet consumed = (BitSet) partition.task(taskName).clone();
           consumed.and(members.toBitSet());
           return Optional.of(
               new ConsumptionStatus(partitionId, taskName, members, IndexSet.copyOf(consumed)));
@@ -338,8 +329,8 @@ public final class Controller {
   public BatchMeta getMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
-      case INSERT -> locked(() -> insertLocked(request));
-      case FORCE_FETCH -> locked(() -> forceFetchLocked(request.partitionId(), request.fields()));
+      case INSERT -> locked(() -> tables.insert(request));
+      case FORCE_FETCH -> locked(() -> tables.forceFetch(request.partitionId(), request.fields()));
       case FETCH -> fetch(request);
     };
   }
@@ -356,52 +347,8 @@ public final class Controller {
           Partition partition = partitions.get(partitionId);
           return partition == null
               ? Optional.empty()
-              : Optional.of(forceFetchLocked(partitionId, partition.fieldNames()));
+              : Optional.of(tables.forceFetch(partitionId, partition.fieldNames()));
         });
-  }
-
-  private BatchMeta insertLocked(GetMetadataRequest request) {
-    Partition partition = partitions.get(request.partitionId());
-    if (partition == null) {
-      partition = createPartitionLocked(request.partitionId());
-    }
-    int batchSize = request.batchSize();
-    int fromPool = batchSize - Math.min(batchSize, partition.preAllocatedCount());
-    int[] fresh = fromPool > 0 ? allocator.allocate(request.partitionId(), fromPool) : new int[0];
-    int[] activated = partition.activatePreAllocated(batchSize);
-    partition.activate(fresh);
-    long[] indexes = new long[batchSize];
-    for (int i = 0; i < activated.length; i++) {
-      indexes[i] = activated[i];
-    }
-    for (int i = 0; i < fresh.length; i++) {
-      indexes[activated.length + i] = fresh[i];
-    }
-    BatchMeta.Builder builder = rows(partition, indexes, request.fields());
-    for (String name : request.fields()) {
-      FieldColumn column = partition.field(name);
-      FieldSchema schema = column == null ? null : column.export(indexes);
-      builder.field(name, schema == null ? FieldSchema.placeholder() : schema);
-    }
-    return builder.build();
-  }
-
-  private BatchMeta forceFetchLocked(String partitionId, List<String> fields) {
-    Partition partition = requirePartition(partitionId);
-    long[] indexes = partition.members().toArray();
-    List<String> registered = new ArrayList<>();
-    for (String name : fields) {
-      if (partition.field(name) != null && !registered.contains(name)) {
-        registered.add(name);
-      }
-    }
-    List<Boolean> status = new ArrayList<>(indexes.length);
-    for (long index : indexes) {
-      status.add(partition.isProduced((int) index, registered));
-    }
-    BatchMeta.Builder builder = rows(partition, indexes, fields).productionStatus(status);
-    addSchemas(builder, partition, registered, indexes);
-    return builder.build();
   }
 
   private BatchMeta fetch(GetMetadataRequest request) {
@@ -494,8 +441,9 @@ public final class Controller {
     checkMembers(partition, result.consumed(), "consumed");
     partition.markConsumed(request.taskName(), result.consumed());
     long[] indexes = result.sampled().stream().mapToLong(Long::longValue).toArray();
-    BatchMeta.Builder builder = rows(partition, indexes, request.fields()).allProduced();
-    addSchemas(builder, partition, request.fields(), indexes);
+    BatchMeta.Builder builder =
+        ControllerTables.rows(partition, indexes, request.fields()).allProduced();
+    ControllerTables.addSchemas(builder, partition, request.fields(), indexes);
     return new FetchOutcome(builder.build(), ready.size());
   }
 
@@ -512,46 +460,6 @@ public final class Controller {
                 + index
                 + " which is not an active sample of partition="
                 + partition.id);
-      }
-    }
-  }
-
-  /** Index, partition, tag and backend-metadata columns of a batch. */
-  private static BatchMeta.Builder rows(Partition partition, long[] indexes, List<String> fields) {
-    List<Map<String, Object>> tags = new ArrayList<>(indexes.length);
-    List<Map<String, Object>> backend = new ArrayList<>(indexes.length);
-    Set<String> wanted = new HashSet<>(fields);
-    for (long index : indexes) {
-      Map<String, Object> t = partition.tags((int) index);
-      tags.add(t == null ? Map.of() : t);
-      Map<String, Object> b = partition.backendMeta((int) index);
-      if (b == null) {
-        backend.add(Map.of());
-      } else {
-        Map<String, Object> filtered = new LinkedHashMap<>();
-        b.forEach(
-            (field, value) -> {
-              if (wanted.contains(field)) {
-                filtered.put(field, value);
-              }
-            });
-        backend.add(filtered);
-      }
-    }
-    return BatchMeta.builder()
-        .globalIndexes(indexes)
-        .partitionId(partition.id)
-        .tags(tags)
-        .backendMeta(backend);
-  }
-
-  private static void addSchemas(
-      BatchMeta.Builder builder, Partition partition, List<String> fields, long[] indexes) {
-    for (String name : fields) {
-      FieldColumn column = partition.field(name);
-      FieldSchema schema = column == null ? null : column.export(indexes);
-      if (schema != null) {
-        builder.field(name, schema);
       }
     }
   }
@@ -662,12 +570,9 @@ public final class Controller {
   public boolean clearPartition(String partitionId) {
     return locked(
         () -> {
-          Partition partition = partitions.remove(partitionId);
-          if (partition == null) {
+          if (!tables.clearPartition(partitionId)) {
             return false;
           }
-          partition.clear(partition.active().stream().mapToInt(i -> (int) i).toArray(), true);
-          allocator.releasePartition(partitionId);
           sampler.clearCache(partitionId);
           stateChanged.signalAll();
           return true;
@@ -685,29 +590,7 @@ public final class Controller {
     Objects.requireNonNull(request, "request");
     return locked(
         () -> {
-          Map<String, java.util.BitSet> groups = new LinkedHashMap<>();
-          for (int i = 0; i < request.indexes().size(); i++) {
-            Long index = request.indexes().get(i);
-            String partitionId = request.partitionIds().get(i);
-            Partition partition = partitions.get(partitionId);
-            if (partition == null
-                || index == null
-                || index < 0
-                || index > IndexAllocator.MAX_INDEX
-                || !partition.isActive((int) (long) index)) {
-              continue;
-            }
-            groups
-                .computeIfAbsent(partitionId, k -> new java.util.BitSet())
-                .set((int) (long) index);
-          }
-          int cleared = 0;
-          for (Map.Entry<String, java.util.BitSet> e : groups.entrySet()) {
-            int[] indexes = e.getValue().stream().toArray();
-            partitions.get(e.getKey()).clear(indexes, request.clearConsumption());
-            allocator.releaseIndexes(e.getKey(), indexes);
-            cleared += indexes.length;
-          }
+          int cleared = tables.clearSamples(request);
           if (cleared > 0) {
             stateChanged.signalAll();
           }
@@ -746,63 +629,7 @@ public final class Controller {
         throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + key);
       }
     }
-    return locked(() -> resolveKeysLocked(partitionId, keys, create));
-  }
-
-  private BatchMeta resolveKeysLocked(String partitionId, List<String> keys, boolean create) {
-    Partition partition = partitions.get(partitionId);
-    if (partition == null) {
-      if (!create) {
-        return BatchMeta.empty();
-      }
-      partition = createPartitionLocked(partitionId);
-    }
-    List<String> missing = new ArrayList<>();
-    for (String key : keys) {
-      if (partition.indexOfKey(key) == null) {
-        missing.add(key);
-      }
-    }
-    if (create && !missing.isEmpty()) {
-      int n = missing.size();
-      int fromPool = n - Math.min(n, partition.preAllocatedCount());
-      int[] fresh = fromPool > 0 ? allocator.allocate(partitionId, fromPool) : new int[0];
-      int[] activated = partition.activatePreAllocated(n);
-      partition.activate(fresh);
-      for (int i = 0; i < n; i++) {
-        int index = i < activated.length ? activated[i] : fresh[i - activated.length];
-        partition.putKey(missing.get(i), index);
-      }
-    }
-    List<Long> found = new ArrayList<>();
-    for (String key : keys) {
-      Integer index = partition.indexOfKey(key);
-      if (index != null) {
-        found.add((long) index);
-      }
-    }
-    if (found.isEmpty()) {
-      return BatchMeta.empty();
-    }
-    long[] indexes = found.stream().mapToLong(Long::longValue).toArray();
-    List<String> common = new ArrayList<>();
-    for (String name : partition.fieldNames()) {
-      if (partition.isProduced((int) indexes[0], List.of(name))) {
-        boolean all = true;
-        for (long index : indexes) {
-          all &= partition.field(name).produced.get((int) index);
-        }
-        if (all) {
-          common.add(name);
-        }
-      }
-    }
-    BatchMeta.Builder builder = rows(partition, indexes, common);
-    if (!common.isEmpty()) {
-      builder.allProduced();
-    }
-    addSchemas(builder, partition, common, indexes);
-    return builder.build();
+    return locked(() -> tables.resolveKeys(partitionId, keys, create));
   }
 
   /**
@@ -819,21 +646,7 @@ public final class Controller {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "global indexes must be a non-empty list: " + indexes);
     }
-    return locked(
-        () -> {
-          Partition partition = partitions.get(partitionId);
-          if (partition == null) {
-            return List.of();
-          }
-          List<String> out = new ArrayList<>(indexes.size());
-          for (Long index : indexes) {
-            out.add(
-                index == null || index < 0 || index > IndexAllocator.MAX_INDEX
-                    ? null
-                    : partition.keyOf((int) (long) index));
-          }
-          return java.util.Collections.unmodifiableList(out);
-        });
+    return locked(() -> tables.resolveIndexes(partitionId, indexes));
   }
 
   /**
@@ -843,28 +656,7 @@ public final class Controller {
    * @return the listing; empty with an explanatory message for an unknown partition
    */
   public KvListing listKeys(String partitionId) {
-    return locked(
-        () -> {
-          Map<String, Map<String, Map<String, Object>>> out = new LinkedHashMap<>();
-          if (partitionId != null && !partitions.containsKey(partitionId)) {
-            return new KvListing(out, "partition " + partitionId + " does not exist");
-          }
-          for (Partition partition : partitions.values()) {
-            if (partitionId != null && !partitionId.equals(partition.id)) {
-              continue;
-            }
-            Map<String, Map<String, Object>> keys = new LinkedHashMap<>();
-            partition
-                .keys()
-                .forEach(
-                    (key, index) -> {
-                      Map<String, Object> tags = partition.tags(index);
-                      keys.put(key, tags == null ? Map.of() : tags);
-                    });
-            out.put(partition.id, keys);
-          }
-          return new KvListing(out, "success");
-        });
+    return locked(() -> tables.listKeys(partitionId));
   }
 
   // ---- statistics, sampler, checkpoint -------------------------------------------------------
@@ -886,15 +678,7 @@ public final class Controller {
    * @return the statistics
    */
   public ControllerStatistics statistics() {
-    return locked(
-        () -> {
-          List<PartitionStatistics> list = new ArrayList<>();
-          for (Partition partition : partitions.values()) {
-            list.add(partition.statistics());
-          }
-          return new ControllerStatistics(
-              list, allocator.allocatedCount(), allocator.reusableCount(), allocator.counter());
-        });
+    return locked(tables::statistics);
   }
 
   /**
@@ -919,14 +703,13 @@ public final class Controller {
    */
   public ControllerState snapshotState() {
     return locked(
-        () -> {
-          List<PartitionState> list = new ArrayList<>();
-          for (Partition partition : partitions.values()) {
-            list.add(partition.snapshot());
-          }
-          return new ControllerState(
-              controllerId, list, allocator.snapshot(), sampler.name(), sampler.saveState());
-        });
+        () ->
+            new ControllerState(
+                controllerId,
+                tables.snapshotPartitions(),
+                tables.allocator.snapshot(),
+                sampler.name(),
+                sampler.saveState()));
   }
 
   /**
@@ -950,16 +733,10 @@ public final class Controller {
                     + sampler.name()
                     + "'");
           }
-          LinkedHashMap<String, Partition> restored = new LinkedHashMap<>();
-          for (PartitionState p : state.partitions()) {
-            restored.put(p.partitionId(), Partition.restore(p));
-          }
           if (state.samplerState() instanceof SamplerState samplerState) {
             sampler.loadState(samplerState);
           }
-          partitions.clear();
-          partitions.putAll(restored);
-          allocator.restore(state.allocator());
+          tables.restore(state.partitions(), state.allocator());
           controllerId = state.controllerId();
           stateChanged.signalAll();
           return null;
@@ -967,14 +744,6 @@ public final class Controller {
   }
 
   // ---- plumbing -----------------------------------------------------------------------------
-
-  private Partition requirePartition(String partitionId) {
-    Partition partition = partitions.get(partitionId);
-    if (partition == null) {
-      throw new TqException(ErrorCode.UNKNOWN_PARTITION, "Partition " + partitionId + " not found");
-    }
-    return partition;
-  }
 
   private <T> T locked(Supplier<T> body) {
     lock.lock();
@@ -1009,7 +778,7 @@ public final class Controller {
   void checkInvariants() {
     locked(
         () -> {
-          ControllerInvariants.check(partitions, allocator);
+          tables.checkInvariants();
           return null;
         });
   }

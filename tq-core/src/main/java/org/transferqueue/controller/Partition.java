@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import org.transferqueue.meta.FieldSchema;
 
@@ -176,7 +177,7 @@ final class Partition {
     }
   }
 
-  private static boolean intersects(List<String> a, java.util.Set<String> b) {
+  private static boolean intersects(List<String> a, Set<String> b) {
     for (String s : a) {
       if (b.contains(s)) {
         return true;

@@ -9,8 +9,8 @@ import java.util.RandomAccess;
  * The samples of one partition that are ready for one (task, field set): active, produced for every
  * field of the set and not consumed by the task.
  *
- * <p>Maintained incrementally by {@link PartitionTables} on every notification, consumption, reset
- * and clear, so that a fetch costs time proportional to its batch rather than to the partition. A
+ * <p>Maintained incrementally by {@link Partition} on every notification, consumption, reset and
+ * clear, so that a fetch costs time proportional to its batch rather than to the partition. A
  * low-water hint skips the consumed prefix, which makes sequential sampling O(batch). Not
  * thread-safe: used only under the controller lock.
  */
@@ -40,10 +40,6 @@ final class ReadySet {
     bits.clear();
     count = 0;
     lowHint = 0;
-  }
-
-  boolean contains(int index) {
-    return bits.get(index);
   }
 
   int size() {

@@ -1,8 +1,6 @@
 package org.transferqueue.storage;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -11,57 +9,22 @@ import org.transferqueue.StorageException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.tensor.Batch;
-import org.transferqueue.tensor.Column;
-import org.transferqueue.tensor.DenseColumn;
-import org.transferqueue.tensor.JaggedColumn;
-import org.transferqueue.tensor.ObjectColumn;
 
 /**
- * The field schema of the data a put carries, and its check against the request's metadata.
- * Stateless and thread-safe.
- *
- * <pre>
- *  column               schema
- *  dense [B, d1..dk]    regular, dtype, shape [d1..dk] (rank 1 gives [], scalar rows)
- *  jagged               nested, dtype, per-sample shapes in batch order
- *  object               non-tensor
- * </pre>
+ * The checks every storage manager makes on a put before writing: sizes, indexes, and the data's
+ * field schema against the request's metadata. Stateless and thread-safe.
  */
 public final class FieldSchemas {
   private FieldSchemas() {}
 
   /**
-   * Extracts the schema of every field of a batch.
+   * Extracts the schema of every field of a batch, with {@link FieldSchema#extract}.
    *
    * @param batch the data
-   * @return the schema by field name; empty for a batch without fields
+   * @return the schema by field name; empty for a batch without fields or rows
    */
   public static SortedMap<String, FieldSchema> extract(Batch batch) {
-    SortedMap<String, FieldSchema> schema = new TreeMap<>();
-    for (Map.Entry<String, Column> e : batch.columns().entrySet()) {
-      schema.put(e.getKey(), of(e.getValue()));
-    }
-    return schema;
-  }
-
-  /**
-   * The schema of one column.
-   *
-   * @param column the column
-   * @return its schema
-   */
-  public static FieldSchema of(Column column) {
-    return switch (column) {
-      case DenseColumn dense -> FieldSchema.regular(dense.dtype(), dense.rowShape());
-      case JaggedColumn jagged -> {
-        List<List<Long>> shapes = new ArrayList<>(jagged.rowCount());
-        for (long[] shape : jagged.rowShapes()) {
-          shapes.add(FieldSchema.shapeOf(shape));
-        }
-        yield FieldSchema.nestedOf(jagged.dtype(), shapes);
-      }
-      case ObjectColumn ignored -> FieldSchema.nonTensorField();
-    };
+    return new TreeMap<>(FieldSchema.extract(batch));
   }
 
   /**

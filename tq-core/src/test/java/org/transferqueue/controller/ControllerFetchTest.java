@@ -377,4 +377,31 @@ class ControllerFetchTest {
     c.getMetadata(GetMetadataRequest.forceFetch("p", List.of("x")));
     assertThat(c.partitionStatistics("p").orElseThrow().registeredTasks()).isEmpty();
   }
+
+  @Test
+  void shouldTakeDeadlinesAndCreationTimesFromTheInjectedClock() {
+    java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+    ControllerClock clock =
+        new ControllerClock() {
+          @Override
+          public long nanoTime() {
+            return nanos.getAndAdd(10_000_000_000L);
+          }
+
+          @Override
+          public long epochMillis() {
+            return 1_234L;
+          }
+        };
+    Controller timed =
+        new Controller(
+            ControllerConfig.builder().fetchTimeout(Duration.ofSeconds(3)).build(),
+            new org.transferqueue.sampler.SequentialSampler(),
+            clock);
+    insertProduced(timed, "p", 1, "x");
+    assertThat(timed.partitionStatistics("p").orElseThrow().createdAtMillis()).isEqualTo(1_234L);
+    assertThatThrownBy(() -> fetch(timed, "p", "t", 2, "x"))
+        .isInstanceOf(DeadlineExceededException.class)
+        .hasMessageContaining("Available: 1");
+  }
 }

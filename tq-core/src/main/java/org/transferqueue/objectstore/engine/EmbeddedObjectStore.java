@@ -86,7 +86,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore {
 
   // Written under the lifecycle write lock; read under its read lock (state also without it).
   private volatile State state = State.NEW;
-  private StoreConfig config;
+  private volatile StoreConfig config;
   private final List<NativeBuffer> slabs = new ArrayList<>();
   private BufferAllocator localBuffer;
   private StoreMaster master;

@@ -54,7 +54,8 @@ import org.transferqueue.objectstore.ReplicateConfig;
  *   <li>Every pending write carries a unique token; end and revoke apply only with the current
  *       token, so a preempted writer can never publish ({@code -601}).
  *   <li>{@code writingEntries} holds exactly the entries with a pending write; {@code discarded}
- *       holds exactly the retired allocations that a writer still writes into.
+ *       holds exactly the retired allocations that a writer still writes into; {@code
+ *       unpinnedObjects} counts exactly the entries that are not hard-pinned.
  * </ol>
  *
  * <p><b>Linearisation points</b>: a write becomes visible, and a remove or eviction takes effect,
@@ -155,6 +156,9 @@ final class StoreMaster {
   private int nextSlab;
   private long nextSweepNs;
   private long evictedObjects;
+  // Entries that are not hard-pinned: when 0, eviction has nothing to look at (the usual state of
+  // a TransferQueue store, which hard-pins everything) and skips its scan.
+  private long unpinnedObjects;
 
   StoreMaster(List<MemorySegment> slabSegments, MasterConfig config) {
     this.slabs = new SlabAllocator[slabSegments.size()];
@@ -281,7 +285,10 @@ final class StoreMaster {
       return createLocked(key, size, config, false, now);
     }
     Allocation old = entry.committed;
-    entry.hardPinned |= config.withHardPin();
+    if (config.withHardPin() && !entry.hardPinned) {
+      entry.hardPinned = true;
+      unpinnedObjects--;
+    }
     if (old.size == size) {
       if (old.readers == 0) {
         old.writing = true;
@@ -294,7 +301,7 @@ final class StoreMaster {
       return beginLocked(entry, fresh, false, config, now);
     }
     // New size: the old value goes now (readers in flight keep its memory until they finish).
-    entries.remove(key);
+    removeEntryLocked(entry);
     retireLocked(old);
     Entry carried = new Entry(key, now);
     carried.softPinned = entry.softPinned && now - entry.softPinDeadlineNs < 0;
@@ -315,6 +322,9 @@ final class StoreMaster {
     }
     entry.hardPinned = hardPinned || config.withHardPin();
     entries.put(entry.key, entry);
+    if (!entry.hardPinned) {
+      unpinnedObjects++;
+    }
     return beginLocked(entry, allocation, false, config, now);
   }
 
@@ -340,7 +350,7 @@ final class StoreMaster {
     pending.discardDeadlineNs = discardDeadlineNs;
     retireLocked(pending);
     if (entry.committed == null) {
-      entries.remove(entry.key);
+      removeEntryLocked(entry);
     }
   }
 
@@ -400,7 +410,7 @@ final class StoreMaster {
       }
       retireLocked(allocation);
       if (entry.committed == null) {
-        entries.remove(entry.key);
+        removeEntryLocked(entry);
       }
       code = OK;
     }
@@ -575,8 +585,15 @@ final class StoreMaster {
   }
 
   private void eraseLocked(Entry entry) {
-    entries.remove(entry.key);
+    removeEntryLocked(entry);
     retireLocked(entry.committed);
+  }
+
+  private void removeEntryLocked(Entry entry) {
+    entries.remove(entry.key);
+    if (!entry.hardPinned) {
+      unpinnedObjects--;
+    }
   }
 
   // ---------------------------------------------------------------- memory
@@ -662,6 +679,9 @@ final class StoreMaster {
    * write in progress; soft-pinned ones (pin not yet expired) only in the soft pass.
    */
   private List<Entry> candidatesLocked(long now, Entry exempt, boolean softPass) {
+    if (unpinnedObjects == 0) {
+      return List.of();
+    }
     List<Entry> candidates = new ArrayList<>();
     for (Entry entry : entries.values()) {
       boolean softPinned = entry.softPinned && now - entry.softPinDeadlineNs < 0;
@@ -731,6 +751,15 @@ final class StoreMaster {
 
   long capacityBytes() {
     return capacityBytes;
+  }
+
+  long unpinnedObjects() {
+    lock.lock();
+    try {
+      return unpinnedObjects;
+    } finally {
+      lock.unlock();
+    }
   }
 
   int objectCount() {

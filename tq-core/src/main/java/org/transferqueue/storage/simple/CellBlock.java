@@ -3,6 +3,7 @@ package org.transferqueue.storage.simple;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.transferqueue.ErrorCode;
@@ -210,6 +211,37 @@ final class CellBlock {
         Kind.OBJECT, null, null, null, 0, null, null, frozen, owned, positions.length);
   }
 
+  /**
+   * A one-row tensor block over a buffer read from a checkpoint.
+   *
+   * @param kind DENSE or JAGGED, as the cell was put
+   * @param dtype the element type
+   * @param buffer the cell's bytes; the block takes ownership
+   * @param shape the cell's shape
+   * @return a block the caller owns (one reference)
+   */
+  static CellBlock tensorCell(Kind kind, DType dtype, NativeBuffer buffer, long[] shape) {
+    if (kind == Kind.DENSE) {
+      return new CellBlock(
+          Kind.DENSE, dtype, buffer, shape, buffer.lengthBytes(), null, null, null, null, 1);
+    }
+    long[] offsets = {0, buffer.lengthBytes()};
+    return new CellBlock(
+        Kind.JAGGED, dtype, buffer, null, 0, offsets, new long[][] {shape}, null, null, 1);
+  }
+
+  /**
+   * A one-row object block holding a frozen copy of {@code value}.
+   *
+   * @param allocator the unit's allocator, for tensors nested in the value
+   * @param value the value (only read)
+   * @param field the field name, for error messages
+   * @return a block the caller owns (one reference)
+   */
+  static CellBlock objectCell(BufferAllocator allocator, Object value, String field) {
+    return freezeObjects(allocator, Collections.singletonList(value), new int[] {0}, field);
+  }
+
   Kind kind() {
     return kind;
   }
@@ -227,6 +259,12 @@ final class CellBlock {
   /** The byte size of tensor row {@code row}. */
   long rowBytes(int row) {
     return kind == Kind.DENSE ? denseRowBytes : offsets[row + 1] - offsets[row];
+  }
+
+  /** The bytes of tensor row {@code row}: a view valid while the block is retained. */
+  MemorySegment rowSegment(int row) {
+    long start = kind == Kind.DENSE ? row * denseRowBytes : offsets[row];
+    return buffer.segment().asSlice(start, rowBytes(row));
   }
 
   /** Copies tensor row {@code row} to {@code target} at {@code offset}. */

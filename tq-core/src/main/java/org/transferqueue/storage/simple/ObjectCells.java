@@ -113,6 +113,32 @@ final class ObjectCells {
     };
   }
 
+  /**
+   * The stored form of a value with every internal wrapper removed, for encoders that only read:
+   * byte strings are the stored arrays themselves and tensors the stored tensors, so the result
+   * must not be modified or kept.
+   *
+   * @param frozen a value returned by {@link #freeze}
+   * @return a read-only view in the plain value types
+   */
+  static Object plain(Object frozen) {
+    return switch (frozen) {
+      case FrozenBytes bytes -> bytes.bytes();
+      case List<?> list -> {
+        List<Object> out = new ArrayList<>(list.size());
+        list.forEach(item -> out.add(plain(item)));
+        yield out;
+      }
+      case Map<?, ?> map -> {
+        Map<Object, Object> out = LinkedHashMap.newLinkedHashMap(map.size());
+        map.forEach((k, v) -> out.put(plain(k), plain(v)));
+        yield out;
+      }
+      case null -> null;
+      default -> frozen;
+    };
+  }
+
   /** A byte string that no one can change: the stored form of a {@code byte[]} value. */
   private record FrozenBytes(byte[] bytes) {}
 }

@@ -98,6 +98,14 @@ final class SampleSlots {
     return slot;
   }
 
+  /** Removes every sample and forgets every slot. */
+  void clear() {
+    Arrays.fill(keys, EMPTY);
+    size = 0;
+    freeCount = 0;
+    nextSlot = 0;
+  }
+
   /** Calls {@code visitor} with every (global index, slot) pair, in no particular order. */
   void forEach(SlotVisitor visitor) {
     for (int i = 0; i < keys.length; i++) {

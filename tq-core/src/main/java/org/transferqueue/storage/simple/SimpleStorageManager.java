@@ -1,5 +1,6 @@
 package org.transferqueue.storage.simple;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -35,6 +36,7 @@ import org.transferqueue.tensor.Column;
  *
  * <pre>
  *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
+ *               (with a data parser: after step 2, on the schema of the parsed cells)
  *  2. stage     per (partition, unit), in parallel: copy the unit's rows into new cell blocks
  *  3. commit    per (partition, unit): publish the blocks under the unit's lock (capacity checked)
  *  4. notify    per partition, in order of first appearance
@@ -68,7 +70,7 @@ public final class SimpleStorageManager implements StorageManager {
    * @param parsers the data parsers the units may run
    */
   public SimpleStorageManager(
-      SimpleStorageConfig config,
+      SimpleStorageSettings config,
       BufferAllocator allocator,
       ProductionNotifier notifier,
       DataParserRegistry parsers) {
@@ -97,14 +99,14 @@ public final class SimpleStorageManager implements StorageManager {
 
   /**
    * The factory registered as {@link StorageManagerRegistry#SIMPLE_STORAGE}: reads the options with
-   * {@link SimpleStorageConfig#fromOptions} and starts with an empty parser registry.
+   * {@link SimpleStorageSettings#fromOptions} and starts with an empty parser registry.
    *
    * @param context allocator, notifier and the {@code backend.SimpleStorage} options
    * @return a manager the caller owns
    */
   public static SimpleStorageManager create(StorageContext context) {
     return new SimpleStorageManager(
-        SimpleStorageConfig.fromOptions(context.options()),
+        SimpleStorageSettings.fromOptions(context.options()),
         context.allocator(),
         context.notifier(),
         new DataParserRegistry());
@@ -173,33 +175,31 @@ public final class SimpleStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     FieldSchemas.requireDistinctIndexes(gis);
-    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
-    FieldSchemas.requireCompatible(meta, schema);
-    if (parser != null) {
+    SortedMap<String, FieldSchema> schema = null;
+    if (parser == null) {
+      schema = FieldSchemas.extract(batch);
+      FieldSchemas.requireCompatible(meta, schema);
+    } else {
       parsers.resolve(parser.name());
     }
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
-    List<PutTask> tasks = new ArrayList<>();
-    for (int p = 0; p < partitions.size(); p++) {
-      int[] rows = partitions.get(p).positions();
-      long[] partitionGis = new long[rows.length];
-      for (int j = 0; j < rows.length; j++) {
-        partitionGis[j] = gis[rows[j]];
-      }
-      for (RoutingGroup group : RoutingGroup.route(partitionGis, units.size())) {
-        int[] positions = group.positions().clone();
-        for (int j = 0; j < positions.length; j++) {
-          positions[j] = rows[positions[j]];
-        }
-        tasks.add(new PutTask(p, units.get(group.unit()), group.globalIndexes(), positions));
-      }
-    }
+    List<PutTask> tasks = planTasks(partitions, gis);
     for (PutTask task : tasks) {
-      task.unit.checkCapacity(task.gis);
+      task.unit().checkCapacity(task.gis());
     }
     String[] fields = batch.fields().toArray(String[]::new);
     List<StagedPut> staged =
         executor.runAll(tasks, task -> stage(task, batch, fields, parser), StagedPut::close);
+    if (parser != null) {
+      try {
+        List<int[]> positions = tasks.stream().map(PutTask::positions).toList();
+        schema = ParsedSchema.of(fields, staged, positions, meta.size());
+        FieldSchemas.requireCompatible(meta, schema);
+      } catch (RuntimeException e) {
+        staged.forEach(StagedPut::close);
+        throw e;
+      }
+    }
     List<PutUndo> undos = commitAll(staged);
     int accepted = 0;
     try {
@@ -220,16 +220,35 @@ public final class SimpleStorageManager implements StorageManager {
     return new PutResult(schema, List.of());
   }
 
-  private static StagedPut stage(
-      PutTask task, Batch batch, String[] fields, DataParserReference parser) {
-    if (parser == null) {
-      return stageColumns(task, batch, fields, task.positions);
+  /** Splits a put into one task per (partition group, unit), in partition order. */
+  private List<PutTask> planTasks(List<PartitionGroup> partitions, long[] gis) {
+    List<PutTask> tasks = new ArrayList<>();
+    for (int p = 0; p < partitions.size(); p++) {
+      int[] rows = partitions.get(p).positions();
+      long[] partitionGis = new long[rows.length];
+      for (int j = 0; j < rows.length; j++) {
+        partitionGis[j] = gis[rows[j]];
+      }
+      for (RoutingGroup group : RoutingGroup.route(partitionGis, units.size())) {
+        int[] positions = group.positions().clone();
+        for (int j = 0; j < positions.length; j++) {
+          positions[j] = rows[positions[j]];
+        }
+        tasks.add(new PutTask(p, units.get(group.unit()), group.globalIndexes(), positions));
+      }
     }
-    BufferAllocator allocator = task.unit.allocator();
-    try (Batch rows = batch.selectRows(allocator, task.positions)) {
-      Batch parsed = task.parsers().apply(parser, rows, allocator);
+    return tasks;
+  }
+
+  private StagedPut stage(PutTask task, Batch batch, String[] fields, DataParserReference parser) {
+    if (parser == null) {
+      return stageColumns(task, batch, fields, task.positions());
+    }
+    BufferAllocator allocator = task.unit().allocator();
+    try (Batch rows = batch.selectRows(allocator, task.positions())) {
+      Batch parsed = parsers.apply(parser, rows, allocator);
       try {
-        int[] all = new int[task.gis.length];
+        int[] all = new int[task.gis().length];
         for (int j = 0; j < all.length; j++) {
           all[j] = j;
         }
@@ -246,7 +265,7 @@ public final class SimpleStorageManager implements StorageManager {
     try {
       for (int f = 0; f < fields.length; f++) {
         Column column = batch.column(fields[f]);
-        blocks[f] = CellBlock.copyOf(task.unit.allocator(), fields[f], column, positions);
+        blocks[f] = CellBlock.copyOf(task.unit().allocator(), fields[f], column, positions);
       }
     } catch (RuntimeException e) {
       for (CellBlock block : blocks) {
@@ -256,7 +275,7 @@ public final class SimpleStorageManager implements StorageManager {
       }
       throw e;
     }
-    return new StagedPut(task.unit, task.partition, task.gis, fields, blocks);
+    return new StagedPut(task.unit(), task.partition(), task.gis(), fields, blocks);
   }
 
   private static List<PutUndo> commitAll(List<StagedPut> staged) {
@@ -332,6 +351,37 @@ public final class SimpleStorageManager implements StorageManager {
     return new ClearResult(cleared, failures);
   }
 
+  /**
+   * Saves every unit, in parallel, under {@code directory/simple_storage/}: one file {@code
+   * su_<position>_<unitId>.ckpt} per unit, then the manifest {@code storage_unit_info.json} listing
+   * positions and unit ids. Puts and gets may continue; each unit's file is one instant of it.
+   *
+   * @param directory the checkpoint directory, created if needed
+   * @throws StorageException with {@code STORAGE_ERROR} naming the unit and path that failed
+   */
+  @Override
+  public void saveCheckpoint(Path directory) {
+    ensureOpen();
+    SimpleStorageCheckpoints.save(directory, units, executor);
+  }
+
+  /**
+   * Replaces the state of every unit by a checkpoint saved with {@link #saveCheckpoint}: the file
+   * of position {@code p} goes to the unit now at position {@code p}, whatever its id, so routing
+   * by {@code gi mod N} stays valid. All files are read before any unit changes; on an error no
+   * unit changes.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @throws StorageException with {@code NOT_FOUND} when the manifest is missing, {@code
+   *     INVALID_ARGUMENT} when the unit count differs, {@code NOT_FOUND}, {@code CORRUPT_DATA} or
+   *     {@code STORAGE_ERROR} naming the unit and file that failed
+   */
+  @Override
+  public void loadCheckpoint(Path directory) {
+    ensureOpen();
+    SimpleStorageCheckpoints.load(directory, units, executor);
+  }
+
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -370,22 +420,13 @@ public final class SimpleStorageManager implements StorageManager {
     return "SimpleStorageManager[id=" + id + ", units=" + units.size() + "]";
   }
 
-  /** The rows of one partition group routed to one unit. */
-  private final class PutTask {
-    final int partition;
-    final StorageUnit unit;
-    final long[] gis;
-    final int[] positions;
-
-    PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {
-      this.partition = partition;
-      this.unit = unit;
-      this.gis = gis;
-      this.positions = positions;
-    }
-
-    DataParserRegistry parsers() {
-      return parsers;
-    }
-  }
+  /**
+   * The rows of one partition group routed to one unit.
+   *
+   * @param partition the index of the partition group
+   * @param unit the unit
+   * @param gis the rows' global indexes
+   * @param positions the rows' batch positions, ascending
+   */
+  private record PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {}
 }

@@ -1,7 +1,10 @@
 package org.transferqueue.storage.simple;
 
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +44,8 @@ import org.transferqueue.tensor.Batch;
  * owns and closes. Thread-safe.
  */
 public final class StorageUnit implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(StorageUnit.class.getName());
+
   private final String id;
   private final long capacity;
   private final BufferAllocator allocator;
@@ -286,9 +291,14 @@ public final class StorageUnit implements AutoCloseable {
                   + ")");
         }
       }
+      int[] slotOf = new int[gis.length];
       for (int j = 0; j < gis.length; j++) {
-        int slot = slots.get(gis[j]);
-        for (int f = 0; f < columns.length; f++) {
+        slotOf[j] = slots.get(gis[j]);
+      }
+      // Field-major, so that consecutive cells mostly share a block and are retained once.
+      for (int f = 0; f < columns.length; f++) {
+        for (int j = 0; j < gis.length; j++) {
+          int slot = slotOf[j];
           CellBlock block = slot < 0 ? null : columns[f].block(slot);
           if (block == null) {
             throw new StorageException(
@@ -341,6 +351,122 @@ public final class StorageUnit implements AutoCloseable {
       return removed;
     } finally {
       lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Writes every cell of the unit to {@code file} (replacing it), as of one instant. Puts and gets
+   * continue while the file is written.
+   *
+   * @param file the checkpoint file; its directory must exist
+   * @throws StorageException with {@code STORAGE_ERROR} if writing failed
+   */
+  public void saveCheckpoint(Path file) {
+    List<UnitCheckpoint.FieldCellsData> data = new ArrayList<>();
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      for (String name : new TreeSet<>(fields.keySet())) {
+        FieldCells cells = fields.get(name);
+        List<UnitCheckpoint.CellRef> refs = new ArrayList<>();
+        slots.forEach(
+            (gi, slot) -> {
+              CellBlock block = cells.block(slot);
+              if (block != null) {
+                block.retain();
+                refs.add(new UnitCheckpoint.CellRef(gi, block, cells.rows[slot]));
+              }
+            });
+        refs.sort(Comparator.comparingLong(UnitCheckpoint.CellRef::gi));
+        data.add(new UnitCheckpoint.FieldCellsData(name, refs));
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    try (UnitCheckpoint.Contents contents =
+        new UnitCheckpoint.Contents(id, capacity == Long.MAX_VALUE ? -1 : capacity, data)) {
+      UnitCheckpoint.write(file, contents, allocator);
+    } catch (IOException e) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR,
+          "Storage unit " + id + " failed to save checkpoint to " + file + ": " + e,
+          e);
+    }
+  }
+
+  /**
+   * Replaces the unit's whole state by a checkpoint: samples not in the file disappear. On an error
+   * the state is unchanged.
+   *
+   * @param file a file written by {@link #saveCheckpoint}
+   * @throws StorageException with {@code NOT_FOUND} for a missing file, {@code CORRUPT_DATA} for a
+   *     malformed one, {@code OUT_OF_MEMORY} if the cells do not fit the unit's allocator
+   */
+  public void loadCheckpoint(Path file) {
+    install(readCheckpoint(file));
+  }
+
+  /** Reads a checkpoint into blocks of this unit's allocator, without changing the unit. */
+  UnitCheckpoint.Contents readCheckpoint(Path file) {
+    ensureOpenNow();
+    return UnitCheckpoint.read(file, allocator);
+  }
+
+  /** Replaces the unit's state by {@code contents}, taking ownership of its blocks. */
+  void install(UnitCheckpoint.Contents contents) {
+    lock.writeLock().lock();
+    try {
+      if (closed) {
+        contents.close();
+        ensureOpen();
+      }
+      dropAllCells();
+      for (UnitCheckpoint.FieldCellsData field : contents.fields()) {
+        FieldCells cells = new FieldCells();
+        fields.put(field.field(), cells);
+        for (UnitCheckpoint.CellRef ref : field.cells()) {
+          int slot = slots.getOrAssign(ref.gi());
+          cells.ensureSlots(slots.slotBound());
+          if (cells.clearSlot(slot)) {
+            cellCount--;
+          }
+          cells.blocks[slot] = ref.block();
+          cells.rows[slot] = ref.row();
+          cells.held++;
+          cellCount++;
+        }
+      }
+      if (slots.size() > capacity) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "storage unit {0} loaded {1} samples from checkpoint of unit {2}, above its capacity {3}",
+            id,
+            slots.size(),
+            contents.unitId(),
+            capacity);
+      }
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  private void dropAllCells() {
+    for (FieldCells cells : fields.values()) {
+      for (int slot = 0; slot < cells.blocks.length; slot++) {
+        cells.clearSlot(slot);
+      }
+    }
+    fields.clear();
+    slots.clear();
+    cellCount = 0;
+  }
+
+  private void ensureOpenNow() {
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+    } finally {
+      lock.readLock().unlock();
     }
   }
 
@@ -414,13 +540,7 @@ public final class StorageUnit implements AutoCloseable {
         return;
       }
       closed = true;
-      for (FieldCells cells : fields.values()) {
-        for (int slot = 0; slot < cells.blocks.length; slot++) {
-          cells.clearSlot(slot);
-        }
-      }
-      fields.clear();
-      cellCount = 0;
+      dropAllCells();
     } finally {
       lock.writeLock().unlock();
     }

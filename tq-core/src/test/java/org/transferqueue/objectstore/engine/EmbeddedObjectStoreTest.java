@@ -399,6 +399,7 @@ class EmbeddedObjectStoreTest {
     store.putFrom("hard14", source(OBJECT, 1), HARD);
     store.putFrom("hard15", source(OBJECT, 1), HARD);
     assertThat(store.putFrom("next", source(OBJECT, 2), PLAIN)).isEqualTo(-200);
+    assertThat(store.master().unpinnedObjects()).isZero();
     for (int i = 0; i < 16; i++) {
       assertThat(store.isExist("hard" + i)).isEqualTo(1);
     }
@@ -600,6 +601,19 @@ class EmbeddedObjectStoreTest {
     store.master().acquireRead("k1", OBJECT);
     store.close();
     assertThat(allocator.allocatedBytes()).isEqualTo(before - SEGMENT);
+  }
+
+  @Test
+  void I1_shouldStoreBestEffortReplicasAndFailWithoutContributedSegment() {
+    ReplicateConfig three = ReplicateConfig.builder().replicaNum(3).build();
+    assertThat(store.putFrom("k", source(64, 1), three)).isZero(); // one segment name: 1 replica
+    assertThat(store.master().usedBytes()).isEqualTo(64);
+    try (EmbeddedObjectStore requester =
+        EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT)) {
+      assertThat(requester.setup(StoreConfig.builder().globalSegmentSize(0).build())).isZero();
+      assertThat(requester.registerBuffer(arena.segment())).isZero();
+      assertThat(requester.putFrom("k", source(64, 1), PLAIN)).isEqualTo(-200);
+    }
   }
 
   @Test

@@ -1,0 +1,304 @@
+package org.transferqueue.controller;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+
+/**
+ * The controller's tables: every partition and the global index allocator, with the operations that
+ * change several of them together (insert, key creation, clears) and the assembly of {@link
+ * BatchMeta} replies.
+ *
+ * <p>Not thread-safe: owned by {@link Controller}, which calls it only under its lock. Operations
+ * validate before they change anything, so a rejected request leaves the tables as they were.
+ */
+final class ControllerTables {
+  private final ControllerConfig config;
+  private final ControllerClock clock;
+  final IndexAllocator allocator = new IndexAllocator();
+  final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
+
+  ControllerTables(ControllerConfig config, ControllerClock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  Partition partition(String partitionId) {
+    return partitions.get(partitionId);
+  }
+
+  Partition createPartition(String partitionId) {
+    int[] reserved =
+        config.preAllocSampleNum() > 0
+            ? allocator.allocate(partitionId, config.preAllocSampleNum())
+            : new int[0];
+    Partition partition = new Partition(partitionId, clock.epochMillis());
+    partition.registerPreAllocated(reserved);
+    partitions.put(partitionId, partition);
+    return partition;
+  }
+
+  BatchMeta insert(GetMetadataRequest request) {
+    Partition partition = partitions.get(request.partitionId());
+    if (partition == null) {
+      partition = createPartition(request.partitionId());
+    }
+    int batchSize = request.batchSize();
+    int fromPool = batchSize - Math.min(batchSize, partition.preAllocatedCount());
+    int[] fresh = fromPool > 0 ? allocator.allocate(request.partitionId(), fromPool) : new int[0];
+    int[] activated = partition.activatePreAllocated(batchSize);
+    partition.activate(fresh);
+    long[] indexes = new long[batchSize];
+    for (int i = 0; i < activated.length; i++) {
+      indexes[i] = activated[i];
+    }
+    for (int i = 0; i < fresh.length; i++) {
+      indexes[activated.length + i] = fresh[i];
+    }
+    BatchMeta.Builder builder = rows(partition, indexes, request.fields());
+    for (String name : request.fields()) {
+      FieldColumn column = partition.field(name);
+      FieldSchema schema = column == null ? null : column.export(indexes);
+      builder.field(name, schema == null ? FieldSchema.placeholder() : schema);
+    }
+    return builder.build();
+  }
+
+  BatchMeta forceFetch(String partitionId, List<String> fields) {
+    Partition partition = requirePartition(partitionId);
+    long[] indexes = partition.members().toArray();
+    List<String> registered = new ArrayList<>();
+    for (String name : fields) {
+      if (partition.field(name) != null && !registered.contains(name)) {
+        registered.add(name);
+      }
+    }
+    List<Boolean> status = new ArrayList<>(indexes.length);
+    for (long index : indexes) {
+      status.add(partition.isProduced((int) index, registered));
+    }
+    BatchMeta.Builder builder = rows(partition, indexes, fields).productionStatus(status);
+    addSchemas(builder, partition, registered, indexes);
+    return builder.build();
+  }
+
+  /** Index, partition, tag and backend-metadata columns of a batch. */
+  static BatchMeta.Builder rows(Partition partition, long[] indexes, List<String> fields) {
+    List<Map<String, Object>> tags = new ArrayList<>(indexes.length);
+    List<Map<String, Object>> backend = new ArrayList<>(indexes.length);
+    Set<String> wanted = new HashSet<>(fields);
+    for (long index : indexes) {
+      Map<String, Object> t = partition.tags((int) index);
+      tags.add(t == null ? Map.of() : t);
+      Map<String, Object> b = partition.backendMeta((int) index);
+      if (b == null) {
+        backend.add(Map.of());
+      } else {
+        Map<String, Object> filtered = new LinkedHashMap<>();
+        b.forEach(
+            (field, value) -> {
+              if (wanted.contains(field)) {
+                filtered.put(field, value);
+              }
+            });
+        backend.add(filtered);
+      }
+    }
+    return BatchMeta.builder()
+        .globalIndexes(indexes)
+        .partitionId(partition.id)
+        .tags(tags)
+        .backendMeta(backend);
+  }
+
+  static void addSchemas(
+      BatchMeta.Builder builder, Partition partition, List<String> fields, long[] indexes) {
+    for (String name : fields) {
+      FieldColumn column = partition.field(name);
+      FieldSchema schema = column == null ? null : column.export(indexes);
+      if (schema != null) {
+        builder.field(name, schema);
+      }
+    }
+  }
+
+  BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      if (!create) {
+        return BatchMeta.empty();
+      }
+      partition = createPartition(partitionId);
+    }
+    List<String> missing = new ArrayList<>();
+    for (String key : keys) {
+      if (partition.indexOfKey(key) == null) {
+        missing.add(key);
+      }
+    }
+    if (create && !missing.isEmpty()) {
+      int n = missing.size();
+      int fromPool = n - Math.min(n, partition.preAllocatedCount());
+      int[] fresh = fromPool > 0 ? allocator.allocate(partitionId, fromPool) : new int[0];
+      int[] activated = partition.activatePreAllocated(n);
+      partition.activate(fresh);
+      for (int i = 0; i < n; i++) {
+        int index = i < activated.length ? activated[i] : fresh[i - activated.length];
+        partition.putKey(missing.get(i), index);
+      }
+    }
+    List<Long> found = new ArrayList<>();
+    for (String key : keys) {
+      Integer index = partition.indexOfKey(key);
+      if (index != null) {
+        found.add((long) index);
+      }
+    }
+    if (found.isEmpty()) {
+      return BatchMeta.empty();
+    }
+    long[] indexes = found.stream().mapToLong(Long::longValue).toArray();
+    List<String> common = new ArrayList<>();
+    for (String name : partition.fieldNames()) {
+      if (partition.isProduced((int) indexes[0], List.of(name))) {
+        boolean all = true;
+        for (long index : indexes) {
+          all &= partition.field(name).produced.get((int) index);
+        }
+        if (all) {
+          common.add(name);
+        }
+      }
+    }
+    BatchMeta.Builder builder = rows(partition, indexes, common);
+    if (!common.isEmpty()) {
+      builder.allProduced();
+    }
+    addSchemas(builder, partition, common, indexes);
+    return builder.build();
+  }
+
+  Partition requirePartition(String partitionId) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      throw new TqException(ErrorCode.UNKNOWN_PARTITION, "Partition " + partitionId + " not found");
+    }
+    return partition;
+  }
+
+  /** Clears a whole partition and releases its indexes; false if it did not exist. */
+  boolean clearPartition(String partitionId) {
+    Partition partition = partitions.remove(partitionId);
+    if (partition == null) {
+      return false;
+    }
+    partition.clear(partition.active().stream().mapToInt(i -> (int) i).toArray(), true);
+    allocator.releasePartition(partitionId);
+    return true;
+  }
+
+  /** Clears the active samples among the pairs and releases them; returns how many. */
+  int clearSamples(ClearSamplesRequest request) {
+    Map<String, BitSet> groups = new LinkedHashMap<>();
+    for (int i = 0; i < request.indexes().size(); i++) {
+      Long index = request.indexes().get(i);
+      String partitionId = request.partitionIds().get(i);
+      Partition partition = partitions.get(partitionId);
+      if (partition == null
+          || index == null
+          || index < 0
+          || index > IndexAllocator.MAX_INDEX
+          || !partition.isActive((int) (long) index)) {
+        continue;
+      }
+      groups.computeIfAbsent(partitionId, k -> new BitSet()).set((int) (long) index);
+    }
+    int cleared = 0;
+    for (Map.Entry<String, BitSet> e : groups.entrySet()) {
+      int[] indexes = e.getValue().stream().toArray();
+      partitions.get(e.getKey()).clear(indexes, request.clearConsumption());
+      allocator.releaseIndexes(e.getKey(), indexes);
+      cleared += indexes.length;
+    }
+    return cleared;
+  }
+
+  /** The key of each index, null where none; empty for an unknown partition. */
+  List<String> resolveIndexes(String partitionId, List<Long> indexes) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      return List.of();
+    }
+    List<String> out = new ArrayList<>(indexes.size());
+    for (Long index : indexes) {
+      out.add(
+          index == null || index < 0 || index > IndexAllocator.MAX_INDEX
+              ? null
+              : partition.keyOf((int) (long) index));
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  KvListing listKeys(String partitionId) {
+    Map<String, Map<String, Map<String, Object>>> out = new LinkedHashMap<>();
+    if (partitionId != null && !partitions.containsKey(partitionId)) {
+      return new KvListing(out, "partition " + partitionId + " does not exist");
+    }
+    for (Partition partition : partitions.values()) {
+      if (partitionId != null && !partitionId.equals(partition.id)) {
+        continue;
+      }
+      Map<String, Map<String, Object>> keys = new LinkedHashMap<>();
+      partition
+          .keys()
+          .forEach(
+              (key, index) -> {
+                Map<String, Object> tags = partition.tags(index);
+                keys.put(key, tags == null ? Map.of() : tags);
+              });
+      out.put(partition.id, keys);
+    }
+    return new KvListing(out, "success");
+  }
+
+  ControllerStatistics statistics() {
+    List<PartitionStatistics> list = new ArrayList<>();
+    for (Partition partition : partitions.values()) {
+      list.add(partition.statistics());
+    }
+    return new ControllerStatistics(
+        list, allocator.allocatedCount(), allocator.reusableCount(), allocator.counter());
+  }
+
+  List<PartitionState> snapshotPartitions() {
+    List<PartitionState> list = new ArrayList<>();
+    for (Partition partition : partitions.values()) {
+      list.add(partition.snapshot());
+    }
+    return list;
+  }
+
+  /** Replaces every partition and the allocator. */
+  void restore(List<PartitionState> states, AllocatorState allocatorState) {
+    LinkedHashMap<String, Partition> restored = new LinkedHashMap<>();
+    for (PartitionState p : states) {
+      restored.put(p.partitionId(), Partition.restore(p));
+    }
+    partitions.clear();
+    partitions.putAll(restored);
+    allocator.restore(allocatorState);
+  }
+
+  void checkInvariants() {
+    ControllerInvariants.check(partitions, allocator);
+  }
+}
