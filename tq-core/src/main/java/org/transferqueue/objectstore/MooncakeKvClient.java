@@ -30,7 +30,6 @@ import org.transferqueue.storage.kv.KvClient;
 import org.transferqueue.storage.kv.KvValues;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
-import org.transferqueue.tensor.TensorUtils;
 
 /**
  * The key-value client of the MooncakeStore backend over an {@link ObjectStore}: tensors move as
@@ -96,7 +95,6 @@ public final class MooncakeKvClient implements KvClient {
   public static final long MAX_POOLED_BYTES_DEFAULT = 2L << 30;
 
   private static final System.Logger LOG = System.getLogger(MooncakeKvClient.class.getName());
-  private static final long VIEW_ALIGNMENT = TensorUtils.GROUP_ALIGNMENT_BYTES;
 
   /** Schedules the pause before a retry; the returned future completes when it is over. */
   @FunctionalInterface
@@ -119,8 +117,9 @@ public final class MooncakeKvClient implements KvClient {
   private final ScheduledExecutorService timer;
   private final RegionRegistry registry;
   private final RegisteredBufferPool pool;
-  private final TransferRetrier retrier;
+  private final SliceTransfers transfers;
   private final boolean ownsStore;
+  private final Map<Long, RegionRegistry.Region> callerRegions = new java.util.HashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private MooncakeKvClient(Builder b) {
@@ -151,7 +150,7 @@ public final class MooncakeKvClient implements KvClient {
             registry,
             b.pooledRegistration,
             b.maxPooledBytes);
-    this.retrier =
+    TransferRetrier retrier =
         new TransferRetrier(
             workers,
             scheduler,
@@ -159,6 +158,7 @@ public final class MooncakeKvClient implements KvClient {
             config.maxRetries(),
             config.retryDelay().toNanos(),
             b.jitter);
+    this.transfers = new SliceTransfers(store, replicateConfig, registry, pool, retrier);
     if (config.gdrRequested()) {
       LOG.log(
           System.Logger.Level.INFO,
@@ -202,6 +202,62 @@ public final class MooncakeKvClient implements KvClient {
     return registry.unregisterCalls();
   }
 
+  /**
+   * Registers caller memory for as long as the caller keeps it, so that puts of tensors inside it
+   * need no registration per call (allocate tensors that are put often inside such a region).
+   *
+   * @param region a native segment that stays valid until {@link #unregisterMemory}
+   * @throws TqException with {@code INVALID_ARGUMENT} for a heap or empty segment, one already
+   *     registered through this method, or one the store refuses (for example because it partly
+   *     overlaps a registered region)
+   */
+  public void registerMemory(MemorySegment region) {
+    Objects.requireNonNull(region, "region");
+    checkOpen();
+    if (!region.isNative() || region.byteSize() == 0) {
+      throw new TqException(
+          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          "only a non-empty native segment can be registered: " + region);
+    }
+    synchronized (callerRegions) {
+      if (callerRegions.containsKey(region.address())) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            "memory at 0x" + Long.toHexString(region.address()) + " is already registered");
+      }
+      RegionRegistry.Region registered = registry.acquire(region);
+      if (registered == null) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            "the store refused to register "
+                + region.byteSize()
+                + " bytes at 0x"
+                + Long.toHexString(region.address()));
+      }
+      callerRegions.put(region.address(), registered);
+    }
+  }
+
+  /**
+   * Drops a registration made by {@link #registerMemory}; the region is unregistered once no
+   * transfer in flight uses it.
+   *
+   * @param region the segment given to {@link #registerMemory}
+   * @return false if it was not registered through this method
+   */
+  public boolean unregisterMemory(MemorySegment region) {
+    Objects.requireNonNull(region, "region");
+    RegionRegistry.Region registered;
+    synchronized (callerRegions) {
+      registered = callerRegions.remove(region.address());
+    }
+    if (registered == null) {
+      return false;
+    }
+    registry.release(registered);
+    return true;
+  }
+
   // ---------------------------------------------------------------- put
 
   @Override
@@ -242,10 +298,10 @@ public final class MooncakeKvClient implements KvClient {
     long[] packedSizes = new long[n];
     List<CompletableFuture<?>> tasks = new ArrayList<>();
     for (List<Integer> slice : slices(tensorIdx)) {
-      tasks.add(submit(() -> putTensors(slice, keys, values, deadline)));
+      tasks.add(submit(() -> transfers.putTensors(slice, keys, values, deadline)));
     }
     for (List<Integer> slice : slices(objectIdx)) {
-      tasks.add(submit(() -> putObjects(slice, keys, values, packedSizes, deadline)));
+      tasks.add(submit(() -> transfers.putObjects(slice, keys, values, packedSizes, deadline)));
     }
     awaitAll(tasks);
     List<Map<String, Object>> meta = new ArrayList<>(n);
@@ -253,79 +309,6 @@ public final class MooncakeKvClient implements KvClient {
       meta.add(kinds.get(i) == KvCellKind.TENSOR ? null : Map.of(PACKED_SIZE, packedSizes[i]));
     }
     return Collections.unmodifiableList(meta);
-  }
-
-  private CompletableFuture<Void> putTensors(
-      List<Integer> slice, List<String> keys, List<?> values, long deadline) {
-    List<String> sliceKeys = new ArrayList<>(slice.size());
-    List<MemorySegment> segments = new ArrayList<>(slice.size());
-    for (int i : slice) {
-      MemorySegment segment = ((Tensor) values.get(i)).segment();
-      if (segment.byteSize() > 0) {
-        sliceKeys.add(keys.get(i));
-        segments.add(segment);
-      }
-    }
-    PutSources sources = PutSources.prepare(segments, registry, pool);
-    List<MemorySegment> registered = new ArrayList<>(segments.size());
-    for (int j = 0; j < segments.size(); j++) {
-      registered.add(sources.source(j));
-    }
-    return retrier
-        .run("batch_upsert_from", sliceKeys, registered, null, this::upsert, deadline)
-        .whenComplete((v, e) -> sources.close());
-  }
-
-  private CompletableFuture<Void> putObjects(
-      List<Integer> slice, List<String> keys, List<?> values, long[] packedSizes, long deadline) {
-    List<String> sliceKeys = new ArrayList<>(slice.size());
-    List<Object> sliceValues = new ArrayList<>(slice.size());
-    for (int i : slice) {
-      sliceKeys.add(keys.get(i));
-      sliceValues.add(values.get(i));
-    }
-    RegisteredBufferPool.Lease[] lease = new RegisteredBufferPool.Lease[1];
-    List<MemorySegment> packed;
-    try {
-      packed =
-          PackedValueCodec.batchEncodeInto(
-              sliceValues,
-              sizes -> {
-                lease[0] = pool.acquire(Math.max(1, Arrays.stream(sizes).sum()));
-                return carve(lease[0].segment(), sizes, 1);
-              });
-    } catch (RuntimeException e) {
-      if (lease[0] != null) {
-        lease[0].close();
-      }
-      throw e;
-    }
-    for (int j = 0; j < slice.size(); j++) {
-      packedSizes[slice.get(j)] = packed.get(j).byteSize();
-    }
-    return retrier
-        .run("batch_upsert_from", sliceKeys, packed, null, this::upsert, deadline)
-        .whenComplete((v, e) -> lease[0].close());
-  }
-
-  private long[] upsert(List<String> keys, List<MemorySegment> sources) {
-    int[] codes = store.batchUpsertFrom(keys, sources, replicateConfig);
-    long[] widened = new long[codes.length];
-    for (int i = 0; i < codes.length; i++) {
-      widened[i] = codes[i];
-    }
-    return widened;
-  }
-
-  private static List<MemorySegment> carve(MemorySegment region, long[] sizes, long alignment) {
-    List<MemorySegment> slots = new ArrayList<>(sizes.length);
-    long offset = 0;
-    for (long size : sizes) {
-      offset = (offset + alignment - 1) & -alignment;
-      slots.add(region.asSlice(offset, size));
-      offset += size;
-    }
-    return slots;
   }
 
   // ---------------------------------------------------------------- get
@@ -348,10 +331,10 @@ public final class MooncakeKvClient implements KvClient {
     List<AutoCloseable> owned = Collections.synchronizedList(new ArrayList<>());
     List<CompletableFuture<?>> tasks = new ArrayList<>();
     for (List<Integer> slice : slices(plan.tensorIndexes())) {
-      tasks.add(submit(() -> getTensors(plan, slice, results, owned, deadline)));
+      tasks.add(submit(() -> transfers.getTensors(plan, slice, results, owned, deadline)));
     }
     for (List<Integer> slice : slices(plan.objectIndexes())) {
-      tasks.add(submit(() -> getObjects(plan, slice, results, owned, deadline)));
+      tasks.add(submit(() -> transfers.getObjects(plan, slice, results, owned, deadline)));
     }
     try {
       awaitAll(tasks);
@@ -360,101 +343,6 @@ public final class MooncakeKvClient implements KvClient {
       throw e;
     }
     return new KvValues(Arrays.asList(results), owned);
-  }
-
-  private CompletableFuture<Void> getTensors(
-      GetPlan plan,
-      List<Integer> slice,
-      Object[] results,
-      List<AutoCloseable> owned,
-      long deadline) {
-    Map<DType, Long> groupBytes = new LinkedHashMap<>();
-    long[] offsets = new long[slice.size()];
-    for (int j = 0; j < slice.size(); j++) {
-      int i = slice.get(j);
-      long start = align(groupBytes.getOrDefault(plan.dtype(i), 0L));
-      offsets[j] = start;
-      groupBytes.put(plan.dtype(i), start + plan.nbytes(i));
-    }
-    Map<DType, RegisteredBufferPool.Lease> regions = new LinkedHashMap<>();
-    List<String> transferKeys = new ArrayList<>();
-    List<MemorySegment> destinations = new ArrayList<>();
-    List<Long> expected = new ArrayList<>();
-    try {
-      for (Map.Entry<DType, Long> group : groupBytes.entrySet()) {
-        if (group.getValue() > 0) {
-          regions.put(group.getKey(), pool.acquire(group.getValue()));
-        }
-      }
-      Tensor[] views = new Tensor[slice.size()];
-      for (int j = 0; j < slice.size(); j++) {
-        int i = slice.get(j);
-        RegisteredBufferPool.Lease region = regions.get(plan.dtype(i));
-        MemorySegment view =
-            region == null
-                ? MemorySegment.NULL
-                : region.segment().asSlice(offsets[j], plan.nbytes(i));
-        views[j] = Tensor.wrap(plan.dtype(i), view, plan.shape(i));
-        plan.addTransfers(i, view, transferKeys, destinations, expected);
-      }
-      long[] sizes = expected.stream().mapToLong(Long::longValue).toArray();
-      return retrier
-          .run("batch_get_into", transferKeys, destinations, sizes, this::getInto, deadline)
-          .whenComplete(
-              (v, e) -> {
-                if (e != null) {
-                  regions.values().forEach(RegisteredBufferPool.Lease::close);
-                  return;
-                }
-                owned.addAll(regions.values());
-                for (int j = 0; j < slice.size(); j++) {
-                  results[slice.get(j)] = views[j];
-                }
-              });
-    } catch (RuntimeException e) {
-      regions.values().forEach(RegisteredBufferPool.Lease::close);
-      throw e;
-    }
-  }
-
-  private CompletableFuture<Void> getObjects(
-      GetPlan plan,
-      List<Integer> slice,
-      Object[] results,
-      List<AutoCloseable> owned,
-      long deadline) {
-    List<String> sliceKeys = new ArrayList<>(slice.size());
-    long[] sizes = new long[slice.size()];
-    for (int j = 0; j < slice.size(); j++) {
-      sliceKeys.add(plan.key(slice.get(j)));
-      sizes[j] = plan.packedSize(slice.get(j));
-    }
-    RegisteredBufferPool.Lease lease = pool.acquire(Arrays.stream(sizes).sum());
-    List<MemorySegment> slots = carve(lease.segment(), sizes, 1);
-    return retrier
-        .run("batch_get_into", sliceKeys, slots, sizes, this::getInto, deadline)
-        .thenRun(
-            () -> {
-              List<Object> decoded = PackedValueCodec.batchDecodeFrom(slots, sliceKeys);
-              for (int j = 0; j < slice.size(); j++) {
-                results[slice.get(j)] = decoded.get(j);
-              }
-              owned.add(lease);
-            })
-        .whenComplete(
-            (v, e) -> {
-              if (e != null) {
-                lease.close();
-              }
-            });
-  }
-
-  private long[] getInto(List<String> keys, List<MemorySegment> destinations) {
-    return store.batchGetInto(keys, destinations);
-  }
-
-  private static long align(long offset) {
-    return (offset + VIEW_ALIGNMENT - 1) & -VIEW_ALIGNMENT;
   }
 
   // ---------------------------------------------------------------- clear

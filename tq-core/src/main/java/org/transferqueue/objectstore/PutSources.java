@@ -5,17 +5,21 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import org.transferqueue.tensor.MemoryRegion;
+import org.transferqueue.tensor.TensorUtils;
 
 /**
  * The registered sources of one put slice: the caller's segments themselves wherever they can be
  * registered, a pooled staging copy only where they cannot (heap memory, or memory that partly
  * overlaps a region registered by someone else).
  *
- * <p>Registration: the segments are sorted by address and merged into clusters of overlapping or
- * adjacent segments ({@code mergeContiguousMemory} with overlaps included). When one segment spans
- * its whole cluster (duplicates, views inside a tensor) only that segment is registered; otherwise
- * each segment not inside an earlier one is registered. Segments inside a region that is already
- * registered (a pooled buffer, a concurrent put of the same tensor) only add a reference.
+ * <p>Registration: the segments are merged into clusters of overlapping or adjacent segments
+ * ({@link TensorUtils#mergeContiguousMemory}, overlaps and duplicates included). A registration
+ * must be one segment (a region cannot be built from bare addresses without restricted methods).
+ * When one segment spans its whole cluster (duplicates, views inside a tensor) only that segment is
+ * registered; otherwise each segment not inside an earlier one is registered. Segments inside a
+ * region that is already registered (a pooled buffer, a concurrent put of the same tensor) only add
+ * a reference.
  *
  * <p>Owned by one worker task; {@link #close()} releases the registrations and the staging buffer.
  */
@@ -71,29 +75,30 @@ final class PutSources implements AutoCloseable {
   }
 
   private void register(List<MemorySegment> segments) {
-    Integer[] order = new Integer[segments.size()];
-    int n = 0;
+    List<Integer> natives = new ArrayList<>();
     for (int i = 0; i < segments.size(); i++) {
       if (segments.get(i).isNative()) {
-        order[n++] = i;
+        natives.add(i);
       }
     }
-    order = Arrays.copyOf(order, n);
+    long[] addresses = natives.stream().mapToLong(i -> segments.get(i).address()).toArray();
+    long[] sizes = natives.stream().mapToLong(i -> segments.get(i).byteSize()).toArray();
+    List<MemoryRegion> clusters = TensorUtils.mergeContiguousMemory(addresses, sizes);
+    // Segments sorted by address, then longest first, so that a cluster's members are contiguous
+    // in this order and a segment spanning its cluster comes first.
+    Integer[] order = natives.toArray(Integer[]::new);
     Arrays.sort(
         order,
         Comparator.<Integer>comparingLong(i -> segments.get(i).address())
             .thenComparing(i -> -segments.get(i).byteSize()));
     int from = 0;
-    while (from < n) {
-      MemorySegment first = segments.get(order[from]);
-      long clusterEnd = end(first);
-      int to = from + 1;
-      while (to < n && segments.get(order[to]).address() <= clusterEnd) {
-        clusterEnd = Math.max(clusterEnd, end(segments.get(order[to])));
+    for (MemoryRegion cluster : clusters) {
+      int to = from;
+      while (to < order.length && segments.get(order[to]).address() < cluster.end()) {
         to++;
       }
-      registerCluster(segments, order, from, to, clusterEnd);
-      from = to;
+      registerCluster(segments, order, from, Math.max(to, from + 1), cluster.end());
+      from = Math.max(to, from + 1);
     }
   }
 

@@ -378,6 +378,27 @@ class MooncakeKvClientTest {
   }
 
   @Test
+  void shouldPutFromRegisteredCallerMemoryWithoutRegisteringPerCall() {
+    MooncakeKvClient client = client();
+    Tensor column = owned(Tensor.zeros(allocator, DType.FLOAT32, 8, 4));
+    client.registerMemory(column.segment());
+    List<String> keys = new ArrayList<>();
+    List<Object> rows = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      keys.add("r" + i);
+      rows.add(column.row(i));
+    }
+    client.put(keys, rows);
+    client.put(keys, rows);
+    assertThat(client.registrations()).isEqualTo(1);
+    assertThat(store.calls("batchUpsertFrom").get(1).addresses().get(3))
+        .isEqualTo(column.row(3).segment().address());
+    assertThat(client.unregisterMemory(column.segment())).isTrue();
+    assertThat(client.unregistrations()).isEqualTo(1);
+    assertThat(client.unregisterMemory(column.segment())).isFalse();
+  }
+
+  @Test
   void shouldStageHeapTensorsAndDuplicateViewsOnce() {
     MooncakeKvClient client = client();
     Tensor heap =
@@ -393,6 +414,27 @@ class MooncakeKvClientTest {
             null)) {
       assertThat(((Tensor) read.values().get(0)).toFloatArray()).containsExactly(1, 2);
       assertThat(((Tensor) read.values().get(1)).toFloatArray()).containsExactly(5, 6);
+    }
+  }
+
+  @Test
+  void shouldRegisterOnlyTheSpanningSegmentAndStagePartialOverlaps() {
+    MooncakeKvClient client = client();
+    Tensor whole = owned(Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3, 4}, 4));
+    Tensor head = Tensor.wrap(DType.INT64, whole.segment().asSlice(0, 16), 2);
+    Tensor middle = Tensor.wrap(DType.INT64, whole.segment().asSlice(8, 16), 2);
+    client.put(List.of("whole", "head"), List.of(whole, head));
+    assertThat(store.registers.get()).isEqualTo(1); // the whole tensor covers the head
+    client.close();
+    assertThat(store.unregisters.get()).isEqualTo(1);
+
+    MooncakeKvClient other = client();
+    other.put(List.of("head2", "middle"), List.of(head, middle));
+    // head registered, middle partly overlaps it: staged through one pooled buffer
+    assertThat(store.registers.get()).isEqualTo(3);
+    try (KvValues read =
+        other.get(List.of("middle"), List.of(new long[] {2}), List.of(DType.INT64), null)) {
+      assertThat(((Tensor) read.values().get(0)).toLongArray()).containsExactly(2, 3);
     }
   }
 
@@ -429,6 +471,57 @@ class MooncakeKvClientTest {
         client.get(
             List.of("big"), List.of(new long[] {5}), List.of(DType.FLOAT32), List.of(layout))) {
       assertThat(((Tensor) read.values().get(0)).toFloatArray()).containsExactly(1, 2, 3, 4, 5);
+    }
+  }
+
+  @Test
+  void shouldShareRegistrationsBetweenConcurrentPutsOfTheSameMemory() throws Exception {
+    MooncakeKvClient client = client();
+    Tensor column = owned(Tensor.zeros(allocator, DType.INT64, 16, 8));
+    for (long i = 0; i < column.numel(); i++) {
+      column.setLong(i, i);
+    }
+    int threads = 4;
+    List<CompletableFuture<Void>> runs = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      runs.add(
+          CompletableFuture.runAsync(
+              () -> {
+                for (int round = 0; round < 20; round++) {
+                  List<String> keys = new ArrayList<>();
+                  List<Object> rows = new ArrayList<>();
+                  for (int r = 0; r < 16; r++) {
+                    keys.add(thread + "/" + r);
+                    rows.add(column.row(r));
+                  }
+                  client.put(keys, rows);
+                }
+              }));
+    }
+    for (CompletableFuture<Void> run : runs) {
+      run.get(60, TimeUnit.SECONDS);
+    }
+    try (KvValues read =
+        client.get(List.of("3/5"), List.of(new long[] {8}), List.of(DType.INT64), null)) {
+      assertThat(read.values().get(0)).isEqualTo(column.row(5));
+    }
+    client.close();
+    assertThat(store.unregisters.get()).isEqualTo(store.registers.get());
+  }
+
+  @Test
+  void AS117_shouldUseTheCpuPathWhenGdrIsRequestedWithoutAGpu() {
+    MooncakeStoreConfig gdr =
+        MooncakeStoreConfig.builder()
+            .useGdr(true)
+            .protocol(org.transferqueue.config.TransportProtocol.RDMA)
+            .build();
+    MooncakeKvClient client = client(gdr, true, Duration.ofSeconds(5));
+    client.put(List.of("g"), List.of(floats(1, 2)));
+    try (KvValues read =
+        client.get(List.of("g"), List.of(new long[] {2}), List.of(DType.FLOAT32), null)) {
+      assertThat(((Tensor) read.values().get(0)).toFloatArray()).containsExactly(1, 2);
     }
   }
 

@@ -92,22 +92,21 @@ public final class KvStorageManager implements StorageManager {
     Objects.requireNonNull(meta, "meta");
     checkOpen();
     int n = meta.size();
-    if (batch.rowCount() != n) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          "Batch size of data (" + batch.rowCount() + ") does not match expected (" + n + ")");
-    }
+    FieldSchemas.requireMatchingSize(batch, meta);
     if (n == 0) {
       LOG.log(System.Logger.Level.WARNING, "put of an empty batch: nothing stored or notified");
       return new PutResult(new TreeMap<>(), List.of());
     }
+    long[] gis = meta.globalIndexArray();
+    FieldSchemas.requireDistinctIndexes(gis);
+    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
+    FieldSchemas.requireCompatible(meta, schema);
     List<String> fields = KvKeys.sortedFields(batch.fields());
-    List<String> keys = KvKeys.keys(fields, meta.globalIndexArray());
+    List<String> keys = KvKeys.keys(fields, gis);
     List<Object> values = new ArrayList<>(keys.size());
     List<KvCellKind> kinds = new ArrayList<>(keys.size());
-    SortedMap<String, FieldSchema> schema = new TreeMap<>();
     for (String field : fields) {
-      schema.put(field, flatten(batch.column(field), n, values, kinds));
+      flatten(batch.column(field), n, values, kinds);
     }
     // A dtype or kind that contradicts the recorded schema is rejected before any key is written.
     FieldSchemas.requireCompatible(meta, schema);
@@ -135,32 +134,14 @@ public final class KvStorageManager implements StorageManager {
             + "')");
   }
 
-  private static FieldSchema flatten(
-      Column column, int n, List<Object> values, List<KvCellKind> kinds) {
-    switch (column) {
-      case DenseColumn dense -> {
-        for (int i = 0; i < n; i++) {
-          values.add(dense.row(i));
-          kinds.add(KvCellKind.TENSOR);
-        }
-        return FieldSchema.regular(dense.dtype(), dense.rowShape());
+  private static void flatten(Column column, int n, List<Object> values, List<KvCellKind> kinds) {
+    for (int i = 0; i < n; i++) {
+      switch (column) {
+        case DenseColumn dense -> values.add(dense.row(i));
+        case JaggedColumn jagged -> values.add(jagged.row(i));
+        case ObjectColumn objects -> values.add(objects.get(i));
       }
-      case JaggedColumn jagged -> {
-        List<List<Long>> shapes = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-          values.add(jagged.row(i));
-          kinds.add(KvCellKind.TENSOR);
-          shapes.add(FieldSchema.shapeOf(jagged.rowShape(i)));
-        }
-        return FieldSchema.nestedOf(jagged.dtype(), shapes);
-      }
-      case ObjectColumn objects -> {
-        for (int i = 0; i < n; i++) {
-          values.add(objects.get(i));
-          kinds.add(KvCellKind.OBJECT);
-        }
-        return FieldSchema.nonTensorField();
-      }
+      kinds.add(column instanceof ObjectColumn ? KvCellKind.OBJECT : KvCellKind.TENSOR);
     }
   }
 
