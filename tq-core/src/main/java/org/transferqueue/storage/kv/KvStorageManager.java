@@ -108,8 +108,6 @@ public final class KvStorageManager implements StorageManager {
     for (String field : fields) {
       flatten(batch.column(field), n, values, kinds);
     }
-    // A dtype or kind that contradicts the recorded schema is rejected before any key is written.
-    FieldSchemas.requireCompatible(meta, schema);
     List<Map<String, Object>> keyMeta = client.put(keys, values, kinds);
     List<Map<String, Object>> backendMeta = perSample(keyMeta, fields, n, keys.size());
     for (PartitionGroup group : PartitionGroup.of(meta)) {
