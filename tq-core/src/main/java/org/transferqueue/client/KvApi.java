@@ -430,14 +430,8 @@ public final class KvApi implements AutoCloseable {
     if (found.isEmpty()) {
       return;
     }
-    BatchMeta everyField =
-        client.getMeta(
-            org.transferqueue.controller.GetMetadataRequest.forceFetch(partitionId, List.of()));
-    BatchMeta withFields = found;
-    if (!everyField.fieldNames().isEmpty()) {
-      withFields = found.addFields(everyField.fieldSchema(), false);
-    }
-    client.clearSamples(withFields);
+    // The client removes every stored cell of the samples, whichever fields they have.
+    client.clearSamples(found);
   }
 
   /**

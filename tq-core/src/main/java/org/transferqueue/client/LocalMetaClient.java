@@ -1,10 +1,12 @@
 package org.transferqueue.client;
 
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,6 +24,7 @@ import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
@@ -239,9 +242,30 @@ final class LocalMetaClient implements MetaClient {
       return;
     }
     // Storage first, so that no global index is recycled while its data still exists.
-    storage.clear(meta);
+    storage.clear(withEveryStoredField(meta));
     controller.clearSamples(
         new ClearSamplesRequest(meta.globalIndexes(), meta.partitionIds(), true));
+  }
+
+  /**
+   * {@code meta} with every field registered in its partitions: a sample's cells are removed
+   * whichever fields the caller's metadata lists (key-value backends remove cells by field).
+   */
+  private BatchMeta withEveryStoredField(BatchMeta meta) {
+    Map<String, FieldSchema> missing = new TreeMap<>();
+    for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {
+      controller
+          .partitionStatistics(partitionId)
+          .ifPresent(
+              stats -> {
+                for (String field : stats.producedPerField().keySet()) {
+                  if (!meta.fieldSchema().containsKey(field)) {
+                    missing.put(field, FieldSchema.placeholder());
+                  }
+                }
+              });
+    }
+    return missing.isEmpty() ? meta : meta.addFields(missing, false);
   }
 
   @Override

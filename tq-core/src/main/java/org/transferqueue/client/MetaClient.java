@@ -162,8 +162,8 @@ public interface MetaClient extends AutoCloseable {
   CompletableFuture<Void> clearPartitionAsync(String partitionId);
 
   /**
-   * Removes some samples from storage, then from the controller; their global indexes become free
-   * for reuse. Idempotent.
+   * Removes some samples from storage (every stored field, whichever fields {@code meta} lists),
+   * then from the controller; their global indexes become free for reuse. Idempotent.
    *
    * @param meta the samples
    */

@@ -34,6 +34,17 @@ enum Backend {
     return Systems.start(sysConfig());
   }
 
+  /** Every (key-value form, backend) pair. */
+  static List<Arguments> withKvForms() {
+    List<Arguments> out = new ArrayList<>();
+    for (Backend backend : values()) {
+      for (KvCalls.Form form : KvCalls.Form.values()) {
+        out.add(Arguments.of(form, backend));
+      }
+    }
+    return out;
+  }
+
   /** Every (form, backend) pair, for scenarios run in both forms over both backends. */
   static List<Arguments> withForms() {
     List<Arguments> out = new ArrayList<>();

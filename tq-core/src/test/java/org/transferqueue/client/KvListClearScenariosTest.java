@@ -12,19 +12,21 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 
 /**
  * Client-api §4 B34-B43: listings, clears, recycled indexes, default columns and tag-only keys,
- * each in the blocking and the asynchronous form.
+ * each in the blocking and the asynchronous form, over SimpleStorage and MooncakeStore.
  */
 @ExtendWith(LeakCheckExtension.class)
 class KvListClearScenariosTest {
@@ -49,9 +51,9 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B34_listOnePartition(KvCalls.Form form) {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B34_listOnePartition(KvCalls.Form form, Backend backend) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       putTagged(kv, "test_partition", List.of("list_0", "list_1", "list_2"), 0);
       putTagged(kv, "other_partition", List.of("list_9"), 9);
@@ -64,9 +66,9 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B35_listAllPartitions(KvCalls.Form form) {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B35_listAllPartitions(KvCalls.Form form, Backend backend) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       putTagged(kv, "test_partition0", List.of("list_0", "list_1", "list_2"), 0);
       putTagged(kv, "test_partition1", List.of("list_0", "list_1", "list_2"), 3);
@@ -85,18 +87,19 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B36_listMissingPartition(KvCalls.Form form) {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B36_listMissingPartition(KvCalls.Form form, Backend backend) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       assertThat(kv.list("test_partition_empty")).isEmpty();
     }
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B37_lowLevelPartitionsAppearInListings(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B37_lowLevelPartitionsAppearInListings(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}, new long[] {2}))) {
       KvCalls kv = form.over(tq.kv());
       tq.client().put(data, "lowlevel");
@@ -106,10 +109,10 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B38_clearOneKey(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B38_clearOneKey(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "clear_partition";
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       putValues(kv, allocator, p, List.of("clear_single", "clear_other"));
       kv.batchPut(List.of("clear_single"), p, null, List.of(Map.of("id", "single")));
@@ -126,11 +129,11 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B39_clearSeveralKeys(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B39_clearSeveralKeys(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "clear_partition";
     List<String> keys = List.of("clear_multi_0", "clear_multi_1", "clear_multi_2", "clear_multi_3");
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       putValues(kv, allocator, p, keys);
       kv.clear(keys.subList(0, 2), p);
@@ -142,11 +145,11 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B40_clearIsIdempotent(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B40_clearIsIdempotent(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "idempotent_partition";
     List<String> keys = List.of("idempotent_0", "idempotent_1", "idempotent_2", "idempotent_3");
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       putValues(kv, allocator, p, keys);
       kv.clear(List.of("nonexistent_key_1", "nonexistent_key_2"), p);
@@ -163,9 +166,10 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B41_noLeakThroughRecycledIndexes(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B41_noLeakThroughRecycledIndexes(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Tensor one = Rows.vector(allocator, 1);
         Tensor two = Rows.vector(allocator, 2)) {
       KvCalls kv = form.over(tq.kv());
@@ -186,10 +190,11 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B42_defaultColumnsAreTheIntersection(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B42_defaultColumnsAreTheIntersection(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "expand_partition";
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch first =
             batch(
                 "field_a",
@@ -216,10 +221,10 @@ class KvListClearScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B43_tagsOnlyNoData(KvCalls.Form form) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B43_tagsOnlyNoData(KvCalls.Form form, Backend backend) {
     String p = "tags_only_partition";
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       kv.put("t_only", p, (Batch) null, Map.of("s", 1L));
       // Java has no FieldNotReadyException: "not ready" is ILLEGAL_STATE.
@@ -228,6 +233,53 @@ class KvListClearScenariosTest {
           .satisfies(e -> assertThat(((TqException) e).code()).isEqualTo(ErrorCode.ILLEGAL_STATE))
           .hasMessageContaining("not ready");
       assertThat(kv.list(p).get(p)).isEqualTo(Map.of("t_only", Map.of("s", 1L)));
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B38_clearRemovesEveryStoredCellOfTheKeys(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    String p = "clear_cells";
+    try (TransferQueueSystem tq = backend.fresh();
+        Batch first =
+            batch(
+                "field_a",
+                i64(allocator, new long[] {1}),
+                "field_b",
+                i64(allocator, new long[] {2}));
+        Batch second =
+            batch(
+                "field_a",
+                i64(allocator, new long[] {3}),
+                "field_c",
+                i64(allocator, new long[] {4}))) {
+      KvCalls kv = form.over(tq.kv());
+      kv.put("k0", p, first, null);
+      kv.put("k1", p, second, null);
+      kv.put("tags_only", p, (Batch) null, Map.of("t", 1L));
+      long k0 = tq.client().resolveKeys(p, List.of("k0"), false).globalIndex(0);
+      long k1 = tq.client().resolveKeys(p, List.of("k1"), false).globalIndex(0);
+      kv.clear(List.of("k0", "k1", "tags_only"), p);
+      assertThat(kv.list(p).get(p)).isEmpty();
+      // Storage itself no longer holds any cell of the cleared keys, not only the common field.
+      for (String field : List.of("field_a", "field_b", "field_c")) {
+        for (long gi : new long[] {k0, k1}) {
+          BatchMeta cell =
+              BatchMeta.builder()
+                  .globalIndexes(gi)
+                  .partitionId(p)
+                  .field(field, FieldSchema.regular(DType.INT64, 1))
+                  .build();
+          assertThatThrownBy(() -> tq.storage().get(cell, tq.allocator()).close())
+              .as("%s of sample %d", field, gi)
+              .isInstanceOf(TqException.class)
+              .satisfies(
+                  e ->
+                      assertThat(((TqException) e).code())
+                          .isIn(ErrorCode.NOT_FOUND, ErrorCode.UNKNOWN_FIELD));
+        }
+      }
     }
   }
 }
