@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
@@ -22,15 +22,19 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.Tensor;
 
-/** Client-api §4 B12-B22: key-value writes, each in the blocking and the asynchronous form. */
+/**
+ * Client-api §4 B12-B22: key-value writes, each in the blocking and the asynchronous form, over
+ * SimpleStorage and MooncakeStore.
+ */
 @ExtendWith(LeakCheckExtension.class)
 class KvPutScenariosTest {
   private static final String P = "test_partition";
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B12_mapFieldsGetBatchDimension(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B12_mapFieldsGetBatchDimension(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Tensor data = Rows.vector(allocator, 1, 2, 3, 4)) {
       KvCalls kv = form.over(tq.kv());
       kv.put("sample_0", P, Map.of("data", data), Map.of("type", "dict_test"));
@@ -45,9 +49,9 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B13_oneRowBatch(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B13_oneRowBatch(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row = batch("input_ids", i64(allocator, new long[] {1, 2, 3, 4}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("sample_1", P, row, Map.of("type", "tensordict_test"));
@@ -58,9 +62,9 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B14_fieldsAndTagsTogether(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B14_fieldsAndTagsTogether(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Tensor ids = Rows.vector(allocator, 1, 2, 3);
         Tensor mask = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {1, 1, 1}, 3)) {
       KvCalls kv = form.over(tq.kv());
@@ -84,9 +88,9 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B15_tagOnlyUpdateKeepsData(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B15_tagOnlyUpdateKeepsData(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row = batch("value", i64(allocator, new long[] {10}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("sample_3", P, row, Map.of("version", 1L));
@@ -103,9 +107,9 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B16_tagMergeIsKeyLevel(KvCalls.Form form) {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B16_tagMergeIsKeyLevel(KvCalls.Form form, Backend backend) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       kv.put("t", P, (Batch) null, Map.of("a", 1L));
       kv.put("t", P, (Batch) null, Map.of("b", 2L));
@@ -117,9 +121,10 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B17_addingAFieldToAnExistingKey(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B17_addingAFieldToAnExistingKey(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2, 3, 4}));
         Batch response = batch("response", i64(allocator, new long[] {5, 6}))) {
       KvCalls kv = form.over(tq.kv());
@@ -135,9 +140,9 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B18_returnedFieldsAccumulate(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B18_returnedFieldsAccumulate(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2, 3}));
         Batch mask = batch("attention_mask", i64(allocator, new long[] {1, 1, 1}));
         Batch response = batch("response", i64(allocator, new long[] {10, 20}))) {
@@ -151,8 +156,8 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B19_batchPut(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B19_batchPut(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("batch_0", "batch_1", "batch_2", "batch_3");
     long[][] ids = {{4, 5, 6}, {7, 8, 9}, {10, 11, 12}, {13, 14, 15}};
     List<Map<String, Object>> tags =
@@ -161,7 +166,7 @@ class KvPutScenariosTest {
             Map.of("idx", 1L, "batch", true),
             Map.of("idx", 2L, "batch", true),
             Map.of("idx", 3L, "batch", true));
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch data =
             batch(
                 "input_ids",
@@ -185,10 +190,10 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B20_partialRowColumnUpdate(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B20_partialRowColumnUpdate(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("partial_0", "partial_1");
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2}, new long[] {3, 4}));
         Batch response = batch("response", i64(allocator, new long[] {5, 6}))) {
       KvCalls kv = form.over(tq.kv());
@@ -215,10 +220,11 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B21_batchPutReturnsCumulativeFields(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B21_batchPutReturnsCumulativeFields(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("c_0", "c_1");
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch ids = batch("input_ids", i64(allocator, new long[] {1}, new long[] {2}));
         Batch mask = batch("attention_mask", i64(allocator, new long[] {1}, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
@@ -229,12 +235,12 @@ class KvPutScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B22_raggedAcrossSinglePuts(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B22_raggedAcrossSinglePuts(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     long seed = 22L;
     Random random = new Random(seed);
     float[][] rows = new float[3][];
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       for (int k = 0; k < 3; k++) {
         rows[k] = new float[k + 1];

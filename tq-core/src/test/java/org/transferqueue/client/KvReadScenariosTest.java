@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -19,7 +19,10 @@ import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 
-/** Client-api §4 B23-B33: key-value reads, each in the blocking and the asynchronous form. */
+/**
+ * Client-api §4 B23-B33: key-value reads, each in the blocking and the asynchronous form, over
+ * SimpleStorage and MooncakeStore.
+ */
 @ExtendWith(LeakCheckExtension.class)
 class KvReadScenariosTest {
   private static final String P = "test_partition";
@@ -29,9 +32,9 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B23_singleKeyRead(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B23_singleKeyRead(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row = batch("data", i64(allocator, new long[] {100, 200, 300}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("get_single", P, row, null);
@@ -42,10 +45,10 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B24_multiKeyReadInKeyOrder(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B24_multiKeyReadInKeyOrder(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("get_multi_0", "get_multi_1", "get_multi_2");
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch rows =
             batch(
                 "data", i64(allocator, new long[] {1, 2}, new long[] {3, 4}, new long[] {5, 6}))) {
@@ -62,10 +65,11 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B25_keySubsetWithMixedColumnKinds(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B25_keySubsetWithMixedColumnKinds(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("get_multi_3", "get_multi_4", "get_multi_5");
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch rows =
             Batch.builder()
                 .dense(
@@ -103,9 +107,9 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B26_columnSelection(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B26_columnSelection(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row =
             Batch.builder()
                 .dense("input_ids", i64(allocator, new long[] {1, 2, 3}))
@@ -126,9 +130,9 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B27_unknownKey(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B27_unknownKey(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row = batch("data", i64(allocator, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("present", P, row, null);
@@ -143,9 +147,9 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B28_unknownPartition(KvCalls.Form form) {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B28_unknownPartition(KvCalls.Form form, Backend backend) {
+    try (TransferQueueSystem tq = backend.fresh()) {
       KvCalls kv = form.over(tq.kv());
       assertThatThrownBy(() -> kv.batchGet(List.of("any"), "no_such_partition"))
           .isInstanceOf(TqException.class)
@@ -156,11 +160,11 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B29_partiallyUnknownKeysFailByDefaultAndSkipOnRequest(
-      KvCalls.Form form, BufferAllocator allocator) {
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     try (Batch row = batch("data", i64(allocator, new long[] {7, 8}))) {
-      try (TransferQueueSystem tq = Systems.fresh()) {
+      try (TransferQueueSystem tq = backend.fresh()) {
         KvCalls kv = form.over(tq.kv());
         kv.put("a", P, row, null);
         assertThatThrownBy(() -> kv.batchGet(List.of("a", "zzz"), P))
@@ -169,7 +173,7 @@ class KvReadScenariosTest {
             .hasMessageContaining("[zzz]");
       }
       try (TransferQueueSystem tq =
-          Systems.builder(Systems.sysConfig()).missingKeyPolicy(MissingKeyPolicy.SKIP).start()) {
+          Systems.builder(backend.sysConfig()).missingKeyPolicy(MissingKeyPolicy.SKIP).start()) {
         KvCalls kv = form.over(tq.kv());
         kv.put("a", P, row, null);
         try (Batch read = kv.batchGet(List.of("zzz", "a"), P)) {
@@ -192,10 +196,11 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B30_readByMetaWithColumnOverride(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B30_readByMetaWithColumnOverride(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("meta_override_0", "meta_override_1", "meta_override_2");
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch data = threeFields(allocator)) {
       KvCalls kv = form.over(tq.kv());
       KvBatchMeta meta =
@@ -217,9 +222,10 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B31_readByMetaWithInvalidSelection(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B31_readByMetaWithInvalidSelection(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row = batch("input_ids", i64(allocator, new long[] {1, 2}))) {
       KvCalls kv = form.over(tq.kv());
       KvBatchMeta meta = kv.put("k", P, row, null);
@@ -235,10 +241,10 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B32_readByMetaAfterTwoPuts(KvCalls.Form form, BufferAllocator allocator) {
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B32_readByMetaAfterTwoPuts(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("two_0", "two_1");
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TransferQueueSystem tq = backend.fresh();
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2, 3}, new long[] {4, 5, 6}));
         Batch mask =
             batch("attention_mask", i64(allocator, new long[] {1, 1, 1}, new long[] {1, 1, 1}))) {
@@ -254,9 +260,9 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B33_metaWithoutPartition(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B33_metaWithoutPartition(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row = batch("x", i64(allocator, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("k", P, row, null);
@@ -269,9 +275,10 @@ class KvReadScenariosTest {
   }
 
   @ParameterizedTest
-  @EnumSource(KvCalls.Form.class)
-  void B33_metaWithoutFieldsReadsTheCommonFields(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void B33_metaWithoutFieldsReadsTheCommonFields(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TransferQueueSystem tq = backend.fresh();
         Batch row = batch("x", i64(allocator, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("k", P, row, null);
