@@ -13,8 +13,10 @@ import org.transferqueue.tensor.Batch;
  *
  * <p>Row {@code i} of a batch belongs to sample {@code meta.globalIndex(i)}. A put is atomic from a
  * caller's point of view: when it throws, no cell of the request is left written (a backend that
- * cannot guarantee this says so in its documentation). A put returns only after every partition's
- * {@link ProductionNotifier#notifyProduced notification} was accepted.
+ * cannot guarantee this says so in its documentation), with one exception: in a batch spanning
+ * partitions, the partitions whose notification the controller accepted before another one was
+ * rejected stay written, and the {@code NOTIFICATION_FAILED} error names them. A put returns only
+ * after every partition's {@link ProductionNotifier#notifyProduced notification} was accepted.
  *
  * <pre>{@code
  * PutResult stored = manager.put(batch, meta);

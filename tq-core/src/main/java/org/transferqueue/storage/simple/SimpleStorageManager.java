@@ -214,7 +214,15 @@ public final class SimpleStorageManager implements StorageManager {
         }
       }
       undos.forEach(PutUndo::close);
-      throw e;
+      if (accepted == 0) {
+        throw e;
+      }
+      List<String> kept =
+          partitions.subList(0, accepted).stream().map(PartitionGroup::partitionId).toList();
+      throw new StorageException(
+          ErrorCode.NOTIFICATION_FAILED,
+          e.getMessage() + "; partitions accepted before it stay stored: " + kept,
+          e);
     }
     undos.forEach(PutUndo::close);
     return new PutResult(schema, List.of());

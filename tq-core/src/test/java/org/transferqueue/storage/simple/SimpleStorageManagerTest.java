@@ -418,7 +418,8 @@ class SimpleStorageManagerTest {
       assertThatThrownBy(
               () -> put(manager, mixed, Batch.builder().add("f", objects("a0", "b0", "a1", "b1"))))
           .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.NOTIFICATION_FAILED))
-          .hasMessageContaining("partition 'b'");
+          .hasMessageContaining("partition 'b'")
+          .hasMessageContaining("partitions accepted before it stay stored: [a]");
 
       assertThat(notifier.accepted())
           .singleElement()
