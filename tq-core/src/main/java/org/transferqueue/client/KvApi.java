@@ -234,17 +234,16 @@ public final class KvApi implements AutoCloseable {
         writesData ? client.resolveKeys(partitionId, keys, false) : BatchMeta.empty();
     BatchMeta meta = client.resolveKeys(partitionId, keys, true);
     if (writesData) {
-      // The resolved schema lets storage reject a dtype conflict with the keys' fields before
-      // writing anything.
-      BatchMeta target = meta;
+      // The resolved metadata carries the schema of the keys' common fields, so storage rejects
+      // a dtype conflict with them before writing anything.
       try {
         if (parser == null) {
-          client.put(fields, target);
+          client.put(fields, meta);
         } else {
-          client.put(fields, target, parser);
+          client.put(fields, meta, parser);
         }
       } catch (RuntimeException e) {
-        forgetCreatedKeys(existing, target.addFields(fields, false), e);
+        forgetCreatedKeys(existing, meta.addFields(fields, false), e);
         throw e;
       }
     }

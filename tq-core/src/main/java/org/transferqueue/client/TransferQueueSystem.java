@@ -113,7 +113,8 @@ public final class TransferQueueSystem implements AutoCloseable {
 
   /**
    * Creates another client of this system, for a component that manages its own client's lifetime.
-   * Closing it releases only that client: the system and its other clients keep running.
+   * Closing it releases only that client: the system and its other clients keep running. Close it
+   * before the system; the system does not track it.
    *
    * @return a new client the caller owns and closes
    * @throws TqException {@code CLOSED} when the system is closed
