@@ -1,25 +1,31 @@
 package org.transferqueue.client;
 
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.Controller;
+import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.tensor.Batch;
@@ -54,7 +60,15 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public BatchMeta getMeta(GetMetadataRequest request) {
     ensureOpen();
-    return controller.getMetadata(request);
+    try {
+      return controller.getMetadata(request);
+    } catch (TqException e) {
+      // A force fetch inspects a partition; one that does not exist holds nothing to inspect.
+      if (request.mode() == FetchMode.FORCE_FETCH && e.code() == ErrorCode.UNKNOWN_PARTITION) {
+        return BatchMeta.empty();
+      }
+      throw e;
+    }
   }
 
   @Override
@@ -74,7 +88,17 @@ final class LocalMetaClient implements MetaClient {
     BatchMeta meta =
         controller.getMetadata(
             GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount()));
-    return put(data, meta);
+    try {
+      return put(data, meta);
+    } catch (RuntimeException e) {
+      // The samples were allocated for this put only: a failed put must not leave them behind.
+      try {
+        clearSamples(meta.addFields(data, false));
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
   }
 
   @Override
@@ -84,6 +108,21 @@ final class LocalMetaClient implements MetaClient {
 
   @Override
   public BatchMeta put(Batch data, BatchMeta meta) {
+    return store(data, meta, null);
+  }
+
+  @Override
+  public BatchMeta put(Batch data, BatchMeta meta, DataParserReference parser) {
+    return store(data, meta, Objects.requireNonNull(parser, "parser"));
+  }
+
+  @Override
+  public CompletableFuture<BatchMeta> putAsync(
+      Batch data, BatchMeta meta, DataParserReference parser) {
+    return async(() -> put(data, meta, parser));
+  }
+
+  private BatchMeta store(Batch data, BatchMeta meta, DataParserReference parser) {
     ensureOpen();
     Objects.requireNonNull(data, "data");
     Objects.requireNonNull(meta, "meta");
@@ -99,9 +138,27 @@ final class LocalMetaClient implements MetaClient {
               + meta.size()
               + " samples");
     }
-    PutResult result = storage.put(data, meta);
+    PutResult result;
+    try {
+      result = parser == null ? storage.put(data, meta) : storage.put(data, meta, parser);
+    } catch (StorageException e) {
+      throw schemaConflictOf(e);
+    }
     pushTags(meta);
     return result.applyTo(meta);
+  }
+
+  /**
+   * A storage failure whose cause is the controller rejecting the schema is reported as that schema
+   * conflict, so callers see the same code whether storage or the controller noticed it.
+   */
+  private static RuntimeException schemaConflictOf(StorageException e) {
+    if (e.code() == ErrorCode.NOTIFICATION_FAILED
+        && e.getCause() instanceof TqException cause
+        && cause.code() == ErrorCode.SCHEMA_CONFLICT) {
+      return new TqException(ErrorCode.SCHEMA_CONFLICT, e.getMessage(), e);
+    }
+    return e;
   }
 
   @Override
@@ -185,9 +242,30 @@ final class LocalMetaClient implements MetaClient {
       return;
     }
     // Storage first, so that no global index is recycled while its data still exists.
-    storage.clear(meta);
+    storage.clear(withEveryStoredField(meta));
     controller.clearSamples(
         new ClearSamplesRequest(meta.globalIndexes(), meta.partitionIds(), true));
+  }
+
+  /**
+   * {@code meta} with every field registered in its partitions: a sample's cells are removed
+   * whichever fields the caller's metadata lists (key-value backends remove cells by field).
+   */
+  private BatchMeta withEveryStoredField(BatchMeta meta) {
+    Map<String, FieldSchema> missing = new TreeMap<>();
+    for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {
+      controller
+          .partitionStatistics(partitionId)
+          .ifPresent(
+              stats -> {
+                for (String field : stats.producedPerField().keySet()) {
+                  if (!meta.fieldSchema().containsKey(field)) {
+                    missing.put(field, FieldSchema.placeholder());
+                  }
+                }
+              });
+    }
+    return missing.isEmpty() ? meta : meta.addFields(missing, false);
   }
 
   @Override
@@ -246,7 +324,17 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public List<String> resolveIndexes(String partitionId, List<Long> globalIndexes) {
     ensureOpen();
-    return controller.resolveIndexes(partitionId, globalIndexes);
+    List<String> keys = controller.resolveIndexes(partitionId, globalIndexes);
+    if (keys.size() != globalIndexes.size()) {
+      throw new TqException(
+          ErrorCode.UNKNOWN_PARTITION,
+          "Some global_indexes have no corresponding keys: partition '"
+              + partitionId
+              + "' does not exist (indexes "
+              + globalIndexes
+              + ")");
+    }
+    return keys;
   }
 
   @Override

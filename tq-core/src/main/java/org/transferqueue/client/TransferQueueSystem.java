@@ -68,8 +68,9 @@ public final class TransferQueueSystem implements AutoCloseable {
       StorageContext context =
           new StorageContext(
               allocator, new ControllerNotifier(startedController), StorageOptions.from(config));
-      startedStorage =
-          builder.backends.create(config.backend().storageBackend().configName(), context);
+      StorageManagerRegistry backends =
+          builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
+      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
     } catch (RuntimeException | Error e) {
       if (startedStorage != null) {
         startedStorage.close();
@@ -112,6 +113,21 @@ public final class TransferQueueSystem implements AutoCloseable {
    */
   public MetaClient client() {
     return client;
+  }
+
+  /**
+   * Creates another client of this system, for a component that manages its own client's lifetime.
+   * Closing it releases only that client: the system and its other clients keep running. Close it
+   * before the system; the system does not track it.
+   *
+   * @return a new client the caller owns and closes
+   * @throws TqException {@code CLOSED} when the system is closed
+   */
+  public MetaClient newClient() {
+    if (closed.get()) {
+      throw new TqException(ErrorCode.CLOSED, "the system is closed");
+    }
+    return new LocalMetaClient(controller, storage, allocator);
   }
 
   /**
@@ -295,7 +311,7 @@ public final class TransferQueueSystem implements AutoCloseable {
     private TqConfig config = TqConfig.defaults();
     private Sampler sampler;
     private ControllerClock clock = ControllerClock.SYSTEM;
-    private StorageManagerRegistry backends = StorageBackends.builtIn();
+    private StorageManagerRegistry backends;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
 
@@ -335,7 +351,8 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
 
     /**
-     * Sets the storage backends to choose from by {@code backend.storage_backend}.
+     * Sets the storage backends to choose from by {@code backend.storage_backend}; by default
+     * {@link StorageBackends#builtIn(TqConfig)} of the configuration.
      *
      * @param backends the registry
      * @return this builder
