@@ -138,6 +138,13 @@ final class LocalMetaClient implements MetaClient {
               + meta.size()
               + " samples");
     }
+    if (parser == null) {
+      // Ask the controller first, so no backend stores data whose schema it will reject.
+      Map<String, FieldSchema> schema = FieldSchema.extract(data);
+      for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {
+        controller.checkSchema(partitionId, schema, data.rowCount());
+      }
+    }
     PutResult result;
     try {
       result = parser == null ? storage.put(data, meta) : storage.put(data, meta, parser);

@@ -18,6 +18,7 @@ import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.sampler.SampleResult;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplerState;
@@ -200,6 +201,31 @@ public final class Controller {
           update.backendMeta().forEach((k, v) -> backend.put((int) (long) k, v));
           partition.updateProduction(indexes, update.fields(), backend);
           stateChanged.signalAll();
+          return null;
+        });
+  }
+
+  /**
+   * Checks, without changing anything, whether a put of these field schemas for {@code sampleCount}
+   * samples would be accepted by {@link #updateProductionStatus}. Clients call it before writing to
+   * storage, so that a backend that cannot undo a write (a key-value store overwrites in place)
+   * never stores data the controller will reject. A concurrent put of another schema can still win
+   * the race; the notification then rejects this one as before.
+   *
+   * @param partitionId the partition; an unknown partition accepts any schema
+   * @param fields the schema of every field the put carries
+   * @param sampleCount the number of samples the put writes
+   * @throws TqException {@link ErrorCode#SCHEMA_CONFLICT} for a dtype or kind conflict with a
+   *     registered field; {@link ErrorCode#INVALID_ARGUMENT} for a malformed schema
+   */
+  public void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount) {
+    Objects.requireNonNull(fields, "fields");
+    locked(
+        () -> {
+          Partition partition = tables.partition(partitionId);
+          if (partition != null) {
+            partition.checkSchema(fields, sampleCount);
+          }
           return null;
         });
   }
