@@ -1,0 +1,51 @@
+package org.transferqueue.client;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.controller.Controller;
+import org.transferqueue.storage.ProductionNotifier;
+import org.transferqueue.storage.ProductionUpdate;
+
+/**
+ * Delivers storage's production notifications to an in-process controller. A rejected update (for
+ * example a schema conflict) fails the put that sent it.
+ */
+final class ControllerNotifier implements ProductionNotifier {
+  private final Controller controller;
+
+  ControllerNotifier(Controller controller) {
+    this.controller = controller;
+  }
+
+  @Override
+  public void notifyProduced(ProductionUpdate update) {
+    List<Long> indexes = update.globalIndexes();
+    Map<Long, Map<String, Object>> backendMeta = new LinkedHashMap<>();
+    for (int i = 0; i < update.backendMeta().size(); i++) {
+      Map<String, Object> perField = update.backendMeta().get(i);
+      if (perField != null && !perField.isEmpty()) {
+        backendMeta.put(indexes.get(i), perField);
+      }
+    }
+    try {
+      controller.updateProductionStatus(
+          new org.transferqueue.controller.ProductionUpdate(
+              update.partitionId(), indexes, update.fieldSchema(), backendMeta));
+    } catch (TqException e) {
+      if (e.code() == ErrorCode.SCHEMA_CONFLICT) {
+        throw e;
+      }
+      throw new StorageException(
+          ErrorCode.NOTIFICATION_FAILED,
+          "the controller rejected the production update of partition '"
+              + update.partitionId()
+              + "': "
+              + e.getMessage(),
+          e);
+    }
+  }
+}

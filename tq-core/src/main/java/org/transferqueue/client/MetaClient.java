@@ -1,0 +1,235 @@
+package org.transferqueue.client;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.transferqueue.controller.ConsumptionStatus;
+import org.transferqueue.controller.GetMetadataRequest;
+import org.transferqueue.controller.ProductionStatus;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.tensor.Batch;
+
+/**
+ * The low-level client: asks the controller for metadata and moves data between the caller and
+ * storage against that metadata.
+ *
+ * <p>Typical producer and consumer:
+ *
+ * <pre>{@code
+ * BatchMeta written = client.put(batch, "train");            // allocates samples, stores, notifies
+ * BatchMeta ready = client.getMeta(GetMetadataRequest.fetch("train", List.of("input_ids"), "actor", 8));
+ * try (Batch data = client.getData(ready)) { ... }           // caller owns the returned batch
+ * client.clearPartition("train");
+ * }</pre>
+ *
+ * <p>Thread-safe. Every method has an {@code ...Async} twin returning a {@link CompletableFuture}
+ * that completes with the same result or exception. Errors are {@link
+ * org.transferqueue.TqException}s whose code names what went wrong; a failed call changes nothing
+ * it did not report.
+ */
+public interface MetaClient extends AutoCloseable {
+
+  /**
+   * Asks the controller for metadata: insert (reserve new samples), fetch (ready samples for a
+   * task, through the sampler; marks them consumed) or force fetch (everything in a partition).
+   *
+   * @param request the mode, partition, fields, task, batch size, sampling configuration and wait
+   * @return the metadata; empty when a non-blocking fetch found too few ready samples
+   * @throws org.transferqueue.DeadlineExceededException when a blocking fetch waited in vain
+   */
+  BatchMeta getMeta(GetMetadataRequest request);
+
+  /**
+   * Asynchronous {@link #getMeta}.
+   *
+   * @param request the request
+   * @return the metadata, later
+   */
+  CompletableFuture<BatchMeta> getMetaAsync(GetMetadataRequest request);
+
+  /**
+   * Stores a batch as new samples of a partition (created on demand).
+   *
+   * @param data the rows to store; the caller keeps ownership
+   * @param partitionId the partition
+   * @return the metadata of the new samples, with the batch's fields marked produced
+   */
+  BatchMeta put(Batch data, String partitionId);
+
+  /**
+   * Asynchronous {@link #put(Batch, String)}.
+   *
+   * @param data the rows; must stay open until the future completes
+   * @param partitionId the partition
+   * @return the metadata, later
+   */
+  CompletableFuture<BatchMeta> putAsync(Batch data, String partitionId);
+
+  /**
+   * Stores fields of existing samples: row {@code i} of {@code data} belongs to sample {@code i} of
+   * {@code meta}. Storage notifies the controller before this returns; the tags carried by {@code
+   * meta} are merged into the samples' tags afterwards.
+   *
+   * @param data the rows; the caller keeps ownership
+   * @param meta the target samples, as returned by {@link #getMeta} or an earlier put
+   * @return {@code meta} with the batch's fields added and marked produced
+   * @throws org.transferqueue.TqException with {@code SHAPE_MISMATCH} when the row counts differ,
+   *     {@code INVALID_ARGUMENT} for empty metadata, {@code SCHEMA_CONFLICT} when a dtype or shape
+   *     conflicts with the partition's schema (nothing becomes produced then)
+   */
+  BatchMeta put(Batch data, BatchMeta meta);
+
+  /**
+   * Asynchronous {@link #put(Batch, BatchMeta)}.
+   *
+   * @param data the rows; must stay open until the future completes
+   * @param meta the target samples
+   * @return the metadata, later
+   */
+  CompletableFuture<BatchMeta> putAsync(Batch data, BatchMeta meta);
+
+  /**
+   * Reads the fields of {@code meta} for its samples, rows in the metadata's order.
+   *
+   * @param meta the samples and fields to read
+   * @return a new batch the caller owns and must close; an empty batch for empty metadata
+   */
+  Batch getData(BatchMeta meta);
+
+  /**
+   * Asynchronous {@link #getData}.
+   *
+   * @param meta the samples and fields
+   * @return the batch, later; the caller owns it
+   */
+  CompletableFuture<Batch> getDataAsync(BatchMeta meta);
+
+  /**
+   * Merges the per-sample tags carried by {@code meta} into the controller's tags.
+   *
+   * @param meta samples with tags
+   */
+  void setTags(BatchMeta meta);
+
+  /**
+   * Asynchronous {@link #setTags}.
+   *
+   * @param meta samples with tags
+   * @return completion
+   */
+  CompletableFuture<Void> setTagsAsync(BatchMeta meta);
+
+  /**
+   * Removes every sample of a partition from storage, then from the controller. Idempotent.
+   *
+   * @param partitionId the partition
+   */
+  void clearPartition(String partitionId);
+
+  /**
+   * Asynchronous {@link #clearPartition}.
+   *
+   * @param partitionId the partition
+   * @return completion
+   */
+  CompletableFuture<Void> clearPartitionAsync(String partitionId);
+
+  /**
+   * Removes some samples from storage, then from the controller; their global indexes become free
+   * for reuse. Idempotent.
+   *
+   * @param meta the samples
+   */
+  void clearSamples(BatchMeta meta);
+
+  /**
+   * Asynchronous {@link #clearSamples}.
+   *
+   * @param meta the samples
+   * @return completion
+   */
+  CompletableFuture<Void> clearSamplesAsync(BatchMeta meta);
+
+  /**
+   * The production matrix of a partition for some fields.
+   *
+   * @param partitionId the partition
+   * @param fields the fields
+   * @return the status, or empty for an unknown partition
+   */
+  Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields);
+
+  /**
+   * Whether every sample of the partition has every listed field produced.
+   *
+   * @param partitionId the partition
+   * @param fields the fields
+   * @return false for an unknown or empty partition
+   */
+  boolean checkProductionStatus(String partitionId, List<String> fields);
+
+  /**
+   * The consumption flags of a task in a partition.
+   *
+   * @param partitionId the partition
+   * @param taskName the task
+   * @return the status, or empty for an unknown partition
+   */
+  Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName);
+
+  /**
+   * Whether the task has consumed every sample of the partition.
+   *
+   * @param partitionId the partition
+   * @param taskName the task
+   * @return false for an unknown or empty partition
+   */
+  boolean checkConsumptionStatus(String partitionId, String taskName);
+
+  /**
+   * Marks samples of a partition unconsumed again, for one task or (null) for all.
+   *
+   * @param partitionId the partition
+   * @param taskName the task, or null for every task
+   */
+  void resetConsumption(String partitionId, String taskName);
+
+  /**
+   * The partitions that exist, in creation order.
+   *
+   * @return the partition ids
+   */
+  List<String> getPartitionList();
+
+  /**
+   * Resolves keys to samples of a partition, creating missing keys when asked.
+   *
+   * @param partitionId the partition
+   * @param keys distinct keys
+   * @param create whether to create missing keys (and the partition)
+   * @return the samples found or created, in request order, with the fields produced for all
+   */
+  BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create);
+
+  /**
+   * The keys of samples.
+   *
+   * @param partitionId the partition
+   * @param globalIndexes the samples
+   * @return one key per sample, null where a sample has no key
+   */
+  List<String> resolveIndexes(String partitionId, List<Long> globalIndexes);
+
+  /**
+   * The keys and their tags, of one partition or (null) of all.
+   *
+   * @param partitionId a partition, or null
+   * @return partition id to key to tags; empty for an unknown partition
+   */
+  Map<String, Map<String, Map<String, Object>>> listKeys(String partitionId);
+
+  /** Releases this client; a client of an owning system does not stop the system. Idempotent. */
+  @Override
+  void close();
+}

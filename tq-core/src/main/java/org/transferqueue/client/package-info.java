@@ -1,0 +1,10 @@
+/**
+ * The user-facing API: {@link org.transferqueue.client.TransferQueueSystem} (starts and owns the
+ * embedded controller and storage), {@link org.transferqueue.client.MetaClient} (the low-level,
+ * metadata-based client) and {@link org.transferqueue.client.KvApi} (the Redis-style key-value
+ * API).
+ *
+ * <p>Every operation has a blocking form and a {@code CompletableFuture} form ({@code ...Async})
+ * with identical semantics; both may be mixed freely from any thread.
+ */
+package org.transferqueue.client;

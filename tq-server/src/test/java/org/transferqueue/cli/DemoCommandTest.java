@@ -1,0 +1,62 @@
+package org.transferqueue.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+class DemoCommandTest {
+
+  private record Run(int status, String output) {}
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine commandLine = TqCommand.newCommandLine();
+    commandLine.setOut(new PrintWriter(out));
+    commandLine.setErr(new PrintWriter(err));
+    int status = commandLine.execute(args);
+    return new Run(status, out + err.toString());
+  }
+
+  @Test
+  @Timeout(120)
+  void shouldRunEveryStageAndVerifyEverySample() {
+    Run run =
+        run(
+            "demo",
+            "--iterations",
+            "2",
+            "--batch-size",
+            "40",
+            "--micro-batch-size",
+            "16",
+            "--seq-len",
+            "64");
+    assertThat(run.status()).as(run.output()).isZero();
+    assertThat(run.output())
+        .contains("step 2/2")
+        .containsPattern("rollout\\s+80\\s")
+        .containsPattern("reward\\s+80\\s")
+        .containsPattern("reference\\s+80\\s")
+        .containsPattern("trainer\\s+80\\s")
+        .contains("verified: all 80 samples match");
+  }
+
+  @Test
+  void shouldRejectNonPositiveSizes() {
+    Run run = run("demo", "--batch-size", "0");
+    assertThat(run.status()).isNotZero();
+    assertThat(run.output()).contains("--batch-size");
+  }
+
+  @Test
+  void shouldRejectUnknownBackend() {
+    Run run = run("demo", "--backend", "Redis", "--iterations", "1", "--batch-size", "4");
+    assertThat(run.status()).isNotZero();
+    assertThat(run.output()).contains("Redis");
+  }
+}
