@@ -204,10 +204,12 @@ public final class MetricsCollector implements AutoCloseable {
         utilization.add(
             MultiGauge.Row.of(unit, cap == 0 ? 0.0 : (double) report.activeKeys() / cap));
       }
-      if (storageRequests != null) {
-        for (Map.Entry<StorageOp, StorageOpStats> e :
-            storageRequests.opStats(report.unitId()).entrySet()) {
-          Tags tags = unit.and(MetricNames.OP_TYPE, e.getKey().name());
+    }
+    if (storageRequests != null) {
+      for (String unitId : storageRequests.unitIds()) {
+        for (Map.Entry<StorageOp, StorageOpStats> e : storageRequests.opStats(unitId).entrySet()) {
+          Tags tags =
+              Tags.of(MetricNames.STORAGE_UNIT_ID, unitId, MetricNames.OP_TYPE, e.getKey().name());
           StorageOpStats s = e.getValue();
           ops.add(MultiGauge.Row.of(tags, s.requestCount()));
           avg.add(MultiGauge.Row.of(tags, s.latencyAvgSeconds()));

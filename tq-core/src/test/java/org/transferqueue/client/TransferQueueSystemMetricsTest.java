@@ -17,12 +17,16 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.metrics.MetricNames;
 import org.transferqueue.metrics.SystemMetrics;
+import org.transferqueue.objectstore.MooncakeStoreBackend;
+import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.tensor.Batch;
 
 class TransferQueueSystemMetricsTest {
@@ -270,6 +274,40 @@ class TransferQueueSystemMetricsTest {
       assertThat(fetched.size()).isEqualTo(4);
       assertThat(tq.client().getPartitionList()).containsExactly("train");
       assertThat(tq.metrics().orElseThrow().errors().errorCount()).isPositive();
+    }
+  }
+
+  @Test
+  void shouldMeasureAKeyValueBackendAsOneUnitWithRequestMetersOnly() {
+    MooncakeStoreConfig mooncake =
+        MooncakeStoreConfig.builder()
+            .globalSegmentSize(64L << 20)
+            .localBufferSize(1L << 20)
+            .build();
+    TqConfig config =
+        TqConfig.builder()
+            .controller(c -> c.pollingMode(true))
+            .backend(b -> b.storageBackend(StorageBackend.MOONCAKE_STORE))
+            .metrics(m -> m.collectInterval(Duration.ofHours(1)))
+            .build();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try (TransferQueueSystem tq =
+        TransferQueueSystem.builder()
+            .config(config)
+            .leakPolicy(LeakPolicy.THROW)
+            .meterRegistry(registry)
+            .storageBackends(
+                MooncakeStoreBackend.register(StorageManagerRegistry.builder(), mooncake).build())
+            .start()) {
+      workload(tq, () -> {});
+      tq.metrics().orElseThrow().collector().collectNow();
+      String[] put = {"storage_unit_id", "MooncakeStore", "op_type", "PUT_DATA"};
+      assertThat(sum(registry, MetricNames.STORAGE_REQUEST_SAMPLES, put)).isEqualTo(10);
+      assertThat(gauge(registry, MetricNames.STORAGE_REQUEST_OPS, put)).isEqualTo(2);
+      assertThat(registry.find(MetricNames.STORAGE_ACTIVE_KEYS).gauges()).isEmpty();
+      assertThat(registry.find(MetricNames.STORAGE_CAPACITY).gauges()).isEmpty();
+      assertThat(gauge(registry, MetricNames.PARTITION_SAMPLES, "partition_id", "train"))
+          .isEqualTo(5);
     }
   }
 
