@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Records controller requests into Micrometer: per {@code op_type} a request counter, a latency
- * histogram with the buckets of {@link MetricNames#DURATION_BUCKETS}, an error counter and a sample
- * counter. Every meter is registered when this object is created, so each series exists from the
- * start.
+ * histogram with the buckets of {@link MetricDescriptor#DURATION_BUCKETS}, an error counter and a
+ * sample counter. Every meter is registered when this object is created, so each series exists from
+ * the start.
  *
  * <p>Thread-safe.
  */
@@ -32,22 +32,23 @@ public final class ControllerRequestMeters implements ControllerRequestHandler {
       meters.put(
           op,
           new Meters(
-              Counter.builder(MetricNames.CONTROLLER_REQUESTS)
-                  .description("Controller requests handled")
-                  .tag(MetricNames.OP_TYPE, tag)
+              Counter.builder(MetricDescriptor.CONTROLLER_REQUESTS.meterName())
+                  .description(MetricDescriptor.CONTROLLER_REQUESTS.description())
+                  .tag(MetricLabels.OP_TYPE, tag)
                   .register(registry),
-              Timer.builder(MetricNames.CONTROLLER_REQUEST_DURATION)
-                  .description("Controller request handling latency")
-                  .tag(MetricNames.OP_TYPE, tag)
-                  .serviceLevelObjectives(MetricNames.DURATION_BUCKETS.toArray(Duration[]::new))
+              Timer.builder(MetricDescriptor.CONTROLLER_REQUEST_DURATION.meterName())
+                  .description(MetricDescriptor.CONTROLLER_REQUEST_DURATION.description())
+                  .tag(MetricLabels.OP_TYPE, tag)
+                  .serviceLevelObjectives(
+                      MetricDescriptor.DURATION_BUCKETS.toArray(Duration[]::new))
                   .register(registry),
-              Counter.builder(MetricNames.CONTROLLER_REQUEST_ERRORS)
-                  .description("Controller requests that failed")
-                  .tag(MetricNames.OP_TYPE, tag)
+              Counter.builder(MetricDescriptor.CONTROLLER_REQUEST_ERRORS.meterName())
+                  .description(MetricDescriptor.CONTROLLER_REQUEST_ERRORS.description())
+                  .tag(MetricLabels.OP_TYPE, tag)
                   .register(registry),
-              Counter.builder(MetricNames.CONTROLLER_REQUEST_SAMPLES)
-                  .description("Samples produced (NOTIFY_DATA_UPDATE) or cleared (CLEAR_META)")
-                  .tag(MetricNames.OP_TYPE, tag)
+              Counter.builder(MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.meterName())
+                  .description(MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.description())
+                  .tag(MetricLabels.OP_TYPE, tag)
                   .register(registry)));
     }
   }

@@ -89,47 +89,37 @@ public final class MetricsCollector implements AutoCloseable {
     this.errors = Objects.requireNonNull(errors, "errors");
     this.startNanos = nanoClock.getAsLong();
 
-    gauge(registry, MetricNames.CONTROLLER_UPTIME, "Seconds since the exporter started", "seconds")
-        .apply(() -> uptimeSeconds);
-    gauge(registry, MetricNames.CONTROLLER_MEMORY_RSS, "Controller process RSS", "bytes")
-        .apply(() -> controllerRss);
-    gauge(registry, MetricNames.PARTITIONS, "Number of partitions", null).apply(() -> partitions);
-    gauge(registry, MetricNames.INDEXES_ALLOCATED, "Allocated global indexes", null)
-        .apply(() -> allocatedIndexes);
-    gauge(registry, MetricNames.INDEXES_REUSABLE, "Global indexes in the reuse pool", null)
-        .apply(() -> reusableIndexes);
-    partitionSamples = multi(registry, MetricNames.PARTITION_SAMPLES, "Live samples", null);
-    productionProgress =
-        multi(registry, MetricNames.PARTITION_PRODUCTION_PROGRESS, "Production progress", null);
-    consumptionProgress =
-        multi(registry, MetricNames.PARTITION_CONSUMPTION_PROGRESS, "Consumption progress", null);
-    storageCapacity = multi(registry, MetricNames.STORAGE_CAPACITY, "Unit capacity", null);
-    storageActiveKeys = multi(registry, MetricNames.STORAGE_ACTIVE_KEYS, "Samples stored", null);
-    storageUtilization =
-        multi(registry, MetricNames.STORAGE_UTILIZATION, "Active keys / capacity", null);
-    storageRss = multi(registry, MetricNames.STORAGE_MEMORY_RSS, "Unit process RSS", "bytes");
-    storageRequestOps = multi(registry, MetricNames.STORAGE_REQUEST_OPS, "Unit requests", null);
-    storageLatencyAvg =
-        multi(registry, MetricNames.STORAGE_REQUEST_LATENCY_AVG, "Mean latency (s)", null);
-    storageLatencyP50 =
-        multi(registry, MetricNames.STORAGE_REQUEST_LATENCY_P50, "Median latency (s)", null);
-    storageLatencyP99 =
-        multi(registry, MetricNames.STORAGE_REQUEST_LATENCY_P99, "p99 latency (s)", null);
+    gauge(registry, MetricDescriptor.CONTROLLER_UPTIME, () -> uptimeSeconds);
+    gauge(registry, MetricDescriptor.CONTROLLER_MEMORY_RSS, () -> controllerRss);
+    gauge(registry, MetricDescriptor.PARTITIONS, () -> partitions);
+    gauge(registry, MetricDescriptor.INDEXES_ALLOCATED, () -> allocatedIndexes);
+    gauge(registry, MetricDescriptor.INDEXES_REUSABLE, () -> reusableIndexes);
+    partitionSamples = multi(registry, MetricDescriptor.PARTITION_SAMPLES);
+    productionProgress = multi(registry, MetricDescriptor.PARTITION_PRODUCTION_PROGRESS);
+    consumptionProgress = multi(registry, MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS);
+    storageCapacity = multi(registry, MetricDescriptor.STORAGE_CAPACITY);
+    storageActiveKeys = multi(registry, MetricDescriptor.STORAGE_ACTIVE_KEYS);
+    storageUtilization = multi(registry, MetricDescriptor.STORAGE_UTILIZATION);
+    storageRss = multi(registry, MetricDescriptor.STORAGE_MEMORY_RSS);
+    storageRequestOps = multi(registry, MetricDescriptor.STORAGE_REQUEST_OPS);
+    storageLatencyAvg = multi(registry, MetricDescriptor.STORAGE_REQUEST_LATENCY_AVG);
+    storageLatencyP50 = multi(registry, MetricDescriptor.STORAGE_REQUEST_LATENCY_P50);
+    storageLatencyP99 = multi(registry, MetricDescriptor.STORAGE_REQUEST_LATENCY_P99);
   }
 
-  private interface GaugeRegistration {
-    void apply(Supplier<Number> value);
+  private static void gauge(
+      MeterRegistry registry, MetricDescriptor descriptor, Supplier<Number> value) {
+    Gauge.builder(descriptor.meterName(), value)
+        .description(descriptor.description())
+        .baseUnit(descriptor.baseUnit())
+        .register(registry);
   }
 
-  private static GaugeRegistration gauge(
-      MeterRegistry registry, String name, String description, String unit) {
-    return value ->
-        Gauge.builder(name, value).description(description).baseUnit(unit).register(registry);
-  }
-
-  private static MultiGauge multi(
-      MeterRegistry registry, String name, String description, String unit) {
-    return MultiGauge.builder(name).description(description).baseUnit(unit).register(registry);
+  private static MultiGauge multi(MeterRegistry registry, MetricDescriptor descriptor) {
+    return MultiGauge.builder(descriptor.meterName())
+        .description(descriptor.description())
+        .baseUnit(descriptor.baseUnit())
+        .register(registry);
   }
 
   /** Refreshes every gauge now. Never throws; failures go to the error handler. */
@@ -158,8 +148,8 @@ public final class MetricsCollector implements AutoCloseable {
     List<MultiGauge.Row<?>> consumption = new ArrayList<>();
     for (PartitionStatistics p : stats.partitions()) {
       String id = p.partitionId();
-      samples.add(MultiGauge.Row.of(Tags.of(MetricNames.PARTITION_ID, id), p.totalSamples()));
-      production.add(row(id, MetricNames.ALL_TASKS, p.productionProgress()));
+      samples.add(MultiGauge.Row.of(Tags.of(MetricLabels.PARTITION_ID, id), p.totalSamples()));
+      production.add(row(id, MetricLabels.ALL_TASKS, p.productionProgress()));
       for (String task : p.registeredTasks()) {
         production.add(row(id, task, p.productionProgress()));
         consumption.add(row(id, task, p.consumptionProgress(task)));
@@ -175,7 +165,7 @@ public final class MetricsCollector implements AutoCloseable {
 
   private static MultiGauge.Row<?> row(String partitionId, String task, double value) {
     return MultiGauge.Row.of(
-        Tags.of(MetricNames.PARTITION_ID, partitionId, MetricNames.TASK_NAME, task), value);
+        Tags.of(MetricLabels.PARTITION_ID, partitionId, MetricLabels.TASK_NAME, task), value);
   }
 
   private void collectStorage() {
@@ -195,7 +185,7 @@ public final class MetricsCollector implements AutoCloseable {
         errors.onError("storage unit probe", e);
         continue;
       }
-      Tags unit = Tags.of(MetricNames.STORAGE_UNIT_ID, report.unitId());
+      Tags unit = Tags.of(MetricLabels.STORAGE_UNIT_ID, report.unitId());
       active.add(MultiGauge.Row.of(unit, report.activeKeys()));
       rss.add(MultiGauge.Row.of(unit, report.rssBytes()));
       if (report.capacity().isPresent()) {
@@ -209,7 +199,8 @@ public final class MetricsCollector implements AutoCloseable {
       for (String unitId : storageRequests.unitIds()) {
         for (Map.Entry<StorageOp, StorageOpStats> e : storageRequests.opStats(unitId).entrySet()) {
           Tags tags =
-              Tags.of(MetricNames.STORAGE_UNIT_ID, unitId, MetricNames.OP_TYPE, e.getKey().name());
+              Tags.of(
+                  MetricLabels.STORAGE_UNIT_ID, unitId, MetricLabels.OP_TYPE, e.getKey().name());
           StorageOpStats s = e.getValue();
           ops.add(MultiGauge.Row.of(tags, s.requestCount()));
           avg.add(MultiGauge.Row.of(tags, s.latencyAvgSeconds()));

@@ -41,28 +41,29 @@ public final class StorageRequestMeters {
     for (String unit : unitIds) {
       Map<StorageOp, Meters> perOp = new EnumMap<>(StorageOp.class);
       for (StorageOp op : StorageOp.values()) {
-        Tags tags = Tags.of(MetricNames.STORAGE_UNIT_ID, unit, MetricNames.OP_TYPE, op.name());
+        Tags tags = Tags.of(MetricLabels.STORAGE_UNIT_ID, unit, MetricLabels.OP_TYPE, op.name());
         perOp.put(
             op,
             new Meters(
-                Counter.builder(MetricNames.STORAGE_REQUESTS)
-                    .description("Storage unit requests handled")
+                Counter.builder(MetricDescriptor.STORAGE_REQUESTS.meterName())
+                    .description(MetricDescriptor.STORAGE_REQUESTS.description())
                     .tags(tags)
                     .register(registry),
-                Timer.builder(MetricNames.STORAGE_REQUEST_DURATION)
-                    .description("Storage unit request latency")
+                Timer.builder(MetricDescriptor.STORAGE_REQUEST_DURATION.meterName())
+                    .description(MetricDescriptor.STORAGE_REQUEST_DURATION.description())
                     .tags(tags)
-                    .serviceLevelObjectives(MetricNames.DURATION_BUCKETS.toArray(Duration[]::new))
+                    .serviceLevelObjectives(
+                        MetricDescriptor.DURATION_BUCKETS.toArray(Duration[]::new))
                     .register(registry),
-                Counter.builder(MetricNames.STORAGE_REQUEST_ERRORS)
-                    .description("Storage unit requests that failed")
-                    .tags(tags)
-                    .register(registry),
-                Counter.builder(MetricNames.STORAGE_REQUEST_SAMPLES)
-                    .description("Samples processed by storage unit requests")
+                Counter.builder(MetricDescriptor.STORAGE_REQUEST_ERRORS.meterName())
+                    .description(MetricDescriptor.STORAGE_REQUEST_ERRORS.description())
                     .tags(tags)
                     .register(registry),
-                new LatencyHistogram(MetricNames.DURATION_BUCKETS)));
+                Counter.builder(MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName())
+                    .description(MetricDescriptor.STORAGE_REQUEST_SAMPLES.description())
+                    .tags(tags)
+                    .register(registry),
+                new LatencyHistogram(MetricDescriptor.DURATION_BUCKETS)));
       }
       units.put(unit, perOp);
     }

@@ -23,7 +23,7 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
-import org.transferqueue.metrics.MetricNames;
+import org.transferqueue.metrics.MetricDescriptor;
 import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.objectstore.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
@@ -102,42 +102,44 @@ class TransferQueueSystemMetricsTest {
       Set<String> unit = Set.of("storage_unit_id");
       Set<String> unitOp = Set.of("storage_unit_id", "op_type");
       Map<String, Set<String>> expected = new TreeMap<>();
-      expected.put(MetricNames.CONTROLLER_UPTIME, none);
-      expected.put(MetricNames.CONTROLLER_MEMORY_RSS, none);
-      expected.put(MetricNames.PARTITIONS, none);
-      expected.put(MetricNames.PARTITION_SAMPLES, partition);
-      expected.put(MetricNames.PARTITION_PRODUCTION_PROGRESS, task);
-      expected.put(MetricNames.PARTITION_CONSUMPTION_PROGRESS, task);
-      expected.put(MetricNames.INDEXES_ALLOCATED, none);
-      expected.put(MetricNames.INDEXES_REUSABLE, none);
-      expected.put(MetricNames.CONTROLLER_REQUESTS, op);
-      expected.put(MetricNames.CONTROLLER_REQUEST_DURATION, op);
-      expected.put(MetricNames.CONTROLLER_REQUEST_ERRORS, op);
-      expected.put(MetricNames.CONTROLLER_REQUEST_SAMPLES, op);
-      expected.put(MetricNames.STORAGE_CAPACITY, unit);
-      expected.put(MetricNames.STORAGE_ACTIVE_KEYS, unit);
-      expected.put(MetricNames.STORAGE_UTILIZATION, unit);
-      expected.put(MetricNames.STORAGE_MEMORY_RSS, unit);
-      expected.put(MetricNames.STORAGE_REQUEST_OPS, unitOp);
-      expected.put(MetricNames.STORAGE_REQUEST_LATENCY_AVG, unitOp);
-      expected.put(MetricNames.STORAGE_REQUEST_LATENCY_P50, unitOp);
-      expected.put(MetricNames.STORAGE_REQUEST_LATENCY_P99, unitOp);
-      expected.put(MetricNames.STORAGE_REQUESTS, unitOp);
-      expected.put(MetricNames.STORAGE_REQUEST_DURATION, unitOp);
-      expected.put(MetricNames.STORAGE_REQUEST_ERRORS, unitOp);
-      expected.put(MetricNames.STORAGE_REQUEST_SAMPLES, unitOp);
+      expected.put(MetricDescriptor.CONTROLLER_UPTIME.meterName(), none);
+      expected.put(MetricDescriptor.CONTROLLER_MEMORY_RSS.meterName(), none);
+      expected.put(MetricDescriptor.PARTITIONS.meterName(), none);
+      expected.put(MetricDescriptor.PARTITION_SAMPLES.meterName(), partition);
+      expected.put(MetricDescriptor.PARTITION_PRODUCTION_PROGRESS.meterName(), task);
+      expected.put(MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS.meterName(), task);
+      expected.put(MetricDescriptor.INDEXES_ALLOCATED.meterName(), none);
+      expected.put(MetricDescriptor.INDEXES_REUSABLE.meterName(), none);
+      expected.put(MetricDescriptor.CONTROLLER_REQUESTS.meterName(), op);
+      expected.put(MetricDescriptor.CONTROLLER_REQUEST_DURATION.meterName(), op);
+      expected.put(MetricDescriptor.CONTROLLER_REQUEST_ERRORS.meterName(), op);
+      expected.put(MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.meterName(), op);
+      expected.put(MetricDescriptor.STORAGE_CAPACITY.meterName(), unit);
+      expected.put(MetricDescriptor.STORAGE_ACTIVE_KEYS.meterName(), unit);
+      expected.put(MetricDescriptor.STORAGE_UTILIZATION.meterName(), unit);
+      expected.put(MetricDescriptor.STORAGE_MEMORY_RSS.meterName(), unit);
+      expected.put(MetricDescriptor.STORAGE_REQUEST_OPS.meterName(), unitOp);
+      expected.put(MetricDescriptor.STORAGE_REQUEST_LATENCY_AVG.meterName(), unitOp);
+      expected.put(MetricDescriptor.STORAGE_REQUEST_LATENCY_P50.meterName(), unitOp);
+      expected.put(MetricDescriptor.STORAGE_REQUEST_LATENCY_P99.meterName(), unitOp);
+      expected.put(MetricDescriptor.STORAGE_REQUESTS.meterName(), unitOp);
+      expected.put(MetricDescriptor.STORAGE_REQUEST_DURATION.meterName(), unitOp);
+      expected.put(MetricDescriptor.STORAGE_REQUEST_ERRORS.meterName(), unitOp);
+      expected.put(MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName(), unitOp);
       assertThat(labels).isEqualTo(expected);
 
       Set<String> timers =
-          Set.of(MetricNames.CONTROLLER_REQUEST_DURATION, MetricNames.STORAGE_REQUEST_DURATION);
+          Set.of(
+              MetricDescriptor.CONTROLLER_REQUEST_DURATION.meterName(),
+              MetricDescriptor.STORAGE_REQUEST_DURATION.meterName());
       Set<String> counters =
           Set.of(
-              MetricNames.CONTROLLER_REQUESTS,
-              MetricNames.CONTROLLER_REQUEST_ERRORS,
-              MetricNames.CONTROLLER_REQUEST_SAMPLES,
-              MetricNames.STORAGE_REQUESTS,
-              MetricNames.STORAGE_REQUEST_ERRORS,
-              MetricNames.STORAGE_REQUEST_SAMPLES);
+              MetricDescriptor.CONTROLLER_REQUESTS.meterName(),
+              MetricDescriptor.CONTROLLER_REQUEST_ERRORS.meterName(),
+              MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.meterName(),
+              MetricDescriptor.STORAGE_REQUESTS.meterName(),
+              MetricDescriptor.STORAGE_REQUEST_ERRORS.meterName(),
+              MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName());
       types.forEach(
           (name, type) ->
               assertThat(type)
@@ -148,19 +150,47 @@ class TransferQueueSystemMetricsTest {
                           : counters.contains(name) ? Meter.Type.COUNTER : Meter.Type.GAUGE));
 
       Timer getMeta =
-          registry.get(MetricNames.CONTROLLER_REQUEST_DURATION).tag("op_type", "GET_META").timer();
+          registry
+              .get(MetricDescriptor.CONTROLLER_REQUEST_DURATION.meterName())
+              .tag("op_type", "GET_META")
+              .timer();
       assertThat(getMeta.count()).isEqualTo(3); // two inserts and one fetch
-      assertThat(sum(registry, MetricNames.CONTROLLER_REQUESTS, "op_type", "CLEAR_PARTITION"))
+      assertThat(
+              sum(
+                  registry,
+                  MetricDescriptor.CONTROLLER_REQUESTS.meterName(),
+                  "op_type",
+                  "CLEAR_PARTITION"))
           .isEqualTo(1);
-      assertThat(sum(registry, MetricNames.CONTROLLER_REQUESTS, "op_type", "GET_PARTITION_META"))
+      assertThat(
+              sum(
+                  registry,
+                  MetricDescriptor.CONTROLLER_REQUESTS.meterName(),
+                  "op_type",
+                  "GET_PARTITION_META"))
           .isEqualTo(1);
-      assertThat(sum(registry, MetricNames.STORAGE_REQUEST_SAMPLES, "op_type", "PUT_DATA"))
+      assertThat(
+              sum(
+                  registry,
+                  MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName(),
+                  "op_type",
+                  "PUT_DATA"))
           .isEqualTo(10);
-      assertThat(sum(registry, MetricNames.STORAGE_REQUEST_SAMPLES, "op_type", "GET_DATA"))
+      assertThat(
+              sum(
+                  registry,
+                  MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName(),
+                  "op_type",
+                  "GET_DATA"))
           .isEqualTo(4);
-      assertThat(sum(registry, MetricNames.STORAGE_REQUEST_SAMPLES, "op_type", "CLEAR_DATA"))
+      assertThat(
+              sum(
+                  registry,
+                  MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName(),
+                  "op_type",
+                  "CLEAR_DATA"))
           .isEqualTo(5);
-      assertThat(sum(registry, MetricNames.STORAGE_REQUEST_ERRORS)).isZero();
+      assertThat(sum(registry, MetricDescriptor.STORAGE_REQUEST_ERRORS.meterName())).isZero();
       assertThat(tq.metrics().orElseThrow().errors().errorCount()).isZero();
     }
   }
@@ -174,11 +204,16 @@ class TransferQueueSystemMetricsTest {
       assertThat(
               sum(
                   registry,
-                  MetricNames.CONTROLLER_REQUEST_SAMPLES,
+                  MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.meterName(),
                   "op_type",
                   "NOTIFY_DATA_UPDATE"))
           .isEqualTo(10);
-      assertThat(sum(registry, MetricNames.CONTROLLER_REQUEST_SAMPLES, "op_type", "CLEAR_META"))
+      assertThat(
+              sum(
+                  registry,
+                  MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.meterName(),
+                  "op_type",
+                  "CLEAR_META"))
           .isEqualTo(3);
     }
   }
@@ -192,16 +227,26 @@ class TransferQueueSystemMetricsTest {
           tq,
           () -> {
             metrics.collector().collectNow();
-            assertThat(gauge(registry, MetricNames.PARTITION_SAMPLES, "partition_id", "old"))
+            assertThat(
+                    gauge(
+                        registry,
+                        MetricDescriptor.PARTITION_SAMPLES.meterName(),
+                        "partition_id",
+                        "old"))
                 .isEqualTo(2);
           });
       metrics.collector().collectNow();
 
       // train: 5 samples left, all produced; actor consumed 4 of the 8 and 3 of those were cleared
-      assertThat(gauge(registry, MetricNames.PARTITIONS)).isEqualTo(1);
-      assertThat(gauge(registry, MetricNames.PARTITION_SAMPLES, "partition_id", "train"))
+      assertThat(gauge(registry, MetricDescriptor.PARTITIONS.meterName())).isEqualTo(1);
+      assertThat(
+              gauge(
+                  registry,
+                  MetricDescriptor.PARTITION_SAMPLES.meterName(),
+                  "partition_id",
+                  "train"))
           .isEqualTo(5);
-      String production = MetricNames.PARTITION_PRODUCTION_PROGRESS;
+      String production = MetricDescriptor.PARTITION_PRODUCTION_PROGRESS.meterName();
       assertThat(gauge(registry, production, "partition_id", "train", "task_name", "all"))
           .isEqualTo(1.0);
       assertThat(gauge(registry, production, "partition_id", "train", "task_name", "actor"))
@@ -209,30 +254,31 @@ class TransferQueueSystemMetricsTest {
       assertThat(
               gauge(
                   registry,
-                  MetricNames.PARTITION_CONSUMPTION_PROGRESS,
+                  MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS.meterName(),
                   "partition_id",
                   "train",
                   "task_name",
                   "actor"))
           .isEqualTo(0.2);
-      assertThat(gauge(registry, MetricNames.INDEXES_ALLOCATED)).isEqualTo(5);
-      assertThat(gauge(registry, MetricNames.INDEXES_REUSABLE)).isEqualTo(5);
+      assertThat(gauge(registry, MetricDescriptor.INDEXES_ALLOCATED.meterName())).isEqualTo(5);
+      assertThat(gauge(registry, MetricDescriptor.INDEXES_REUSABLE.meterName())).isEqualTo(5);
       for (String name :
           List.of(
-              MetricNames.PARTITION_SAMPLES,
-              MetricNames.PARTITION_PRODUCTION_PROGRESS,
-              MetricNames.PARTITION_CONSUMPTION_PROGRESS)) {
+              MetricDescriptor.PARTITION_SAMPLES.meterName(),
+              MetricDescriptor.PARTITION_PRODUCTION_PROGRESS.meterName(),
+              MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS.meterName())) {
         assertThat(registry.find(name).tag("partition_id", "old").gauges()).as(name).isEmpty();
       }
 
-      List<Gauge> active = List.copyOf(registry.find(MetricNames.STORAGE_ACTIVE_KEYS).gauges());
+      List<Gauge> active =
+          List.copyOf(registry.find(MetricDescriptor.STORAGE_ACTIVE_KEYS.meterName()).gauges());
       assertThat(active).hasSize(2);
       assertThat(active.stream().mapToDouble(Gauge::value).sum()).isEqualTo(5);
-      for (Gauge g : registry.find(MetricNames.STORAGE_CAPACITY).gauges()) {
+      for (Gauge g : registry.find(MetricDescriptor.STORAGE_CAPACITY.meterName()).gauges()) {
         assertThat(g.value()).isEqualTo(50);
       }
       double utilisation =
-          registry.find(MetricNames.STORAGE_UTILIZATION).gauges().stream()
+          registry.find(MetricDescriptor.STORAGE_UTILIZATION.meterName()).gauges().stream()
               .mapToDouble(Gauge::value)
               .sum();
       assertThat(utilisation).isEqualTo(5 / 50.0);
@@ -302,11 +348,19 @@ class TransferQueueSystemMetricsTest {
       workload(tq, () -> {});
       tq.metrics().orElseThrow().collector().collectNow();
       String[] put = {"storage_unit_id", "MooncakeStore", "op_type", "PUT_DATA"};
-      assertThat(sum(registry, MetricNames.STORAGE_REQUEST_SAMPLES, put)).isEqualTo(10);
-      assertThat(gauge(registry, MetricNames.STORAGE_REQUEST_OPS, put)).isEqualTo(2);
-      assertThat(registry.find(MetricNames.STORAGE_ACTIVE_KEYS).gauges()).isEmpty();
-      assertThat(registry.find(MetricNames.STORAGE_CAPACITY).gauges()).isEmpty();
-      assertThat(gauge(registry, MetricNames.PARTITION_SAMPLES, "partition_id", "train"))
+      assertThat(sum(registry, MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName(), put))
+          .isEqualTo(10);
+      assertThat(gauge(registry, MetricDescriptor.STORAGE_REQUEST_OPS.meterName(), put))
+          .isEqualTo(2);
+      assertThat(registry.find(MetricDescriptor.STORAGE_ACTIVE_KEYS.meterName()).gauges())
+          .isEmpty();
+      assertThat(registry.find(MetricDescriptor.STORAGE_CAPACITY.meterName()).gauges()).isEmpty();
+      assertThat(
+              gauge(
+                  registry,
+                  MetricDescriptor.PARTITION_SAMPLES.meterName(),
+                  "partition_id",
+                  "train"))
           .isEqualTo(5);
     }
   }

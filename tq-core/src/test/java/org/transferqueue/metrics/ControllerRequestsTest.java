@@ -18,13 +18,13 @@ class ControllerRequestsTest {
       new ControllerRequests(new ControllerRequestMeters(registry), clock::get, errors);
 
   private double count(String name, ControllerOp op) {
-    return registry.get(name).tag(MetricNames.OP_TYPE, op.name()).counter().count();
+    return registry.get(name).tag(MetricLabels.OP_TYPE, op.name()).counter().count();
   }
 
   private Timer timer(ControllerOp op) {
     return registry
-        .get(MetricNames.CONTROLLER_REQUEST_DURATION)
-        .tag(MetricNames.OP_TYPE, op.name())
+        .get(MetricDescriptor.CONTROLLER_REQUEST_DURATION.meterName())
+        .tag(MetricLabels.OP_TYPE, op.name())
         .timer();
   }
 
@@ -38,10 +38,12 @@ class ControllerRequestsTest {
               return "meta";
             });
     assertThat(result).isEqualTo("meta");
-    assertThat(count(MetricNames.CONTROLLER_REQUESTS, ControllerOp.GET_META)).isEqualTo(1);
+    assertThat(count(MetricDescriptor.CONTROLLER_REQUESTS.meterName(), ControllerOp.GET_META))
+        .isEqualTo(1);
     assertThat(timer(ControllerOp.GET_META).count()).isEqualTo(1);
     assertThat(timer(ControllerOp.GET_META).totalTime(TimeUnit.NANOSECONDS)).isEqualTo(3_000_000);
-    assertThat(count(MetricNames.CONTROLLER_REQUEST_ERRORS, ControllerOp.GET_META)).isZero();
+    assertThat(count(MetricDescriptor.CONTROLLER_REQUEST_ERRORS.meterName(), ControllerOp.GET_META))
+        .isZero();
   }
 
   @Test
@@ -55,9 +57,14 @@ class ControllerRequestsTest {
                       throw boom;
                     }))
         .isSameAs(boom);
-    assertThat(count(MetricNames.CONTROLLER_REQUESTS, ControllerOp.CLEAR_META)).isEqualTo(1);
-    assertThat(count(MetricNames.CONTROLLER_REQUEST_ERRORS, ControllerOp.CLEAR_META)).isEqualTo(1);
-    assertThat(count(MetricNames.CONTROLLER_REQUEST_SAMPLES, ControllerOp.CLEAR_META)).isZero();
+    assertThat(count(MetricDescriptor.CONTROLLER_REQUESTS.meterName(), ControllerOp.CLEAR_META))
+        .isEqualTo(1);
+    assertThat(
+            count(MetricDescriptor.CONTROLLER_REQUEST_ERRORS.meterName(), ControllerOp.CLEAR_META))
+        .isEqualTo(1);
+    assertThat(
+            count(MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.meterName(), ControllerOp.CLEAR_META))
+        .isZero();
   }
 
   @Test
@@ -68,22 +75,33 @@ class ControllerRequestsTest {
     for (int i = 0; i < 2; i++) {
       requests.run(ControllerOp.CLEAR_PARTITION, () -> {});
     }
-    assertThat(count(MetricNames.CONTROLLER_REQUESTS, ControllerOp.GET_META)).isEqualTo(3);
-    assertThat(count(MetricNames.CONTROLLER_REQUESTS, ControllerOp.CLEAR_PARTITION)).isEqualTo(2);
-    assertThat(count(MetricNames.CONTROLLER_REQUESTS, ControllerOp.KV_LIST)).isZero();
+    assertThat(count(MetricDescriptor.CONTROLLER_REQUESTS.meterName(), ControllerOp.GET_META))
+        .isEqualTo(3);
+    assertThat(
+            count(MetricDescriptor.CONTROLLER_REQUESTS.meterName(), ControllerOp.CLEAR_PARTITION))
+        .isEqualTo(2);
+    assertThat(count(MetricDescriptor.CONTROLLER_REQUESTS.meterName(), ControllerOp.KV_LIST))
+        .isZero();
   }
 
   @Test
   void shouldCountSamplesOfASuccessfulRequest() {
     requests.measure(ControllerOp.NOTIFY_DATA_UPDATE, () -> 8, n -> n);
-    assertThat(count(MetricNames.CONTROLLER_REQUEST_SAMPLES, ControllerOp.NOTIFY_DATA_UPDATE))
+    assertThat(
+            count(
+                MetricDescriptor.CONTROLLER_REQUEST_SAMPLES.meterName(),
+                ControllerOp.NOTIFY_DATA_UPDATE))
         .isEqualTo(8);
   }
 
   @Test
   void shouldRegisterEveryOpTypeFromTheStart() {
     for (ControllerOp op : ControllerOp.values()) {
-      assertThat(registry.find(MetricNames.CONTROLLER_REQUESTS).tag("op_type", op.name()).counter())
+      assertThat(
+              registry
+                  .find(MetricDescriptor.CONTROLLER_REQUESTS.meterName())
+                  .tag("op_type", op.name())
+                  .counter())
           .as(op.name())
           .isNotNull();
     }
@@ -127,7 +145,7 @@ class ControllerRequestsTest {
   @Test
   void shouldRunCallsDirectlyWhenNotMeasuring() {
     assertThat(ControllerRequests.NOOP.measure(ControllerOp.GET_META, () -> "x")).isEqualTo("x");
-    Counter unused = registry.find(MetricNames.CONTROLLER_REQUESTS).counter();
+    Counter unused = registry.find(MetricDescriptor.CONTROLLER_REQUESTS.meterName()).counter();
     assertThat(unused.count()).isZero();
   }
 }

@@ -13,7 +13,7 @@ class LatencyHistogramTest {
 
   @Test
   void shouldReportZeroWhenEmpty() {
-    LatencyHistogram h = new LatencyHistogram(MetricNames.DURATION_BUCKETS);
+    LatencyHistogram h = new LatencyHistogram(MetricDescriptor.DURATION_BUCKETS);
     assertThat(h.count()).isZero();
     assertThat(h.meanSeconds()).isZero();
     assertThat(h.quantileSeconds(0.5)).isZero();
@@ -51,7 +51,7 @@ class LatencyHistogramTest {
             () -> new LatencyHistogram(List.of(Duration.ofMillis(5), Duration.ofMillis(1))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("ascending");
-    LatencyHistogram h = new LatencyHistogram(MetricNames.DURATION_BUCKETS);
+    LatencyHistogram h = new LatencyHistogram(MetricDescriptor.DURATION_BUCKETS);
     assertThatThrownBy(() -> h.quantileSeconds(1.5)).hasMessageContaining("q=1.5");
   }
 }

@@ -58,13 +58,15 @@ class MetricsCollectorTest {
     clock.addAndGet(2_500_000_000L);
     collector.collectNow();
 
-    assertThat(value(MetricNames.PARTITIONS)).isEqualTo(2);
-    assertThat(value(MetricNames.INDEXES_ALLOCATED)).isEqualTo(30);
-    assertThat(value(MetricNames.INDEXES_REUSABLE)).isEqualTo(5);
-    assertThat(value(MetricNames.PARTITION_SAMPLES, "partition_id", "train_0")).isEqualTo(20);
-    assertThat(value(MetricNames.PARTITION_SAMPLES, "partition_id", "train_1")).isEqualTo(10);
-    String production = MetricNames.PARTITION_PRODUCTION_PROGRESS;
-    String consumption = MetricNames.PARTITION_CONSUMPTION_PROGRESS;
+    assertThat(value(MetricDescriptor.PARTITIONS.meterName())).isEqualTo(2);
+    assertThat(value(MetricDescriptor.INDEXES_ALLOCATED.meterName())).isEqualTo(30);
+    assertThat(value(MetricDescriptor.INDEXES_REUSABLE.meterName())).isEqualTo(5);
+    assertThat(value(MetricDescriptor.PARTITION_SAMPLES.meterName(), "partition_id", "train_0"))
+        .isEqualTo(20);
+    assertThat(value(MetricDescriptor.PARTITION_SAMPLES.meterName(), "partition_id", "train_1"))
+        .isEqualTo(10);
+    String production = MetricDescriptor.PARTITION_PRODUCTION_PROGRESS.meterName();
+    String consumption = MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS.meterName();
     assertThat(value(production, "partition_id", "train_0", "task_name", "all")).isEqualTo(0.8);
     assertThat(value(production, "partition_id", "train_0", "task_name", "gen")).isEqualTo(0.8);
     assertThat(value(consumption, "partition_id", "train_0", "task_name", "gen")).isEqualTo(0.5);
@@ -73,17 +75,17 @@ class MetricsCollectorTest {
     assertThat(value(consumption, "partition_id", "train_1", "task_name", "train"))
         .isCloseTo(0.3, within(1e-12));
     assertThat(gauge(consumption, "partition_id", "train_0", "task_name", "train")).isNull();
-    assertThat(value(MetricNames.CONTROLLER_UPTIME)).isEqualTo(2.5);
-    assertThat(value(MetricNames.CONTROLLER_MEMORY_RSS)).isEqualTo(4096);
+    assertThat(value(MetricDescriptor.CONTROLLER_UPTIME.meterName())).isEqualTo(2.5);
+    assertThat(value(MetricDescriptor.CONTROLLER_MEMORY_RSS.meterName())).isEqualTo(4096);
   }
 
   @Test
   void H118_shouldShowZerosForAnEmptySnapshot() {
     collector(null).collectNow();
-    assertThat(value(MetricNames.PARTITIONS)).isZero();
-    assertThat(value(MetricNames.INDEXES_ALLOCATED)).isZero();
-    assertThat(value(MetricNames.INDEXES_REUSABLE)).isZero();
-    assertThat(registry.find(MetricNames.PARTITION_SAMPLES).gauges()).isEmpty();
+    assertThat(value(MetricDescriptor.PARTITIONS.meterName())).isZero();
+    assertThat(value(MetricDescriptor.INDEXES_ALLOCATED.meterName())).isZero();
+    assertThat(value(MetricDescriptor.INDEXES_REUSABLE.meterName())).isZero();
+    assertThat(registry.find(MetricDescriptor.PARTITION_SAMPLES.meterName()).gauges()).isEmpty();
   }
 
   @Test
@@ -98,7 +100,8 @@ class MetricsCollectorTest {
             0,
             6));
     collector.collectNow();
-    assertThat(gauge(MetricNames.PARTITION_SAMPLES, "partition_id", "train_0")).isNotNull();
+    assertThat(gauge(MetricDescriptor.PARTITION_SAMPLES.meterName(), "partition_id", "train_0"))
+        .isNotNull();
 
     stats.set(
         new ControllerStatistics(List.of(partition("train_1", 2, 1, Map.of("gen", 1))), 2, 4, 6));
@@ -106,24 +109,27 @@ class MetricsCollectorTest {
 
     for (String name :
         List.of(
-            MetricNames.PARTITION_SAMPLES,
-            MetricNames.PARTITION_PRODUCTION_PROGRESS,
-            MetricNames.PARTITION_CONSUMPTION_PROGRESS)) {
+            MetricDescriptor.PARTITION_SAMPLES.meterName(),
+            MetricDescriptor.PARTITION_PRODUCTION_PROGRESS.meterName(),
+            MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS.meterName())) {
       assertThat(registry.find(name).tag("partition_id", "train_0").gauges()).as(name).isEmpty();
       assertThat(registry.find(name).tag("partition_id", "train_1").gauges()).as(name).isNotEmpty();
     }
-    assertThat(value(MetricNames.PARTITIONS)).isEqualTo(1);
-    assertThat(value(MetricNames.INDEXES_REUSABLE)).isEqualTo(4);
+    assertThat(value(MetricDescriptor.PARTITIONS.meterName())).isEqualTo(1);
+    assertThat(value(MetricDescriptor.INDEXES_REUSABLE.meterName())).isEqualTo(4);
   }
 
   @Test
   void H120_shouldShowStorageGaugesOfAUnit() {
     probes.add(() -> new StorageUnitReport("SU_001", OptionalLong.of(1000), 250, 536_870_912L));
     collector(null).collectNow();
-    assertThat(value(MetricNames.STORAGE_CAPACITY, "storage_unit_id", "SU_001")).isEqualTo(1000);
-    assertThat(value(MetricNames.STORAGE_ACTIVE_KEYS, "storage_unit_id", "SU_001")).isEqualTo(250);
-    assertThat(value(MetricNames.STORAGE_UTILIZATION, "storage_unit_id", "SU_001")).isEqualTo(0.25);
-    assertThat(value(MetricNames.STORAGE_MEMORY_RSS, "storage_unit_id", "SU_001"))
+    assertThat(value(MetricDescriptor.STORAGE_CAPACITY.meterName(), "storage_unit_id", "SU_001"))
+        .isEqualTo(1000);
+    assertThat(value(MetricDescriptor.STORAGE_ACTIVE_KEYS.meterName(), "storage_unit_id", "SU_001"))
+        .isEqualTo(250);
+    assertThat(value(MetricDescriptor.STORAGE_UTILIZATION.meterName(), "storage_unit_id", "SU_001"))
+        .isEqualTo(0.25);
+    assertThat(value(MetricDescriptor.STORAGE_MEMORY_RSS.meterName(), "storage_unit_id", "SU_001"))
         .isEqualTo(536_870_912.0);
   }
 
@@ -135,8 +141,10 @@ class MetricsCollectorTest {
         });
     probes.add(() -> new StorageUnitReport("SU_002", OptionalLong.of(500), 0, 0));
     collector(null).collectNow();
-    assertThat(value(MetricNames.STORAGE_CAPACITY, "storage_unit_id", "SU_002")).isEqualTo(500);
-    assertThat(value(MetricNames.STORAGE_UTILIZATION, "storage_unit_id", "SU_002")).isZero();
+    assertThat(value(MetricDescriptor.STORAGE_CAPACITY.meterName(), "storage_unit_id", "SU_002"))
+        .isEqualTo(500);
+    assertThat(value(MetricDescriptor.STORAGE_UTILIZATION.meterName(), "storage_unit_id", "SU_002"))
+        .isZero();
     assertThat(errors.errorCount()).isEqualTo(1);
   }
 
@@ -144,11 +152,24 @@ class MetricsCollectorTest {
   void H120_shouldOmitCapacityAndUtilisationOfAnUnlimitedUnit() {
     probes.add(() -> new StorageUnitReport("SU_UNLIMITED", OptionalLong.empty(), 42, 1));
     collector(null).collectNow();
-    assertThat(gauge(MetricNames.STORAGE_CAPACITY, "storage_unit_id", "SU_UNLIMITED")).isNull();
-    assertThat(gauge(MetricNames.STORAGE_UTILIZATION, "storage_unit_id", "SU_UNLIMITED")).isNull();
-    assertThat(value(MetricNames.STORAGE_ACTIVE_KEYS, "storage_unit_id", "SU_UNLIMITED"))
+    assertThat(
+            gauge(MetricDescriptor.STORAGE_CAPACITY.meterName(), "storage_unit_id", "SU_UNLIMITED"))
+        .isNull();
+    assertThat(
+            gauge(
+                MetricDescriptor.STORAGE_UTILIZATION.meterName(),
+                "storage_unit_id",
+                "SU_UNLIMITED"))
+        .isNull();
+    assertThat(
+            value(
+                MetricDescriptor.STORAGE_ACTIVE_KEYS.meterName(),
+                "storage_unit_id",
+                "SU_UNLIMITED"))
         .isEqualTo(42);
-    assertThat(value(MetricNames.STORAGE_MEMORY_RSS, "storage_unit_id", "SU_UNLIMITED"))
+    assertThat(
+            value(
+                MetricDescriptor.STORAGE_MEMORY_RSS.meterName(), "storage_unit_id", "SU_UNLIMITED"))
         .isEqualTo(1);
   }
 
@@ -159,13 +180,17 @@ class MetricsCollectorTest {
     probes.add(report::get);
     MetricsCollector collector = collector(null);
     collector.collectNow();
-    assertThat(gauge(MetricNames.STORAGE_CAPACITY, "storage_unit_id", "SU_001")).isNotNull();
+    assertThat(gauge(MetricDescriptor.STORAGE_CAPACITY.meterName(), "storage_unit_id", "SU_001"))
+        .isNotNull();
 
     report.set(new StorageUnitReport("SU_001", OptionalLong.empty(), 300, 0));
     collector.collectNow();
-    assertThat(gauge(MetricNames.STORAGE_CAPACITY, "storage_unit_id", "SU_001")).isNull();
-    assertThat(gauge(MetricNames.STORAGE_UTILIZATION, "storage_unit_id", "SU_001")).isNull();
-    assertThat(value(MetricNames.STORAGE_ACTIVE_KEYS, "storage_unit_id", "SU_001")).isEqualTo(300);
+    assertThat(gauge(MetricDescriptor.STORAGE_CAPACITY.meterName(), "storage_unit_id", "SU_001"))
+        .isNull();
+    assertThat(gauge(MetricDescriptor.STORAGE_UTILIZATION.meterName(), "storage_unit_id", "SU_001"))
+        .isNull();
+    assertThat(value(MetricDescriptor.STORAGE_ACTIVE_KEYS.meterName(), "storage_unit_id", "SU_001"))
+        .isEqualTo(300);
   }
 
   @Test
@@ -176,13 +201,16 @@ class MetricsCollectorTest {
     meters.record("SU_001", StorageOp.PUT_DATA, 4_000_000, 4, false);
     collector(meters).collectNow();
     String[] put = {"storage_unit_id", "SU_001", "op_type", "PUT_DATA"};
-    assertThat(value(MetricNames.STORAGE_REQUEST_OPS, put)).isEqualTo(2);
-    assertThat(value(MetricNames.STORAGE_REQUEST_LATENCY_AVG, put)).isCloseTo(0.003, within(1e-12));
+    assertThat(value(MetricDescriptor.STORAGE_REQUEST_OPS.meterName(), put)).isEqualTo(2);
+    assertThat(value(MetricDescriptor.STORAGE_REQUEST_LATENCY_AVG.meterName(), put))
+        .isCloseTo(0.003, within(1e-12));
     // both observations lie in (1 ms, 5 ms]: the median is the middle of that bucket
-    assertThat(value(MetricNames.STORAGE_REQUEST_LATENCY_P50, put)).isCloseTo(0.003, within(1e-12));
-    assertThat(value(MetricNames.STORAGE_REQUEST_LATENCY_P99, put)).isBetween(0.001, 0.005);
+    assertThat(value(MetricDescriptor.STORAGE_REQUEST_LATENCY_P50.meterName(), put))
+        .isCloseTo(0.003, within(1e-12));
+    assertThat(value(MetricDescriptor.STORAGE_REQUEST_LATENCY_P99.meterName(), put))
+        .isBetween(0.001, 0.005);
     String[] get = {"storage_unit_id", "SU_001", "op_type", "GET_DATA"};
-    assertThat(value(MetricNames.STORAGE_REQUEST_OPS, get)).isZero();
+    assertThat(value(MetricDescriptor.STORAGE_REQUEST_OPS.meterName(), get)).isZero();
   }
 
   @Test
@@ -193,6 +221,6 @@ class MetricsCollectorTest {
     stats.set(null);
     collector.collectNow();
     assertThat(errors.errorCount()).isEqualTo(1);
-    assertThat(value(MetricNames.PARTITIONS)).isEqualTo(1);
+    assertThat(value(MetricDescriptor.PARTITIONS.meterName())).isEqualTo(1);
   }
 }

@@ -11,6 +11,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.TqConfig;
+import org.transferqueue.metrics.MetricDescriptor;
 
 @Timeout(60)
 class PrometheusEndpointTest {
@@ -75,6 +76,28 @@ class PrometheusEndpointTest {
           .contains("tq_storage_request_latency_p99{op_type=\"GET_DATA\",storage_unit_id=")
           .contains("tq_storage_request_total{op_type=\"CLEAR_DATA\",storage_unit_id=")
           .doesNotContain("tq_storage_capacity_total{"); // unlimited by default
+    }
+  }
+
+  @Test
+  void H117_shouldExportEveryDescribedFamilyWithItsPrometheusNameAndType() throws Exception {
+    TqConfig config =
+        TqConfig.builder()
+            .controller(c -> c.pollingMode(true))
+            .backend(b -> b.simpleStorage(s -> s.totalStorageSize(100L)))
+            .metrics(m -> m.enabled(true).port(0).collectInterval(Duration.ofHours(1)))
+            .build();
+    try (TransferQueueSystem tq =
+        PrometheusEndpoint.install(TransferQueueSystem.builder().config(config)).start()) {
+      MetricsWorkload.run(tq);
+      String body =
+          MetricsWorkload.get(tq.metricsEndpoint().orElseThrow(), "/metrics", "GET").body();
+      for (MetricDescriptor d : MetricDescriptor.values()) {
+        String type = d.kind().name().toLowerCase(java.util.Locale.ROOT);
+        assertThat(body).contains("# TYPE " + d.prometheusName() + " " + type + "\n");
+        String sample = d.kind() == MetricDescriptor.Kind.HISTOGRAM ? "_bucket{" : "";
+        assertThat(body).as(d.name()).contains("\n" + d.prometheusName() + sample);
+      }
     }
   }
 
