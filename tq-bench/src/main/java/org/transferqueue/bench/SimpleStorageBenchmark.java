@@ -25,8 +25,8 @@ import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.simple.DataParserRegistry;
-import org.transferqueue.storage.simple.SimpleStorageConfig;
 import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.storage.simple.SimpleStorageSettings;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
@@ -77,7 +77,7 @@ public class SimpleStorageBenchmark {
     allocator = RootAllocator.builder().name("bench").limitBytes(12L << 30).build();
     manager =
         new SimpleStorageManager(
-            SimpleStorageConfig.builder()
+            SimpleStorageSettings.builder()
                 .unitCount(2)
                 .totalStorageSize(OptionalLong.empty())
                 .build(),

@@ -2,6 +2,7 @@ package org.transferqueue.client;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,10 +53,13 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final KvApi kv;
   private final SystemMetrics metrics;
   private final MetricsEndpoint metricsEndpoint;
+  private final ControllerClock clock;
+  private final Object checkpointLock = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private TransferQueueSystem(Builder builder) {
     this.config = builder.config;
+    this.clock = builder.clock;
     this.allocator =
         RootAllocator.builder()
             .name("transferqueue")
@@ -71,7 +75,6 @@ public final class TransferQueueSystem implements AutoCloseable {
       Sampler sampler =
           builder.sampler != null ? builder.sampler : samplerNamed(config.controller().sampler());
       startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
-      ControllerClock clock = builder.clock;
       startedMetrics =
           builder.meterRegistry == null
               ? null
@@ -211,6 +214,59 @@ public final class TransferQueueSystem implements AutoCloseable {
    */
   public Optional<SystemMetrics> metrics() {
     return Optional.ofNullable(metrics);
+  }
+
+  /**
+   * Saves the controller's state and, where the backend supports it, the stored data into a
+   * checkpoint directory (format in {@code docs/CHECKPOINT.md}).
+   *
+   * <p>Everything is written into a temporary sibling directory, synced to disk and renamed into
+   * place; an existing checkpoint at {@code directory} is replaced only once the new one is
+   * complete. A failed save leaves no partial directory behind. SimpleStorage keeps its data only
+   * in memory, so it is always saved ({@code includeStorage=false} is ignored with a warning); a
+   * backend without checkpoints (MooncakeStore) saves only the controller and the result says
+   * {@code storageSaved=false}. Requests running during a save may or may not be included; quiesce
+   * producers for a consistent checkpoint.
+   *
+   * @param directory the checkpoint directory; its parent is created if needed
+   * @param includeStorage whether to save stored data
+   * @return what was saved
+   * @throws TqException {@code CLOSED} after {@link #close()}, {@code STORAGE_ERROR} naming the
+   *     path on an I/O error, {@code INVALID_ARGUMENT} for a tag value that cannot be stored
+   */
+  public CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
+    Objects.requireNonNull(directory, "directory");
+    synchronized (checkpointLock) {
+      ensureOpen();
+      return Checkpoints.save(directory, includeStorage, controller, storage, clock);
+    }
+  }
+
+  /**
+   * Replaces the controller's whole state and the stored data by a checkpoint: partitions created
+   * since disappear. Everything is validated first (manifest, sizes and CRC32C checksums, the
+   * controller state, the storage files and the unit count), and nothing changes when any of it
+   * fails. Meant for a freshly started system with the same backend, unit count and sampler type;
+   * requests must not run meanwhile.
+   *
+   * @param directory a directory written by {@link #saveCheckpoint}
+   * @throws TqException {@code NOT_FOUND} for a missing directory or manifest; {@code CORRUPT_DATA}
+   *     for a missing, truncated or altered file; {@code INVALID_ARGUMENT} for a foreign or
+   *     unsupported checkpoint (bad magic, format version, backend or unit count); {@code
+   *     INVALID_CONFIGURATION} for another sampler type; {@code CLOSED} after {@link #close()}
+   */
+  public void loadCheckpoint(Path directory) {
+    Objects.requireNonNull(directory, "directory");
+    synchronized (checkpointLock) {
+      ensureOpen();
+      Checkpoints.load(directory, controller, storage);
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new TqException(ErrorCode.CLOSED, "the TransferQueue system is closed");
+    }
   }
 
   /** Stops clients, storage and controller and releases all memory. Idempotent. */

@@ -34,6 +34,20 @@ public record PartitionGroup(String partitionId, int[] positions) {
    *     position when the batch has one partition; empty for an empty batch
    */
   public static List<PartitionGroup> of(BatchMeta meta) {
+    int size = meta.size();
+    if (size == 0) {
+      return List.of();
+    }
+    String first = meta.partitionId(0);
+    int same = 1;
+    while (same < size && meta.partitionId(same).equals(first)) {
+      same++;
+    }
+    if (same == size) {
+      int[] all = new int[size];
+      Arrays.setAll(all, p -> p);
+      return List.of(new PartitionGroup(first, all));
+    }
     Map<String, List<Integer>> byPartition = new LinkedHashMap<>();
     for (int i = 0; i < meta.size(); i++) {
       byPartition.computeIfAbsent(meta.partitionId(i), p -> new ArrayList<>()).add(i);

@@ -1,22 +1,15 @@
 package org.transferqueue.storage.simple;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.memory.BufferAllocator;
@@ -43,6 +36,7 @@ import org.transferqueue.tensor.Column;
  *
  * <pre>
  *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
+ *               (with a data parser: after step 2, on the schema of the parsed cells)
  *  2. stage     per (partition, unit), in parallel: copy the unit's rows into new cell blocks
  *  3. commit    per (partition, unit): publish the blocks under the unit's lock (capacity checked)
  *  4. notify    per partition, in order of first appearance
@@ -59,16 +53,6 @@ import org.transferqueue.tensor.Column;
  * {@link ObjectCells}). Thread-safe; {@link #close()} must follow the last request.
  */
 public final class SimpleStorageManager implements StorageManager {
-  /** The sub-directory of a checkpoint directory that holds SimpleStorage's files. */
-  public static final String CHECKPOINT_DIRECTORY = "simple_storage";
-
-  /** The manifest listing (position, unit id) of every saved unit. */
-  public static final String MANIFEST_FILE = "storage_unit_info.json";
-
-  private static final Pattern MANIFEST_ENTRY =
-      Pattern.compile(
-          "\\{\\s*\"position\"\\s*:\\s*(\\d+)\\s*,\\s*\"storage_unit_id\"\\s*:\\s*\"([^\"]*)\"\\s*}");
-
   private final String id;
   private final List<StorageUnit> units;
   private final ProductionNotifier notifier;
@@ -86,7 +70,7 @@ public final class SimpleStorageManager implements StorageManager {
    * @param parsers the data parsers the units may run
    */
   public SimpleStorageManager(
-      SimpleStorageConfig config,
+      SimpleStorageSettings config,
       BufferAllocator allocator,
       ProductionNotifier notifier,
       DataParserRegistry parsers) {
@@ -115,14 +99,14 @@ public final class SimpleStorageManager implements StorageManager {
 
   /**
    * The factory registered as {@link StorageManagerRegistry#SIMPLE_STORAGE}: reads the options with
-   * {@link SimpleStorageConfig#fromOptions} and starts with an empty parser registry.
+   * {@link SimpleStorageSettings#fromOptions} and starts with an empty parser registry.
    *
    * @param context allocator, notifier and the {@code backend.SimpleStorage} options
    * @return a manager the caller owns
    */
   public static SimpleStorageManager create(StorageContext context) {
     return new SimpleStorageManager(
-        SimpleStorageConfig.fromOptions(context.options()),
+        SimpleStorageSettings.fromOptions(context.options()),
         context.allocator(),
         context.notifier(),
         new DataParserRegistry());
@@ -191,12 +175,61 @@ public final class SimpleStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     FieldSchemas.requireDistinctIndexes(gis);
-    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
-    FieldSchemas.requireCompatible(meta, schema);
-    if (parser != null) {
+    SortedMap<String, FieldSchema> schema = null;
+    if (parser == null) {
+      schema = FieldSchemas.extract(batch);
+      FieldSchemas.requireCompatible(meta, schema);
+    } else {
       parsers.resolve(parser.name());
     }
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
+    List<PutTask> tasks = planTasks(partitions, gis);
+    for (PutTask task : tasks) {
+      task.unit().checkCapacity(task.gis());
+    }
+    String[] fields = batch.fields().toArray(String[]::new);
+    List<StagedPut> staged =
+        executor.runAll(tasks, task -> stage(task, batch, fields, parser), StagedPut::close);
+    if (parser != null) {
+      try {
+        List<int[]> positions = tasks.stream().map(PutTask::positions).toList();
+        schema = ParsedSchema.of(fields, staged, positions, meta.size());
+        FieldSchemas.requireCompatible(meta, schema);
+      } catch (RuntimeException e) {
+        staged.forEach(StagedPut::close);
+        throw e;
+      }
+    }
+    List<PutUndo> undos = commitAll(staged);
+    int accepted = 0;
+    try {
+      for (; accepted < partitions.size(); accepted++) {
+        ProductionUpdates.publish(
+            notifier, ProductionUpdates.of(meta, partitions.get(accepted), schema, List.of()));
+      }
+    } catch (RuntimeException e) {
+      for (int i = undos.size() - 1; i >= 0; i--) {
+        if (staged.get(i).partition() >= accepted) {
+          undos.get(i).rollback();
+        }
+      }
+      undos.forEach(PutUndo::close);
+      if (accepted == 0) {
+        throw e;
+      }
+      List<String> kept =
+          partitions.subList(0, accepted).stream().map(PartitionGroup::partitionId).toList();
+      throw new StorageException(
+          ErrorCode.NOTIFICATION_FAILED,
+          e.getMessage() + "; partitions accepted before it stay stored: " + kept,
+          e);
+    }
+    undos.forEach(PutUndo::close);
+    return new PutResult(schema, List.of());
+  }
+
+  /** Splits a put into one task per (partition group, unit), in partition order. */
+  private List<PutTask> planTasks(List<PartitionGroup> partitions, long[] gis) {
     List<PutTask> tasks = new ArrayList<>();
     for (int p = 0; p < partitions.size(); p++) {
       int[] rows = partitions.get(p).positions();
@@ -212,42 +245,18 @@ public final class SimpleStorageManager implements StorageManager {
         tasks.add(new PutTask(p, units.get(group.unit()), group.globalIndexes(), positions));
       }
     }
-    for (PutTask task : tasks) {
-      task.unit.checkCapacity(task.gis);
-    }
-    String[] fields = batch.fields().toArray(String[]::new);
-    List<StagedPut> staged =
-        executor.runAll(tasks, task -> stage(task, batch, fields, parser), StagedPut::close);
-    List<PutUndo> undos = commitAll(staged);
-    int accepted = 0;
-    try {
-      for (; accepted < partitions.size(); accepted++) {
-        ProductionUpdates.publish(
-            notifier, ProductionUpdates.of(meta, partitions.get(accepted), schema, List.of()));
-      }
-    } catch (RuntimeException e) {
-      for (int i = undos.size() - 1; i >= 0; i--) {
-        if (staged.get(i).partition() >= accepted) {
-          undos.get(i).rollback();
-        }
-      }
-      undos.forEach(PutUndo::close);
-      throw e;
-    }
-    undos.forEach(PutUndo::close);
-    return new PutResult(schema, List.of());
+    return tasks;
   }
 
-  private static StagedPut stage(
-      PutTask task, Batch batch, String[] fields, DataParserReference parser) {
+  private StagedPut stage(PutTask task, Batch batch, String[] fields, DataParserReference parser) {
     if (parser == null) {
-      return stageColumns(task, batch, fields, task.positions);
+      return stageColumns(task, batch, fields, task.positions());
     }
-    BufferAllocator allocator = task.unit.allocator();
-    try (Batch rows = batch.selectRows(allocator, task.positions)) {
-      Batch parsed = task.parsers().apply(parser, rows, allocator);
+    BufferAllocator allocator = task.unit().allocator();
+    try (Batch rows = batch.selectRows(allocator, task.positions())) {
+      Batch parsed = parsers.apply(parser, rows, allocator);
       try {
-        int[] all = new int[task.gis.length];
+        int[] all = new int[task.gis().length];
         for (int j = 0; j < all.length; j++) {
           all[j] = j;
         }
@@ -264,7 +273,7 @@ public final class SimpleStorageManager implements StorageManager {
     try {
       for (int f = 0; f < fields.length; f++) {
         Column column = batch.column(fields[f]);
-        blocks[f] = CellBlock.copyOf(task.unit.allocator(), fields[f], column, positions);
+        blocks[f] = CellBlock.copyOf(task.unit().allocator(), fields[f], column, positions);
       }
     } catch (RuntimeException e) {
       for (CellBlock block : blocks) {
@@ -274,7 +283,7 @@ public final class SimpleStorageManager implements StorageManager {
       }
       throw e;
     }
-    return new StagedPut(task.unit, task.partition, task.gis, fields, blocks);
+    return new StagedPut(task.unit(), task.partition(), task.gis(), fields, blocks);
   }
 
   private static List<PutUndo> commitAll(List<StagedPut> staged) {
@@ -361,38 +370,7 @@ public final class SimpleStorageManager implements StorageManager {
   @Override
   public void saveCheckpoint(Path directory) {
     ensureOpen();
-    Path base = directory.resolve(CHECKPOINT_DIRECTORY);
-    try {
-      Files.createDirectories(base);
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR, "cannot create checkpoint directory " + base + ": " + e, e);
-    }
-    List<Integer> positions = IntStream.range(0, units.size()).boxed().toList();
-    executor.runAll(
-        positions,
-        p -> {
-          units.get(p).saveCheckpoint(base.resolve(unitFileName(p, units.get(p).id())));
-          return p;
-        },
-        null);
-    StringBuilder manifest = new StringBuilder("[");
-    for (int p = 0; p < units.size(); p++) {
-      manifest
-          .append(p == 0 ? "" : ", ")
-          .append("{\"position\": ")
-          .append(p)
-          .append(", \"storage_unit_id\": \"")
-          .append(units.get(p).id())
-          .append("\"}");
-    }
-    manifest.append("]\n");
-    try {
-      Files.writeString(base.resolve(MANIFEST_FILE), manifest);
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR, "cannot write checkpoint manifest in " + base + ": " + e, e);
-    }
+    SimpleStorageCheckpoints.save(directory, units, executor);
   }
 
   /**
@@ -409,72 +387,22 @@ public final class SimpleStorageManager implements StorageManager {
   @Override
   public void loadCheckpoint(Path directory) {
     ensureOpen();
-    Path base = directory.resolve(CHECKPOINT_DIRECTORY);
-    Path manifestPath = base.resolve(MANIFEST_FILE);
-    String manifest;
-    try {
-      manifest = Files.readString(manifestPath);
-    } catch (NoSuchFileException e) {
-      throw new StorageException(
-          ErrorCode.NOT_FOUND, "Storage unit manifest not found: " + manifestPath, e);
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR, "cannot read " + manifestPath + ": " + e, e);
-    }
-    Map<Integer, String> saved = new TreeMap<>();
-    Matcher entry = MANIFEST_ENTRY.matcher(manifest);
-    while (entry.find()) {
-      saved.put(Integer.parseInt(entry.group(1)), entry.group(2));
-    }
-    if (saved.size() != units.size()) {
-      throw new StorageException(
-          ErrorCode.INVALID_ARGUMENT,
-          "Storage unit count mismatch: checkpoint has "
-              + saved.size()
-              + ", current system has "
-              + units.size()
-              + ".");
-    }
-    for (int p = 0; p < units.size(); p++) {
-      if (!saved.containsKey(p)) {
-        throw new StorageException(
-            ErrorCode.CORRUPT_DATA,
-            manifestPath
-                + " lists positions "
-                + saved.keySet()
-                + ", expected 0 to "
-                + (units.size() - 1));
-      }
-    }
-    List<Integer> positions = new ArrayList<>(saved.keySet());
-    List<UnitCheckpoint.Contents> contents =
-        executor.runAll(
-            positions,
-            p -> {
-              Path file = base.resolve(unitFileName(p, saved.get(p)));
-              StorageUnit unit = units.get(p);
-              try {
-                return unit.readCheckpoint(file);
-              } catch (StorageException e) {
-                throw new StorageException(
-                    e.code(),
-                    "Storage unit "
-                        + unit.id()
-                        + " failed to load checkpoint from "
-                        + file
-                        + ": "
-                        + e.getMessage(),
-                    e);
-              }
-            },
-            UnitCheckpoint.Contents::close);
-    for (int i = 0; i < positions.size(); i++) {
-      units.get(positions.get(i)).install(contents.get(i));
-    }
+    SimpleStorageCheckpoints.load(directory, units, executor);
   }
 
-  private static String unitFileName(int position, String unitId) {
-    return "su_" + position + "_" + unitId + ".ckpt";
+  /**
+   * Reads every unit file of a checkpoint into blocks of the units' allocators without changing any
+   * unit; {@link PreparedLoad#commit()} then installs them all at once, as {@link #loadCheckpoint}
+   * does.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @return the read contents; commit or close them
+   * @throws StorageException as {@link #loadCheckpoint}; nothing changes then
+   */
+  @Override
+  public PreparedLoad prepareLoadCheckpoint(Path directory) {
+    ensureOpen();
+    return SimpleStorageCheckpoints.prepare(directory, units, executor);
   }
 
   @Override
@@ -515,22 +443,13 @@ public final class SimpleStorageManager implements StorageManager {
     return "SimpleStorageManager[id=" + id + ", units=" + units.size() + "]";
   }
 
-  /** The rows of one partition group routed to one unit. */
-  private final class PutTask {
-    final int partition;
-    final StorageUnit unit;
-    final long[] gis;
-    final int[] positions;
-
-    PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {
-      this.partition = partition;
-      this.unit = unit;
-      this.gis = gis;
-      this.positions = positions;
-    }
-
-    DataParserRegistry parsers() {
-      return parsers;
-    }
-  }
+  /**
+   * The rows of one partition group routed to one unit.
+   *
+   * @param partition the index of the partition group
+   * @param unit the unit
+   * @param gis the rows' global indexes
+   * @param positions the rows' batch positions, ascending
+   */
+  private record PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {}
 }

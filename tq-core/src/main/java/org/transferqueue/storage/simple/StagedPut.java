@@ -24,6 +24,11 @@ final class StagedPut implements AutoCloseable {
     this.blocks = blocks;
   }
 
+  /** The staged block of field {@code f} (in the order given at creation). */
+  CellBlock block(int f) {
+    return blocks[f];
+  }
+
   /** The index of the put's partition group this part belongs to. */
   int partition() {
     return partition;

@@ -291,9 +291,14 @@ public final class StorageUnit implements AutoCloseable {
                   + ")");
         }
       }
+      int[] slotOf = new int[gis.length];
       for (int j = 0; j < gis.length; j++) {
-        int slot = slots.get(gis[j]);
-        for (int f = 0; f < columns.length; f++) {
+        slotOf[j] = slots.get(gis[j]);
+      }
+      // Field-major, so that consecutive cells mostly share a block and are retained once.
+      for (int f = 0; f < columns.length; f++) {
+        for (int j = 0; j < gis.length; j++) {
+          int slot = slotOf[j];
           CellBlock block = slot < 0 ? null : columns[f].block(slot);
           if (block == null) {
             throw new StorageException(

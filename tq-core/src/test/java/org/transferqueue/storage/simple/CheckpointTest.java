@@ -33,8 +33,8 @@ import org.transferqueue.tensor.Tensor;
 class CheckpointTest {
 
   private static SimpleStorageManager manager(BufferAllocator allocator, int units) {
-    SimpleStorageConfig config =
-        SimpleStorageConfig.builder()
+    SimpleStorageSettings config =
+        SimpleStorageSettings.builder()
             .unitCount(units)
             .totalStorageSize(OptionalLong.empty())
             .build();

@@ -31,8 +31,8 @@ class DataParserTest {
 
   private static SimpleStorageManager manager(
       BufferAllocator allocator, int units, RecordingNotifier n) {
-    SimpleStorageConfig config =
-        SimpleStorageConfig.builder()
+    SimpleStorageSettings config =
+        SimpleStorageSettings.builder()
             .unitCount(units)
             .totalStorageSize(OptionalLong.empty())
             .build();
@@ -112,7 +112,56 @@ class DataParserTest {
         assertThat(parsed.rowShape(1)).containsExactly(1, 4);
         assertThat(parsed.rowShape(2)).containsExactly(3, 2);
       }
-      assertThat(notifier.accepted()).hasSize(1);
+      assertThat(notifier.accepted())
+          .singleElement()
+          .satisfies(
+              update -> {
+                assertThat(update.fieldSchema().get("normal_data"))
+                    .isEqualTo(FieldSchema.regular(DType.FLOAT32, 2));
+                assertThat(update.fieldSchema().get("data_to_be_parsed"))
+                    .as("the schema describes the stored (parsed) data")
+                    .isEqualTo(
+                        FieldSchema.nestedOf(
+                            DType.FLOAT32,
+                            List.of(
+                                FieldSchema.shapeOf(2, 3),
+                                FieldSchema.shapeOf(1, 4),
+                                FieldSchema.shapeOf(3, 2))));
+              });
+    }
+  }
+
+  @Test
+  void shouldRejectUnitsParsingAFieldIntoDifferentKinds(BufferAllocator allocator) {
+    RecordingNotifier notifier = new RecordingNotifier();
+    try (SimpleStorageManager manager = manager(allocator, 2, notifier)) {
+      manager
+          .parsers()
+          .register(
+              "odd_to_tensor",
+              (rows, args, alloc) -> {
+                long first = (Long) ((ObjectColumn) rows.column("v")).get(0);
+                if (first % 2 == 0) {
+                  return Batch.builder()
+                      .add("v", ((ObjectColumn) rows.column("v")).slice(0, rows.rowCount()))
+                      .build();
+                }
+                return Batch.builder()
+                    .dense("v", Tensor.zeros(alloc, DType.FLOAT32, rows.rowCount()))
+                    .build();
+              });
+
+      assertThatThrownBy(
+              () ->
+                  put(
+                      manager,
+                      meta(List.of(), 0, 1),
+                      Batch.builder().add("v", objects(0L, 1L)),
+                      "odd_to_tensor"))
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.DATA_PARSER_FAILED))
+          .hasMessageContaining("field 'v'");
+      assertThat(notifier.offered()).isEmpty();
+      assertThat(manager.unitStats()).allSatisfy(s -> assertThat(s.cells()).isZero());
     }
   }
 

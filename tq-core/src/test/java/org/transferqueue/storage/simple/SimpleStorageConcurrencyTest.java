@@ -1,7 +1,5 @@
 package org.transferqueue.storage.simple;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -32,10 +30,10 @@ import org.transferqueue.tensor.Tensor;
 @ExtendWith(LeakCheckExtension.class)
 class SimpleStorageConcurrencyTest {
   private static final int SAMPLES = 8;
-  private static final int ELEMENTS = 1024;
+  private static final int ELEMENTS = 64 * 1024;
   private static final int WRITERS = 3;
   private static final int READERS = 3;
-  private static final int ROUNDS = 150;
+  private static final int ROUNDS = 100;
 
   private static Tensor filled(BufferAllocator allocator, int value) {
     Tensor tensor = Tensor.allocate(allocator, DType.INT32, SAMPLES, ELEMENTS);
@@ -61,8 +59,8 @@ class SimpleStorageConcurrencyTest {
             .field("x", FieldSchema.placeholder())
             .field("y", FieldSchema.placeholder())
             .build();
-    SimpleStorageConfig config =
-        SimpleStorageConfig.builder().unitCount(2).totalStorageSize(OptionalLong.empty()).build();
+    SimpleStorageSettings config =
+        SimpleStorageSettings.builder().unitCount(2).totalStorageSize(OptionalLong.empty()).build();
     ExecutorService threads = Executors.newFixedThreadPool(WRITERS + READERS);
     try (SimpleStorageManager manager =
         new SimpleStorageManager(
@@ -81,16 +79,24 @@ class SimpleStorageConcurrencyTest {
         tasks.add(
             threads.submit(
                 () -> {
-                  start.await();
-                  for (int round = 0; round < ROUNDS; round++) {
-                    int value = writer * 1_000_000 + round;
-                    try (Batch batch =
+                  // Two batches per writer, reused: values differ per writer and per batch.
+                  Batch[] batches = new Batch[2];
+                  for (int b = 0; b < 2; b++) {
+                    int value = writer * 2 + b;
+                    batches[b] =
                         Batch.builder()
                             .dense("x", filled(allocator, value))
                             .dense("y", filled(allocator, value))
-                            .build()) {
-                      manager.put(batch, putMeta);
+                            .build();
+                  }
+                  try {
+                    start.await();
+                    for (int round = 0; round < ROUNDS; round++) {
+                      manager.put(batches[round % 2], putMeta);
                     }
+                  } finally {
+                    batches[0].close();
+                    batches[1].close();
                   }
                   return null;
                 }));
@@ -129,12 +135,24 @@ class SimpleStorageConcurrencyTest {
       for (int sample = unit; sample < SAMPLES; sample += 2) {
         for (int e = 0; e < ELEMENTS; e++) {
           long index = (long) sample * ELEMENTS + e;
-          assertThat(x.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, index))
-              .as("x sample %d element %d", sample, e)
-              .isEqualTo(expected);
-          assertThat(y.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, index))
-              .as("y sample %d element %d", sample, e)
-              .isEqualTo(expected);
+          int xv = x.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, index);
+          int yv = y.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, index);
+          if (xv != expected || yv != expected) {
+            throw new AssertionError(
+                "unit "
+                    + unit
+                    + " sample "
+                    + sample
+                    + " element "
+                    + e
+                    + ": x="
+                    + xv
+                    + " y="
+                    + yv
+                    + ", expected "
+                    + expected
+                    + " like the unit's first cell");
+          }
         }
       }
     }

@@ -40,8 +40,8 @@ class SimpleStorageManagerTest {
 
   private static SimpleStorageManager manager(
       BufferAllocator allocator, int units, OptionalLong total, ProductionNotifier notifier) {
-    SimpleStorageConfig config =
-        SimpleStorageConfig.builder().unitCount(units).totalStorageSize(total).build();
+    SimpleStorageSettings config =
+        SimpleStorageSettings.builder().unitCount(units).totalStorageSize(total).build();
     return new SimpleStorageManager(config, allocator, notifier, new DataParserRegistry());
   }
 
@@ -71,17 +71,32 @@ class SimpleStorageManagerTest {
 
   @Test
   void AS014_unitCapacityIsTheCeilingOfAnEvenSplit() {
-    SimpleStorageConfig three =
-        SimpleStorageConfig.builder()
+    SimpleStorageSettings three =
+        SimpleStorageSettings.builder()
             .unitCount(3)
             .totalStorageSize(OptionalLong.of(10_000))
             .build();
-    SimpleStorageConfig four =
-        SimpleStorageConfig.builder().unitCount(4).totalStorageSize(OptionalLong.of(10)).build();
+    SimpleStorageSettings four =
+        SimpleStorageSettings.builder().unitCount(4).totalStorageSize(OptionalLong.of(10)).build();
 
     assertThat(three.unitCapacity()).hasValue(3334);
     assertThat(four.unitCapacity()).hasValue(3);
-    assertThat(SimpleStorageConfig.builder().build().unitCapacity()).isEmpty();
+    assertThat(SimpleStorageSettings.builder().build().unitCapacity()).isEmpty();
+  }
+
+  @Test
+  void shouldTakeSettingsFromTheTypedConfiguration() {
+    org.transferqueue.config.TqConfig config =
+        org.transferqueue.config.TqConfig.builder()
+            .backend(b -> b.simpleStorage(s -> s.numDataStorageUnits(3).totalStorageSize(10L)))
+            .memory(m -> m.storageUnitLimitBytes(1L << 20))
+            .build();
+
+    SimpleStorageSettings settings = SimpleStorageSettings.from(config);
+
+    assertThat(settings.unitCount()).isEqualTo(3);
+    assertThat(settings.unitCapacity()).hasValue(4);
+    assertThat(settings.unitLimitBytes()).isEqualTo(1L << 20);
   }
 
   @Test
@@ -314,12 +329,15 @@ class SimpleStorageManagerTest {
 
   @Test
   void AS059_configurationIsValidated(BufferAllocator allocator) {
-    assertThatThrownBy(() -> SimpleStorageConfig.fromOptions(Map.of("num_data_storage_units", 0)))
+    assertThatThrownBy(() -> SimpleStorageSettings.fromOptions(Map.of("num_data_storage_units", 0)))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
         .hasMessageContaining("backend.SimpleStorage.num_data_storage_units=0");
-    assertThatThrownBy(() -> SimpleStorageConfig.fromOptions(Map.of("storage_unit_infos", 1)))
+    assertThatThrownBy(() -> SimpleStorageSettings.fromOptions(Map.of("num_storage_units", 1)))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
-        .hasMessageContaining("storage_unit_infos");
+        .hasMessageContaining("backend.SimpleStorage.num_storage_units is not a known key");
+    assertThat(
+            SimpleStorageSettings.fromOptions(Map.of("storage_unit_infos", Map.of())).unitCount())
+        .isEqualTo(2);
 
     StorageManagerRegistry registry =
         StorageManagerRegistry.builder()
@@ -400,7 +418,8 @@ class SimpleStorageManagerTest {
       assertThatThrownBy(
               () -> put(manager, mixed, Batch.builder().add("f", objects("a0", "b0", "a1", "b1"))))
           .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.NOTIFICATION_FAILED))
-          .hasMessageContaining("partition 'b'");
+          .hasMessageContaining("partition 'b'")
+          .hasMessageContaining("partitions accepted before it stay stored: [a]");
 
       assertThat(notifier.accepted())
           .singleElement()

@@ -44,8 +44,8 @@ import org.transferqueue.tensor.Tensor;
 class SimpleStorageRoundTripTest {
 
   private static SimpleStorageManager manager(BufferAllocator allocator, int units, long total) {
-    SimpleStorageConfig config =
-        SimpleStorageConfig.builder()
+    SimpleStorageSettings config =
+        SimpleStorageSettings.builder()
             .unitCount(units)
             .totalStorageSize(total < 0 ? OptionalLong.empty() : OptionalLong.of(total))
             .build();

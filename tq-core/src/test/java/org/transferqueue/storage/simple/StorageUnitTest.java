@@ -6,6 +6,8 @@ import static org.transferqueue.storage.simple.Cells.dense;
 import static org.transferqueue.storage.simple.Cells.objects;
 import static org.transferqueue.storage.simple.Cells.row;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
@@ -15,10 +17,13 @@ import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ColumnKind;
+import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.tensor.Tensor;
 
 /** Scenarios 5.A (storage unit data). */
 @ExtendWith(LeakCheckExtension.class)
@@ -288,6 +293,35 @@ class StorageUnitTest {
       unit.clear(new long[] {0, 1});
       assertThat(unit.stats().allocatedBytes()).isZero();
       assertThat(unit.stats().cells()).isZero();
+    }
+  }
+
+  @Test
+  void shouldKeepCellsOfATakenSnapshotAliveWhenTheyAreReplaced(BufferAllocator allocator) {
+    float[] ones = new float[1024];
+    Arrays.fill(ones, 1f);
+    float[] twos = new float[1024];
+    Arrays.fill(twos, 2f);
+    try (StorageUnit unit = unit(allocator, -1)) {
+      put(unit, new long[] {0}, batch().add("x", dense(allocator, ones)));
+      try (CellSnapshot snapshot = unit.snapshot(new long[] {0}, List.of("x"))) {
+        put(unit, new long[] {0}, batch().add("x", dense(allocator, twos)));
+        unit.clear(new long[] {0});
+        // Had the replaced block been freed, the pool would hand it out again here.
+        List<NativeBuffer> reused = new ArrayList<>();
+        try (Tensor copy = Tensor.allocate(allocator, DType.FLOAT32, 1024)) {
+          for (int i = 0; i < 16; i++) {
+            NativeBuffer buffer = allocator.allocate(4096);
+            reused.add(buffer);
+            buffer.segment().fill((byte) 0x7f);
+          }
+          snapshot.block(0, 0).copyRowTo(snapshot.blockRow(0, 0), copy.segment(), 0);
+          assertThat(copy.toFloatArray()).containsOnly(1f);
+        } finally {
+          reused.forEach(NativeBuffer::close);
+        }
+      }
+      assertThat(unit.stats().allocatedBytes()).isZero();
     }
   }
 }

@@ -5,11 +5,14 @@ import java.util.OptionalLong;
 import java.util.Set;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.SimpleStorageConfig;
+import org.transferqueue.config.TqConfig;
 
 /**
  * Settings of an embedded SimpleStorage backend: how many storage units, how many samples they hold
- * and how much memory each may use. Immutable; build with {@link #builder()} or read the {@code
- * backend.SimpleStorage} section with {@link #fromOptions(Map)}.
+ * and how much memory each may use, plus the manager's own thread count. Immutable; build with
+ * {@link #builder()}, take them from the typed configuration with {@link #from(TqConfig)}, or read
+ * an options map (the {@code backend.SimpleStorage} keys) with {@link #fromOptions(Map)}.
  *
  * @param unitCount the number of storage units N; sample {@code gi} lives on unit {@code gi mod N}
  * @param totalStorageSize the most samples over all units, split evenly (rounding up); empty for
@@ -17,7 +20,7 @@ import org.transferqueue.TqException;
  * @param unitLimitBytes the byte limit of each unit's allocator
  * @param workerThreads the threads of the manager's executor that run per-unit work in parallel
  */
-public record SimpleStorageConfig(
+public record SimpleStorageSettings(
     int unitCount, OptionalLong totalStorageSize, long unitLimitBytes, int workerThreads) {
 
   /** Key of the unit count in the backend section. */
@@ -32,6 +35,9 @@ public record SimpleStorageConfig(
   /** Key of the unit addresses, filled at runtime for networked units; ignored when embedded. */
   public static final String ZMQ_INFO_PROP_NAME = "zmq_info";
 
+  /** Deprecated name of {@link #ZMQ_INFO_PROP_NAME}; accepted with a warning. */
+  public static final String STORAGE_UNIT_INFOS_PROP_NAME = "storage_unit_infos";
+
   /** Key of the per-unit byte limit in the backend section. */
   public static final String UNIT_LIMIT_BYTES_PROP_NAME = "unit_limit_bytes";
 
@@ -41,16 +47,19 @@ public record SimpleStorageConfig(
   /** Key of the executor's thread count in the backend section. */
   public static final String WORKER_THREADS_PROP_NAME = "worker_threads";
 
+  private static final System.Logger LOG = System.getLogger(SimpleStorageSettings.class.getName());
+
   private static final Set<String> KEYS =
       Set.of(
           NUM_DATA_STORAGE_UNITS_PROP_NAME,
           TOTAL_STORAGE_SIZE_PROP_NAME,
           ZMQ_INFO_PROP_NAME,
+          STORAGE_UNIT_INFOS_PROP_NAME,
           UNIT_LIMIT_BYTES_PROP_NAME,
           WORKER_THREADS_PROP_NAME);
 
   /** Validates every setting. */
-  public SimpleStorageConfig {
+  public SimpleStorageSettings {
     if (unitCount < 1) {
       throw invalid(NUM_DATA_STORAGE_UNITS_PROP_NAME, unitCount, "must be >= 1");
     }
@@ -77,13 +86,29 @@ public record SimpleStorageConfig(
   }
 
   /**
+   * Takes the settings from the typed configuration: {@code backend.SimpleStorage} for units and
+   * capacity, {@code memory.storage_unit_limit_bytes} for each unit's byte limit.
+   *
+   * @param config the validated configuration
+   * @return the settings
+   */
+  public static SimpleStorageSettings from(TqConfig config) {
+    SimpleStorageConfig simple = config.backend().simpleStorage();
+    return builder()
+        .unitCount(simple.numDataStorageUnits())
+        .totalStorageSize(simple.totalStorageSize())
+        .unitLimitBytes(config.memory().storageUnitLimitBytes().orElse(UNIT_LIMIT_BYTES_DEFAULT))
+        .build();
+  }
+
+  /**
    * Reads the {@code backend.SimpleStorage} section of the configuration.
    *
    * @param options the section's keys and values; absent keys take their defaults
    * @return the validated settings
    * @throws TqException with {@code INVALID_CONFIGURATION} naming an unknown key or a bad value
    */
-  public static SimpleStorageConfig fromOptions(Map<String, ?> options) {
+  public static SimpleStorageSettings fromOptions(Map<String, ?> options) {
     Builder builder = builder();
     for (Map.Entry<String, ?> e : options.entrySet()) {
       String key = e.getKey();
@@ -100,6 +125,10 @@ public record SimpleStorageConfig(
         case ZMQ_INFO_PROP_NAME -> {
           // Addresses of networked units; embedded units have none.
         }
+        case STORAGE_UNIT_INFOS_PROP_NAME ->
+            LOG.log(
+                System.Logger.Level.WARNING,
+                "backend.SimpleStorage.storage_unit_infos is deprecated; use zmq_info");
         default ->
             throw new TqException(
                 ErrorCode.INVALID_CONFIGURATION,
@@ -139,7 +168,7 @@ public record SimpleStorageConfig(
         ErrorCode.INVALID_CONFIGURATION, "backend.SimpleStorage." + key + "=" + value + " " + rule);
   }
 
-  /** Builds a {@link SimpleStorageConfig}; {@link #build()} validates. */
+  /** Builds a {@link SimpleStorageSettings}; {@link #build()} validates. */
   public static final class Builder {
     private int unitCount = NUM_DATA_STORAGE_UNITS_DEFAULT;
     private OptionalLong totalStorageSize = OptionalLong.empty();
@@ -198,12 +227,12 @@ public record SimpleStorageConfig(
      * @return the settings
      * @throws TqException with {@code INVALID_CONFIGURATION} naming a bad value
      */
-    public SimpleStorageConfig build() {
+    public SimpleStorageSettings build() {
       int threads =
           workerThreads == 0
               ? Math.max(1, Math.min(unitCount, Runtime.getRuntime().availableProcessors()))
               : workerThreads;
-      return new SimpleStorageConfig(unitCount, totalStorageSize, unitLimitBytes, threads);
+      return new SimpleStorageSettings(unitCount, totalStorageSize, unitLimitBytes, threads);
     }
   }
 }

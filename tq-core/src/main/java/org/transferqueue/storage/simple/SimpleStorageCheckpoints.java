@@ -1,0 +1,213 @@
+package org.transferqueue.storage.simple;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.storage.StorageManager;
+
+/**
+ * The checkpoint directory of a {@link SimpleStorageManager}: one {@link UnitCheckpoint} file per
+ * unit and a manifest of positions.
+ *
+ * <pre>
+ *  directory/simple_storage/su_0_TQ_STORAGE_UNIT_1a2b3c4d.ckpt
+ *  directory/simple_storage/su_1_TQ_STORAGE_UNIT_5e6f7a8b.ckpt
+ *  directory/simple_storage/storage_unit_info.json
+ *      [{"position": 0, "storage_unit_id": "TQ_STORAGE_UNIT_1a2b3c4d"}, ...]
+ * </pre>
+ *
+ * <p>Stateless; the units' own locks make saving safe while requests run.
+ */
+final class SimpleStorageCheckpoints {
+  /** The sub-directory of a checkpoint directory that holds SimpleStorage's files. */
+  static final String CHECKPOINT_DIRECTORY = "simple_storage";
+
+  /** The manifest listing (position, unit id) of every saved unit. */
+  static final String MANIFEST_FILE = "storage_unit_info.json";
+
+  private static final Pattern MANIFEST_ENTRY =
+      Pattern.compile(
+          "\\{\\s*\"position\"\\s*:\\s*(\\d+)\\s*,\\s*\"storage_unit_id\"\\s*:\\s*\"([^\"]*)\"\\s*}");
+
+  private SimpleStorageCheckpoints() {}
+
+  /**
+   * Saves every unit, in parallel, under {@code directory/simple_storage/}: one file {@code
+   * su_<position>_<unitId>.ckpt} per unit, then the manifest {@code storage_unit_info.json} listing
+   * positions and unit ids. Puts and gets may continue; each unit's file is one instant of it.
+   *
+   * @param directory the checkpoint directory, created if needed
+   * @throws StorageException with {@code STORAGE_ERROR} naming the unit and path that failed
+   */
+  static void save(Path directory, List<StorageUnit> units, UnitExecutor executor) {
+    Path base = directory.resolve(CHECKPOINT_DIRECTORY);
+    try {
+      Files.createDirectories(base);
+    } catch (IOException e) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR, "cannot create checkpoint directory " + base + ": " + e, e);
+    }
+    List<Integer> positions = IntStream.range(0, units.size()).boxed().toList();
+    executor.runAll(
+        positions,
+        p -> {
+          units.get(p).saveCheckpoint(base.resolve(unitFileName(p, units.get(p).id())));
+          return p;
+        },
+        null);
+    StringBuilder manifest = new StringBuilder("[");
+    for (int p = 0; p < units.size(); p++) {
+      manifest
+          .append(p == 0 ? "" : ", ")
+          .append("{\"position\": ")
+          .append(p)
+          .append(", \"storage_unit_id\": \"")
+          .append(units.get(p).id())
+          .append("\"}");
+    }
+    manifest.append("]\n");
+    try {
+      Files.writeString(base.resolve(MANIFEST_FILE), manifest);
+    } catch (IOException e) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR, "cannot write checkpoint manifest in " + base + ": " + e, e);
+    }
+  }
+
+  /**
+   * Replaces the state of every unit by a checkpoint saved with {@link #save}: the file of position
+   * {@code p} goes to the unit now at position {@code p}, whatever its id, so routing by {@code gi
+   * mod N} stays valid. All files are read before any unit changes; on an error no unit changes.
+   *
+   * @param directory the directory given to {@link #save}
+   * @throws StorageException with {@code NOT_FOUND} when the manifest is missing, {@code
+   *     INVALID_ARGUMENT} when the unit count differs, {@code NOT_FOUND}, {@code CORRUPT_DATA} or
+   *     {@code STORAGE_ERROR} naming the unit and file that failed
+   */
+  static void load(Path directory, List<StorageUnit> units, UnitExecutor executor) {
+    try (StorageManager.PreparedLoad load = prepare(directory, units, executor)) {
+      load.commit();
+    }
+  }
+
+  /**
+   * Reads every unit's file as {@link #load} does, without changing any unit.
+   *
+   * @param directory the directory given to {@link #save}
+   * @param units the units in routing order
+   * @param executor runs the reads in parallel
+   * @return the contents, installed by {@link StorageManager.PreparedLoad#commit()}
+   * @throws StorageException as {@link #load}
+   */
+  static StorageManager.PreparedLoad prepare(
+      Path directory, List<StorageUnit> units, UnitExecutor executor) {
+    Path base = directory.resolve(CHECKPOINT_DIRECTORY);
+    Path manifestPath = base.resolve(MANIFEST_FILE);
+    String manifest;
+    try {
+      manifest = Files.readString(manifestPath);
+    } catch (NoSuchFileException e) {
+      throw new StorageException(
+          ErrorCode.NOT_FOUND, "Storage unit manifest not found: " + manifestPath, e);
+    } catch (IOException e) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR, "cannot read " + manifestPath + ": " + e, e);
+    }
+    Map<Integer, String> saved = new TreeMap<>();
+    Matcher entry = MANIFEST_ENTRY.matcher(manifest);
+    while (entry.find()) {
+      saved.put(Integer.parseInt(entry.group(1)), entry.group(2));
+    }
+    if (saved.size() != units.size()) {
+      throw new StorageException(
+          ErrorCode.INVALID_ARGUMENT,
+          "Storage unit count mismatch: checkpoint has "
+              + saved.size()
+              + ", current system has "
+              + units.size()
+              + ".");
+    }
+    for (int p = 0; p < units.size(); p++) {
+      if (!saved.containsKey(p)) {
+        throw new StorageException(
+            ErrorCode.CORRUPT_DATA,
+            manifestPath
+                + " lists positions "
+                + saved.keySet()
+                + ", expected 0 to "
+                + (units.size() - 1));
+      }
+    }
+    List<Integer> positions = new ArrayList<>(saved.keySet());
+    List<UnitCheckpoint.Contents> contents =
+        executor.runAll(
+            positions,
+            p -> {
+              Path file = base.resolve(unitFileName(p, saved.get(p)));
+              StorageUnit unit = units.get(p);
+              try {
+                return unit.readCheckpoint(file);
+              } catch (StorageException e) {
+                throw new StorageException(
+                    e.code(),
+                    "Storage unit "
+                        + unit.id()
+                        + " failed to load checkpoint from "
+                        + file
+                        + ": "
+                        + e.getMessage(),
+                    e);
+              }
+            },
+            UnitCheckpoint.Contents::close);
+    return new PreparedUnits(units, positions, contents);
+  }
+
+  /** Read unit contents, installed together by {@link #commit()}. */
+  private static final class PreparedUnits implements StorageManager.PreparedLoad {
+    private final List<StorageUnit> units;
+    private final List<Integer> positions;
+    private final List<UnitCheckpoint.Contents> contents;
+    private boolean done;
+
+    PreparedUnits(
+        List<StorageUnit> units, List<Integer> positions, List<UnitCheckpoint.Contents> contents) {
+      this.units = units;
+      this.positions = positions;
+      this.contents = contents;
+    }
+
+    @Override
+    public synchronized void commit() {
+      if (done) {
+        throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
+      }
+      done = true;
+      for (int i = 0; i < positions.size(); i++) {
+        units.get(positions.get(i)).install(contents.get(i));
+      }
+    }
+
+    @Override
+    public synchronized void close() {
+      if (!done) {
+        done = true;
+        contents.forEach(UnitCheckpoint.Contents::close);
+      }
+    }
+  }
+
+  private static String unitFileName(int position, String unitId) {
+    return "su_" + position + "_" + unitId + ".ckpt";
+  }
+}

@@ -1,0 +1,58 @@
+package org.transferqueue.transport;
+
+/**
+ * Layout of a transport message inside a frame of {@link org.transferqueue.codec.FrameDescriptor},
+ * and the message types the transport reserves for itself.
+ *
+ * <p>A message is one frame. The frame's metadata section starts with the body table, a msgpack
+ * array of the lengths of the raw body segments that follow the padding, back to back; the rest of
+ * the section is the application's metadata, opaque to the transport (msgpack by convention):
+ *
+ * <pre>
+ *  +-----------------------------+  0
+ *  | frame header (32 bytes)     |     type, flags, correlation id, metadata length, body length
+ *  +-----------------------------+ 32
+ *  | body table (msgpack array   |     [len0, len1, ...], each a non-negative integer;
+ *  |   of body segment lengths)  |     their sum equals the header's body length
+ *  +-----------------------------+
+ *  | application metadata        |     the rest of the metadata section
+ *  +-----------------------------+
+ *  | zero padding to 64          |
+ *  +-----------------------------+ bodyOffset (64-byte aligned)
+ *  | body 0 | body 1 | ...       |     raw bytes, no padding between segments
+ *  +-----------------------------+
+ * </pre>
+ *
+ * <p>Requests have no flags; replies carry {@link
+ * org.transferqueue.codec.FrameDescriptor#FLAG_RESPONSE}, the request's type and correlation id. An
+ * error reply also carries {@link org.transferqueue.codec.FrameDescriptor#FLAG_ERROR}, no bodies,
+ * and as application metadata the msgpack array {@code [code: int, message: str]} where {@code
+ * code} is an {@link org.transferqueue.ErrorCode#value()}.
+ *
+ * <p>Message types below {@link #FIRST_APPLICATION_TYPE} belong to the transport. {@link
+ * #TYPE_HELLO} opens a connection: its application metadata is {@code [token: str or nil]}; a
+ * server configured with a token answers any other first frame, or a wrong token, with an {@link
+ * org.transferqueue.ErrorCode#UNAUTHENTICATED} error and closes the connection.
+ */
+public final class MessageDescriptor {
+  /** The connection-opening handshake carrying the optional shared token. */
+  public static final int TYPE_HELLO = 1;
+
+  /** The smallest type an application may register a handler for or send. */
+  public static final int FIRST_APPLICATION_TYPE = 16;
+
+  /** The largest message type: the header holds an unsigned 16-bit number. */
+  public static final int MAX_TYPE = 0xFFFF;
+
+  private MessageDescriptor() {}
+
+  /**
+   * Checks that a type may be used by an application.
+   *
+   * @param type the message type
+   * @return true if {@code FIRST_APPLICATION_TYPE <= type <= MAX_TYPE}
+   */
+  public static boolean isApplicationType(int type) {
+    return type >= FIRST_APPLICATION_TYPE && type <= MAX_TYPE;
+  }
+}

@@ -1,0 +1,117 @@
+package org.transferqueue.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.net.SocketAddress;
+import java.util.List;
+import org.transferqueue.memory.NativeBuffer;
+
+/**
+ * A request as a server's {@link RequestHandler} sees it.
+ *
+ * <p>Ownership: the body buffers were allocated from the connection's child allocator and belong to
+ * the transport, which releases them once the handler has returned <em>and</em> its reply has been
+ * written (or dropped). A handler that keeps a body longer, for example to store it, calls {@link
+ * NativeBuffer#retain()} on it and releases that reference itself. The metadata array is the
+ * handler's to keep.
+ *
+ * <p>Not thread-safe beyond safe publication to the handler's thread.
+ */
+public final class ReceivedRequest {
+  private final int type;
+  private final long correlationId;
+  private final byte[] metadata;
+  private final List<NativeBuffer> bodies;
+  private final SocketAddress remoteAddress;
+
+  ReceivedRequest(
+      int type,
+      long correlationId,
+      byte[] metadata,
+      List<NativeBuffer> bodies,
+      SocketAddress remoteAddress) {
+    this.type = type;
+    this.correlationId = correlationId;
+    this.metadata = metadata;
+    this.bodies = List.copyOf(bodies);
+    this.remoteAddress = remoteAddress;
+  }
+
+  /**
+   * The message type the handler was registered for.
+   *
+   * @return the type
+   */
+  public int type() {
+    return type;
+  }
+
+  /**
+   * The correlation id the client chose; the reply carries it back.
+   *
+   * @return the id
+   */
+  public long correlationId() {
+    return correlationId;
+  }
+
+  /**
+   * The application metadata.
+   *
+   * @return the bytes, owned by the caller
+   */
+  public byte[] metadata() {
+    return metadata;
+  }
+
+  /**
+   * The number of body segments.
+   *
+   * @return the count
+   */
+  public int bodyCount() {
+    return bodies.size();
+  }
+
+  /**
+   * One body segment's bytes; valid until the transport releases the request's bodies.
+   *
+   * @param index 0 to {@link #bodyCount()} - 1
+   * @return the segment
+   */
+  public MemorySegment body(int index) {
+    return bodies.get(index).segment();
+  }
+
+  /**
+   * The body buffers, owned by the transport; retain one to keep it past the reply.
+   *
+   * @return the buffers in order
+   */
+  public List<NativeBuffer> bodyBuffers() {
+    return bodies;
+  }
+
+  /**
+   * Where the request came from.
+   *
+   * @return the peer's socket address
+   */
+  public SocketAddress remoteAddress() {
+    return remoteAddress;
+  }
+
+  @Override
+  public String toString() {
+    return "ReceivedRequest[type="
+        + type
+        + ", correlationId="
+        + correlationId
+        + ", metadataLength="
+        + metadata.length
+        + ", bodies="
+        + bodies.size()
+        + ", from="
+        + remoteAddress
+        + "]";
+  }
+}

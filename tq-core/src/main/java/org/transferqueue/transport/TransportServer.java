@@ -1,0 +1,344 @@
+package org.transferqueue.transport;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+
+/**
+ * Serves request handlers over TCP: accepts connections (a virtual thread per connection), decodes
+ * frames, runs the handler registered for each request's message type on its own virtual thread and
+ * writes the reply with the request's correlation id. Requests of one connection run concurrently
+ * and are answered in the order they finish.
+ *
+ * <p>Robustness: limits are checked before anything is allocated; an unknown message type gets an
+ * {@code UNSUPPORTED_OPERATION} error reply, an unknown version an {@code UNSUPPORTED_VERSION} one;
+ * a handler's exception becomes an error reply. A malformed frame that leaves the stream unreadable
+ * closes that one connection (logged once per kind of error, counted in {@link #errorCount()});
+ * other connections and the server go on. With a token configured, the first frame of a connection
+ * must be a HELLO carrying it, otherwise the connection is answered {@code UNAUTHENTICATED} and
+ * closed before any request runs.
+ *
+ * <p>Memory: each connection has a child allocator (limit {@link
+ * TransportConfig#connectionMemoryLimitBytes()}) for its scratch buffers and request bodies; see
+ * {@link ReceivedRequest} for who releases what.
+ *
+ * <p>Thread-safe. Handlers are fixed when the server starts.
+ *
+ * <pre>{@code
+ * try (TransportServer server = TransportServer.builder(config, allocator)
+ *     .handler(TYPE_ECHO, RequestHandler.replying(r -> Reply.of(r.metadata(), r.body(0))))
+ *     .start()) {
+ *   HostPort address = server.address();
+ * }
+ * }</pre>
+ */
+public final class TransportServer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(TransportServer.class.getName());
+  private static final long TERMINATION_WAIT_MILLIS = 10_000;
+
+  private final TransportConfig config;
+  private final BufferAllocator allocator;
+  private final Map<Integer, RequestHandler> handlers;
+  private final ServerSocketChannel serverChannel;
+  private final HostPort address;
+  private final Thread acceptor;
+  private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicLong connectionCount = new AtomicLong();
+  private final DistinctErrorLog errorLog = new DistinctErrorLog(LOG);
+
+  private TransportServer(Builder builder) {
+    this.config = builder.config;
+    this.handlers = Map.copyOf(builder.handlers);
+    this.allocator =
+        builder.allocator.newChildAllocator(builder.name, builder.allocator.limitBytes());
+    try {
+      this.serverChannel = ServerSocketChannel.open();
+      serverChannel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      serverChannel.bind(new InetSocketAddress(config.bindHost(), config.bindPort()));
+      InetSocketAddress bound = (InetSocketAddress) serverChannel.getLocalAddress();
+      this.address = new HostPort(bound.getAddress().getHostAddress(), bound.getPort());
+    } catch (IOException | RuntimeException e) {
+      allocator.close();
+      throw new TqException(
+          ErrorCode.CONNECTION_FAILED,
+          "cannot listen on "
+              + config.bindHost()
+              + ":"
+              + config.bindPort()
+              + ": "
+              + Errors.describe(e),
+          e);
+    }
+    this.acceptor = Thread.ofVirtual().name("tq-server-acceptor-" + address).start(this::accept);
+  }
+
+  /**
+   * Starts building a server.
+   *
+   * @param config bind address, limits and token
+   * @param allocator the parent of the server's allocators
+   * @return a builder
+   */
+  public static Builder builder(TransportConfig config, BufferAllocator allocator) {
+    return new Builder(config, allocator);
+  }
+
+  /**
+   * Where the server listens (with the actual port when an ephemeral one was asked for).
+   *
+   * @return the address
+   */
+  public HostPort address() {
+    return address;
+  }
+
+  /**
+   * Connections currently open.
+   *
+   * @return the count
+   */
+  public int openConnections() {
+    return connections.size();
+  }
+
+  /**
+   * Errors seen on background threads: malformed frames that closed a connection, refused
+   * authentication, failed handlers, write failures.
+   *
+   * @return the total since start
+   */
+  public long errorCount() {
+    return errorLog.total();
+  }
+
+  /**
+   * {@link #errorCount()} by kind (error code name, or {@code handler:} plus exception class).
+   *
+   * @return a snapshot
+   */
+  public Map<String, Long> errorCounts() {
+    return errorLog.counts();
+  }
+
+  DistinctErrorLog errorLog() {
+    return errorLog;
+  }
+
+  private void accept() {
+    while (!closed.get()) {
+      SocketChannel channel;
+      try {
+        channel = serverChannel.accept();
+      } catch (ClosedChannelException e) {
+        return;
+      } catch (IOException e) {
+        if (closed.get()) {
+          return;
+        }
+        errorLog.record("accept", "accepting a connection failed: " + Errors.describe(e), e);
+        continue;
+      }
+      try {
+        open(channel);
+      } catch (IOException | RuntimeException e) {
+        errorLog.record("accept", "setting up a connection failed: " + Errors.describe(e), e);
+        closeQuietly(channel);
+      }
+    }
+  }
+
+  private void open(SocketChannel channel) throws IOException {
+    if (closed.get()) {
+      closeQuietly(channel);
+      return;
+    }
+    channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    SocketAddress remote = channel.getRemoteAddress();
+    BufferAllocator connectionAllocator =
+        allocator.newChildAllocator(
+            "connection-" + connectionCount.incrementAndGet() + "-" + remote,
+            config.connectionMemoryLimitBytes());
+    ServerConnection connection;
+    try {
+      connection =
+          new ServerConnection(this, config, channel, remote, connectionAllocator, handlers);
+    } catch (RuntimeException e) {
+      connectionAllocator.close();
+      throw e;
+    }
+    connections.add(connection);
+    connection.terminated().whenComplete((v, e) -> connections.remove(connection));
+    if (closed.get()) {
+      connection.forceClose();
+    }
+  }
+
+  /**
+   * Stops accepting, lets in-flight requests finish and send their replies for up to {@link
+   * TransportConfig#shutdownGracePeriod()}, then closes every connection (interrupting handlers
+   * still running; their callers see {@code CONNECTION_FAILED}) and releases the server's memory.
+   * Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    closeQuietly(serverChannel);
+    boolean interrupted = false;
+    try {
+      acceptor.join(TERMINATION_WAIT_MILLIS);
+    } catch (InterruptedException e) {
+      interrupted = true;
+    }
+    List<ServerConnection> open = List.copyOf(connections);
+    open.forEach(ServerConnection::stopReading);
+    try {
+      CompletableFuture.allOf(
+              open.stream().map(ServerConnection::idle).toArray(CompletableFuture[]::new))
+          .get(config.shutdownGracePeriod().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      LOG.log(System.Logger.Level.DEBUG, "grace period over with requests still running");
+    } catch (InterruptedException e) {
+      interrupted = true;
+    }
+    for (ServerConnection connection : open) {
+      if (connection.idle().isDone()) {
+        connection.closeAfterFlush();
+      } else {
+        connection.forceClose();
+      }
+    }
+    try {
+      CompletableFuture.allOf(
+              open.stream().map(ServerConnection::terminated).toArray(CompletableFuture[]::new))
+          .get(TERMINATION_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "connections of " + address + " did not end in time; closing them hard");
+      open.forEach(ServerConnection::forceClose);
+      interrupted |= awaitTermination(open);
+    } catch (InterruptedException e) {
+      interrupted = true;
+    }
+    allocator.close();
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Waits for connections to end; returns true if interrupted. */
+  private static boolean awaitTermination(List<ServerConnection> open) {
+    try {
+      CompletableFuture.allOf(
+              open.stream().map(ServerConnection::terminated).toArray(CompletableFuture[]::new))
+          .get(TERMINATION_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+      return false;
+    } catch (TimeoutException | ExecutionException e) {
+      LOG.log(System.Logger.Level.ERROR, "connections still hold memory after a hard close: " + e);
+      return false;
+    } catch (InterruptedException e) {
+      return true;
+    }
+  }
+
+  private static void closeQuietly(java.nio.channels.Channel channel) {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // Abandoning the channel; its close error does not change what the caller can do.
+      LOG.log(System.Logger.Level.DEBUG, "closing a channel failed", e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "TransportServer[" + address + ", connections=" + connections.size() + "]";
+  }
+
+  /** Collects the handlers of a {@link TransportServer}; not thread-safe. */
+  public static final class Builder {
+    private final TransportConfig config;
+    private final BufferAllocator allocator;
+    private final Map<Integer, RequestHandler> handlers = new HashMap<>();
+    private String name = "transport-server";
+
+    Builder(TransportConfig config, BufferAllocator allocator) {
+      this.config = Objects.requireNonNull(config, "config");
+      this.allocator = Objects.requireNonNull(allocator, "allocator");
+    }
+
+    /**
+     * Registers the handler of one message type.
+     *
+     * @param type {@link MessageDescriptor#FIRST_APPLICATION_TYPE} to {@link
+     *     MessageDescriptor#MAX_TYPE}
+     * @param handler the handler
+     * @return this builder
+     * @throws TqException with {@code INVALID_ARGUMENT} for a reserved type or one already
+     *     registered
+     */
+    public Builder handler(int type, RequestHandler handler) {
+      Objects.requireNonNull(handler, "handler");
+      if (!MessageDescriptor.isApplicationType(type)) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "message type="
+                + type
+                + " not in ["
+                + MessageDescriptor.FIRST_APPLICATION_TYPE
+                + ", "
+                + MessageDescriptor.MAX_TYPE
+                + "]");
+      }
+      if (handlers.putIfAbsent(type, handler) != null) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT, "message type=" + type + " already has a handler");
+      }
+      return this;
+    }
+
+    /**
+     * Names the server's allocator (for statistics and leak reports).
+     *
+     * @param name the name
+     * @return this builder
+     */
+    public Builder name(String name) {
+      this.name = Objects.requireNonNull(name, "name");
+      return this;
+    }
+
+    /**
+     * Binds and starts accepting.
+     *
+     * @return the running server; the caller closes it
+     * @throws TqException with {@code CONNECTION_FAILED} if the address cannot be bound
+     */
+    public TransportServer start() {
+      return new TransportServer(this);
+    }
+  }
+}
