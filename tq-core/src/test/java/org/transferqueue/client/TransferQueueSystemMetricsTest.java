@@ -191,6 +191,15 @@ class TransferQueueSystemMetricsTest {
                   "CLEAR_DATA"))
           .isEqualTo(5);
       assertThat(sum(registry, MetricDescriptor.STORAGE_REQUEST_ERRORS.meterName())).isZero();
+      // samples are attributed to the unit that holds them: put minus cleared = stored, per unit
+      for (Gauge active :
+          registry.find(MetricDescriptor.STORAGE_ACTIVE_KEYS.meterName()).gauges()) {
+        String unitId = active.getId().getTag("storage_unit_id");
+        String samples = MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName();
+        double put = sum(registry, samples, "storage_unit_id", unitId, "op_type", "PUT_DATA");
+        double cleared = sum(registry, samples, "storage_unit_id", unitId, "op_type", "CLEAR_DATA");
+        assertThat(put - cleared).as(unitId).isEqualTo(active.value());
+      }
       assertThat(tq.metrics().orElseThrow().errors().errorCount()).isZero();
     }
   }
