@@ -31,6 +31,7 @@ class ArchitectureTest {
     {"org.transferqueue.storage.."},
     {"org.transferqueue.objectstore.."},
     {"org.transferqueue.transport.."},
+    {"org.transferqueue.metrics.."},
     {"org.transferqueue.client.."},
   };
 

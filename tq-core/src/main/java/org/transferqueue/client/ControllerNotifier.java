@@ -7,6 +7,8 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.Controller;
+import org.transferqueue.metrics.ControllerOp;
+import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.ProductionUpdate;
 
@@ -16,9 +18,15 @@ import org.transferqueue.storage.ProductionUpdate;
  */
 final class ControllerNotifier implements ProductionNotifier {
   private final Controller controller;
+  private final ControllerRequests requests;
 
   ControllerNotifier(Controller controller) {
+    this(controller, ControllerRequests.NOOP);
+  }
+
+  ControllerNotifier(Controller controller, ControllerRequests requests) {
     this.controller = controller;
+    this.requests = requests;
   }
 
   @Override
@@ -32,9 +40,16 @@ final class ControllerNotifier implements ProductionNotifier {
       }
     }
     try {
-      controller.updateProductionStatus(
+      var produced =
           new org.transferqueue.controller.ProductionUpdate(
-              update.partitionId(), indexes, update.fieldSchema(), backendMeta));
+              update.partitionId(), indexes, update.fieldSchema(), backendMeta);
+      requests.measure(
+          ControllerOp.NOTIFY_DATA_UPDATE,
+          () -> {
+            controller.updateProductionStatus(produced);
+            return indexes.size();
+          },
+          n -> n);
     } catch (TqException e) {
       if (e.code() == ErrorCode.SCHEMA_CONFLICT) {
         throw e;

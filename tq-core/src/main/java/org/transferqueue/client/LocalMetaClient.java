@@ -25,6 +25,8 @@ import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.metrics.ControllerOp;
+import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
@@ -41,6 +43,7 @@ final class LocalMetaClient implements MetaClient {
   private final Controller controller;
   private final StorageManager storage;
   private final BufferAllocator allocator;
+  private final ControllerRequests requests;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -52,16 +55,33 @@ final class LocalMetaClient implements MetaClient {
    * @param allocator where {@link #getData} allocates the batches it returns; not owned
    */
   LocalMetaClient(Controller controller, StorageManager storage, BufferAllocator allocator) {
+    this(controller, storage, allocator, ControllerRequests.NOOP);
+  }
+
+  /**
+   * Creates a client whose controller calls are measured.
+   *
+   * @param controller the controller; not owned
+   * @param storage the storage manager; not owned
+   * @param allocator where {@link #getData} allocates the batches it returns; not owned
+   * @param requests measures each controller call by its request type
+   */
+  LocalMetaClient(
+      Controller controller,
+      StorageManager storage,
+      BufferAllocator allocator,
+      ControllerRequests requests) {
     this.controller = Objects.requireNonNull(controller, "controller");
     this.storage = Objects.requireNonNull(storage, "storage");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.requests = Objects.requireNonNull(requests, "requests");
   }
 
   @Override
   public BatchMeta getMeta(GetMetadataRequest request) {
     ensureOpen();
     try {
-      return controller.getMetadata(request);
+      return requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(request));
     } catch (TqException e) {
       // A force fetch inspects a partition; one that does not exist holds nothing to inspect.
       if (request.mode() == FetchMode.FORCE_FETCH && e.code() == ErrorCode.UNKNOWN_PARTITION) {
@@ -85,9 +105,9 @@ final class LocalMetaClient implements MetaClient {
           ErrorCode.INVALID_ARGUMENT,
           "cannot put an empty batch into partition '" + partitionId + "'");
     }
-    BatchMeta meta =
-        controller.getMetadata(
-            GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount()));
+    GetMetadataRequest insert =
+        GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount());
+    BatchMeta meta = requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(insert));
     try {
       return put(data, meta);
     } catch (RuntimeException e) {
@@ -215,21 +235,24 @@ final class LocalMetaClient implements MetaClient {
       }
     }
     if (!byPartition.isEmpty()) {
-      controller.setTags(new TagUpdate(byPartition, TagUpdate.Mode.MERGE));
+      TagUpdate update = new TagUpdate(byPartition, TagUpdate.Mode.MERGE);
+      requests.measure(ControllerOp.SET_CUSTOM_META, () -> controller.setTags(update));
     }
   }
 
   @Override
   public void clearPartition(String partitionId) {
     ensureOpen();
-    Optional<BatchMeta> meta = controller.getPartitionMeta(partitionId);
+    Optional<BatchMeta> meta =
+        requests.measure(
+            ControllerOp.GET_PARTITION_META, () -> controller.getPartitionMeta(partitionId));
     if (meta.isEmpty()) {
       return;
     }
     if (!meta.get().isEmpty()) {
       storage.clear(meta.get());
     }
-    controller.clearPartition(partitionId);
+    requests.measure(ControllerOp.CLEAR_PARTITION, () -> controller.clearPartition(partitionId));
   }
 
   @Override
@@ -250,8 +273,9 @@ final class LocalMetaClient implements MetaClient {
     }
     // Storage first, so that no global index is recycled while its data still exists.
     storage.clear(withEveryStoredField(meta));
-    controller.clearSamples(
-        new ClearSamplesRequest(meta.globalIndexes(), meta.partitionIds(), true));
+    ClearSamplesRequest clear =
+        new ClearSamplesRequest(meta.globalIndexes(), meta.partitionIds(), true);
+    requests.measure(ControllerOp.CLEAR_META, () -> controller.clearSamples(clear), n -> n);
   }
 
   /**
@@ -287,7 +311,8 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields) {
     ensureOpen();
-    return controller.getProductionStatus(partitionId, fields);
+    return requests.measure(
+        ControllerOp.GET_PRODUCTION, () -> controller.getProductionStatus(partitionId, fields));
   }
 
   @Override
@@ -300,7 +325,8 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
     ensureOpen();
-    return controller.getConsumptionStatus(partitionId, taskName);
+    return requests.measure(
+        ControllerOp.GET_CONSUMPTION, () -> controller.getConsumptionStatus(partitionId, taskName));
   }
 
   @Override
@@ -313,25 +339,30 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public void resetConsumption(String partitionId, String taskName) {
     ensureOpen();
-    controller.resetConsumption(partitionId, taskName);
+    requests.run(
+        ControllerOp.RESET_CONSUMPTION, () -> controller.resetConsumption(partitionId, taskName));
   }
 
   @Override
   public List<String> getPartitionList() {
     ensureOpen();
-    return controller.listPartitions();
+    return requests.measure(ControllerOp.GET_LIST_PARTITIONS, controller::listPartitions);
   }
 
   @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
     ensureOpen();
-    return controller.resolveKeys(partitionId, keys, create);
+    return requests.measure(
+        ControllerOp.KV_RETRIEVE_META, () -> controller.resolveKeys(partitionId, keys, create));
   }
 
   @Override
   public List<String> resolveIndexes(String partitionId, List<Long> globalIndexes) {
     ensureOpen();
-    List<String> keys = controller.resolveIndexes(partitionId, globalIndexes);
+    List<String> keys =
+        requests.measure(
+            ControllerOp.KV_RETRIEVE_KEYS,
+            () -> controller.resolveIndexes(partitionId, globalIndexes));
     if (keys.size() != globalIndexes.size()) {
       throw new TqException(
           ErrorCode.UNKNOWN_PARTITION,
@@ -347,7 +378,9 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public Map<String, Map<String, Map<String, Object>>> listKeys(String partitionId) {
     ensureOpen();
-    return controller.listKeys(partitionId).partitions();
+    return requests
+        .measure(ControllerOp.KV_LIST, () -> controller.listKeys(partitionId))
+        .partitions();
   }
 
   @Override

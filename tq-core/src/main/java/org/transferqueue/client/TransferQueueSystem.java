@@ -1,5 +1,6 @@
 package org.transferqueue.client;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -7,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -16,6 +18,9 @@ import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.metrics.MetricsEndpoint;
+import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.sampler.GrpoGroupNSampler;
 import org.transferqueue.sampler.RankAwareSampler;
 import org.transferqueue.sampler.Sampler;
@@ -46,6 +51,8 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final StorageManager storage;
   private final LocalMetaClient client;
   private final KvApi kv;
+  private final SystemMetrics metrics;
+  private final MetricsEndpoint metricsEndpoint;
   private final ControllerClock clock;
   private final Object checkpointLock = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -61,17 +68,40 @@ public final class TransferQueueSystem implements AutoCloseable {
             .build();
     Controller startedController = null;
     StorageManager startedStorage = null;
+    SystemMetrics startedMetrics = null;
+    MetricsEndpoint startedEndpoint = null;
+    StorageManager clientStorage;
     try {
       Sampler sampler =
           builder.sampler != null ? builder.sampler : samplerNamed(config.controller().sampler());
       startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
+      startedMetrics =
+          builder.meterRegistry == null
+              ? null
+              : new SystemMetrics(builder.meterRegistry, clock::nanoTime);
+      ControllerRequests requests =
+          startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
       StorageContext context =
           new StorageContext(
-              allocator, new ControllerNotifier(startedController), StorageOptions.from(config));
+              allocator,
+              new ControllerNotifier(startedController, requests),
+              StorageOptions.from(config));
       StorageManagerRegistry backends =
           builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
       startedStorage = backends.create(config.backend().storageBackend().configName(), context);
+      clientStorage = startedStorage;
+      if (startedMetrics != null) {
+        clientStorage = startedMetrics.attach(startedController, startedStorage);
+        startedMetrics.start(config.metrics().collectInterval());
+      }
+      if (config.metrics().enabled() && builder.endpointFactory != null) {
+        startedEndpoint =
+            builder.endpointFactory.start(config.network().bindHost(), config.metrics().port());
+      }
     } catch (RuntimeException | Error e) {
+      if (startedMetrics != null) {
+        startedMetrics.close();
+      }
       if (startedStorage != null) {
         startedStorage.close();
       }
@@ -80,7 +110,14 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
     this.controller = startedController;
     this.storage = startedStorage;
-    this.client = new LocalMetaClient(controller, storage, allocator);
+    this.metrics = startedMetrics;
+    this.metricsEndpoint = startedEndpoint;
+    this.client =
+        new LocalMetaClient(
+            controller,
+            clientStorage,
+            allocator,
+            metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests());
     this.kv = new KvApi(client, builder.missingKeyPolicy);
   }
 
@@ -177,6 +214,25 @@ public final class TransferQueueSystem implements AutoCloseable {
   }
 
   /**
+   * The address of the metrics endpoint.
+   *
+   * @return {@code host:port} while an endpoint runs ({@code metrics.enabled} and an endpoint
+   *     factory given to the builder); empty otherwise
+   */
+  public Optional<String> metricsEndpoint() {
+    return Optional.ofNullable(metricsEndpoint).map(MetricsEndpoint::address);
+  }
+
+  /**
+   * The meters of this system.
+   *
+   * @return the metrics when a meter registry was given to the builder; empty otherwise
+   */
+  public Optional<SystemMetrics> metrics() {
+    return Optional.ofNullable(metrics);
+  }
+
+  /**
    * Saves the controller's state and, where the backend supports it, the stored data into a
    * checkpoint directory (format in {@code docs/CHECKPOINT.md}).
    *
@@ -235,7 +291,14 @@ public final class TransferQueueSystem implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    List<AutoCloseable> order = new ArrayList<>(List.of(kv, client, storage, allocator));
+    List<AutoCloseable> order = new ArrayList<>();
+    if (metricsEndpoint != null) {
+      order.add(metricsEndpoint);
+    }
+    if (metrics != null) {
+      order.add(metrics);
+    }
+    order.addAll(List.of(kv, client, storage, allocator));
     RuntimeException failure = null;
     for (AutoCloseable resource : order) {
       try {
@@ -314,8 +377,35 @@ public final class TransferQueueSystem implements AutoCloseable {
     private StorageManagerRegistry backends;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
+    private MeterRegistry meterRegistry;
+    private MetricsEndpoint.Factory endpointFactory;
 
     private Builder() {}
+
+    /**
+     * Records the system's meters (controller requests and gauges, storage units) in this registry.
+     * Without one, nothing is measured.
+     *
+     * @param registry the registry; not closed by the system
+     * @return this builder
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      this.meterRegistry = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    /**
+     * Sets how the metrics endpoint is started when {@code metrics.enabled} is true: on {@code
+     * network.bind_host} and {@code metrics.port}. The system owns the endpoint and stops it on
+     * close.
+     *
+     * @param factory starts the endpoint (the Prometheus endpoint of {@code tq-server})
+     * @return this builder
+     */
+    public Builder metricsEndpoint(MetricsEndpoint.Factory factory) {
+      this.endpointFactory = Objects.requireNonNull(factory, "factory");
+      return this;
+    }
 
     /**
      * Sets the configuration.
