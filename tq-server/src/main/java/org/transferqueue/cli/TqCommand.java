@@ -18,6 +18,9 @@ import picocli.CommandLine.Command;
 public final class TqCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /** Creates the top-level command; picocli fills {@link #spec}. */
+  public TqCommand() {}
+
   @Override
   public void run() {
     spec.commandLine().usage(spec.commandLine().getOut());
