@@ -404,7 +404,7 @@ public final class BatchMeta {
     for (int i = 0; i < size(); i++) {
       merged.add(MetaValues.merge(tags.get(i), MetaValues.freezeMap(updates.get(i))));
     }
-    return withTagsUnchecked(Collections.unmodifiableList(merged));
+    return withRows(Collections.unmodifiableList(merged), backendMeta);
   }
 
   /**
@@ -417,7 +417,7 @@ public final class BatchMeta {
    */
   public BatchMeta withTags(List<? extends Map<String, ?>> replacement) {
     BatchMetaRows.checkColumn("tags", replacement.size(), size());
-    return withTagsUnchecked(MetaValues.freezeRows(replacement));
+    return withRows(MetaValues.freezeRows(replacement), backendMeta);
   }
 
   /**
@@ -426,10 +426,12 @@ public final class BatchMeta {
    * @return a new batch
    */
   public BatchMeta withoutTags() {
-    return withTagsUnchecked(Collections.nCopies(size(), Map.of()));
+    return withRows(Collections.nCopies(size(), Map.of()), backendMeta);
   }
 
-  private BatchMeta withTagsUnchecked(List<Map<String, Object>> newTags) {
+  /** This batch with new, already frozen per-sample tags and backend metadata. */
+  private BatchMeta withRows(
+      List<Map<String, Object>> newTags, List<Map<String, Object>> newBackendMeta) {
     return new BatchMeta(
         globalIndexes,
         partitionIds,
@@ -437,7 +439,7 @@ public final class BatchMeta {
         productionStatus,
         extraInfo,
         newTags,
-        backendMeta);
+        newBackendMeta);
   }
 
   /**
@@ -455,14 +457,7 @@ public final class BatchMeta {
     LinkedHashMap<String, Object> row = new LinkedHashMap<>(rows.get(position));
     row.put(key, MetaValues.freeze(value));
     rows.set(position, Collections.unmodifiableMap(row));
-    return new BatchMeta(
-        globalIndexes,
-        partitionIds,
-        fieldSchema,
-        productionStatus,
-        extraInfo,
-        tags,
-        Collections.unmodifiableList(rows));
+    return withRows(tags, Collections.unmodifiableList(rows));
   }
 
   /**
