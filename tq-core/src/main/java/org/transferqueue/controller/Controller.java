@@ -13,12 +13,14 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.MetaValues;
 import org.transferqueue.sampler.SampleResult;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplerState;
@@ -517,7 +519,7 @@ public final class Controller {
               }
               Map<String, Object> record =
                   update.mode() == TagUpdate.Mode.MERGE
-                      ? TagValues.merge(partition.tags(index), r.getValue())
+                      ? MetaValues.merge(partition.tags(index), r.getValue())
                       : r.getValue();
               partition.putTags(index, record);
               written++;
@@ -535,20 +537,7 @@ public final class Controller {
    * @return only the samples that have tags, in request order; empty for an unknown partition
    */
   public Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes) {
-    return locked(
-        () -> {
-          Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
-          Partition partition = partitions.get(partitionId);
-          if (partition != null) {
-            for (long index : indexes) {
-              Map<String, Object> tags = partition.tags(IndexAllocator.checkIndex(index));
-              if (tags != null) {
-                out.put(index, tags);
-              }
-            }
-          }
-          return out;
-        });
+    return perSample(partitionId, indexes, Partition::tags);
   }
 
   /**
@@ -561,22 +550,44 @@ public final class Controller {
    */
   public Map<Long, Map<String, Object>> getBackendMeta(
       String partitionId, List<Long> indexes, List<String> fields) {
+    return perSample(
+        partitionId,
+        indexes,
+        (partition, index) -> {
+          Map<String, Object> meta = partition.backendMeta(index);
+          if (meta == null) {
+            return null;
+          }
+          Map<String, Object> filtered = new LinkedHashMap<>();
+          meta.forEach(
+              (f, v) -> {
+                if (fields.contains(f)) {
+                  filtered.put(f, v);
+                }
+              });
+          return filtered;
+        });
+  }
+
+  /**
+   * One record per sample that has one, read under the lock.
+   *
+   * @param record the sample's record in its partition, or null when it has none
+   * @return the records by global index, in request order; empty for an unknown partition
+   */
+  private Map<Long, Map<String, Object>> perSample(
+      String partitionId,
+      List<Long> indexes,
+      BiFunction<Partition, Integer, Map<String, Object>> record) {
     return locked(
         () -> {
           Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
           Partition partition = partitions.get(partitionId);
           if (partition != null) {
             for (long index : indexes) {
-              Map<String, Object> meta = partition.backendMeta(IndexAllocator.checkIndex(index));
-              if (meta != null) {
-                Map<String, Object> filtered = new LinkedHashMap<>();
-                meta.forEach(
-                    (f, v) -> {
-                      if (fields.contains(f)) {
-                        filtered.put(f, v);
-                      }
-                    });
-                out.put(index, filtered);
+              Map<String, Object> value = record.apply(partition, IndexAllocator.checkIndex(index));
+              if (value != null) {
+                out.put(index, value);
               }
             }
           }
