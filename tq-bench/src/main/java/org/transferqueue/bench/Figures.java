@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -20,10 +21,13 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <pre>
  * java --enable-native-access=ALL-UNNAMED -cp tq-bench/target/tq-benchmarks.jar \
- *     org.transferqueue.bench.Figures [warmupIterations measurementIterations [classRegex]]
+ *     org.transferqueue.bench.Figures [warmupIterations measurementIterations [classRegex [gc]]]
  * </pre>
  *
- * A ratio above 1 means faster than the baseline. Throughput scores are compared directly;
+ * With {@code gc}, JMH's GC profiler runs too and each benchmark's heap allocation per operation
+ * ({@code gc.alloc.rate.norm}) is printed.
+ *
+ * <p>A ratio above 1 means faster than the baseline. Throughput scores are compared directly;
  * average-time scores are inverted first.
  */
 public final class Figures {
@@ -88,6 +92,7 @@ public final class Figures {
     int warmups = args.length > 0 ? Integer.parseInt(args[0]) : 2;
     int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 3;
     String only = args.length > 2 ? args[2] : ".*";
+    boolean gc = args.length > 3 && args[3].equals("gc");
     ChainedOptionsBuilder options =
         new OptionsBuilder()
             .warmupIterations(warmups)
@@ -96,6 +101,9 @@ public final class Figures {
             .measurementTime(TimeValue.seconds(2))
             .forks(1)
             .jvmArgsAppend("--enable-native-access=ALL-UNNAMED");
+    if (gc) {
+      options.addProfiler(GCProfiler.class);
+    }
     boolean any = false;
     for (String benchmarkClass :
         List.of(
@@ -116,6 +124,9 @@ public final class Figures {
     }
     Collection<RunResult> results = new Runner(options.build()).run();
     print(index(results));
+    if (gc) {
+      printAllocation(results);
+    }
   }
 
   /** Scores by "Class.method[params]". */
@@ -170,6 +181,26 @@ public final class Figures {
             entry.getKey(),
             entry.getValue().getScore(),
             entry.getValue().getScoreUnit());
+      }
+    }
+  }
+
+  private static void printAllocation(Collection<RunResult> results) {
+    System.out.println();
+    System.out.println("Heap allocation per operation (gc.alloc.rate.norm)");
+    for (RunResult run : results) {
+      Result<?> norm = run.getSecondaryResults().get("gc.alloc.rate.norm");
+      if (norm != null) {
+        String label = run.getParams().getBenchmark();
+        System.out.printf(
+            Locale.ROOT,
+            "  %-60s %s %14.1f %s%n",
+            label.substring(label.lastIndexOf('.', label.lastIndexOf('.') - 1) + 1),
+            run.getParams().getParamsKeys().isEmpty()
+                ? ""
+                : run.getParams().getParam(run.getParams().getParamsKeys().iterator().next()),
+            norm.getScore(),
+            norm.getScoreUnit());
       }
     }
   }
