@@ -688,7 +688,9 @@ class TransportTest {
         assertThat(response.metadata()).isEqualTo(utf8("done"));
       }
       closer.join();
-      assertThat(server.openConnections()).isZero();
+      // A probe connection accepted while the server was closing is force-closed on its own
+      // thread, possibly just after close() returns.
+      Await.until(() -> server.openConnections() == 0, "every connection closed");
     } finally {
       release.countDown();
       server.close();
