@@ -15,6 +15,7 @@ import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.sampler.GrpoGroupNSampler;
 import org.transferqueue.sampler.RankAwareSampler;
 import org.transferqueue.sampler.Sampler;
