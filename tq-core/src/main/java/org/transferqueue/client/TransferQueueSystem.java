@@ -93,6 +93,18 @@ public final class TransferQueueSystem implements AutoCloseable {
   }
 
   /**
+   * Connects to a system started elsewhere (for example by {@code tq controller} and the storage
+   * roles) whose addresses are in the configuration; the returned client does not own it.
+   *
+   * @param config the configuration; {@code network.controller_address} must be set
+   * @return a non-owning client; closing it releases only the client
+   * @throws org.transferqueue.TqException as described on {@link TqClient#connect(TqConfig)}
+   */
+  public static TqClient connect(TqConfig config) {
+    return TqClient.connect(config);
+  }
+
+  /**
    * Starts building a system, for settings beyond the configuration file (a sampler instance, a
    * clock, extra storage backends).
    *
