@@ -32,6 +32,7 @@ class ArchitectureTest {
     {"org.transferqueue.storage.."},
     {"org.transferqueue.objectstore.."},
     {"org.transferqueue.transport.."},
+    {"org.transferqueue.remote.."},
     {"org.transferqueue.client.."},
   };
 

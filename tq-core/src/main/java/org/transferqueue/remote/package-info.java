@@ -1,0 +1,12 @@
+/**
+ * The remote roles of a multi-process deployment built on {@link org.transferqueue.transport}:
+ * storage-unit servers and the SimpleStorage router over them ({@link
+ * org.transferqueue.remote.StorageUnitServer}, {@link org.transferqueue.remote.RemoteStorageUnit},
+ * {@link org.transferqueue.remote.RemoteSimpleStorageManager}, message types 200-299).
+ *
+ * <p>Tensor cells travel as raw frame bodies: requests are written with gathering writes straight
+ * from the caller's tensor rows, servers copy request bodies once into their cells and write
+ * replies straight from the stored cells. Metadata travels as msgpack in the frame's metadata
+ * section.
+ */
+package org.transferqueue.remote;
