@@ -1,5 +1,7 @@
 /**
- * The remote roles of a multi-process deployment built on {@link org.transferqueue.transport}:
+ * The remote services of a multi-process deployment built on {@link org.transferqueue.transport}:
+ * the msgpack encoding of metadata values shared by every service ({@link
+ * org.transferqueue.remote.MetaCodec}) and the per-role servers and their clients, among them the
  * storage-unit servers and the SimpleStorage router over them ({@link
  * org.transferqueue.remote.StorageUnitServer}, {@link org.transferqueue.remote.RemoteStorageUnit},
  * {@link org.transferqueue.remote.RemoteSimpleStorageManager}, message types 200-299).
