@@ -61,7 +61,7 @@ public final class StorageUnitServer implements AutoCloseable {
             .handler(StorageUnitMessages.PUT, RequestHandler.replying(this::onPut))
             .handler(StorageUnitMessages.GET, RequestHandler.replying(this::onGet))
             .handler(StorageUnitMessages.CLEAR, RequestHandler.replying(this::onClear))
-            .handler(StorageUnitMessages.STATS, RequestHandler.replying(r -> onStats()))
+            .handler(StorageUnitMessages.STATS, RequestHandler.replying(this::onStats))
             .handler(StorageUnitMessages.FINISH, RequestHandler.replying(this::onFinish))
             .handler(
                 StorageUnitMessages.SAVE_CHECKPOINT,
@@ -262,7 +262,12 @@ public final class StorageUnitServer implements AutoCloseable {
     return Reply.of(new Wire.Writer().array(1).i64(removed).toBytes());
   }
 
-  private Reply onStats() {
+  private Reply onStats(ReceivedRequest request) {
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit STATS")) {
+      if (in.array() != 0) {
+        throw in.malformed("expected []");
+      }
+    }
     StorageUnitStats s = unit.stats();
     return Reply.of(
         new Wire.Writer()
