@@ -9,7 +9,12 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = VersionCommand.Provider.class,
     description = "TransferQueue for Java: the streaming data layer for RL post-training.",
-    subcommands = {VersionCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {
+      VersionCommand.class,
+      DemoCommand.class,
+      StorageUnitCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class TqCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
