@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
       VersionCommand.class,
       DemoCommand.class,
       ControllerCommand.class,
+      StorageUnitCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {
