@@ -15,6 +15,7 @@ import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.remote.RemoteController;
+import org.transferqueue.remote.RemoteSimpleStorageManager;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
@@ -81,8 +82,9 @@ public final class TqClient implements AutoCloseable {
       StorageContext context =
           new StorageContext(
               allocator, new ControllerNotifier(controller), StorageOptions.from(config));
-      startedStorage =
-          builder.backends.create(config.backend().storageBackend().configName(), context);
+      StorageManagerRegistry backends =
+          builder.backends != null ? builder.backends : defaultBackends(config, transportConfig);
+      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
     } catch (RuntimeException | Error e) {
       if (startedStorage != null) {
         startedStorage.close();
@@ -100,8 +102,29 @@ public final class TqClient implements AutoCloseable {
   }
 
   /**
-   * Connects to the system whose addresses are in the configuration, with the built-in storage
-   * backends.
+   * The storage backends of a client: {@code SimpleStorage} routes to the remote units of {@code
+   * network.storage_unit_addresses} when any are configured (embedded units otherwise).
+   */
+  private static StorageManagerRegistry defaultBackends(
+      TqConfig config, TransportConfig transportConfig) {
+    List<HostPort> units = config.network().storageUnitAddresses();
+    if (units.isEmpty()) {
+      return StorageBackends.builtIn();
+    }
+    return StorageManagerRegistry.builder()
+        .register(
+            StorageManagerRegistry.SIMPLE_STORAGE,
+            context ->
+                new RemoteSimpleStorageManager(
+                    units, transportConfig, context.allocator(), context.notifier()))
+        .build();
+  }
+
+  /**
+   * Connects to the system whose addresses are in the configuration. With {@code
+   * backend.storage_backend: SimpleStorage}, data goes to the storage units of {@code
+   * network.storage_unit_addresses}, or, when none are configured, to units embedded in this client
+   * (useful when one process writes and reads its own data).
    *
    * @param config the configuration; {@code network.controller_address} must be set
    * @return the client, owned by the caller
@@ -202,7 +225,7 @@ public final class TqClient implements AutoCloseable {
   /** Builds a {@link TqClient}. Not thread-safe. */
   public static final class Builder {
     private TqConfig config = TqConfig.defaults();
-    private StorageManagerRegistry backends = StorageBackends.builtIn();
+    private StorageManagerRegistry backends;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
 
@@ -220,8 +243,8 @@ public final class TqClient implements AutoCloseable {
     }
 
     /**
-     * Sets the registry the storage manager is created from (default {@link
-     * StorageBackends#builtIn()}).
+     * Sets the registry the storage manager is created from (default: remote SimpleStorage units
+     * when {@code network.storage_unit_addresses} is set, else {@link StorageBackends#builtIn()}).
      *
      * @param backends the registry
      * @return this builder

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -23,6 +25,8 @@ import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.remote.StorageUnitServer;
+import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.transport.TransportConfig;
@@ -85,6 +89,40 @@ class TqClientTest {
           .matches(s -> s.allProduced() && s.indexes().size() == 2);
       tq.kv().clear(List.of("a"), "train");
       assertThat(controller.listKeys("train").partitions().get("train")).containsOnlyKeys("b");
+    }
+  }
+
+  @Test
+  void shouldShareDataBetweenClientsWhenStorageUnitsAreRemote(BufferAllocator allocator) {
+    Controller controller = new Controller(ControllerConfig.defaults());
+    List<StorageUnit> units = new ArrayList<>();
+    List<StorageUnitServer> unitServers = new ArrayList<>();
+    try (ControllerServer server = serve(controller, allocator, null)) {
+      for (int i = 0; i < 2; i++) {
+        StorageUnit unit = new StorageUnit("unit-" + i, OptionalLong.empty(), allocator, 1L << 26);
+        units.add(unit);
+        unitServers.add(
+            StorageUnitServer.start(
+                unit, TransportConfig.builder().bindPort(0).build(), allocator));
+      }
+      List<HostPort> addresses = unitServers.stream().map(StorageUnitServer::address).toList();
+      TqConfig config =
+          TqConfig.builder()
+              .network(n -> n.controllerAddress(server.address()).storageUnitAddresses(addresses))
+              .build();
+      try (TqClient writer = connect(config);
+          TqClient reader = connect(config)) {
+        try (Batch rows = Batch.builder().objects("text", List.of("a", "b", "c")).build()) {
+          writer.kv().batchPut(List.of("k0", "k1", "k2"), "p", rows, null);
+        }
+        try (Batch back = reader.kv().batchGet(List.of("k2", "k0"), "p", null)) {
+          assertThat(((ObjectColumn) back.column("text")).values()).containsExactly("c", "a");
+        }
+      }
+      assertThat(units).allMatch(u -> u.stats().samples() > 0, "every unit holds samples");
+    } finally {
+      unitServers.reversed().forEach(StorageUnitServer::close);
+      units.reversed().forEach(StorageUnit::close);
     }
   }
 

@@ -1,9 +1,7 @@
 package org.transferqueue.cli;
 
-import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.HostPort;
@@ -12,7 +10,6 @@ import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.remote.ControllerServer;
-import org.transferqueue.server.config.TqConfigs;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -35,8 +32,9 @@ final class ControllerCommand implements Callable<Integer> {
   Path config;
 
   @Override
-  public Integer call() throws InterruptedException {
-    TqConfig tq = TqConfigs.load(config, System.getenv());
+  public Integer call() {
+    CommandLine commandLine = spec.commandLine();
+    TqConfig tq = RoleRunner.load(commandLine, config);
     int port = tq.network().controllerAddress().map(HostPort::port).orElse(0);
     TransportConfig transport = TransportConfig.builder(tq.network()).bindPort(port).build();
     Controller controller =
@@ -44,7 +42,7 @@ final class ControllerCommand implements Callable<Integer> {
             ControllerSettings.from(tq),
             TransferQueueSystem.samplerNamed(tq.controller().sampler()),
             ControllerClock.SYSTEM);
-    RootAllocator allocator = RootAllocator.builder().name("tq-controller").build();
+    RootAllocator allocator = RoleRunner.allocator(tq, "tq-controller");
     ControllerServer server;
     try {
       server = ControllerServer.start(controller, transport, allocator);
@@ -52,23 +50,21 @@ final class ControllerCommand implements Callable<Integer> {
       allocator.close();
       throw e;
     }
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            Thread.ofPlatform()
-                .name("tq-controller-shutdown")
-                .unstarted(
-                    () -> {
-                      try (allocator) {
-                        server.close();
-                      } finally {
-                        stopped.countDown();
-                      }
-                    }));
-    PrintWriter out = spec.commandLine().getOut();
-    out.println("listening on " + server.address());
-    out.flush();
-    stopped.await();
-    return 0;
+    return RoleRunner.serve(
+        commandLine.getOut(),
+        new RoleRunner.Role() {
+          @Override
+          public HostPort address() {
+            return server.address();
+          }
+
+          @Override
+          public void close() {
+            try (allocator;
+                server) {
+              // closes the server, then the allocator
+            }
+          }
+        });
   }
 }
