@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       ControllerCommand.class,
       StorageUnitCommand.class,
+      UpCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {
