@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
       VersionCommand.class,
       DemoCommand.class,
       StorageUnitCommand.class,
+      StoreNodeCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {
