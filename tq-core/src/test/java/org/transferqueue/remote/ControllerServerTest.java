@@ -296,6 +296,11 @@ class ControllerServerTest {
       // A null key list reaches the controller as null.
       MetaWriter nullKeys = new MetaWriter().arrayHeader(3).string("p").nil().bool(true);
       codes.add(errorOf(client, server, ControllerMessages.RESOLVE_KEYS, nullKeys.toByteArray()));
+      // A fetch asking to wait longer than any server allows.
+      MetaWriter endless = new MetaWriter().arrayHeader(1);
+      endless.getMetadataRequest(
+          GetMetadataRequest.fetch("p", List.of("x"), "t", 1).withTimeout(Duration.ofDays(2)));
+      codes.add(errorOf(client, server, ControllerMessages.GET_METADATA, endless.toByteArray()));
       codes.add(errorOf(client, server, 199, new MetaWriter().arrayHeader(0).toByteArray()));
       assertThat(codes)
           .containsExactly(
@@ -304,6 +309,7 @@ class ControllerServerTest {
               ErrorCode.PROTOCOL_ERROR,
               ErrorCode.PROTOCOL_ERROR,
               ErrorCode.PROTOCOL_ERROR,
+              ErrorCode.INVALID_ARGUMENT,
               ErrorCode.INVALID_ARGUMENT,
               ErrorCode.INVALID_ARGUMENT,
               ErrorCode.UNSUPPORTED_OPERATION);
