@@ -32,6 +32,7 @@ class ArchitectureTest {
     {"org.transferqueue.objectstore.."},
     {"org.transferqueue.transport.."},
     {"org.transferqueue.metrics.."},
+    {"org.transferqueue.remote.."},
     {"org.transferqueue.client.."},
   };
 

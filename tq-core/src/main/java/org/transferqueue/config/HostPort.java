@@ -6,12 +6,13 @@ import java.util.regex.Pattern;
 
 /**
  * A network address {@code host:port} as written in configuration: a host name, an IPv4 address or
- * a bracketed IPv6 address, and a port in 1-65535.
+ * a bracketed IPv6 address, and a port in 0-65535. Port 0 means "any free port": a server told to
+ * listen there binds an ephemeral port and reports the real one; clients cannot connect to it.
  *
  * <p>No name resolution happens here; the transport resolves when it connects or binds.
  *
  * @param host the host name or address (IPv6 without brackets)
- * @param port the port, 1-65535
+ * @param port the port, 0-65535 (0 = any free port, for servers)
  */
 public record HostPort(String host, int port) {
 
@@ -35,8 +36,8 @@ public record HostPort(String host, int port) {
     if (!isValidHost(host)) {
       throw new IllegalArgumentException("host=\"" + host + "\" is not a host name or address");
     }
-    if (port < 1 || port > MAX_PORT) {
-      throw new IllegalArgumentException("port=" + port + " is not in [1, 65535]");
+    if (port < 0 || port > MAX_PORT) {
+      throw new IllegalArgumentException("port=" + port + " is not in [0, 65535]");
     }
   }
 
@@ -74,10 +75,10 @@ public record HostPort(String host, int port) {
     try {
       port = Integer.parseInt(portText);
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("has no valid port (host:port, port 1-65535)", e);
+      throw new IllegalArgumentException("has no valid port (host:port, port 0-65535)", e);
     }
-    if (port < 1 || port > MAX_PORT) {
-      throw new IllegalArgumentException("has a port out of range (1-65535)");
+    if (port < 0 || port > MAX_PORT) {
+      throw new IllegalArgumentException("has a port out of range (0-65535)");
     }
     return new HostPort(host, port);
   }

@@ -159,7 +159,7 @@ class ConfigKeyTest {
     assertThatThrownBy(() -> b.set("backend.MooncakeStore.protocol", "udp"))
         .hasMessage("backend.MooncakeStore.protocol: \"udp\" is not a protocol (tcp or rdma)");
     assertThatThrownBy(() -> b.set("network.controller_address", "ctl:99999"))
-        .hasMessage("network.controller_address: \"ctl:99999\" has a port out of range (1-65535)");
+        .hasMessage("network.controller_address: \"ctl:99999\" has a port out of range (0-65535)");
     assertThatThrownBy(() -> b.set("no.such.key", 1))
         .hasMessage("no.such.key: 1 is not a known key");
     assertThatThrownBy(() -> b.set("client.request_timeout", "-3s"))
@@ -207,8 +207,9 @@ class ConfigKeyTest {
     assertThat(HostPort.parse("10.0.0.1:80")).isEqualTo(new HostPort("10.0.0.1", 80));
     assertThat(HostPort.parse("[fe80::1]:9000").host()).isEqualTo("fe80::1");
     assertThat(HostPort.parse("[fe80::1]:9000")).hasToString("[fe80::1]:9000");
+    assertThat(HostPort.parse("127.0.0.1:0").port()).isZero();
     for (String bad :
-        List.of("host", "host:", ":80", "host:0", "host:65536", "ho st:1", "a:b:c", "[::1]")) {
+        List.of("host", "host:", ":80", "host:-1", "host:65536", "ho st:1", "a:b:c", "[::1]")) {
       assertThatThrownBy(() -> HostPort.parse(bad))
           .as(bad)
           .isInstanceOf(IllegalArgumentException.class);

@@ -13,6 +13,10 @@ import picocli.CommandLine.Command;
       VersionCommand.class,
       DemoCommand.class,
       BenchCommand.class,
+      ControllerCommand.class,
+      StorageUnitCommand.class,
+      StoreNodeCommand.class,
+      UpCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {

@@ -11,6 +11,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.tensor.Column;
+import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.JaggedColumn;
@@ -209,6 +210,47 @@ final class CellBlock {
     }
     return new CellBlock(
         Kind.OBJECT, null, null, null, 0, null, null, frozen, owned, positions.length);
+  }
+
+  /**
+   * Copies separate tensor rows (validated by {@link CellColumn}) into one new block.
+   *
+   * @param allocator the unit's allocator
+   * @param column the rows, of kind DENSE or JAGGED (only read)
+   * @return a block the caller owns (one reference)
+   */
+  static CellBlock copyRows(BufferAllocator allocator, CellColumn column) {
+    List<MemorySegment> rows = column.rows();
+    long[] offsets = new long[rows.size() + 1];
+    for (int j = 0; j < rows.size(); j++) {
+      offsets[j + 1] = offsets[j] + rows.get(j).byteSize();
+    }
+    NativeBuffer buffer = allocator.allocate(offsets[rows.size()]);
+    MemorySegment target = buffer.segment();
+    for (int j = 0; j < rows.size(); j++) {
+      MemorySegment.copy(rows.get(j), 0, target, offsets[j], rows.get(j).byteSize());
+    }
+    if (column.kind() == ColumnKind.DENSE) {
+      long[] rowShape = rows.isEmpty() ? new long[0] : column.shapes().getFirst().clone();
+      long rowBytes = rows.isEmpty() ? 0 : rows.getFirst().byteSize();
+      return new CellBlock(
+          Kind.DENSE,
+          column.dtype(),
+          buffer,
+          rowShape,
+          rowBytes,
+          null,
+          null,
+          null,
+          null,
+          rows.size());
+    }
+    long[][] shapes = new long[rows.size()][];
+    for (int j = 0; j < shapes.length; j++) {
+      shapes[j] = column.shapes().get(j).clone();
+    }
+    return new CellBlock(
+        Kind.JAGGED, column.dtype(), buffer, null, 0, offsets, shapes, null, null, rows.size());
   }
 
   /**

@@ -170,6 +170,77 @@ public final class StorageUnit implements AutoCloseable {
     }
   }
 
+  /**
+   * Stores cells given row by row (as received over the network), atomically, and holds the outcome
+   * for the caller to decide: row {@code j} of every column becomes the cell (gis[j], field). Each
+   * byte is copied once, from the given row segments into the unit's memory.
+   *
+   * @param gis distinct global indexes, one per row
+   * @param columns the cells of each field, each with {@code gis.length} rows (only read)
+   * @return the committed put; the caller keeps it with {@link HeldPut#close()} or takes it back
+   *     with {@link HeldPut#rollback()}
+   * @throws StorageException with {@code SHAPE_MISMATCH} if a column's row count differs from the
+   *     index count, {@code DUPLICATE_KEY} for a repeated index or field, {@code CAPACITY_EXCEEDED}
+   *     if the new samples do not fit, {@code OUT_OF_MEMORY} if the unit's allocator is full; on an
+   *     error nothing was written
+   */
+  public HeldPut putCells(long[] gis, List<CellColumn> columns) {
+    String[] fieldNames = new String[columns.size()];
+    for (int f = 0; f < fieldNames.length; f++) {
+      CellColumn column = columns.get(f);
+      if (column.rowCount() != gis.length) {
+        throw new StorageException(
+            ErrorCode.SHAPE_MISMATCH,
+            "StorageUnitData put_data: field '"
+                + column.field()
+                + "' values length "
+                + column.rowCount()
+                + " != global_indexes length "
+                + gis.length
+                + ", length mismatch");
+      }
+      fieldNames[f] = column.field();
+    }
+    if (new java.util.HashSet<>(Arrays.asList(fieldNames)).size() != fieldNames.length) {
+      throw new StorageException(
+          ErrorCode.DUPLICATE_KEY, "field names repeat: " + Arrays.toString(fieldNames));
+    }
+    FieldSchemas.requireDistinctIndexes(gis);
+    checkCapacity(gis);
+    int[] positions = new int[gis.length];
+    for (int j = 0; j < positions.length; j++) {
+      positions[j] = j;
+    }
+    CellBlock[] blocks = new CellBlock[fieldNames.length];
+    try {
+      for (int f = 0; f < fieldNames.length; f++) {
+        CellColumn column = columns.get(f);
+        blocks[f] =
+            column.kind() == org.transferqueue.tensor.ColumnKind.OBJECT
+                ? CellBlock.freezeObjects(allocator, column.values(), positions, fieldNames[f])
+                : CellBlock.copyRows(allocator, column);
+      }
+    } catch (RuntimeException e) {
+      releaseAll(blocks);
+      throw e;
+    }
+    try (StagedPut staged = new StagedPut(this, 0, gis, fieldNames, blocks)) {
+      return new HeldPut(staged.commit());
+    }
+  }
+
+  /**
+   * Reads the cells of {@code fieldNames} x {@code gis} without copying them, as of one instant.
+   *
+   * @param gis the samples (repeats allowed)
+   * @param fieldNames the fields
+   * @return the cells, retained until the caller closes them
+   * @throws StorageException with {@code UNKNOWN_FIELD} or {@code NOT_FOUND} for a missing cell
+   */
+  public UnitCells readCells(long[] gis, List<String> fieldNames) {
+    return new UnitCells(snapshot(gis, fieldNames), fieldNames);
+  }
+
   private static void releaseAll(CellBlock[] blocks) {
     for (CellBlock block : blocks) {
       if (block != null) {

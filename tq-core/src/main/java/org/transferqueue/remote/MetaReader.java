@@ -1,0 +1,767 @@
+package org.transferqueue.remote;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.msgpack.core.ExtensionTypeHeader;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessagePackException;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ValueType;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.ProtocolException;
+import org.transferqueue.TqException;
+import org.transferqueue.controller.ClearSamplesRequest;
+import org.transferqueue.controller.ConsumptionStatus;
+import org.transferqueue.controller.ControllerStatistics;
+import org.transferqueue.controller.FetchMode;
+import org.transferqueue.controller.GetMetadataRequest;
+import org.transferqueue.controller.IndexSet;
+import org.transferqueue.controller.KvListing;
+import org.transferqueue.controller.PartitionStatistics;
+import org.transferqueue.controller.ProductionStatus;
+import org.transferqueue.controller.ProductionUpdate;
+import org.transferqueue.controller.TagUpdate;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.sampler.SamplingConfig;
+import org.transferqueue.tensor.DType;
+
+/**
+ * Reads metadata values written by {@link MetaWriter} from one msgpack message.
+ *
+ * <p>Malformed input (truncated, wrong msgpack types, wrong array lengths, out-of-range numbers)
+ * fails with a {@link ProtocolException} ({@link ErrorCode#PROTOCOL_ERROR}) naming what was
+ * expected; values that are well-formed msgpack but invalid for their type (a negative index, a
+ * nested field without shapes) fail with the type's own {@link TqException}. Not thread-safe.
+ */
+public final class MetaReader {
+  private final MessageUnpacker unpacker;
+  private final long length;
+
+  /**
+   * Reads from a message.
+   *
+   * @param message the msgpack bytes; not copied, not modified
+   */
+  public MetaReader(byte[] message) {
+    this.unpacker = MessagePack.newDefaultUnpacker(message);
+    this.length = message.length;
+  }
+
+  /** Every element takes at least one byte: a longer header is hostile or truncated input. */
+  private int checkedSize(int size, int bytesPerElement, String what) {
+    long remaining = length - unpacker.getTotalReadBytes();
+    if ((long) size * bytesPerElement > remaining) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          what + " declares " + size + " elements but only " + remaining + " bytes remain");
+    }
+    return size;
+  }
+
+  /**
+   * Checks that the whole message was read.
+   *
+   * @throws ProtocolException if bytes remain
+   */
+  public void expectEnd() {
+    boolean more;
+    try {
+      more = unpacker.hasNext();
+    } catch (IOException | MessagePackException e) {
+      throw malformed("end of message", e);
+    }
+    if (more) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "unexpected bytes after the message at offset " + unpacker.getTotalReadBytes());
+    }
+  }
+
+  /**
+   * Reads an array header and checks its length.
+   *
+   * @param expected the expected number of elements
+   * @param what what the array is, for the error message
+   * @throws ProtocolException if the next value is not an array of that length
+   */
+  public void expectArray(int expected, String what) {
+    int size = arrayHeader(what);
+    if (size != expected) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, what + " has " + size + " elements, expected " + expected);
+    }
+  }
+
+  /**
+   * Reads an array header.
+   *
+   * @param what what the array is, for the error message
+   * @return the number of elements
+   */
+  public int arrayHeader(String what) {
+    try {
+      return checkedSize(unpacker.unpackArrayHeader(), 1, what);
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what + " (array)", e);
+    }
+  }
+
+  /**
+   * Reads a map header.
+   *
+   * @param what what the map is, for the error message
+   * @return the number of entries
+   */
+  public int mapHeader(String what) {
+    try {
+      return checkedSize(unpacker.unpackMapHeader(), 2, what);
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what + " (map)", e);
+    }
+  }
+
+  /**
+   * Consumes a nil if one is next.
+   *
+   * @return true if a nil was consumed
+   */
+  public boolean tryNil() {
+    try {
+      return unpacker.tryUnpackNil();
+    } catch (IOException | MessagePackException e) {
+      throw malformed("a value", e);
+    }
+  }
+
+  /**
+   * Reads an integer.
+   *
+   * @param what what the integer is, for the error message
+   * @return the value
+   */
+  public long integer(String what) {
+    try {
+      return unpacker.unpackLong();
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what + " (integer)", e);
+    }
+  }
+
+  /**
+   * Reads an integer in {@code int} range.
+   *
+   * @param what what the integer is, for the error message
+   * @return the value
+   */
+  public int int32(String what) {
+    long v = integer(what);
+    if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+      throw new ProtocolException(ErrorCode.PROTOCOL_ERROR, what + "=" + v + " out of int range");
+    }
+    return (int) v;
+  }
+
+  /**
+   * Reads an integer in {@code int} range or nil.
+   *
+   * @param what what the integer is, for the error message
+   * @return the value, or null for nil
+   */
+  public Integer nullableInt32(String what) {
+    return tryNil() ? null : int32(what);
+  }
+
+  /**
+   * Reads a boolean.
+   *
+   * @param what what the boolean is, for the error message
+   * @return the value
+   */
+  public boolean bool(String what) {
+    try {
+      return unpacker.unpackBoolean();
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what + " (boolean)", e);
+    }
+  }
+
+  /**
+   * Reads a string or nil.
+   *
+   * @param what what the string is, for the error message
+   * @return the value, or null for nil
+   */
+  public String string(String what) {
+    try {
+      return unpacker.tryUnpackNil() ? null : unpacker.unpackString();
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what + " (string)", e);
+    }
+  }
+
+  /**
+   * Reads a string that must not be nil.
+   *
+   * @param what what the string is, for the error message
+   * @return the value
+   */
+  public String requiredString(String what) {
+    String s = string(what);
+    if (s == null) {
+      throw new ProtocolException(ErrorCode.PROTOCOL_ERROR, what + " is nil");
+    }
+    return s;
+  }
+
+  /**
+   * Reads a msgpack binary.
+   *
+   * @param what what the bytes are, for the error message
+   * @return a copy of the bytes
+   */
+  public byte[] binary(String what) {
+    try {
+      int n = checkedSize(unpacker.unpackBinaryHeader(), 1, what);
+      return unpacker.readPayload(n);
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what + " (binary)", e);
+    }
+  }
+
+  /**
+   * Reads a list of strings or nil.
+   *
+   * @param what what the list is, for the error message
+   * @return an unmodifiable list, or null for nil
+   */
+  public List<String> strings(String what) {
+    if (tryNil()) {
+      return null;
+    }
+    int n = arrayHeader(what);
+    ArrayList<String> list = new ArrayList<>(Math.min(n, 1024));
+    for (int i = 0; i < n; i++) {
+      list.add(requiredString(what + "[" + i + "]"));
+    }
+    return Collections.unmodifiableList(list);
+  }
+
+  /**
+   * Reads a list of integers or nil.
+   *
+   * @param what what the list is, for the error message
+   * @return an unmodifiable list, or null for nil
+   */
+  public List<Long> longs(String what) {
+    if (tryNil()) {
+      return null;
+    }
+    int n = arrayHeader(what);
+    ArrayList<Long> list = new ArrayList<>(Math.min(n, 1024));
+    for (int i = 0; i < n; i++) {
+      list.add(integer(what));
+    }
+    return Collections.unmodifiableList(list);
+  }
+
+  /**
+   * Reads an array of integers.
+   *
+   * @param what what the array is, for the error message
+   * @return the values
+   */
+  public long[] longArray(String what) {
+    int n = arrayHeader(what);
+    long[] values = new long[n];
+    for (int i = 0; i < n; i++) {
+      values[i] = integer(what);
+    }
+    return values;
+  }
+
+  /**
+   * Reads a metadata value written by {@link MetaWriter#value(Object)}: integers come back as Long,
+   * floating-point numbers as Double, maps as unmodifiable insertion-ordered maps.
+   *
+   * @param what what the value is, for the error message
+   * @return the value
+   */
+  public Object value(String what) {
+    try {
+      ValueType type = unpacker.getNextFormat().getValueType();
+      return switch (type) {
+        case NIL -> {
+          unpacker.unpackNil();
+          yield null;
+        }
+        case BOOLEAN -> unpacker.unpackBoolean();
+        case INTEGER -> unpacker.unpackLong();
+        case FLOAT -> unpacker.unpackDouble();
+        case STRING -> unpacker.unpackString();
+        case ARRAY -> {
+          int n = checkedSize(unpacker.unpackArrayHeader(), 1, what);
+          ArrayList<Object> list = new ArrayList<>(Math.min(n, 1024));
+          for (int i = 0; i < n; i++) {
+            list.add(value(what));
+          }
+          yield Collections.unmodifiableList(list);
+        }
+        case MAP -> valueMapBody(checkedSize(unpacker.unpackMapHeader(), 2, what), what);
+        case EXTENSION -> extension(what);
+        case BINARY ->
+            throw new ProtocolException(
+                ErrorCode.PROTOCOL_ERROR, what + ": binary is not a metadata value");
+      };
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what, e);
+    }
+  }
+
+  private Object extension(String what) throws IOException {
+    ExtensionTypeHeader header = unpacker.unpackExtensionTypeHeader();
+    checkedSize(header.getLength(), 1, what);
+    String text = new String(unpacker.readPayload(header.getLength()), StandardCharsets.UTF_8);
+    try {
+      if (header.getType() == MetaCodec.EXT_BIG_INTEGER) {
+        return new BigInteger(text);
+      }
+      if (header.getType() == MetaCodec.EXT_BIG_DECIMAL) {
+        return new BigDecimal(text);
+      }
+    } catch (NumberFormatException e) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, what + ": invalid number '" + text + "'");
+    }
+    throw new ProtocolException(
+        ErrorCode.PROTOCOL_ERROR, what + ": unknown extension type " + header.getType());
+  }
+
+  private Map<String, Object> valueMapBody(int n, String what) throws IOException {
+    LinkedHashMap<String, Object> map = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      if (unpacker.getNextFormat().getValueType() != ValueType.STRING) {
+        throw new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR,
+            what + ": map key must be a string, got " + unpacker.getNextFormat().getValueType());
+      }
+      String key = unpacker.unpackString();
+      map.put(key, value(what + "." + key));
+    }
+    return Collections.unmodifiableMap(map);
+  }
+
+  /**
+   * Reads a map of metadata values; nil reads as the empty map.
+   *
+   * @param what what the map is, for the error message
+   * @return an unmodifiable map
+   */
+  public Map<String, Object> valueMap(String what) {
+    if (tryNil()) {
+      return Map.of();
+    }
+    try {
+      return valueMapBody(mapHeader(what), what);
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what, e);
+    }
+  }
+
+  /**
+   * Reads a list of metadata-value maps.
+   *
+   * @param what what the rows are, for the error message
+   * @return an unmodifiable list
+   */
+  public List<Map<String, Object>> rows(String what) {
+    int n = arrayHeader(what);
+    ArrayList<Map<String, Object>> rows = new ArrayList<>(Math.min(n, 1024));
+    for (int i = 0; i < n; i++) {
+      rows.add(valueMap(what + "[" + i + "]"));
+    }
+    return Collections.unmodifiableList(rows);
+  }
+
+  /**
+   * Reads records keyed by global index or nil.
+   *
+   * @param what what the records are, for the error message
+   * @return an unmodifiable insertion-ordered map, or null for nil
+   */
+  public Map<Long, Map<String, Object>> indexedRecords(String what) {
+    if (tryNil()) {
+      return null;
+    }
+    int n = mapHeader(what);
+    LinkedHashMap<Long, Map<String, Object>> records = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      long index = integer(what + " index");
+      records.put(index, valueMap(what + "[" + index + "]"));
+    }
+    return Collections.unmodifiableMap(records);
+  }
+
+  /**
+   * Reads a field schema.
+   *
+   * @param what what the schema is, for the error message
+   * @return the schema
+   */
+  public FieldSchema fieldSchema(String what) {
+    expectArray(5, what);
+    String dtype = string(what + ".dtype");
+    List<Long> shape = longs(what + ".shape");
+    boolean nested = bool(what + ".nested");
+    boolean nonTensor = bool(what + ".nonTensor");
+    List<List<Long>> perSample = null;
+    if (!tryNil()) {
+      int n = arrayHeader(what + ".perSampleShapes");
+      ArrayList<List<Long>> shapes = new ArrayList<>(Math.min(n, 1024));
+      for (int i = 0; i < n; i++) {
+        shapes.add(longs(what + ".perSampleShapes"));
+      }
+      perSample = shapes;
+    }
+    return new FieldSchema(
+        dtype == null ? null : DType.fromName(dtype), shape, nested, nonTensor, perSample);
+  }
+
+  /**
+   * Reads field schemas by name or nil.
+   *
+   * @param what what the schemas are, for the error message
+   * @return an insertion-ordered unmodifiable map, or null for nil
+   */
+  public Map<String, FieldSchema> fieldSchemas(String what) {
+    if (tryNil()) {
+      return null;
+    }
+    int n = mapHeader(what);
+    LinkedHashMap<String, FieldSchema> map = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      String name = requiredString(what + " name");
+      map.put(name, fieldSchema(what + "." + name));
+    }
+    return Collections.unmodifiableMap(map);
+  }
+
+  /**
+   * Reads a batch's metadata.
+   *
+   * @return the metadata
+   */
+  public BatchMeta batchMeta() {
+    expectArray(7, "BatchMeta");
+    long[] indexes = longArray("BatchMeta.globalIndexes");
+    List<String> partitions = strings("BatchMeta.partitionIds");
+    if (partitions == null) {
+      throw new ProtocolException(ErrorCode.PROTOCOL_ERROR, "BatchMeta.partitionIds is nil");
+    }
+    Map<String, FieldSchema> fields = fieldSchemas("BatchMeta.fieldSchema");
+    int n = arrayHeader("BatchMeta.productionStatus");
+    ArrayList<Boolean> status = new ArrayList<>(Math.min(n, 1024));
+    for (int i = 0; i < n; i++) {
+      status.add(bool("BatchMeta.productionStatus"));
+    }
+    Map<String, Object> extra = valueMap("BatchMeta.extraInfo");
+    List<Map<String, Object>> tags = rows("BatchMeta.tags");
+    List<Map<String, Object>> backend = rows("BatchMeta.backendMeta");
+    return BatchMeta.builder()
+        .globalIndexes(indexes)
+        .partitionIds(partitions)
+        .fieldSchema(fields == null ? Map.of() : fields)
+        .productionStatus(status)
+        .extraInfo(extra)
+        .tags(tags)
+        .backendMeta(backend)
+        .build();
+  }
+
+  /**
+   * Reads key-value metadata.
+   *
+   * @return the metadata
+   */
+  public KvBatchMeta kvBatchMeta() {
+    expectArray(5, "KvBatchMeta");
+    List<String> keys = strings("KvBatchMeta.keys");
+    List<Map<String, Object>> tags = rows("KvBatchMeta.tags");
+    String partition = string("KvBatchMeta.partitionId");
+    List<String> fields = strings("KvBatchMeta.fields");
+    Map<String, Object> extra = valueMap("KvBatchMeta.extraInfo");
+    return new KvBatchMeta(keys, tags, partition, fields, extra);
+  }
+
+  /**
+   * Reads an index set.
+   *
+   * @param what what the set is, for the error message
+   * @return the set
+   */
+  public IndexSet indexSet(String what) {
+    return IndexSet.of(longArray(what));
+  }
+
+  /**
+   * Reads a sampling configuration.
+   *
+   * @return the configuration
+   */
+  public SamplingConfig samplingConfig() {
+    expectArray(3, "SamplingConfig");
+    Integer dpRank = nullableInt32("SamplingConfig.dpRank");
+    Integer batchIndex = nullableInt32("SamplingConfig.batchIndex");
+    Map<String, Object> options = valueMap("SamplingConfig.options");
+    return new SamplingConfig(dpRank, batchIndex, options);
+  }
+
+  /**
+   * Reads a duration written as nanoseconds, or nil.
+   *
+   * @param what what the duration is, for the error message
+   * @return the duration, or null for nil
+   */
+  public Duration duration(String what) {
+    return tryNil() ? null : Duration.ofNanos(integer(what));
+  }
+
+  /**
+   * Reads a metadata request.
+   *
+   * @return the request
+   */
+  public GetMetadataRequest getMetadataRequest() {
+    expectArray(7, "GetMetadataRequest");
+    FetchMode mode = enumValue(FetchMode.class, "GetMetadataRequest.mode");
+    String partition = string("GetMetadataRequest.partitionId");
+    List<String> fields = strings("GetMetadataRequest.fields");
+    String task = string("GetMetadataRequest.taskName");
+    Integer batchSize = nullableInt32("GetMetadataRequest.batchSize");
+    SamplingConfig sampling = samplingConfig();
+    Duration timeout = duration("GetMetadataRequest.timeout");
+    return new GetMetadataRequest(mode, partition, fields, task, batchSize, sampling, timeout);
+  }
+
+  /**
+   * Reads a production notification.
+   *
+   * @return the notification
+   */
+  public ProductionUpdate productionUpdate() {
+    expectArray(4, "ProductionUpdate");
+    String partition = string("ProductionUpdate.partitionId");
+    List<Long> indexes = longs("ProductionUpdate.indexes");
+    Map<String, FieldSchema> fields = fieldSchemas("ProductionUpdate.fields");
+    Map<Long, Map<String, Object>> backend = indexedRecords("ProductionUpdate.backendMeta");
+    return new ProductionUpdate(partition, indexes, fields, backend);
+  }
+
+  /**
+   * Reads a storage-side production notification.
+   *
+   * @return the notification
+   */
+  public org.transferqueue.storage.ProductionUpdate storageProductionUpdate() {
+    expectArray(4, "storage ProductionUpdate");
+    String partition = requiredString("ProductionUpdate.partitionId");
+    List<Long> indexes = longs("ProductionUpdate.globalIndexes");
+    Map<String, FieldSchema> fields = fieldSchemas("ProductionUpdate.fieldSchema");
+    List<Map<String, Object>> backend = rows("ProductionUpdate.backendMeta");
+    if (indexes == null || fields == null) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, "ProductionUpdate indexes or field schema is nil");
+    }
+    return new org.transferqueue.storage.ProductionUpdate(
+        partition, indexes, new TreeMap<>(fields), backend);
+  }
+
+  /**
+   * Reads a tag update.
+   *
+   * @return the update
+   */
+  public TagUpdate tagUpdate() {
+    expectArray(2, "TagUpdate");
+    TagUpdate.Mode mode = enumValue(TagUpdate.Mode.class, "TagUpdate.mode");
+    int n = mapHeader("TagUpdate.tags");
+    LinkedHashMap<String, Map<Long, Map<String, Object>>> tags = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      String partition = requiredString("TagUpdate partition");
+      Map<Long, Map<String, Object>> records = indexedRecords("TagUpdate.tags." + partition);
+      tags.put(partition, records == null ? Map.of() : records);
+    }
+    return new TagUpdate(tags, mode);
+  }
+
+  /**
+   * Reads a clear request.
+   *
+   * @return the request
+   */
+  public ClearSamplesRequest clearSamplesRequest() {
+    expectArray(3, "ClearSamplesRequest");
+    List<Long> indexes = longs("ClearSamplesRequest.indexes");
+    List<String> partitions = strings("ClearSamplesRequest.partitionIds");
+    boolean clearConsumption = bool("ClearSamplesRequest.clearConsumption");
+    return new ClearSamplesRequest(indexes, partitions, clearConsumption);
+  }
+
+  /**
+   * Reads a production status.
+   *
+   * @return the status
+   */
+  public ProductionStatus productionStatus() {
+    expectArray(4, "ProductionStatus");
+    String partition = requiredString("ProductionStatus.partitionId");
+    List<String> fields = strings("ProductionStatus.fields");
+    IndexSet indexes = indexSet("ProductionStatus.indexes");
+    int n = arrayHeader("ProductionStatus.produced");
+    ArrayList<IndexSet> produced = new ArrayList<>(Math.min(n, 1024));
+    for (int i = 0; i < n; i++) {
+      produced.add(indexSet("ProductionStatus.produced"));
+    }
+    try {
+      return new ProductionStatus(
+          partition, fields == null ? List.of() : fields, indexes, produced);
+    } catch (IllegalArgumentException e) {
+      throw new ProtocolException(ErrorCode.PROTOCOL_ERROR, e.getMessage());
+    }
+  }
+
+  /**
+   * Reads a consumption status.
+   *
+   * @return the status
+   */
+  public ConsumptionStatus consumptionStatus() {
+    expectArray(4, "ConsumptionStatus");
+    String partition = requiredString("ConsumptionStatus.partitionId");
+    String task = requiredString("ConsumptionStatus.taskName");
+    IndexSet indexes = indexSet("ConsumptionStatus.indexes");
+    IndexSet consumed = indexSet("ConsumptionStatus.consumed");
+    return new ConsumptionStatus(partition, task, indexes, consumed);
+  }
+
+  /**
+   * Reads a key listing.
+   *
+   * @return the listing
+   */
+  public KvListing kvListing() {
+    expectArray(2, "KvListing");
+    int n = mapHeader("KvListing.partitions");
+    LinkedHashMap<String, Map<String, Map<String, Object>>> partitions = new LinkedHashMap<>();
+    for (int p = 0; p < n; p++) {
+      String partition = requiredString("KvListing partition");
+      int keys = mapHeader("KvListing." + partition);
+      LinkedHashMap<String, Map<String, Object>> perKey = new LinkedHashMap<>();
+      for (int k = 0; k < keys; k++) {
+        String key = requiredString("KvListing key");
+        perKey.put(key, valueMap("KvListing." + partition + "." + key));
+      }
+      partitions.put(partition, perKey);
+    }
+    String message = string("KvListing.message");
+    return new KvListing(partitions, message);
+  }
+
+  /**
+   * Reads a partition's statistics.
+   *
+   * @return the statistics
+   */
+  public PartitionStatistics partitionStatistics() {
+    expectArray(9, "PartitionStatistics");
+    String partition = requiredString("PartitionStatistics.partitionId");
+    long created = integer("PartitionStatistics.createdAtMillis");
+    int total = int32("PartitionStatistics.totalSamples");
+    int preAllocated = int32("PartitionStatistics.preAllocatedSamples");
+    int totalFields = int32("PartitionStatistics.totalFields");
+    List<String> tasks = strings("PartitionStatistics.registeredTasks");
+    int produced = int32("PartitionStatistics.producedSamples");
+    Map<String, Integer> perField = counts("PartitionStatistics.producedPerField");
+    Map<String, Integer> perTask = counts("PartitionStatistics.consumedPerTask");
+    return new PartitionStatistics(
+        partition,
+        created,
+        total,
+        preAllocated,
+        totalFields,
+        tasks == null ? List.of() : tasks,
+        produced,
+        perField,
+        perTask);
+  }
+
+  private Map<String, Integer> counts(String what) {
+    int n = mapHeader(what);
+    LinkedHashMap<String, Integer> map = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      map.put(requiredString(what + " key"), int32(what));
+    }
+    return map;
+  }
+
+  /**
+   * Reads controller statistics.
+   *
+   * @return the statistics
+   */
+  public ControllerStatistics controllerStatistics() {
+    expectArray(4, "ControllerStatistics");
+    int n = arrayHeader("ControllerStatistics.partitions");
+    ArrayList<PartitionStatistics> partitions = new ArrayList<>(Math.min(n, 1024));
+    for (int i = 0; i < n; i++) {
+      partitions.add(partitionStatistics());
+    }
+    long allocated = integer("ControllerStatistics.allocatedIndexes");
+    int reusable = int32("ControllerStatistics.reusableIndexes");
+    long next = integer("ControllerStatistics.nextFreshIndex");
+    return new ControllerStatistics(partitions, allocated, reusable, next);
+  }
+
+  /**
+   * Reads an enum constant written by its name.
+   *
+   * @param type the enum class
+   * @param what what the value is, for the error message
+   * @param <E> the enum type
+   * @return the constant
+   */
+  public <E extends Enum<E>> E enumValue(Class<E> type, String what) {
+    String name = requiredString(what);
+    try {
+      return Enum.valueOf(type, name);
+    } catch (IllegalArgumentException e) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, what + ": unknown " + type.getSimpleName() + " '" + name + "'");
+    }
+  }
+
+  private ProtocolException malformed(String expected, Exception cause) {
+    ProtocolException e =
+        new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR,
+            "malformed message at offset "
+                + unpacker.getTotalReadBytes()
+                + ": expected "
+                + expected
+                + " ("
+                + cause.getMessage()
+                + ")");
+    e.initCause(cause);
+    return e;
+  }
+}

@@ -1,0 +1,630 @@
+package org.transferqueue.remote;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.controller.ClearSamplesRequest;
+import org.transferqueue.controller.ConsumptionStatus;
+import org.transferqueue.controller.ControllerStatistics;
+import org.transferqueue.controller.GetMetadataRequest;
+import org.transferqueue.controller.IndexSet;
+import org.transferqueue.controller.KvListing;
+import org.transferqueue.controller.PartitionStatistics;
+import org.transferqueue.controller.ProductionStatus;
+import org.transferqueue.controller.ProductionUpdate;
+import org.transferqueue.controller.TagUpdate;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.sampler.SamplingConfig;
+
+/**
+ * Writes metadata values as msgpack, in the layout {@link MetaReader} reads (see {@link MetaCodec}
+ * for the layout of each value).
+ *
+ * <p>A writer accumulates one message on the heap; {@link #toByteArray()} returns it. Not
+ * thread-safe; use one writer per message.
+ */
+public final class MetaWriter {
+  private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
+
+  /** Creates an empty writer. */
+  public MetaWriter() {}
+
+  /**
+   * The bytes written so far.
+   *
+   * @return a fresh copy of the message
+   */
+  public byte[] toByteArray() {
+    try {
+      packer.flush();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return packer.toByteArray();
+  }
+
+  /**
+   * Writes an array header; the next {@code size} values are its elements.
+   *
+   * @param size the number of elements
+   * @return this writer
+   */
+  public MetaWriter arrayHeader(int size) {
+    try {
+      packer.packArrayHeader(size);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes a map header; the next {@code 2 * size} values are its keys and values.
+   *
+   * @param size the number of entries
+   * @return this writer
+   */
+  public MetaWriter mapHeader(int size) {
+    try {
+      packer.packMapHeader(size);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes nil.
+   *
+   * @return this writer
+   */
+  public MetaWriter nil() {
+    try {
+      packer.packNil();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes an integer.
+   *
+   * @param value the value
+   * @return this writer
+   */
+  public MetaWriter integer(long value) {
+    try {
+      packer.packLong(value);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes an integer or nil.
+   *
+   * @param value the value, or null
+   * @return this writer
+   */
+  public MetaWriter nullableInteger(Long value) {
+    return value == null ? nil() : integer(value);
+  }
+
+  /**
+   * Writes a boolean.
+   *
+   * @param value the value
+   * @return this writer
+   */
+  public MetaWriter bool(boolean value) {
+    try {
+      packer.packBoolean(value);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes a double.
+   *
+   * @param value the value
+   * @return this writer
+   */
+  public MetaWriter float64(double value) {
+    try {
+      packer.packDouble(value);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes a string or nil.
+   *
+   * @param value the value, or null
+   * @return this writer
+   */
+  public MetaWriter string(String value) {
+    if (value == null) {
+      return nil();
+    }
+    try {
+      packer.packString(value);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes raw bytes as a msgpack binary.
+   *
+   * @param value the bytes
+   * @return this writer
+   */
+  public MetaWriter binary(byte[] value) {
+    try {
+      packer.packBinaryHeader(value.length);
+      packer.writePayload(value);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  /**
+   * Writes a list of strings (nil for null).
+   *
+   * @param values the strings
+   * @return this writer
+   */
+  public MetaWriter strings(Collection<String> values) {
+    if (values == null) {
+      return nil();
+    }
+    arrayHeader(values.size());
+    for (String v : values) {
+      string(v);
+    }
+    return this;
+  }
+
+  /**
+   * Writes a list of integers (nil for null).
+   *
+   * @param values the integers; no null elements
+   * @return this writer
+   */
+  public MetaWriter longs(Collection<Long> values) {
+    if (values == null) {
+      return nil();
+    }
+    arrayHeader(values.size());
+    for (Long v : values) {
+      integer(v);
+    }
+    return this;
+  }
+
+  /**
+   * Writes an array of integers.
+   *
+   * @param values the integers
+   * @return this writer
+   */
+  public MetaWriter longs(long[] values) {
+    arrayHeader(values.length);
+    for (long v : values) {
+      integer(v);
+    }
+    return this;
+  }
+
+  /**
+   * Writes a JSON-compatible metadata value: null, String, Boolean, an integral number (as a
+   * msgpack integer), Float/Double (as a double), BigInteger and BigDecimal (as extension types
+   * that keep their exact value), List and Map with String keys.
+   *
+   * @param value the value
+   * @return this writer
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for any other type
+   */
+  public MetaWriter value(Object value) {
+    try {
+      switch (value) {
+        case null -> packer.packNil();
+        case String s -> packer.packString(s);
+        case Boolean b -> packer.packBoolean(b);
+        case Long l -> packer.packLong(l);
+        case Integer i -> packer.packLong(i);
+        case Short s -> packer.packLong(s);
+        case Byte b -> packer.packLong(b);
+        case Double d -> packer.packDouble(d);
+        case Float f -> packer.packDouble(f);
+        case BigInteger b -> extension(MetaCodec.EXT_BIG_INTEGER, b.toString());
+        case BigDecimal b -> extension(MetaCodec.EXT_BIG_DECIMAL, b.toString());
+        case Map<?, ?> m -> {
+          packer.packMapHeader(m.size());
+          for (Map.Entry<?, ?> e : m.entrySet()) {
+            if (!(e.getKey() instanceof String key)) {
+              throw new TqException(
+                  ErrorCode.INVALID_ARGUMENT,
+                  "metadata map key must be a String, got " + e.getKey());
+            }
+            packer.packString(key);
+            value(e.getValue());
+          }
+        }
+        case List<?> l -> {
+          packer.packArrayHeader(l.size());
+          for (Object o : l) {
+            value(o);
+          }
+        }
+        default ->
+            throw new TqException(
+                ErrorCode.INVALID_ARGUMENT,
+                "metadata value of type "
+                    + value.getClass().getName()
+                    + " cannot be encoded (null, String, Boolean, Number, List, Map)");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return this;
+  }
+
+  private void extension(byte type, String text) throws IOException {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    packer.packExtensionTypeHeader(type, bytes.length);
+    packer.writePayload(bytes);
+  }
+
+  /**
+   * Writes a map of metadata values (nil for null).
+   *
+   * @param map the map
+   * @return this writer
+   */
+  public MetaWriter valueMap(Map<String, ?> map) {
+    return value(map);
+  }
+
+  /**
+   * Writes a list of metadata-value maps, one per row.
+   *
+   * @param rows the rows
+   * @return this writer
+   */
+  public MetaWriter rows(List<? extends Map<String, ?>> rows) {
+    return value(rows);
+  }
+
+  /**
+   * Writes maps keyed by global index (tags or backend metadata of some samples).
+   *
+   * @param records the records by index (nil for null)
+   * @return this writer
+   */
+  public MetaWriter indexedRecords(Map<Long, ? extends Map<String, ?>> records) {
+    if (records == null) {
+      return nil();
+    }
+    mapHeader(records.size());
+    records.forEach(
+        (index, record) -> {
+          integer(index);
+          value(record);
+        });
+    return this;
+  }
+
+  /**
+   * Writes a field schema as {@code [dtype, shape, nested, nonTensor, perSampleShapes]}.
+   *
+   * @param schema the schema
+   * @return this writer
+   */
+  public MetaWriter fieldSchema(FieldSchema schema) {
+    arrayHeader(5);
+    string(schema.dtype() == null ? null : schema.dtype().torchName());
+    longs(schema.shape());
+    bool(schema.nested());
+    bool(schema.nonTensor());
+    List<List<Long>> shapes = schema.perSampleShapes();
+    if (shapes == null) {
+      nil();
+    } else {
+      arrayHeader(shapes.size());
+      for (List<Long> s : shapes) {
+        longs(s);
+      }
+    }
+    return this;
+  }
+
+  /**
+   * Writes a map of field schemas by field name (nil for null).
+   *
+   * @param fields the schemas
+   * @return this writer
+   */
+  public MetaWriter fieldSchemas(Map<String, FieldSchema> fields) {
+    if (fields == null) {
+      return nil();
+    }
+    mapHeader(fields.size());
+    fields.forEach(
+        (name, schema) -> {
+          string(name);
+          fieldSchema(schema);
+        });
+    return this;
+  }
+
+  /**
+   * Writes a batch's metadata as {@code [globalIndexes, partitionIds, fieldSchema,
+   * productionStatus, extraInfo, tags, backendMeta]}.
+   *
+   * @param meta the metadata
+   * @return this writer
+   */
+  public MetaWriter batchMeta(BatchMeta meta) {
+    arrayHeader(7);
+    longs(meta.globalIndexArray());
+    strings(meta.partitionIds());
+    fieldSchemas(meta.fieldSchema());
+    arrayHeader(meta.size());
+    for (int i = 0; i < meta.size(); i++) {
+      bool(meta.isProduced(i));
+    }
+    value(meta.extraInfo());
+    rows(meta.tags());
+    rows(meta.backendMeta());
+    return this;
+  }
+
+  /**
+   * Writes key-value metadata as {@code [keys, tags, partitionId, fields, extraInfo]}.
+   *
+   * @param meta the metadata
+   * @return this writer
+   */
+  public MetaWriter kvBatchMeta(KvBatchMeta meta) {
+    arrayHeader(5);
+    strings(meta.keys());
+    rows(meta.tags());
+    string(meta.partitionId());
+    strings(meta.fields());
+    value(meta.extraInfo());
+    return this;
+  }
+
+  /**
+   * Writes an index set as an array of ascending indexes.
+   *
+   * @param set the set
+   * @return this writer
+   */
+  public MetaWriter indexSet(IndexSet set) {
+    return longs(set.toArray());
+  }
+
+  /**
+   * Writes a sampling configuration as {@code [dpRank, batchIndex, options]}.
+   *
+   * @param config the configuration
+   * @return this writer
+   */
+  public MetaWriter samplingConfig(SamplingConfig config) {
+    arrayHeader(3);
+    nullableInteger(config.dpRank() == null ? null : config.dpRank().longValue());
+    nullableInteger(config.batchIndex() == null ? null : config.batchIndex().longValue());
+    value(config.options());
+    return this;
+  }
+
+  /**
+   * Writes a duration as nanoseconds (nil for null).
+   *
+   * @param duration the duration
+   * @return this writer
+   */
+  public MetaWriter duration(Duration duration) {
+    if (duration == null) {
+      return nil();
+    }
+    long nanos;
+    try {
+      nanos = duration.toNanos();
+    } catch (ArithmeticException e) {
+      nanos = duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+    return integer(nanos);
+  }
+
+  /**
+   * Writes a metadata request as {@code [mode, partitionId, fields, taskName, batchSize,
+   * samplingConfig, timeout]}.
+   *
+   * @param request the request
+   * @return this writer
+   */
+  public MetaWriter getMetadataRequest(GetMetadataRequest request) {
+    arrayHeader(7);
+    string(request.mode().name());
+    string(request.partitionId());
+    strings(request.fields());
+    string(request.taskName());
+    nullableInteger(request.batchSize() == null ? null : request.batchSize().longValue());
+    samplingConfig(request.samplingConfig());
+    duration(request.timeout());
+    return this;
+  }
+
+  /**
+   * Writes a production notification as {@code [partitionId, indexes, fields, backendMeta]}.
+   *
+   * @param update the notification
+   * @return this writer
+   */
+  public MetaWriter productionUpdate(ProductionUpdate update) {
+    arrayHeader(4);
+    string(update.partitionId());
+    longs(update.indexes());
+    fieldSchemas(update.fields());
+    indexedRecords(update.backendMeta());
+    return this;
+  }
+
+  /**
+   * Writes a storage-side production notification as {@code [partitionId, globalIndexes,
+   * fieldSchema, backendMeta]}.
+   *
+   * @param update the notification
+   * @return this writer
+   */
+  public MetaWriter storageProductionUpdate(org.transferqueue.storage.ProductionUpdate update) {
+    arrayHeader(4);
+    string(update.partitionId());
+    longs(update.globalIndexes());
+    fieldSchemas(update.fieldSchema());
+    rows(update.backendMeta());
+    return this;
+  }
+
+  /**
+   * Writes a tag update as {@code [mode, {partition: {index: record}}]}.
+   *
+   * @param update the update
+   * @return this writer
+   */
+  public MetaWriter tagUpdate(TagUpdate update) {
+    arrayHeader(2);
+    string(update.mode().name());
+    mapHeader(update.tags().size());
+    update
+        .tags()
+        .forEach(
+            (partition, records) -> {
+              string(partition);
+              indexedRecords(records);
+            });
+    return this;
+  }
+
+  /**
+   * Writes a clear request as {@code [indexes, partitionIds, clearConsumption]}.
+   *
+   * @param request the request
+   * @return this writer
+   */
+  public MetaWriter clearSamplesRequest(ClearSamplesRequest request) {
+    arrayHeader(3);
+    longs(request.indexes());
+    strings(request.partitionIds());
+    bool(request.clearConsumption());
+    return this;
+  }
+
+  /**
+   * Writes a production status as {@code [partitionId, fields, indexes, produced]}.
+   *
+   * @param status the status
+   * @return this writer
+   */
+  public MetaWriter productionStatus(ProductionStatus status) {
+    arrayHeader(4);
+    string(status.partitionId());
+    strings(status.fields());
+    indexSet(status.indexes());
+    arrayHeader(status.produced().size());
+    for (IndexSet column : status.produced()) {
+      indexSet(column);
+    }
+    return this;
+  }
+
+  /**
+   * Writes a consumption status as {@code [partitionId, taskName, indexes, consumed]}.
+   *
+   * @param status the status
+   * @return this writer
+   */
+  public MetaWriter consumptionStatus(ConsumptionStatus status) {
+    arrayHeader(4);
+    string(status.partitionId());
+    string(status.taskName());
+    indexSet(status.indexes());
+    indexSet(status.consumed());
+    return this;
+  }
+
+  /**
+   * Writes a key listing as {@code [{partition: {key: tags}}, message]}.
+   *
+   * @param listing the listing
+   * @return this writer
+   */
+  public MetaWriter kvListing(KvListing listing) {
+    arrayHeader(2);
+    value(listing.partitions());
+    string(listing.message());
+    return this;
+  }
+
+  /**
+   * Writes a partition's statistics as an array of its nine components in declaration order.
+   *
+   * @param stats the statistics
+   * @return this writer
+   */
+  public MetaWriter partitionStatistics(PartitionStatistics stats) {
+    arrayHeader(9);
+    string(stats.partitionId());
+    integer(stats.createdAtMillis());
+    integer(stats.totalSamples());
+    integer(stats.preAllocatedSamples());
+    integer(stats.totalFields());
+    strings(stats.registeredTasks());
+    integer(stats.producedSamples());
+    value(stats.producedPerField());
+    value(stats.consumedPerTask());
+    return this;
+  }
+
+  /**
+   * Writes controller statistics as {@code [partitions, allocatedIndexes, reusableIndexes,
+   * nextFreshIndex]}.
+   *
+   * @param stats the statistics
+   * @return this writer
+   */
+  public MetaWriter controllerStatistics(ControllerStatistics stats) {
+    arrayHeader(4);
+    arrayHeader(stats.partitions().size());
+    for (PartitionStatistics p : stats.partitions()) {
+      partitionStatistics(p);
+    }
+    integer(stats.allocatedIndexes());
+    integer(stats.reusableIndexes());
+    integer(stats.nextFreshIndex());
+    return this;
+  }
+}

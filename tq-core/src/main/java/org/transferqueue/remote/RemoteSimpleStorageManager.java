@@ -1,0 +1,445 @@
+package org.transferqueue.remote;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.storage.ClearResult;
+import org.transferqueue.storage.FieldSchemas;
+import org.transferqueue.storage.PartitionGroup;
+import org.transferqueue.storage.ProductionNotifier;
+import org.transferqueue.storage.ProductionUpdates;
+import org.transferqueue.storage.PutResult;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.Column;
+import org.transferqueue.transport.TransportClient;
+import org.transferqueue.transport.TransportConfig;
+
+/**
+ * The SimpleStorage backend over remote storage units ({@link StorageUnitServer}s): routes sample
+ * {@code gi} to unit {@code gi mod N}, in the order of the configured addresses, and runs put, get
+ * and clear on the involved units in parallel.
+ *
+ * <p>A put runs in the same four steps as with embedded units, with the units holding their part
+ * until the router decides:
+ *
+ * <pre>
+ *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
+ *  2. put       per (partition, unit), in parallel: PUT hold=true (each unit atomic on its own)
+ *  3. decide    a failed part: FINISH rollback on every part that succeeded, rethrow the failure
+ *  4. notify    per partition, in order; then FINISH keep (rollback for rejected partitions)
+ * </pre>
+ *
+ * The manager itself notifies the controller, never the units. A failure in steps 1-3 leaves
+ * nothing written; a notification rejected in step 4 fails the put with {@code
+ * NOTIFICATION_FAILED}, and partitions accepted before it stay stored, as with embedded units.
+ *
+ * <p>Errors of a unit ({@code CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, {@code NOT_FOUND}, ...)
+ * arrive as {@link StorageException}s with the unit's code. Data parsers are not supported (the
+ * default of {@link StorageManager}). Checkpoints are written by each unit on its own host. Owns
+ * its transport client. Thread-safe; {@link #close()} must follow the last request.
+ */
+public final class RemoteSimpleStorageManager implements StorageManager {
+  private final String id;
+  private final TransportClient client;
+  private final List<RemoteStorageUnit> units;
+  private final ProductionNotifier notifier;
+  private final BufferAllocator allocator;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /**
+   * Creates the router; it connects to the units on first use.
+   *
+   * @param unitAddresses the units in routing order; at least one
+   * @param config transport settings (token, limits, call deadline)
+   * @param allocator where transport scratch memory and received reply bodies come from; not closed
+   * @param notifier where production updates go
+   * @throws StorageException with {@code INVALID_ARGUMENT} for an empty address list
+   */
+  public RemoteSimpleStorageManager(
+      List<HostPort> unitAddresses,
+      TransportConfig config,
+      BufferAllocator allocator,
+      ProductionNotifier notifier) {
+    Objects.requireNonNull(unitAddresses, "unitAddresses");
+    Objects.requireNonNull(config, "config");
+    if (unitAddresses.isEmpty()) {
+      throw new StorageException(ErrorCode.INVALID_ARGUMENT, "no storage unit addresses");
+    }
+    this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.notifier = Objects.requireNonNull(notifier, "notifier");
+    this.id = "TQ_STORAGE_" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    this.client = new TransportClient(config, allocator);
+    Duration timeout = config.defaultCallTimeout();
+    this.units =
+        unitAddresses.stream().map(a -> new RemoteStorageUnit(client, a, timeout)).toList();
+  }
+
+  @Override
+  public String backendName() {
+    return StorageManagerRegistry.SIMPLE_STORAGE;
+  }
+
+  /**
+   * The manager's id, {@code TQ_STORAGE_} and 8 hex digits.
+   *
+   * @return the id
+   */
+  public String id() {
+    return id;
+  }
+
+  /**
+   * The units in routing order.
+   *
+   * @return the remote units
+   */
+  public List<RemoteStorageUnit> units() {
+    return units;
+  }
+
+  /**
+   * The statistics of every unit, in routing order.
+   *
+   * @return one snapshot per unit
+   */
+  public List<StorageUnitStats> unitStats() {
+    ensureOpen();
+    return units.stream().map(RemoteStorageUnit::stats).toList();
+  }
+
+  @Override
+  public PutResult put(Batch batch, BatchMeta meta) {
+    ensureOpen();
+    FieldSchemas.requireMatchingSize(batch, meta);
+    if (meta.isEmpty()) {
+      return new PutResult(new TreeMap<>(), List.of());
+    }
+    long[] gis = meta.globalIndexArray();
+    FieldSchemas.requireDistinctIndexes(gis);
+    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
+    FieldSchemas.requireCompatible(meta, schema);
+    List<PartitionGroup> partitions = PartitionGroup.of(meta);
+    List<Part> parts = plan(partitions, gis);
+    List<CompletableFuture<Long>> calls = new ArrayList<>(parts.size());
+    for (Part part : parts) {
+      calls.add(units.get(part.unit()).putAsync(part.gis(), batch, part.positions(), true));
+    }
+    long[] tokens = awaitPuts(parts, calls);
+    int accepted = 0;
+    try {
+      for (; accepted < partitions.size(); accepted++) {
+        ProductionUpdates.publish(
+            notifier, ProductionUpdates.of(meta, partitions.get(accepted), schema, List.of()));
+      }
+    } catch (RuntimeException e) {
+      int firstRejected = accepted;
+      decide(parts, tokens, part -> part.partition() >= firstRejected);
+      if (accepted == 0) {
+        throw e;
+      }
+      List<String> kept =
+          partitions.subList(0, accepted).stream().map(PartitionGroup::partitionId).toList();
+      throw new StorageException(
+          ErrorCode.NOTIFICATION_FAILED,
+          e.getMessage() + "; partitions accepted before it stay stored: " + kept,
+          e);
+    }
+    decide(parts, tokens, part -> false);
+    return new PutResult(schema, List.of());
+  }
+
+  /** Waits for every part; on any failure takes back the parts that succeeded and rethrows. */
+  private long[] awaitPuts(List<Part> parts, List<CompletableFuture<Long>> calls) {
+    long[] tokens = new long[parts.size()];
+    RuntimeException failure = null;
+    for (int i = 0; i < calls.size(); i++) {
+      try {
+        tokens[i] = RemoteStorageUnit.join(calls.get(i));
+      } catch (RuntimeException e) {
+        tokens[i] = 0;
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      try {
+        decide(parts, tokens, part -> true);
+      } catch (RuntimeException e) {
+        failure.addSuppressed(e);
+      }
+      throw failure;
+    }
+    return tokens;
+  }
+
+  /** Sends one FINISH per unit and decision; parts matching {@code rollback} are taken back. */
+  private void decide(
+      List<Part> parts, long[] tokens, java.util.function.Predicate<Part> rollback) {
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    for (int u = 0; u < units.size(); u++) {
+      for (boolean back : new boolean[] {true, false}) {
+        List<Long> chosen = new ArrayList<>();
+        for (int i = 0; i < parts.size(); i++) {
+          Part part = parts.get(i);
+          if (part.unit() == u && tokens[i] != 0 && rollback.test(part) == back) {
+            chosen.add(tokens[i]);
+          }
+        }
+        if (!chosen.isEmpty()) {
+          long[] ids = chosen.stream().mapToLong(Long::longValue).toArray();
+          calls.add(units.get(u).finishAsync(ids, back));
+        }
+      }
+    }
+    RuntimeException failure = null;
+    for (CompletableFuture<Void> call : calls) {
+      try {
+        RemoteStorageUnit.join(call);
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** Splits a put into one part per (partition group, unit), in partition order. */
+  private List<Part> plan(List<PartitionGroup> partitions, long[] gis) {
+    List<Part> parts = new ArrayList<>();
+    for (int p = 0; p < partitions.size(); p++) {
+      int[] rows = partitions.get(p).positions();
+      for (Route route : route(gis, rows, units.size())) {
+        parts.add(new Part(p, route.unit(), route.gis(), route.positions()));
+      }
+    }
+    return parts;
+  }
+
+  /** Groups {@code rows} of {@code gis} by unit ({@code gi mod n}), in unit order. */
+  static List<Route> route(long[] gis, int[] rows, int n) {
+    int[] counts = new int[n];
+    for (int row : rows) {
+      counts[unitOf(gis[row], n)]++;
+    }
+    List<Route> routes = new ArrayList<>();
+    int[][] positions = new int[n][];
+    for (int u = 0; u < n; u++) {
+      positions[u] = new int[counts[u]];
+    }
+    int[] fill = new int[n];
+    for (int row : rows) {
+      int u = unitOf(gis[row], n);
+      positions[u][fill[u]++] = row;
+    }
+    for (int u = 0; u < n; u++) {
+      if (counts[u] > 0) {
+        long[] unitGis = new long[counts[u]];
+        for (int j = 0; j < unitGis.length; j++) {
+          unitGis[j] = gis[positions[u][j]];
+        }
+        routes.add(new Route(u, unitGis, positions[u]));
+      }
+    }
+    return routes;
+  }
+
+  private static int unitOf(long gi, int n) {
+    return (int) Math.floorMod(gi, (long) n);
+  }
+
+  private static int[] allRows(int n) {
+    int[] rows = new int[n];
+    for (int i = 0; i < n; i++) {
+      rows[i] = i;
+    }
+    return rows;
+  }
+
+  @Override
+  public Batch get(BatchMeta meta, BufferAllocator allocator) {
+    ensureOpen();
+    Objects.requireNonNull(allocator, "allocator");
+    List<String> fields = meta.fieldNames();
+    if (meta.isEmpty() || fields.isEmpty()) {
+      return Batch.builder().rowCount(meta.size()).build();
+    }
+    long[] gis = meta.globalIndexArray();
+    List<Route> routes = route(gis, allRows(gis.length), units.size());
+    List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
+    for (Route route : routes) {
+      calls.add(units.get(route.unit()).getAsync(route.gis(), fields, this.allocator));
+    }
+    List<UnitRows> replies = new ArrayList<>(routes.size());
+    RuntimeException failure = null;
+    for (CompletableFuture<UnitRows> call : calls) {
+      try {
+        replies.add(RemoteStorageUnit.join(call));
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    try {
+      if (failure != null) {
+        throw failure;
+      }
+      return assemble(fields, gis.length, routes, replies, allocator);
+    } finally {
+      replies.forEach(UnitRows::close);
+    }
+  }
+
+  private static Batch assemble(
+      List<String> fields,
+      int rowCount,
+      List<Route> routes,
+      List<UnitRows> replies,
+      BufferAllocator allocator) {
+    List<Column> built = new ArrayList<>(fields.size());
+    try {
+      Batch.Builder builder = Batch.builder().rowCount(rowCount);
+      for (int f = 0; f < fields.size(); f++) {
+        Column column =
+            ColumnAssembler.assemble(fields.get(f), f, rowCount, routes, replies, allocator);
+        built.add(column);
+        builder.add(fields.get(f), column);
+      }
+      return builder.build();
+    } catch (RuntimeException e) {
+      built.forEach(Column::close);
+      throw e;
+    }
+  }
+
+  @Override
+  public ClearResult clear(BatchMeta meta) {
+    ensureOpen();
+    if (meta.isEmpty()) {
+      return ClearResult.complete(0);
+    }
+    long[] gis = meta.globalIndexArray();
+    List<Route> routes = route(gis, allRows(gis.length), units.size());
+    List<CompletableFuture<Long>> calls = new ArrayList<>(routes.size());
+    for (Route route : routes) {
+      calls.add(units.get(route.unit()).clearAsync(route.gis()));
+    }
+    long cleared = 0;
+    List<ClearResult.Failure> failures = new ArrayList<>();
+    for (int i = 0; i < routes.size(); i++) {
+      try {
+        cleared += RemoteStorageUnit.join(calls.get(i));
+      } catch (RuntimeException e) {
+        List<Long> failed = Arrays.stream(routes.get(i).gis()).boxed().toList();
+        String unit = units.get(routes.get(i).unit()).address().toString();
+        failures.add(new ClearResult.Failure(unit, failed, e.toString()));
+      }
+    }
+    return new ClearResult(cleared, failures);
+  }
+
+  /**
+   * Makes every unit save its cells to {@code directory/simple_storage/su_<position>.ckpt} on its
+   * own host, in parallel. Puts and gets may continue; each unit's file is one instant of it.
+   *
+   * @param directory the checkpoint directory as the units' hosts see it
+   * @throws StorageException with the code of the first unit that failed
+   */
+  @Override
+  public void saveCheckpoint(Path directory) {
+    ensureOpen();
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    for (int u = 0; u < units.size(); u++) {
+      calls.add(units.get(u).saveCheckpointAsync(checkpointFile(directory, u)));
+    }
+    calls.forEach(RemoteStorageUnit::join);
+  }
+
+  /**
+   * Makes every unit replace its cells by the file {@link #saveCheckpoint} wrote for its position.
+   * Each unit loads atomically; unlike embedded units, a failure on one unit does not undo the
+   * others.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @throws StorageException with the code of the first unit that failed
+   */
+  @Override
+  public void loadCheckpoint(Path directory) {
+    ensureOpen();
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    for (int u = 0; u < units.size(); u++) {
+      calls.add(units.get(u).loadCheckpointAsync(checkpointFile(directory, u)));
+    }
+    calls.forEach(RemoteStorageUnit::join);
+  }
+
+  private static String checkpointFile(Path directory, int position) {
+    return directory.resolve("simple_storage").resolve("su_" + position + ".ckpt").toString();
+  }
+
+  /** Closes the transport client (failing calls still in flight). Idempotent. */
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      client.close();
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new StorageException(ErrorCode.CLOSED, "storage manager " + id + " is closed");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RemoteSimpleStorageManager[id=" + id + ", units=" + units.size() + "]";
+  }
+
+  /**
+   * The rows of one request routed to one unit.
+   *
+   * @param unit the unit's position
+   * @param gis the rows' global indexes
+   * @param positions the rows' positions in the request, ascending
+   */
+  record Route(int unit, long[] gis, int[] positions) {}
+
+  /**
+   * The rows of one partition group routed to one unit.
+   *
+   * @param partition the index of the partition group
+   * @param unit the unit's position
+   * @param gis the rows' global indexes
+   * @param positions the rows' batch positions, ascending
+   */
+  private record Part(int partition, int unit, long[] gis, int[] positions) {}
+}

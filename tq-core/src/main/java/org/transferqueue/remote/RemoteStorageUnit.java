@@ -1,0 +1,294 @@
+package org.transferqueue.remote;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.codec.EncodedValue;
+import org.transferqueue.codec.ValueEncoder;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.Column;
+import org.transferqueue.tensor.DenseColumn;
+import org.transferqueue.tensor.JaggedColumn;
+import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.tensor.Tensor;
+import org.transferqueue.transport.BodyDestination;
+import org.transferqueue.transport.Request;
+import org.transferqueue.transport.Response;
+import org.transferqueue.transport.TransportClient;
+
+/**
+ * A client of one {@link StorageUnitServer}: the remote form of a storage unit.
+ *
+ * <p>A put is written with one gathering write straight from the caller's tensor rows (row slices
+ * of its dense and jagged columns; object values are encoded, their nested tensors again sent from
+ * their own memory). A get's reply bodies are read straight from the socket into buffers of the
+ * given allocator ({@link UnitRows}). Every call ends by the deadline given at creation; errors of
+ * the unit arrive as {@link StorageException}s with the unit's code.
+ *
+ * <p>Does not own the transport client. Thread-safe.
+ */
+public final class RemoteStorageUnit {
+  private final TransportClient client;
+  private final HostPort address;
+  private final Duration timeout;
+
+  /**
+   * Creates the client.
+   *
+   * @param client the transport client the calls go through; not owned
+   * @param address the unit server's address
+   * @param timeout the deadline of each call
+   */
+  public RemoteStorageUnit(TransportClient client, HostPort address, Duration timeout) {
+    this.client = Objects.requireNonNull(client, "client");
+    this.address = Objects.requireNonNull(address, "address");
+    this.timeout = Objects.requireNonNull(timeout, "timeout");
+  }
+
+  /**
+   * The unit server's address.
+   *
+   * @return the address
+   */
+  public HostPort address() {
+    return address;
+  }
+
+  /**
+   * Stores rows {@code positions} of {@code batch} as the cells of {@code gis}, atomically on the
+   * unit.
+   *
+   * @param gis distinct global indexes, one per position
+   * @param batch the data; borrowed until the returned future completes
+   * @param positions rows of {@code batch}, aligned with {@code gis}
+   * @param hold whether the unit holds the put for a later {@link #finishAsync} decision
+   * @return completes with the held put's token (0 when not held), or fails with the unit's error
+   */
+  public CompletableFuture<Long> putAsync(long[] gis, Batch batch, int[] positions, boolean hold) {
+    List<MemorySegment> bodies = new ArrayList<>();
+    Wire.Writer out = new Wire.Writer().array(3).bool(hold).longs(gis);
+    out.array(batch.fields().size());
+    for (String field : batch.fields()) {
+      writeColumn(field, batch.column(field), positions, out, bodies);
+    }
+    Request request = new Request(StorageUnitMessages.PUT, out.toBytes(), bodies);
+    return call(request, noBodies())
+        .thenApply(
+            response -> {
+              try (response;
+                  Wire.Reader in = new Wire.Reader(response.metadata(), "PUT reply")) {
+                in.array();
+                return in.i64();
+              }
+            });
+  }
+
+  private static void writeColumn(
+      String field, Column column, int[] positions, Wire.Writer out, List<MemorySegment> bodies) {
+    switch (column) {
+      case DenseColumn dense -> {
+        Tensor tensor = dense.tensor();
+        long rows = tensor.shape(0);
+        long rowBytes = rows == 0 ? 0 : tensor.nbytes() / rows;
+        long[] rowShape = dense.rowShape();
+        out.array(4).str(field).i64(column.kind().ordinal()).str(dense.dtype().torchName());
+        out.array(positions.length);
+        for (int p : positions) {
+          out.longs(rowShape);
+          bodies.add(tensor.segment().asSlice(p * rowBytes, rowBytes));
+        }
+      }
+      case JaggedColumn jagged -> {
+        long elementBytes = jagged.dtype().byteSize();
+        long[] offsets = jagged.offsets();
+        MemorySegment values = jagged.values().segment();
+        out.array(4).str(field).i64(column.kind().ordinal()).str(jagged.dtype().torchName());
+        out.array(positions.length);
+        for (int p : positions) {
+          out.longs(jagged.rowShape(p));
+          long from = offsets[p] * elementBytes;
+          bodies.add(values.asSlice(from, offsets[p + 1] * elementBytes - from));
+        }
+      }
+      case ObjectColumn objects -> {
+        List<Object> values = new ArrayList<>(positions.length);
+        for (int p : positions) {
+          values.add(objects.get(p));
+        }
+        EncodedValue encoded = ValueEncoder.encodeColumn(values);
+        out.array(4)
+            .str(field)
+            .i64(column.kind().ordinal())
+            .bin(encoded.mainFrame())
+            .i64(encoded.auxTensors().size());
+        for (Tensor aux : encoded.auxTensors()) {
+          bodies.add(aux.segment());
+        }
+      }
+    }
+  }
+
+  /**
+   * Decides held puts: keeps them or takes them back.
+   *
+   * @param tokens tokens returned by {@link #putAsync} with {@code hold}
+   * @param rollback true to take the puts back, false to keep them
+   * @return completes when the unit has decided
+   */
+  public CompletableFuture<Void> finishAsync(long[] tokens, boolean rollback) {
+    byte[] meta = new Wire.Writer().array(2).bool(rollback).longs(tokens).toBytes();
+    return call(Request.of(StorageUnitMessages.FINISH, meta), noBodies())
+        .thenAccept(Response::close);
+  }
+
+  /**
+   * Reads the cells of {@code fields} x {@code gis}.
+   *
+   * @param gis the samples (repeats allowed)
+   * @param fields the fields
+   * @param allocator where the reply bodies are read into
+   * @return completes with the rows, which the caller closes
+   */
+  public CompletableFuture<UnitRows> getAsync(
+      long[] gis, List<String> fields, BufferAllocator allocator) {
+    byte[] meta = new Wire.Writer().array(2).longs(gis).strings(fields).toBytes();
+    return call(Request.of(StorageUnitMessages.GET, meta), BodyDestination.allocateFrom(allocator))
+        .thenApply(response -> UnitRows.parse(response, fields, gis.length, address));
+  }
+
+  /**
+   * Removes every cell of the given samples.
+   *
+   * @param gis the samples
+   * @return completes with the number of samples removed
+   */
+  public CompletableFuture<Long> clearAsync(long[] gis) {
+    byte[] meta = new Wire.Writer().array(1).longs(gis).toBytes();
+    return call(Request.of(StorageUnitMessages.CLEAR, meta), noBodies())
+        .thenApply(
+            response -> {
+              try (response;
+                  Wire.Reader in = new Wire.Reader(response.metadata(), "CLEAR reply")) {
+                in.array();
+                return in.i64();
+              }
+            });
+  }
+
+  /**
+   * The unit's occupancy now.
+   *
+   * @return the statistics
+   * @throws TqException with the unit's or the transport's code
+   */
+  public StorageUnitStats stats() {
+    byte[] meta = new Wire.Writer().array(0).toBytes();
+    try (Response response = join(call(Request.of(StorageUnitMessages.STATS, meta), noBodies()));
+        Wire.Reader in = new Wire.Reader(response.metadata(), "STATS reply")) {
+      in.array();
+      String id = in.str();
+      long samples = in.i64();
+      long cells = in.i64();
+      int fields = (int) in.i64();
+      long allocated = in.i64();
+      long peak = in.i64();
+      long capacity = in.i64();
+      return new StorageUnitStats(
+          id,
+          samples,
+          cells,
+          fields,
+          allocated,
+          peak,
+          capacity < 0 ? OptionalLong.empty() : OptionalLong.of(capacity));
+    }
+  }
+
+  /**
+   * Saves the unit's cells to {@code path} on the unit's host.
+   *
+   * @param path the checkpoint file on the unit's host; parent directories are created
+   * @return completes when written
+   */
+  public CompletableFuture<Void> saveCheckpointAsync(String path) {
+    byte[] meta = new Wire.Writer().array(1).str(path).toBytes();
+    return call(Request.of(StorageUnitMessages.SAVE_CHECKPOINT, meta), noBodies())
+        .thenAccept(Response::close);
+  }
+
+  /**
+   * Replaces the unit's cells by a checkpoint at {@code path} on the unit's host.
+   *
+   * @param path the checkpoint file on the unit's host
+   * @return completes when loaded
+   */
+  public CompletableFuture<Void> loadCheckpointAsync(String path) {
+    byte[] meta = new Wire.Writer().array(1).str(path).toBytes();
+    return call(Request.of(StorageUnitMessages.LOAD_CHECKPOINT, meta), noBodies())
+        .thenAccept(Response::close);
+  }
+
+  private CompletableFuture<Response> call(Request request, BodyDestination destination) {
+    return client
+        .callAsync(address, request, destination, timeout)
+        .exceptionallyCompose(e -> CompletableFuture.failedFuture(storageError(e)));
+  }
+
+  private static BodyDestination noBodies() {
+    return BodyDestination.into(List.of());
+  }
+
+  /**
+   * Waits for a call and maps its failure.
+   *
+   * @param future the call
+   * @param <T> the result type
+   * @return the result
+   */
+  static <T> T join(CompletableFuture<T> future) {
+    try {
+      return future.get();
+    } catch (ExecutionException e) {
+      throw storageError(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TqException(ErrorCode.CLOSED, "interrupted while waiting for a storage unit", e);
+    }
+  }
+
+  /**
+   * The exception a caller of a remote unit sees: the unit's code as a {@link StorageException}
+   * (subclasses such as deadline and protocol errors are kept as they are).
+   *
+   * @param failure a call's failure
+   * @return the typed error
+   */
+  static RuntimeException storageError(Throwable failure) {
+    Throwable t = failure;
+    while ((t instanceof CompletionException || t instanceof ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    if (t instanceof TqException tq) {
+      return tq.getClass() == TqException.class
+          ? new StorageException(tq.code(), tq.getMessage(), tq)
+          : tq;
+    }
+    if (t instanceof RuntimeException r) {
+      return r;
+    }
+    return new TqException(ErrorCode.INTERNAL, "unexpected failure: " + t, t);
+  }
+}

@@ -1,0 +1,55 @@
+package org.transferqueue.remote;
+
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+
+/**
+ * Message types and limits of the storage-unit service (types 200-299).
+ *
+ * <pre>
+ *  type  request metadata                              request bodies     reply metadata
+ *  200   PUT   [hold, gis[], fields[]]                  tensor rows, aux   [token]
+ *        field = [name, kind, dtype, shapes[][]]        (tensor kinds: one body per row)
+ *              | [name, OBJECT, mainFrame, auxCount]     (objects: the aux tensors)
+ *  201   GET   [gis[], fieldNames[]]                    -                  [fields[]]
+ *        field = [false, rows[[kind, dtype, shape[]]]]  reply: one body per tensor row
+ *              | [true, mainFrame, auxCount]            reply: the aux tensors
+ *  202   CLEAR [gis[]]                                  -                  [removed]
+ *  203   STATS []                                       -                  [id, samples, cells,
+ *                                                                           fields, allocated,
+ *                                                                           peak, capacity|-1]
+ *  204   FINISH [rollback, tokens[]]                    -                  [decided]
+ *  205   SAVE_CHECKPOINT [path]                         -                  []
+ *  206   LOAD_CHECKPOINT [path]                         -                  []
+ * </pre>
+ *
+ * Kinds are {@link org.transferqueue.tensor.ColumnKind} ordinals, dtypes their PyTorch names, all
+ * msgpack. A held put (hold = true) stays revocable until a FINISH names its token.
+ */
+final class StorageUnitMessages {
+  static final int PUT = 200;
+  static final int GET = 201;
+  static final int CLEAR = 202;
+  static final int STATS = 203;
+  static final int FINISH = 204;
+  static final int SAVE_CHECKPOINT = 205;
+  static final int LOAD_CHECKPOINT = 206;
+
+  /** The most rows (global indexes) one request may name. */
+  static final int MAX_ROWS = 1 << 24;
+
+  /** The most fields one request may name. */
+  static final int MAX_FIELDS = 1 << 16;
+
+  /** The highest tensor rank accepted. */
+  static final int MAX_RANK = 64;
+
+  private StorageUnitMessages() {}
+
+  /** The error a get gives when a field mixes tensor and object cells, as the embedded units do. */
+  static StorageException conflict(String field, String what) {
+    return new StorageException(
+        ErrorCode.SCHEMA_CONFLICT,
+        "field '" + field + "' holds " + what + " among the requested samples");
+  }
+}

@@ -1,0 +1,358 @@
+package org.transferqueue.remote;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.codec.EncodedValue;
+import org.transferqueue.codec.ValueDecoder;
+import org.transferqueue.codec.ValueEncoder;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.simple.CellColumn;
+import org.transferqueue.storage.simple.HeldPut;
+import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.storage.simple.UnitCells;
+import org.transferqueue.tensor.ColumnKind;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.Tensor;
+import org.transferqueue.transport.ReceivedRequest;
+import org.transferqueue.transport.Reply;
+import org.transferqueue.transport.RequestHandler;
+import org.transferqueue.transport.TransportConfig;
+import org.transferqueue.transport.TransportServer;
+
+/**
+ * Serves one {@link StorageUnit} over the transport (message types in {@link StorageUnitMessages}):
+ * put, get, clear, statistics, held-put decisions and checkpoints.
+ *
+ * <p>Data path: a put's row bodies are copied once, straight from the received buffers into the
+ * unit's cells ({@link StorageUnit#putCells}); a get's reply is written straight from the stored
+ * cells ({@link StorageUnit#readCells}), which stay retained until the reply has been written. A
+ * malformed request gets a {@code PROTOCOL_ERROR} reply and changes nothing; unit errors ({@code
+ * CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, ...) travel with their codes.
+ *
+ * <p>Held puts wait for a FINISH from the router that made them; those still undecided when the
+ * server closes are kept. The server does not own the unit: close the server first, then the unit.
+ * Thread-safe.
+ */
+public final class StorageUnitServer implements AutoCloseable {
+  private final StorageUnit unit;
+  private final TransportServer server;
+  private final Map<Long, HeldPut> held = new ConcurrentHashMap<>();
+  private final AtomicLong nextToken = new AtomicLong(1);
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private StorageUnitServer(StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
+    this.unit = Objects.requireNonNull(unit, "unit");
+    this.server =
+        TransportServer.builder(config, allocator)
+            .name("storage-unit-server:" + unit.id())
+            .handler(StorageUnitMessages.PUT, RequestHandler.replying(this::onPut))
+            .handler(StorageUnitMessages.GET, RequestHandler.replying(this::onGet))
+            .handler(StorageUnitMessages.CLEAR, RequestHandler.replying(this::onClear))
+            .handler(StorageUnitMessages.STATS, RequestHandler.replying(this::onStats))
+            .handler(StorageUnitMessages.FINISH, RequestHandler.replying(this::onFinish))
+            .handler(
+                StorageUnitMessages.SAVE_CHECKPOINT,
+                RequestHandler.replying(r -> onCheckpoint(r, true)))
+            .handler(
+                StorageUnitMessages.LOAD_CHECKPOINT,
+                RequestHandler.replying(r -> onCheckpoint(r, false)))
+            .start();
+  }
+
+  /**
+   * Starts serving {@code unit} on {@code config}'s bind address.
+   *
+   * @param unit the unit to serve; not owned, must outlive the server
+   * @param config bind address, token and limits
+   * @param allocator the parent of the server's connection allocators (request bodies)
+   * @return the running server; the caller closes it
+   * @throws org.transferqueue.TqException with {@code CONNECTION_FAILED} if binding fails
+   */
+  public static StorageUnitServer start(
+      StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
+    return new StorageUnitServer(unit, config, allocator);
+  }
+
+  /**
+   * The address the server listens on (the real port when the config asked for port 0).
+   *
+   * @return the address
+   */
+  public HostPort address() {
+    return server.address();
+  }
+
+  /**
+   * The unit served.
+   *
+   * @return the unit, not owned by the server
+   */
+  public StorageUnit unit() {
+    return unit;
+  }
+
+  /**
+   * The number of held puts not yet decided by a FINISH.
+   *
+   * @return the count
+   */
+  public int heldPuts() {
+    return held.size();
+  }
+
+  /**
+   * Transport-level errors so far (malformed frames, failed writes).
+   *
+   * @return the count
+   */
+  public long errorCount() {
+    return server.errorCount();
+  }
+
+  private Reply onPut(ReceivedRequest request) {
+    List<CellColumn> columns = new ArrayList<>();
+    boolean hold;
+    long[] gis;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit PUT")) {
+      if (in.array() != 3) {
+        throw in.malformed("expected [hold, gis, fields]");
+      }
+      hold = in.bool();
+      gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
+      int body = 0;
+      for (int f = 0; f < fieldCount; f++) {
+        if (in.array() != 4) {
+          throw in.malformed("field " + f + " is not [name, kind, a, b]");
+        }
+        String name = in.str();
+        int kindOrdinal = in.i32();
+        if (kindOrdinal < 0 || kindOrdinal >= ColumnKind.values().length) {
+          throw in.malformed("field '" + name + "' has kind=" + kindOrdinal);
+        }
+        ColumnKind kind = ColumnKind.values()[kindOrdinal];
+        if (kind == ColumnKind.OBJECT) {
+          byte[] main = in.bin();
+          int auxCount = in.i32();
+          List<MemorySegment> aux = bodies(request, in, body, auxCount);
+          body += auxCount;
+          List<Object> values =
+              ValueDecoder.decodeColumn(MemorySegment.ofArray(main), aux, "field '" + name + "'");
+          columns.add(CellColumn.objects(name, values));
+        } else {
+          DType dtype = DType.fromName(in.str());
+          int rows = in.array(StorageUnitMessages.MAX_ROWS);
+          List<long[]> shapes = new ArrayList<>(rows);
+          for (int j = 0; j < rows; j++) {
+            shapes.add(in.longs(StorageUnitMessages.MAX_RANK));
+          }
+          List<MemorySegment> segments = bodies(request, in, body, rows);
+          body += rows;
+          columns.add(CellColumn.tensors(name, kind, dtype, shapes, segments));
+        }
+      }
+      if (body != request.bodyCount()) {
+        throw in.malformed("bodies=" + request.bodyCount() + " but the fields name " + body);
+      }
+    }
+    HeldPut put = unit.putCells(gis, columns);
+    long token = 0;
+    if (hold && !closed.get()) {
+      token = nextToken.getAndIncrement();
+      held.put(token, put);
+    } else {
+      put.close();
+    }
+    return Reply.of(new Wire.Writer().array(1).i64(token).toBytes());
+  }
+
+  private static List<MemorySegment> bodies(
+      ReceivedRequest request, Wire.Reader in, int from, int count) {
+    if (count < 0 || (long) from + count > request.bodyCount()) {
+      throw in.malformed(
+          "bodies " + from + ".." + ((long) from + count) + " of " + request.bodyCount());
+    }
+    List<MemorySegment> out = new ArrayList<>(count);
+    for (int i = from; i < from + count; i++) {
+      out.add(request.body(i));
+    }
+    return out;
+  }
+
+  private Reply onGet(ReceivedRequest request) {
+    long[] gis;
+    List<String> fields;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit GET")) {
+      if (in.array() != 2) {
+        throw in.malformed("expected [gis, fieldNames]");
+      }
+      gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      fields = in.strings(StorageUnitMessages.MAX_FIELDS);
+    }
+    UnitCells cells = unit.readCells(gis, fields);
+    try {
+      Wire.Writer out = new Wire.Writer().array(fields.size());
+      List<MemorySegment> bodies = new ArrayList<>();
+      for (int f = 0; f < fields.size(); f++) {
+        writeField(cells, f, out, bodies);
+      }
+      return new Reply(out.toBytes(), bodies, List.of(cells));
+    } catch (RuntimeException e) {
+      cells.close();
+      throw e;
+    }
+  }
+
+  private static void writeField(
+      UnitCells cells, int f, Wire.Writer out, List<MemorySegment> bodies) {
+    int rows = cells.rowCount();
+    int objects = 0;
+    for (int j = 0; j < rows; j++) {
+      if (cells.kind(f, j) == ColumnKind.OBJECT) {
+        objects++;
+      }
+    }
+    if (objects > 0 && objects < rows) {
+      throw StorageUnitMessages.conflict(cells.fields().get(f), "tensor and non-tensor cells");
+    }
+    if (rows > 0 && objects == rows) {
+      List<Object> values = new ArrayList<>(rows);
+      for (int j = 0; j < rows; j++) {
+        values.add(cells.value(f, j));
+      }
+      EncodedValue encoded = ValueEncoder.encodeColumn(values);
+      out.array(3).bool(true).bin(encoded.mainFrame()).i64(encoded.auxTensors().size());
+      for (Tensor aux : encoded.auxTensors()) {
+        bodies.add(aux.segment());
+      }
+      return;
+    }
+    out.array(2).bool(false).array(rows);
+    for (int j = 0; j < rows; j++) {
+      out.array(3)
+          .i64(cells.kind(f, j).ordinal())
+          .str(cells.dtype(f, j).torchName())
+          .longs(cells.shape(f, j));
+      bodies.add(cells.bytes(f, j));
+    }
+  }
+
+  private Reply onClear(ReceivedRequest request) {
+    long[] gis;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit CLEAR")) {
+      if (in.array() != 1) {
+        throw in.malformed("expected [gis]");
+      }
+      gis = in.longs(StorageUnitMessages.MAX_ROWS);
+    }
+    int removed = unit.clear(gis);
+    return Reply.of(new Wire.Writer().array(1).i64(removed).toBytes());
+  }
+
+  private Reply onStats(ReceivedRequest request) {
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit STATS")) {
+      if (in.array() != 0) {
+        throw in.malformed("expected []");
+      }
+    }
+    StorageUnitStats s = unit.stats();
+    return Reply.of(
+        new Wire.Writer()
+            .array(7)
+            .str(s.unitId())
+            .i64(s.samples())
+            .i64(s.cells())
+            .i64(s.fields())
+            .i64(s.allocatedBytes())
+            .i64(s.peakBytes())
+            .i64(s.capacitySamples().orElse(-1))
+            .toBytes());
+  }
+
+  private Reply onFinish(ReceivedRequest request) {
+    boolean rollback;
+    long[] tokens;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit FINISH")) {
+      if (in.array() != 2) {
+        throw in.malformed("expected [rollback, tokens]");
+      }
+      rollback = in.bool();
+      tokens = in.longs(StorageUnitMessages.MAX_ROWS);
+    }
+    int decided = 0;
+    for (long token : tokens) {
+      HeldPut put = held.remove(token);
+      if (put != null) {
+        decided++;
+        if (rollback) {
+          put.rollback();
+        } else {
+          put.close();
+        }
+      }
+    }
+    return Reply.of(new Wire.Writer().array(1).i64(decided).toBytes());
+  }
+
+  private Reply onCheckpoint(ReceivedRequest request, boolean save) {
+    String path;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit checkpoint")) {
+      if (in.array() != 1) {
+        throw in.malformed("expected [path]");
+      }
+      path = in.str();
+    }
+    Path file = Path.of(path);
+    if (save) {
+      try {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+          Files.createDirectories(parent);
+        }
+      } catch (IOException e) {
+        throw new StorageException(
+            ErrorCode.STORAGE_ERROR, "cannot create the directory of " + file + ": " + e, e);
+      }
+      unit.saveCheckpoint(file);
+    } else {
+      unit.loadCheckpoint(file);
+    }
+    return Reply.empty();
+  }
+
+  /** Stops serving (waiting for running requests), then keeps every undecided held put. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      server.close();
+    } finally {
+      for (Long token : List.copyOf(held.keySet())) {
+        HeldPut put = held.remove(token);
+        if (put != null) {
+          put.close();
+        }
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "StorageUnitServer[unit=" + unit.id() + ", address=" + server.address() + "]";
+  }
+}

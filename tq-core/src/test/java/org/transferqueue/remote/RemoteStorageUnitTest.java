@@ -1,0 +1,269 @@
+package org.transferqueue.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.ProtocolException;
+import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.storage.ProductionNotifier;
+import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.ColumnKind;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.DenseColumn;
+import org.transferqueue.tensor.JaggedColumn;
+import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.tensor.Tensor;
+import org.transferqueue.transport.Request;
+import org.transferqueue.transport.Response;
+import org.transferqueue.transport.TransportClient;
+
+/** SimpleStorage over remote storage units: round trips, typed errors, robustness. */
+@ExtendWith(LeakCheckExtension.class)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RemoteStorageUnitTest {
+  private static final ProductionNotifier ACCEPT_ALL = update -> {};
+
+  private static BatchMeta meta(List<String> fields, long... gis) {
+    BatchMeta.Builder builder = BatchMeta.builder().globalIndexes(gis).partitionId("p");
+    fields.forEach(f -> builder.field(f, FieldSchema.placeholder()));
+    return builder.build();
+  }
+
+  private static Tensor random(
+      BufferAllocator allocator, DType dtype, Random random, long... shape) {
+    Tensor t = Tensor.allocate(allocator, dtype, shape);
+    MemorySegment s = t.segment();
+    for (long i = 0; i < s.byteSize(); i++) {
+      byte b = (byte) random.nextInt();
+      s.set(ValueLayout.JAVA_BYTE, i, dtype == DType.BOOL ? (byte) (b & 1) : b);
+    }
+    return t;
+  }
+
+  @Test
+  void shouldRoundTripEveryDtypeAndColumnKindThroughTwoUnits(BufferAllocator allocator) {
+    long seed = System.nanoTime();
+    Random random = new Random(seed);
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL)) {
+      for (DType dtype : DType.values()) {
+        List<Tensor> rows = new ArrayList<>();
+        Batch batch;
+        try {
+          for (int r = 0; r < 5; r++) {
+            rows.add(random(allocator, dtype, random, r, 3));
+          }
+          Tensor nested = random(allocator, dtype, random, 2, 2);
+          Map<String, Object> map = new LinkedHashMap<>();
+          map.put("t", nested); // owned by the batch from here on
+          map.put("bytes", new byte[] {1, 2, 3});
+          batch =
+              Batch.builder()
+                  .dense("dense", random(allocator, dtype, random, 5, 2, 3))
+                  .dense("scalar", random(allocator, dtype, random, 5))
+                  .add("jagged", JaggedColumn.copyOf(allocator, dtype, rows))
+                  .objects("objects", Arrays.asList(1L, null, "s", List.of(2.5, true), map))
+                  .build();
+        } finally {
+          rows.forEach(Tensor::close);
+        }
+        try (batch) {
+          List<String> fields = List.of("objects", "jagged", "dense", "scalar");
+          remote.manager.put(batch, meta(List.of(), 20, 21, 22, 23, 24));
+          try (Batch read = remote.manager.get(meta(fields, 24, 20, 23, 21, 22), allocator);
+              Batch expected = batch.selectRows(allocator, new int[] {4, 0, 3, 1, 2})) {
+            for (String field : fields) {
+              String what = dtype + " " + field + " seed=" + seed;
+              assertThat(read.column(field).kind()).as(what).isEqualTo(batch.column(field).kind());
+              assertThat(read.column(field).contentEquals(expected.column(field)))
+                  .as(what)
+                  .isTrue();
+            }
+            Object last = ((ObjectColumn) read.column("objects")).get(0);
+            assertThat(((Map<?, ?>) last).get("bytes")).isEqualTo(new byte[] {1, 2, 3});
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void shouldFailWithCapacityExceededAndKeepStoredDataOnEveryUnit(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.of(2), ACCEPT_ALL);
+        Tensor first = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3}, 3);
+        Batch firstBatch = Batch.builder().dense("x", first).build();
+        Tensor second = Tensor.ofLongs(allocator, DType.INT64, new long[] {7, 8, 9}, 3);
+        Batch secondBatch = Batch.builder().dense("x", second).build()) {
+      // unit 0 gets 0 and 2, unit 1 gets 1.
+      remote.manager.put(firstBatch, meta(List.of(), 0, 1, 2));
+
+      // 1 and 3 fit on unit 1 (overwrite + one new); 4 is a third sample on full unit 0.
+      assertThatThrownBy(() -> remote.manager.put(secondBatch, meta(List.of(), 1, 3, 4)))
+          .isInstanceOfSatisfying(
+              StorageException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.CAPACITY_EXCEEDED))
+          .hasMessageContaining("Storage capacity exceeded");
+
+      try (Batch read = remote.manager.get(meta(List.of("x"), 0, 1, 2), allocator)) {
+        assertThat(((DenseColumn) read.column("x")).tensor().toLongArray())
+            .containsExactly(1, 2, 3);
+      }
+      assertThatThrownBy(() -> remote.manager.get(meta(List.of("x"), 3), allocator))
+          .isInstanceOfSatisfying(
+              StorageException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND));
+      assertThat(remote.servers).allSatisfy(s -> assertThat(s.heldPuts()).isZero());
+      assertThat(remote.manager.unitStats())
+          .extracting(StorageUnitStats::samples)
+          .containsExactly(2L, 1L);
+    }
+  }
+
+  @Test
+  void shouldReportUnknownFieldAsTypedError(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2}, 2);
+        Batch batch = Batch.builder().dense("x", t).build()) {
+      remote.manager.put(batch, meta(List.of(), 0, 1));
+
+      assertThatThrownBy(() -> remote.manager.get(meta(List.of("x", "nope"), 0, 1), allocator))
+          .isInstanceOfSatisfying(
+              StorageException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_FIELD))
+          .hasMessageContaining("field 'nope' not found");
+      try (Batch read = remote.manager.get(meta(List.of("x"), 1, 0), allocator)) {
+        assertThat(((DenseColumn) read.column("x")).tensor().toLongArray()).containsExactly(2, 1);
+      }
+    }
+  }
+
+  @Test
+  void shouldRollBackEveryUnitWhenTheControllerRejects(BufferAllocator allocator) {
+    ProductionNotifier reject =
+        update -> {
+          throw new TqException(ErrorCode.SCHEMA_CONFLICT, "rejected");
+        };
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), reject);
+        Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3}, 3);
+        Batch batch = Batch.builder().dense("x", t).build()) {
+      assertThatThrownBy(() -> remote.manager.put(batch, meta(List.of(), 0, 1, 2)))
+          .isInstanceOf(TqException.class);
+
+      assertThat(remote.manager.unitStats()).allSatisfy(s -> assertThat(s.samples()).isZero());
+      assertThat(remote.servers).allSatisfy(s -> assertThat(s.heldPuts()).isZero());
+    }
+  }
+
+  @Test
+  void shouldKeepDenseAndJaggedKindsApartAcrossUnits(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor a = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2}, 1, 2);
+        Batch dense = Batch.builder().dense("x", a).build();
+        Tensor b = Tensor.ofLongs(allocator, DType.INT64, new long[] {3, 4, 5}, 1, 3);
+        Batch wider = Batch.builder().dense("x", b).build();
+        Tensor c = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {1}, 1);
+        Batch floats = Batch.builder().dense("x", c).build()) {
+      remote.manager.put(dense, meta(List.of(), 0));
+      remote.manager.put(wider, meta(List.of(), 1));
+
+      try (Batch read = remote.manager.get(meta(List.of("x"), 1, 0), allocator)) {
+        assertThat(read.column("x").kind()).isEqualTo(ColumnKind.JAGGED);
+        JaggedColumn x = (JaggedColumn) read.column("x");
+        assertThat(x.row(0).toLongArray()).containsExactly(3, 4, 5);
+        assertThat(x.row(1).toLongArray()).containsExactly(1, 2);
+      }
+      remote.manager.put(floats, meta(List.of(), 2));
+      assertThatThrownBy(() -> remote.manager.get(meta(List.of("x"), 0, 2), allocator))
+          .isInstanceOfSatisfying(
+              StorageException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_CONFLICT));
+    }
+  }
+
+  @Test
+  void shouldAnswerAMalformedRequestWithAnErrorAndKeepServing(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
+        TransportClient client = new TransportClient(RemoteUnits.config(), allocator)) {
+      var address = remote.servers.getFirst().address();
+      for (int type = StorageUnitMessages.PUT;
+          type <= StorageUnitMessages.LOAD_CHECKPOINT;
+          type++) {
+        Request garbage = Request.of(type, new byte[] {(byte) 0xC1, 1, 2});
+        assertThatThrownBy(() -> client.call(address, garbage).close())
+            .as("type " + type)
+            .isInstanceOfSatisfying(
+                ProtocolException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR));
+      }
+      // A PUT naming more bodies than it carries.
+      byte[] lying =
+          new Wire.Writer()
+              .array(3)
+              .bool(false)
+              .longs(new long[] {0})
+              .array(1)
+              .array(4)
+              .str("x")
+              .i64(ColumnKind.DENSE.ordinal())
+              .str("int64")
+              .array(1)
+              .longs(new long[] {1})
+              .toBytes();
+      assertThatThrownBy(() -> client.call(address, Request.of(StorageUnitMessages.PUT, lying)))
+          .isInstanceOf(ProtocolException.class)
+          .hasMessageContaining("bodies");
+
+      try (Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {5}, 1);
+          Batch batch = Batch.builder().dense("x", t).build()) {
+        remote.manager.put(batch, meta(List.of(), 0));
+        try (Batch read = remote.manager.get(meta(List.of("x"), 0), allocator)) {
+          assertThat(((DenseColumn) read.column("x")).tensor().toLongArray()).containsExactly(5);
+        }
+      }
+      try (Response stats =
+          client.call(
+              address,
+              Request.of(StorageUnitMessages.STATS, new Wire.Writer().array(0).toBytes()))) {
+        assertThat(stats.metadata()).isNotEmpty();
+      }
+      assertThat(remote.units.getFirst().stats().samples()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void shouldRestoreACheckpointSavedByTheUnits(BufferAllocator allocator, @TempDir Path dir) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3}, 3);
+        Batch batch = Batch.builder().dense("x", t).build()) {
+      remote.manager.put(batch, meta(List.of(), 0, 1, 2));
+      remote.manager.saveCheckpoint(dir);
+      remote.manager.clear(meta(List.of(), 0, 1, 2));
+
+      remote.manager.loadCheckpoint(dir);
+
+      try (Batch read = remote.manager.get(meta(List.of("x"), 2, 1, 0), allocator)) {
+        assertThat(((DenseColumn) read.column("x")).tensor().toLongArray())
+            .containsExactly(3, 2, 1);
+      }
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package org.transferqueue.remote;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.ProductionNotifier;
+import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.transport.TransportConfig;
+
+/** Storage units served on loopback ephemeral ports, and a router over them; closes everything. */
+final class RemoteUnits implements AutoCloseable {
+  final List<StorageUnit> units = new ArrayList<>();
+  final List<StorageUnitServer> servers = new ArrayList<>();
+  final RemoteSimpleStorageManager manager;
+
+  RemoteUnits(
+      BufferAllocator allocator, int count, OptionalLong capacity, ProductionNotifier notifier) {
+    try {
+      for (int i = 0; i < count; i++) {
+        StorageUnit unit = new StorageUnit("unit-" + i, capacity, allocator, 1L << 30);
+        units.add(unit);
+        servers.add(StorageUnitServer.start(unit, config(), allocator));
+      }
+      List<HostPort> addresses = servers.stream().map(StorageUnitServer::address).toList();
+      manager = new RemoteSimpleStorageManager(addresses, config(), allocator, notifier);
+    } catch (RuntimeException e) {
+      closeServersAndUnits();
+      throw e;
+    }
+  }
+
+  static TransportConfig config() {
+    return TransportConfig.builder()
+        .bindHost("127.0.0.1")
+        .bindPort(0)
+        .connectTimeout(Duration.ofSeconds(5))
+        .defaultCallTimeout(Duration.ofSeconds(20))
+        .shutdownGracePeriod(Duration.ofSeconds(5))
+        .build();
+  }
+
+  @Override
+  public void close() {
+    manager.close();
+    closeServersAndUnits();
+  }
+
+  private void closeServersAndUnits() {
+    servers.reversed().forEach(StorageUnitServer::close);
+    units.reversed().forEach(StorageUnit::close);
+  }
+}

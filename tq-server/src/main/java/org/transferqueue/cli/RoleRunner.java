@@ -1,0 +1,95 @@
+package org.transferqueue.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.config.TqConfig;
+import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.server.config.TqConfigs;
+import picocli.CommandLine;
+
+/**
+ * Runs one server role in the foreground: prints {@code listening on HOST:PORT} once it serves,
+ * then waits until the process is asked to stop (SIGTERM, SIGINT) and closes the role and its
+ * allocator from a shutdown hook.
+ */
+final class RoleRunner {
+  private RoleRunner() {}
+
+  /** A started role: its address, closed on shutdown. */
+  interface Role extends AutoCloseable {
+    HostPort address();
+
+    @Override
+    void close();
+  }
+
+  /** Loads {@code file}, naming it in the error if it cannot be read or is invalid. */
+  static TqConfig load(CommandLine commandLine, Path file) {
+    try {
+      return TqConfigs.load(file);
+    } catch (RuntimeException e) {
+      throw new CommandLine.ParameterException(
+          commandLine, e.getMessage(), e, null, file.toString());
+    }
+  }
+
+  /** The address at {@code index} of a configured list, or a usage error naming key and index. */
+  static HostPort address(
+      CommandLine commandLine, List<HostPort> addresses, String key, String option, int index) {
+    if (index < 0 || index >= addresses.size()) {
+      throw new CommandLine.ParameterException(
+          commandLine,
+          option
+              + "="
+              + index
+              + " is not an index of "
+              + key
+              + " ("
+              + addresses.size()
+              + " entries)");
+    }
+    return addresses.get(index);
+  }
+
+  /** The process's root allocator, limited by {@code memory.limit_bytes}. */
+  static RootAllocator allocator(TqConfig config, String name) {
+    return RootAllocator.builder()
+        .name(name)
+        .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
+        .build();
+  }
+
+  /**
+   * Prints the role's address and blocks until shutdown has closed it.
+   *
+   * @param out where the single {@code listening on} line goes
+   * @param role the started role, closed by the shutdown hook
+   * @return the exit status
+   */
+  static int serve(PrintWriter out, Role role) {
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            Thread.ofPlatform()
+                .name("tq-shutdown")
+                .unstarted(
+                    () -> {
+                      try {
+                        role.close();
+                      } finally {
+                        stopped.countDown();
+                      }
+                    }));
+    out.println("listening on " + role.address());
+    out.flush();
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return 0;
+  }
+}
