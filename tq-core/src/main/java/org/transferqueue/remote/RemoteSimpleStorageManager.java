@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
@@ -29,6 +30,7 @@ import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
+import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -51,6 +53,12 @@ import org.transferqueue.transport.TransportConfig;
  * nothing written; a notification rejected in step 4 fails the put with {@code
  * NOTIFICATION_FAILED}, and partitions accepted before it stay stored, as with embedded units.
  *
+ * <p>A get whose metadata gives every field's dtype and shapes (regular and nested tensor fields,
+ * as the controller reports them) allocates the result columns first and has each unit's reply read
+ * straight into their rows ({@link ExpectedColumns}); otherwise, or when a unit's cells turn out to
+ * differ from the metadata, the replies are read into buffers and each row is copied once into the
+ * result, with the column-kind rules of the embedded units.
+ *
  * <p>Errors of a unit ({@code CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, {@code NOT_FOUND}, ...)
  * arrive as {@link StorageException}s with the unit's code. Data parsers are not supported (the
  * default of {@link StorageManager}). Checkpoints are written by each unit on its own host. Owns
@@ -63,6 +71,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   private final ProductionNotifier notifier;
   private final BufferAllocator allocator;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicLong directReads = new AtomicLong();
 
   /**
    * Creates the router; it connects to the units on first use.
@@ -291,6 +300,10 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     List<Route> routes = route(gis, allRows(gis.length), units.size());
+    Batch direct = getIntoExpected(meta, fields, routes, allocator);
+    if (direct != null) {
+      return direct;
+    }
     List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
     for (Route route : routes) {
       calls.add(units.get(route.unit()).getAsync(route.gis(), fields, this.allocator));
@@ -318,6 +331,55 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     }
   }
 
+  /**
+   * The direct read: when the metadata gives every field's kind and shapes, the result is allocated
+   * first and each unit's reply is read straight into its rows. Returns null (having freed what it
+   * allocated) when the metadata does not say enough or a unit's cells differ from it, so that the
+   * caller reads the general way.
+   */
+  private Batch getIntoExpected(
+      BatchMeta meta, List<String> fields, List<Route> routes, BufferAllocator allocator) {
+    try (ExpectedColumns expected = ExpectedColumns.of(meta, allocator)) {
+      if (expected == null) {
+        return null;
+      }
+      List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
+      for (Route route : routes) {
+        BodyDestination into = BodyDestination.into(expected.targets(route.positions()));
+        calls.add(units.get(route.unit()).getAsync(route.gis(), fields, into));
+      }
+      boolean matches = true;
+      RuntimeException failure = null;
+      for (int r = 0; r < calls.size(); r++) {
+        try (UnitRows reply = RemoteStorageUnit.join(calls.get(r))) {
+          matches &= expected.matches(reply, routes.get(r).positions());
+        } catch (StorageException e) {
+          if (e.code() == ErrorCode.SHAPE_MISMATCH) {
+            matches = false; // a stored cell is larger than the metadata said
+          } else if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
+        } catch (RuntimeException e) {
+          if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      if (!matches) {
+        return null;
+      }
+      directReads.incrementAndGet();
+      return expected.toBatch();
+    }
+  }
+
   private static Batch assemble(
       List<String> fields,
       int rowCount,
@@ -338,6 +400,11 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       built.forEach(Column::close);
       throw e;
     }
+  }
+
+  /** The number of gets read straight into columns allocated from the expected shapes. */
+  long directReads() {
+    return directReads.get();
   }
 
   @Override

@@ -163,8 +163,24 @@ public final class RemoteStorageUnit {
    */
   public CompletableFuture<UnitRows> getAsync(
       long[] gis, List<String> fields, BufferAllocator allocator) {
+    return getAsync(gis, fields, BodyDestination.allocateFrom(allocator));
+  }
+
+  /**
+   * Reads the cells of {@code fields} x {@code gis} with the reply bodies read straight into the
+   * given destination, for example row slices of result tensors allocated from expected shapes
+   * (field-major: every row of the first field, then of the second, ...).
+   *
+   * @param gis the samples (repeats allowed)
+   * @param fields the fields
+   * @param destination where the reply bodies go; with caller segments a reply whose bodies do not
+   *     fit fails with {@code SHAPE_MISMATCH}
+   * @return completes with the rows, which the caller closes
+   */
+  public CompletableFuture<UnitRows> getAsync(
+      long[] gis, List<String> fields, BodyDestination destination) {
     byte[] meta = new Wire.Writer().array(2).longs(gis).strings(fields).toBytes();
-    return call(Request.of(StorageUnitMessages.GET, meta), BodyDestination.allocateFrom(allocator))
+    return call(Request.of(StorageUnitMessages.GET, meta), destination)
         .thenApply(response -> UnitRows.parse(response, fields, gis.length, address));
   }
 
