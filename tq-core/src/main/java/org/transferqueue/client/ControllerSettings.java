@@ -3,11 +3,20 @@ package org.transferqueue.client;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerConfig;
 
-/** Maps the user configuration onto the controller's settings. */
-final class ControllerSettings {
+/**
+ * Maps the user configuration onto the controller's settings, for every process that runs a
+ * controller (the embedded system, the {@code tq controller} role). Stateless.
+ */
+public final class ControllerSettings {
   private ControllerSettings() {}
 
-  static ControllerConfig from(TqConfig config) {
+  /**
+   * The controller settings of a configuration's {@code controller} section.
+   *
+   * @param config the validated configuration
+   * @return pre-allocation, polling mode and blocking-fetch timeout
+   */
+  public static ControllerConfig from(TqConfig config) {
     var controller = config.controller();
     return ControllerConfig.builder()
         .preAllocSampleNum(controller.preallocSampleNum())

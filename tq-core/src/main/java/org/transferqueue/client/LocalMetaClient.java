@@ -14,7 +14,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
-import org.transferqueue.controller.Controller;
+import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
@@ -25,14 +25,16 @@ import org.transferqueue.storage.StorageManager;
 import org.transferqueue.tensor.Batch;
 
 /**
- * A {@link MetaClient} that calls an in-process controller and storage manager directly.
+ * A {@link MetaClient} over a controller (in-process, or remote through {@link
+ * org.transferqueue.remote.RemoteController}) and a storage manager that it calls directly: data
+ * never passes through the controller.
  *
  * <p>Thread-safe: the controller and storage manager are; this class holds no mutable state besides
  * its closed flag. Asynchronous twins run the blocking form on a virtual thread per call, owned by
  * this client and stopped by {@link #close()}.
  */
 final class LocalMetaClient implements MetaClient {
-  private final Controller controller;
+  private final ControllerApi controller;
   private final StorageManager storage;
   private final BufferAllocator allocator;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -45,7 +47,7 @@ final class LocalMetaClient implements MetaClient {
    * @param storage the storage manager; not owned
    * @param allocator where {@link #getData} allocates the batches it returns; not owned
    */
-  LocalMetaClient(Controller controller, StorageManager storage, BufferAllocator allocator) {
+  LocalMetaClient(ControllerApi controller, StorageManager storage, BufferAllocator allocator) {
     this.controller = Objects.requireNonNull(controller, "controller");
     this.storage = Objects.requireNonNull(storage, "storage");
     this.allocator = Objects.requireNonNull(allocator, "allocator");

@@ -15,6 +15,7 @@ import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.sampler.GrpoGroupNSampler;
 import org.transferqueue.sampler.RankAwareSampler;
 import org.transferqueue.sampler.Sampler;
@@ -89,6 +90,18 @@ public final class TransferQueueSystem implements AutoCloseable {
    */
   public static TransferQueueSystem start(TqConfig config) {
     return builder().config(config).start();
+  }
+
+  /**
+   * Connects to a system started elsewhere (for example by {@code tq controller} and the storage
+   * roles) whose addresses are in the configuration; the returned client does not own it.
+   *
+   * @param config the configuration; {@code network.controller_address} must be set
+   * @return a non-owning client; closing it releases only the client
+   * @throws org.transferqueue.TqException as described on {@link TqClient#connect(TqConfig)}
+   */
+  public static TqClient connect(TqConfig config) {
+    return TqClient.connect(config);
   }
 
   /**

@@ -60,7 +60,7 @@ import org.transferqueue.sampler.SequentialSampler;
  * BatchMeta batch = controller.getMetadata(GetMetadataRequest.fetch("train", fields, "actor", 8));
  * }</pre>
  */
-public final class Controller {
+public final class Controller implements ControllerApi {
   private static final System.Logger LOG = System.getLogger(Controller.class.getName());
 
   private final ReentrantLock lock = new ReentrantLock();

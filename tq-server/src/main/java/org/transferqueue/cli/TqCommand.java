@@ -12,8 +12,10 @@ import picocli.CommandLine.Command;
     subcommands = {
       VersionCommand.class,
       DemoCommand.class,
+      ControllerCommand.class,
       StorageUnitCommand.class,
       StoreNodeCommand.class,
+      UpCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {

@@ -1,24 +1,32 @@
-package org.transferqueue.client;
+package org.transferqueue.remote;
 
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
-import org.transferqueue.controller.Controller;
+import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.ProductionUpdate;
 
 /**
- * Delivers storage's production notifications to an in-process controller. A rejected update (for
- * example a schema conflict) fails the put that sent it.
+ * Delivers storage's production notifications to a controller, in-process or remote. A rejected
+ * update (for example a schema conflict) fails the put that sent it: a {@code SCHEMA_CONFLICT}
+ * keeps its code, any other failure (including transport errors) becomes a {@link StorageException}
+ * with {@link ErrorCode#NOTIFICATION_FAILED}. Thread-safe if the controller is.
  */
-final class ControllerNotifier implements ProductionNotifier {
-  private final Controller controller;
+public final class ControllerNotifier implements ProductionNotifier {
+  private final ControllerApi controller;
 
-  ControllerNotifier(Controller controller) {
-    this.controller = controller;
+  /**
+   * Creates a notifier.
+   *
+   * @param controller the controller to notify
+   */
+  public ControllerNotifier(ControllerApi controller) {
+    this.controller = Objects.requireNonNull(controller, "controller");
   }
 
   @Override

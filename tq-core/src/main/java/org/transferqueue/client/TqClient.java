@@ -1,0 +1,289 @@
+package org.transferqueue.client;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.config.NetworkConfig;
+import org.transferqueue.config.TqConfig;
+import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakPolicy;
+import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.remote.ControllerNotifier;
+import org.transferqueue.remote.RemoteController;
+import org.transferqueue.remote.RemoteSimpleStorageManager;
+import org.transferqueue.storage.StorageContext;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.transport.TransportClient;
+import org.transferqueue.transport.TransportConfig;
+
+/**
+ * A non-owning client of a running TransferQueue whose controller runs elsewhere: metadata calls go
+ * to the controller at {@code network.controller_address}, data goes straight to storage through
+ * this client's storage manager (built from {@code backend.storage_backend} by the registry), whose
+ * production notifications go to the remote controller. The controller never sees data.
+ *
+ * <pre>{@code
+ * try (TqClient tq = TqClient.connect(config)) {
+ *   tq.kv().put("sample_0", "train", row, Map.of("score", 0.9));
+ * }
+ * }</pre>
+ *
+ * <p>Closing releases only this client (its storage manager, connections and memory); the
+ * controller and the storage servers keep running. Idempotent. Thread-safe.
+ */
+public final class TqClient implements AutoCloseable {
+  private final TqConfig config;
+  private final RootAllocator allocator;
+  private final TransportClient transport;
+  private final RemoteController controller;
+  private final StorageManager storage;
+  private final LocalMetaClient client;
+  private final KvApi kv;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private TqClient(Builder builder) {
+    this.config = builder.config;
+    NetworkConfig network = config.network();
+    HostPort address =
+        network
+            .controllerAddress()
+            .orElseThrow(
+                () ->
+                    new TqException(
+                        ErrorCode.INVALID_CONFIGURATION,
+                        NetworkConfig.CONTROLLER_ADDRESS_PROP_NAME
+                            + " is not set: a client can only connect to a controller whose"
+                            + " address is configured"));
+    this.allocator =
+        RootAllocator.builder()
+            .name("transferqueue-client")
+            .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
+            .leakPolicy(builder.leakPolicy)
+            .build();
+    TransportClient startedTransport = null;
+    StorageManager startedStorage = null;
+    try {
+      TransportConfig transportConfig = TransportConfig.from(network);
+      startedTransport = new TransportClient(transportConfig, allocator);
+      this.controller =
+          new RemoteController(
+              startedTransport,
+              address,
+              transportConfig.defaultCallTimeout(),
+              config.controller().getMetadataTimeout());
+      // Fail fast with the transport's error (connection refused, wrong token) if unreachable.
+      controller.controllerId();
+      StorageContext context =
+          new StorageContext(
+              allocator, new ControllerNotifier(controller), StorageOptions.from(config));
+      StorageManagerRegistry backends =
+          builder.backends != null ? builder.backends : defaultBackends(config, transportConfig);
+      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
+    } catch (RuntimeException | Error e) {
+      if (startedStorage != null) {
+        startedStorage.close();
+      }
+      if (startedTransport != null) {
+        startedTransport.close();
+      }
+      allocator.close();
+      throw e;
+    }
+    this.transport = startedTransport;
+    this.storage = startedStorage;
+    this.client = new LocalMetaClient(controller, storage, allocator);
+    this.kv = new KvApi(client, builder.missingKeyPolicy);
+  }
+
+  /**
+   * The storage backends of a client: {@code SimpleStorage} routes to the remote units of {@code
+   * network.storage_unit_addresses} when any are configured (embedded units otherwise).
+   */
+  private static StorageManagerRegistry defaultBackends(
+      TqConfig config, TransportConfig transportConfig) {
+    List<HostPort> units = config.network().storageUnitAddresses();
+    if (units.isEmpty()) {
+      return StorageBackends.builtIn();
+    }
+    return StorageManagerRegistry.builder()
+        .register(
+            StorageManagerRegistry.SIMPLE_STORAGE,
+            context ->
+                new RemoteSimpleStorageManager(
+                    units, transportConfig, context.allocator(), context.notifier()))
+        .build();
+  }
+
+  /**
+   * Connects to the system whose addresses are in the configuration. With {@code
+   * backend.storage_backend: SimpleStorage}, data goes to the storage units of {@code
+   * network.storage_unit_addresses}, or, when none are configured, to units embedded in this client
+   * (useful when one process writes and reads its own data).
+   *
+   * @param config the configuration; {@code network.controller_address} must be set
+   * @return the client, owned by the caller
+   * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} without a controller address; the
+   *     transport's error ({@code CONNECTION_FAILED}, {@code UNAUTHENTICATED}, {@code
+   *     DEADLINE_EXCEEDED}) when the controller cannot be reached; nothing is left open then
+   */
+  public static TqClient connect(TqConfig config) {
+    return builder().config(config).connect();
+  }
+
+  /**
+   * A builder for a client with non-default storage backends or policies.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The metadata-level client.
+   *
+   * @return the client
+   */
+  public MetaClient client() {
+    return client;
+  }
+
+  /**
+   * The key-value API.
+   *
+   * @return the API
+   */
+  public KvApi kv() {
+    return kv;
+  }
+
+  /**
+   * The remote controller this client talks to.
+   *
+   * @return the controller proxy
+   */
+  public ControllerApi controller() {
+    return controller;
+  }
+
+  /**
+   * The configuration this client was connected with.
+   *
+   * @return the configuration
+   */
+  public TqConfig config() {
+    return config;
+  }
+
+  /**
+   * The allocator of this client's buffers (data read by {@code getData}, transport buffers).
+   *
+   * @return the allocator
+   */
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  /** Releases this client: its APIs, storage manager, connections and memory. Idempotent. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    List<AutoCloseable> order = new ArrayList<>(List.of(kv, client, storage, transport, allocator));
+    RuntimeException failure = null;
+    for (AutoCloseable resource : order) {
+      try {
+        resource.close();
+      } catch (Exception e) {
+        if (failure == null) {
+          failure =
+              e instanceof RuntimeException r
+                  ? r
+                  : new TqException(ErrorCode.INTERNAL, "close failed: " + e, e);
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "TqClient[controller=" + controller.address() + "]";
+  }
+
+  /** Builds a {@link TqClient}. Not thread-safe. */
+  public static final class Builder {
+    private TqConfig config = TqConfig.defaults();
+    private StorageManagerRegistry backends;
+    private LeakPolicy leakPolicy = LeakPolicy.LOG;
+    private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
+
+    private Builder() {}
+
+    /**
+     * Sets the configuration.
+     *
+     * @param config the configuration; {@code network.controller_address} must be set
+     * @return this builder
+     */
+    public Builder config(TqConfig config) {
+      this.config = Objects.requireNonNull(config, "config");
+      return this;
+    }
+
+    /**
+     * Sets the registry the storage manager is created from (default: remote SimpleStorage units
+     * when {@code network.storage_unit_addresses} is set, else {@link StorageBackends#builtIn()}).
+     *
+     * @param backends the registry
+     * @return this builder
+     */
+    public Builder storageBackends(StorageManagerRegistry backends) {
+      this.backends = Objects.requireNonNull(backends, "backends");
+      return this;
+    }
+
+    /**
+     * Sets what happens to memory still allocated when the client closes.
+     *
+     * @param leakPolicy the policy
+     * @return this builder
+     */
+    public Builder leakPolicy(LeakPolicy leakPolicy) {
+      this.leakPolicy = Objects.requireNonNull(leakPolicy, "leakPolicy");
+      return this;
+    }
+
+    /**
+     * Sets how the KV API treats keys without data.
+     *
+     * @param policy the policy
+     * @return this builder
+     */
+    public Builder missingKeyPolicy(MissingKeyPolicy policy) {
+      this.missingKeyPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * Connects.
+     *
+     * @return the client, owned by the caller
+     * @throws TqException as described on {@link TqClient#connect(TqConfig)}
+     */
+    public TqClient connect() {
+      return new TqClient(this);
+    }
+  }
+}

@@ -1,0 +1,193 @@
+package org.transferqueue.controller;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.transferqueue.meta.BatchMeta;
+
+/**
+ * The operations of the controller that clients and storage use, the same whether the controller
+ * runs in this process ({@link Controller}) or in another one (a remote proxy).
+ *
+ * <p>Each method has the semantics, results and errors of the {@link Controller} method of the same
+ * name; a remote implementation adds transport errors ({@code CONNECTION_FAILED}, {@code
+ * DEADLINE_EXCEEDED}, {@code UNAUTHENTICATED}, {@code PROTOCOL_ERROR}) and carries every controller
+ * error with its original {@link org.transferqueue.ErrorCode}. Implementations are thread-safe.
+ */
+public interface ControllerApi {
+  /**
+   * The controller's id.
+   *
+   * @return the id
+   */
+  String controllerId();
+
+  /**
+   * Creates a partition.
+   *
+   * @param partitionId a non-empty name
+   * @return true if created, false if it already existed
+   */
+  boolean createPartition(String partitionId);
+
+  /**
+   * All partition ids in creation order.
+   *
+   * @return the ids
+   */
+  List<String> listPartitions();
+
+  /**
+   * Every index the partition owns, active and pre-allocated.
+   *
+   * @param partitionId the partition
+   * @return the indexes; empty for an unknown partition
+   */
+  IndexSet getPartitionIndexRange(String partitionId);
+
+  /**
+   * Applies a storage notification atomically.
+   *
+   * @param update the notification
+   */
+  void updateProductionStatus(ProductionUpdate update);
+
+  /**
+   * The production status of a partition for some fields.
+   *
+   * @param partitionId the partition
+   * @param fields the fields
+   * @return the status, or empty (unknown partition, no or unregistered fields)
+   */
+  Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields);
+
+  /**
+   * The samples ready for a task on some fields.
+   *
+   * @param partitionId the partition
+   * @param fields at least one field
+   * @param taskName the task
+   * @return the ready indexes
+   */
+  IndexSet scanReady(String partitionId, List<String> fields, String taskName);
+
+  /**
+   * The consumption status of a partition for a task.
+   *
+   * @param partitionId the partition
+   * @param taskName the task
+   * @return the status, or empty for an unknown partition
+   */
+  Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName);
+
+  /**
+   * Marks samples unconsumed again.
+   *
+   * @param partitionId the partition
+   * @param taskName the task, or null for every task
+   */
+  void resetConsumption(String partitionId, String taskName);
+
+  /**
+   * Answers a metadata request in insert, fetch or force-fetch mode; a blocking fetch waits at most
+   * the request's timeout.
+   *
+   * @param request the request
+   * @return the batch's metadata
+   */
+  BatchMeta getMetadata(GetMetadataRequest request);
+
+  /**
+   * The force-fetch metadata of a partition over all its registered fields.
+   *
+   * @param partitionId the partition
+   * @return the metadata, or empty for an unknown partition
+   */
+  Optional<BatchMeta> getPartitionMeta(String partitionId);
+
+  /**
+   * Merges or replaces the tags of samples.
+   *
+   * @param update the update
+   * @return the number of samples updated
+   */
+  int setTags(TagUpdate update);
+
+  /**
+   * The tags of some samples.
+   *
+   * @param partitionId the partition
+   * @param indexes the samples
+   * @return the tags of the samples that have any
+   */
+  Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes);
+
+  /**
+   * The backend metadata of some samples, restricted to some fields.
+   *
+   * @param partitionId the partition
+   * @param indexes the samples
+   * @param fields the fields to keep
+   * @return the backend metadata of the samples that have any
+   */
+  Map<Long, Map<String, Object>> getBackendMeta(
+      String partitionId, List<Long> indexes, List<String> fields);
+
+  /**
+   * Removes a partition and releases its indexes.
+   *
+   * @param partitionId the partition
+   * @return true if it existed
+   */
+  boolean clearPartition(String partitionId);
+
+  /**
+   * Removes samples and releases their indexes.
+   *
+   * @param request the samples
+   * @return the number of samples removed
+   */
+  int clearSamples(ClearSamplesRequest request);
+
+  /**
+   * The samples of some keys, optionally creating missing ones.
+   *
+   * @param partitionId the partition
+   * @param keys distinct keys
+   * @param create whether missing keys are created
+   * @return the metadata of the found or created keys
+   */
+  BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create);
+
+  /**
+   * The keys of some samples.
+   *
+   * @param partitionId the partition
+   * @param indexes the samples
+   * @return the key of each sample, null where it has none
+   */
+  List<String> resolveIndexes(String partitionId, List<Long> indexes);
+
+  /**
+   * The keys and tags of one or all partitions.
+   *
+   * @param partitionId a partition, or null for all
+   * @return the listing
+   */
+  KvListing listKeys(String partitionId);
+
+  /**
+   * Statistics of one partition.
+   *
+   * @param partitionId the partition
+   * @return the statistics, or empty if unknown
+   */
+  Optional<PartitionStatistics> partitionStatistics(String partitionId);
+
+  /**
+   * Statistics of every partition and the allocator.
+   *
+   * @return the statistics
+   */
+  ControllerStatistics statistics();
+}

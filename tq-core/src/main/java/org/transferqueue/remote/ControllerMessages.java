@@ -1,0 +1,74 @@
+package org.transferqueue.remote;
+
+/**
+ * Message types of the controller service (100-199). Each request's metadata is one msgpack array
+ * of the operation's arguments, each reply's metadata the msgpack of its result (nil for "absent"
+ * and for operations without a result), both in {@link MetaCodec} layout. Errors travel as
+ * transport error replies carrying the controller's {@link org.transferqueue.ErrorCode}.
+ */
+final class ControllerMessages {
+  /** {@code []} → controller id. */
+  static final int CONTROLLER_ID = 100;
+
+  /** {@code [partitionId]} → created. */
+  static final int CREATE_PARTITION = 101;
+
+  /** {@code []} → partition ids. */
+  static final int LIST_PARTITIONS = 102;
+
+  /** {@code [partitionId]} → index set. */
+  static final int PARTITION_INDEX_RANGE = 103;
+
+  /** {@code [ProductionUpdate]} → nil (the storage notification). */
+  static final int UPDATE_PRODUCTION = 104;
+
+  /** {@code [partitionId, fields]} → production status or nil. */
+  static final int GET_PRODUCTION = 105;
+
+  /** {@code [partitionId, fields, taskName]} → index set. */
+  static final int SCAN_READY = 106;
+
+  /** {@code [partitionId, taskName]} → consumption status or nil. */
+  static final int GET_CONSUMPTION = 107;
+
+  /** {@code [partitionId, taskName or nil]} → nil. */
+  static final int RESET_CONSUMPTION = 108;
+
+  /** {@code [GetMetadataRequest]} → batch metadata; a blocking fetch carries its timeout. */
+  static final int GET_METADATA = 109;
+
+  /** {@code [partitionId]} → batch metadata or nil. */
+  static final int GET_PARTITION_META = 110;
+
+  /** {@code [TagUpdate]} → updated count. */
+  static final int SET_TAGS = 111;
+
+  /** {@code [partitionId, indexes]} → records by index. */
+  static final int GET_TAGS = 112;
+
+  /** {@code [partitionId, indexes, fields]} → records by index. */
+  static final int GET_BACKEND_META = 113;
+
+  /** {@code [partitionId]} → existed. */
+  static final int CLEAR_PARTITION = 114;
+
+  /** {@code [ClearSamplesRequest]} → removed count. */
+  static final int CLEAR_SAMPLES = 115;
+
+  /** {@code [partitionId, keys, create]} → batch metadata. */
+  static final int RESOLVE_KEYS = 116;
+
+  /** {@code [partitionId, indexes]} → keys (nil entries for samples without key). */
+  static final int RESOLVE_INDEXES = 117;
+
+  /** {@code [partitionId or nil]} → key listing. */
+  static final int LIST_KEYS = 118;
+
+  /** {@code [partitionId]} → partition statistics or nil. */
+  static final int PARTITION_STATISTICS = 119;
+
+  /** {@code []} → controller statistics. */
+  static final int STATISTICS = 120;
+
+  private ControllerMessages() {}
+}

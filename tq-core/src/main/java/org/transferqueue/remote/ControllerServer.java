@@ -1,0 +1,326 @@
+package org.transferqueue.remote;
+
+import static org.transferqueue.remote.ControllerMessages.CLEAR_PARTITION;
+import static org.transferqueue.remote.ControllerMessages.CLEAR_SAMPLES;
+import static org.transferqueue.remote.ControllerMessages.CONTROLLER_ID;
+import static org.transferqueue.remote.ControllerMessages.CREATE_PARTITION;
+import static org.transferqueue.remote.ControllerMessages.GET_BACKEND_META;
+import static org.transferqueue.remote.ControllerMessages.GET_CONSUMPTION;
+import static org.transferqueue.remote.ControllerMessages.GET_METADATA;
+import static org.transferqueue.remote.ControllerMessages.GET_PARTITION_META;
+import static org.transferqueue.remote.ControllerMessages.GET_PRODUCTION;
+import static org.transferqueue.remote.ControllerMessages.GET_TAGS;
+import static org.transferqueue.remote.ControllerMessages.LIST_KEYS;
+import static org.transferqueue.remote.ControllerMessages.LIST_PARTITIONS;
+import static org.transferqueue.remote.ControllerMessages.PARTITION_INDEX_RANGE;
+import static org.transferqueue.remote.ControllerMessages.PARTITION_STATISTICS;
+import static org.transferqueue.remote.ControllerMessages.RESET_CONSUMPTION;
+import static org.transferqueue.remote.ControllerMessages.RESOLVE_INDEXES;
+import static org.transferqueue.remote.ControllerMessages.RESOLVE_KEYS;
+import static org.transferqueue.remote.ControllerMessages.SCAN_READY;
+import static org.transferqueue.remote.ControllerMessages.SET_TAGS;
+import static org.transferqueue.remote.ControllerMessages.STATISTICS;
+import static org.transferqueue.remote.ControllerMessages.UPDATE_PRODUCTION;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.transport.Reply;
+import org.transferqueue.transport.RequestHandler;
+import org.transferqueue.transport.TransportConfig;
+import org.transferqueue.transport.TransportServer;
+
+/**
+ * Serves a controller over the transport: every operation of {@link ControllerApi} as message types
+ * 100-199 ({@link ControllerMessages}), answered by {@link RemoteController}.
+ *
+ * <p>Each request runs on its own virtual thread (the transport's), so a blocking fetch waiting for
+ * data does not hold up notifications, clears or other fetches. A blocking fetch waits at most the
+ * timeout its request carries (the client's deadline). A request is decoded and checked completely
+ * before the controller sees it; a malformed one gets a {@code PROTOCOL_ERROR} reply, a controller
+ * error a reply with its own {@link ErrorCode}, an unknown message type an {@code
+ * UNSUPPORTED_OPERATION} reply, and the server keeps serving. With an auth token in the transport
+ * configuration, connections without it are refused by the transport.
+ *
+ * <pre>{@code
+ * try (ControllerServer server = ControllerServer.start(controller, transportConfig, allocator)) {
+ *   HostPort address = server.address();
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe. Closing stops accepting and closes the connections; it does not touch the
+ * controller, which the caller owns.
+ */
+public final class ControllerServer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(ControllerServer.class.getName());
+
+  private final TransportServer server;
+
+  private ControllerServer(TransportServer server) {
+    this.server = server;
+  }
+
+  /**
+   * Starts serving a controller.
+   *
+   * @param controller the controller; borrowed, not closed
+   * @param config transport settings: bind host and port (0 for an ephemeral port), auth token
+   * @param allocator the allocator for the transport's buffers
+   * @return the running server
+   * @throws TqException {@link ErrorCode#CONNECTION_FAILED} if the address cannot be bound
+   */
+  public static ControllerServer start(
+      ControllerApi controller, TransportConfig config, BufferAllocator allocator) {
+    Objects.requireNonNull(controller, "controller");
+    TransportServer.Builder b = TransportServer.builder(config, allocator).name("tq-controller");
+    register(b, CONTROLLER_ID, 0, in -> out -> out.string(controller.controllerId()));
+    register(
+        b,
+        CREATE_PARTITION,
+        1,
+        in -> {
+          String partition = in.string("partitionId");
+          return out -> out.bool(controller.createPartition(partition));
+        });
+    register(b, LIST_PARTITIONS, 0, in -> out -> out.strings(controller.listPartitions()));
+    register(
+        b,
+        PARTITION_INDEX_RANGE,
+        1,
+        in -> {
+          String partition = in.string("partitionId");
+          return out -> out.indexSet(controller.getPartitionIndexRange(partition));
+        });
+    register(
+        b,
+        UPDATE_PRODUCTION,
+        1,
+        in -> {
+          var update = in.productionUpdate();
+          return out -> {
+            controller.updateProductionStatus(update);
+            out.nil();
+          };
+        });
+    register(
+        b,
+        GET_PRODUCTION,
+        2,
+        in -> {
+          String partition = in.string("partitionId");
+          List<String> fields = in.strings("fields");
+          return out ->
+              controller
+                  .getProductionStatus(partition, fields)
+                  .ifPresentOrElse(out::productionStatus, out::nil);
+        });
+    register(
+        b,
+        SCAN_READY,
+        3,
+        in -> {
+          String partition = in.string("partitionId");
+          List<String> fields = in.strings("fields");
+          String task = in.string("taskName");
+          return out -> out.indexSet(controller.scanReady(partition, fields, task));
+        });
+    register(
+        b,
+        GET_CONSUMPTION,
+        2,
+        in -> {
+          String partition = in.string("partitionId");
+          String task = in.string("taskName");
+          return out ->
+              controller
+                  .getConsumptionStatus(partition, task)
+                  .ifPresentOrElse(out::consumptionStatus, out::nil);
+        });
+    register(
+        b,
+        RESET_CONSUMPTION,
+        2,
+        in -> {
+          String partition = in.string("partitionId");
+          String task = in.string("taskName");
+          return out -> {
+            controller.resetConsumption(partition, task);
+            out.nil();
+          };
+        });
+    register(
+        b,
+        GET_METADATA,
+        1,
+        in -> {
+          var request = in.getMetadataRequest();
+          return out -> out.batchMeta(controller.getMetadata(request));
+        });
+    register(
+        b,
+        GET_PARTITION_META,
+        1,
+        in -> {
+          String partition = in.string("partitionId");
+          return out ->
+              controller.getPartitionMeta(partition).ifPresentOrElse(out::batchMeta, out::nil);
+        });
+    register(
+        b,
+        SET_TAGS,
+        1,
+        in -> {
+          var update = in.tagUpdate();
+          return out -> out.integer(controller.setTags(update));
+        });
+    register(
+        b,
+        GET_TAGS,
+        2,
+        in -> {
+          String partition = in.string("partitionId");
+          List<Long> indexes = in.longs("indexes");
+          return out -> out.indexedRecords(controller.getTags(partition, indexes));
+        });
+    register(
+        b,
+        GET_BACKEND_META,
+        3,
+        in -> {
+          String partition = in.string("partitionId");
+          List<Long> indexes = in.longs("indexes");
+          List<String> fields = in.strings("fields");
+          return out -> out.indexedRecords(controller.getBackendMeta(partition, indexes, fields));
+        });
+    register(
+        b,
+        CLEAR_PARTITION,
+        1,
+        in -> {
+          String partition = in.string("partitionId");
+          return out -> out.bool(controller.clearPartition(partition));
+        });
+    register(
+        b,
+        CLEAR_SAMPLES,
+        1,
+        in -> {
+          var request = in.clearSamplesRequest();
+          return out -> out.integer(controller.clearSamples(request));
+        });
+    register(
+        b,
+        RESOLVE_KEYS,
+        3,
+        in -> {
+          String partition = in.string("partitionId");
+          List<String> keys = in.strings("keys");
+          boolean create = in.bool("create");
+          return out -> out.batchMeta(controller.resolveKeys(partition, keys, create));
+        });
+    register(
+        b,
+        RESOLVE_INDEXES,
+        2,
+        in -> {
+          String partition = in.string("partitionId");
+          List<Long> indexes = in.longs("indexes");
+          return out -> out.strings(controller.resolveIndexes(partition, indexes));
+        });
+    register(
+        b,
+        LIST_KEYS,
+        1,
+        in -> {
+          String partition = in.string("partitionId");
+          return out -> out.kvListing(controller.listKeys(partition));
+        });
+    register(
+        b,
+        PARTITION_STATISTICS,
+        1,
+        in -> {
+          String partition = in.string("partitionId");
+          return out ->
+              controller
+                  .partitionStatistics(partition)
+                  .ifPresentOrElse(out::partitionStatistics, out::nil);
+        });
+    register(b, STATISTICS, 0, in -> out -> out.controllerStatistics(controller.statistics()));
+    ControllerServer started = new ControllerServer(b.start());
+    LOG.log(System.Logger.Level.INFO, "controller serving on " + started.address());
+    return started;
+  }
+
+  /**
+   * Decodes a request's arguments; the returned action runs the operation and writes the result.
+   */
+  @FunctionalInterface
+  private interface Operation {
+    Consumer<MetaWriter> decode(MetaReader in);
+  }
+
+  private static void register(TransportServer.Builder b, int type, int arity, Operation op) {
+    b.handler(
+        type,
+        RequestHandler.replying(
+            request -> {
+              MetaReader in = new MetaReader(request.metadata());
+              in.expectArray(arity, "arguments of message type " + type);
+              Consumer<MetaWriter> action;
+              try {
+                action = op.decode(in);
+              } catch (NullPointerException | IllegalArgumentException e) {
+                throw new TqException(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "invalid arguments of message type " + type + ": " + e.getMessage(),
+                    e);
+              }
+              in.expectEnd();
+              MetaWriter out = new MetaWriter();
+              try {
+                action.accept(out);
+              } catch (NullPointerException | IllegalArgumentException e) {
+                throw new TqException(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "message type " + type + " rejected: " + e.getMessage(),
+                    e);
+              }
+              return Reply.of(out.toByteArray());
+            }));
+  }
+
+  /**
+   * The address the server listens on (the bound port when 0 was configured).
+   *
+   * @return the address
+   */
+  public HostPort address() {
+    return server.address();
+  }
+
+  /**
+   * The number of malformed frames and failed handlers the transport has seen.
+   *
+   * @return the count
+   */
+  public long errorCount() {
+    return server.errorCount();
+  }
+
+  /** Stops accepting, closes connections after the transport's grace period. Idempotent. */
+  @Override
+  public void close() {
+    server.close();
+  }
+
+  @Override
+  public String toString() {
+    return "ControllerServer[" + address() + "]";
+  }
+}

@@ -1,0 +1,101 @@
+package org.transferqueue.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.transferqueue.client.TqClient;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.config.TqConfig;
+import org.transferqueue.server.config.TqConfigs;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.testing.Await;
+
+/** {@code tq up} as a real process tree: every role starts, serves, and stops on SIGTERM. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class UpCommandTest {
+  private static final Pattern READY = Pattern.compile("(.+) listening on (\\S+)");
+
+  @Test
+  void shouldListRolesOfTheConfigurationInStartOrder() {
+    TqConfig tq =
+        TqConfigs.parse("network:\n  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n");
+    assertThat(UpCommand.roles(tq, Path.of("/etc/tq.yaml")))
+        .extracting(UpCommand.Role::name)
+        .containsExactly("controller", "storage-unit 0", "storage-unit 1");
+    assertThat(UpCommand.roles(tq, Path.of("/etc/tq.yaml")).get(2).arguments())
+        .containsExactly("storage-unit", "--config", "/etc/tq.yaml", "--unit", "1");
+  }
+
+  @Test
+  void shouldStartEveryRoleAndStopThemAllOnSigterm(@TempDir Path dir)
+      throws IOException, InterruptedException {
+    Path yaml = dir.resolve("tq.yaml");
+    Files.writeString(
+        yaml,
+        "network:\n  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n",
+        StandardCharsets.UTF_8);
+    List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
+    command.addAll(List.of("up", "--config", yaml.toString()));
+    Process up =
+        new ProcessBuilder(command).redirectError(dir.resolve("stderr.txt").toFile()).start();
+    List<ProcessHandle> children = new ArrayList<>();
+    try (BufferedReader out =
+        new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8))) {
+      Map<String, HostPort> addresses = new LinkedHashMap<>();
+      for (int i = 0; i < 3; i++) {
+        String line = out.readLine();
+        assertThat(line).as("ready line %d", i).isNotNull().matches(READY);
+        Matcher m = READY.matcher(line);
+        assertThat(m.matches()).isTrue();
+        addresses.put(m.group(1), HostPort.parse(m.group(2)));
+      }
+      assertThat(addresses).containsOnlyKeys("controller", "storage-unit 0", "storage-unit 1");
+      up.toHandle().children().forEach(children::add);
+      assertThat(children).hasSize(3);
+
+      TqConfig config =
+          TqConfig.builder()
+              .network(
+                  n ->
+                      n.controllerAddress(addresses.get("controller"))
+                          .storageUnitAddresses(
+                              List.of(
+                                  addresses.get("storage-unit 0"),
+                                  addresses.get("storage-unit 1"))))
+              .build();
+      try (TqClient tq = TqClient.connect(config);
+          Batch rows = Batch.builder().objects("text", List.of("x", "y", "z")).build()) {
+        tq.kv().batchPut(List.of("a", "b", "c"), "p", rows, null);
+        try (Batch back = tq.kv().batchGet(List.of("c", "a"), "p", null)) {
+          assertThat(((ObjectColumn) back.column("text")).values()).containsExactly("z", "x");
+        }
+      }
+
+      up.toHandle().destroy(); // SIGTERM, as Ctrl-C's SIGINT would
+      assertThat(up.waitFor(60, TimeUnit.SECONDS)).as("tq up exited").isTrue();
+      assertThat(up.exitValue()).isIn(0, 143);
+      for (ProcessHandle child : children) {
+        Await.until(() -> !child.isAlive(), "child " + child.pid() + " stopped");
+      }
+    } finally {
+      children.forEach(ProcessHandle::destroyForcibly);
+      up.destroyForcibly();
+    }
+  }
+}
