@@ -44,8 +44,10 @@ import org.transferqueue.transport.TransportConfig;
  *
  * <pre>
  *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
- *  2. put       per (partition, unit), in parallel: PUT hold=true (each unit atomic on its own)
- *  3. decide    a failed part: FINISH rollback on every part that succeeded, rethrow the failure
+ *  2. put       per (partition, unit), in parallel: PUT held under a token the router chose
+ *               (each unit atomic on its own)
+ *  3. decide    a failed part: FINISH rollback on every part (a part whose reply was lost by its
+ *               deadline is taken back too), rethrow the failure
  *  4. notify    per partition, in order; then FINISH keep (rollback for rejected partitions)
  * </pre>
  *
@@ -147,11 +149,14 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     FieldSchemas.requireCompatible(meta, schema);
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
     List<Part> parts = plan(partitions, gis);
-    List<CompletableFuture<Long>> calls = new ArrayList<>(parts.size());
-    for (Part part : parts) {
-      calls.add(units.get(part.unit()).putAsync(part.gis(), batch, part.positions(), true));
+    long[] tokens = new long[parts.size()];
+    List<CompletableFuture<Void>> calls = new ArrayList<>(parts.size());
+    for (int i = 0; i < parts.size(); i++) {
+      tokens[i] = newToken();
+      Part part = parts.get(i);
+      calls.add(units.get(part.unit()).putAsync(part.gis(), batch, part.positions(), tokens[i]));
     }
-    long[] tokens = awaitPuts(parts, calls);
+    awaitPuts(parts, tokens, calls);
     int accepted = 0;
     try {
       for (; accepted < partitions.size(); accepted++) {
@@ -175,15 +180,21 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     return new PutResult(schema, List.of());
   }
 
-  /** Waits for every part; on any failure takes back the parts that succeeded and rethrows. */
-  private long[] awaitPuts(List<Part> parts, List<CompletableFuture<Long>> calls) {
-    long[] tokens = new long[parts.size()];
+  private static long newToken() {
+    long token;
+    do {
+      token = ThreadLocalRandom.current().nextLong();
+    } while (token == 0);
+    return token;
+  }
+
+  /** Waits for every part; on any failure takes every part back and rethrows. */
+  private void awaitPuts(List<Part> parts, long[] tokens, List<CompletableFuture<Void>> calls) {
     RuntimeException failure = null;
     for (int i = 0; i < calls.size(); i++) {
       try {
-        tokens[i] = RemoteStorageUnit.join(calls.get(i));
+        RemoteStorageUnit.join(calls.get(i));
       } catch (RuntimeException e) {
-        tokens[i] = 0;
         if (failure == null) {
           failure = e;
         } else {
@@ -199,7 +210,6 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       }
       throw failure;
     }
-    return tokens;
   }
 
   /** Sends one FINISH per unit and decision; parts matching {@code rollback} are taken back. */

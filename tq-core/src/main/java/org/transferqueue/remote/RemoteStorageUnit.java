@@ -73,26 +73,19 @@ public final class RemoteStorageUnit {
    * @param gis distinct global indexes, one per position
    * @param batch the data; borrowed until the returned future completes
    * @param positions rows of {@code batch}, aligned with {@code gis}
-   * @param hold whether the unit holds the put for a later {@link #finishAsync} decision
-   * @return completes with the held put's token (0 when not held), or fails with the unit's error
+   * @param token 0 for a put that is kept at once; otherwise a token unique among this unit's held
+   *     puts under which the unit holds the put for a later {@link #finishAsync} decision
+   * @return completes when the unit has committed, or fails with the unit's error
    */
-  public CompletableFuture<Long> putAsync(long[] gis, Batch batch, int[] positions, boolean hold) {
+  public CompletableFuture<Void> putAsync(long[] gis, Batch batch, int[] positions, long token) {
     List<MemorySegment> bodies = new ArrayList<>();
-    Wire.Writer out = new Wire.Writer().array(3).bool(hold).longs(gis);
+    Wire.Writer out = new Wire.Writer().array(3).i64(token).longs(gis);
     out.array(batch.fields().size());
     for (String field : batch.fields()) {
       writeColumn(field, batch.column(field), positions, out, bodies);
     }
     Request request = new Request(StorageUnitMessages.PUT, out.toBytes(), bodies);
-    return call(request, noBodies())
-        .thenApply(
-            response -> {
-              try (response;
-                  Wire.Reader in = new Wire.Reader(response.metadata(), "PUT reply")) {
-                in.array();
-                return in.i64();
-              }
-            });
+    return call(request, noBodies()).thenAccept(Response::close);
   }
 
   private static void writeColumn(
@@ -143,7 +136,7 @@ public final class RemoteStorageUnit {
   /**
    * Decides held puts: keeps them or takes them back.
    *
-   * @param tokens tokens returned by {@link #putAsync} with {@code hold}
+   * @param tokens tokens given to {@link #putAsync}; tokens the unit does not hold are ignored
    * @param rollback true to take the puts back, false to keep them
    * @return completes when the unit has decided
    */

@@ -271,6 +271,30 @@ class RemoteStorageUnitTest {
   }
 
   @Test
+  void shouldHoldPutsUnderClientTokensAndRejectATokenInUse(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2}, 2);
+        Batch batch = Batch.builder().dense("x", t).build()) {
+      RemoteStorageUnit unit = remote.manager.units().getFirst();
+      StorageUnitServer server = remote.servers.getFirst();
+      RemoteStorageUnit.join(unit.putAsync(new long[] {0}, batch, new int[] {0}, 42));
+      assertThat(server.heldPuts()).isEqualTo(1);
+
+      assertThatThrownBy(
+              () -> RemoteStorageUnit.join(unit.putAsync(new long[] {1}, batch, new int[] {1}, 42)))
+          .isInstanceOfSatisfying(
+              StorageException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageContaining("token=42");
+      assertThat(remote.units.getFirst().stats().samples()).isEqualTo(1);
+
+      RemoteStorageUnit.join(unit.finishAsync(new long[] {7, 42}, true));
+      assertThat(server.heldPuts()).isZero();
+      assertThat(remote.units.getFirst().stats().samples()).isZero();
+    }
+  }
+
+  @Test
   void shouldAnswerAMalformedRequestWithAnErrorAndKeepServing(BufferAllocator allocator) {
     try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
         TransportClient client = new TransportClient(RemoteUnits.config(), allocator)) {
@@ -289,7 +313,7 @@ class RemoteStorageUnitTest {
       byte[] lying =
           new Wire.Writer()
               .array(3)
-              .bool(false)
+              .i64(0)
               .longs(new long[] {0})
               .array(1)
               .array(4)
