@@ -15,6 +15,8 @@ import picocli.CommandLine.Command;
       ControllerCommand.class,
       StorageUnitCommand.class,
       UpCommand.class,
+      KvCommand.class,
+      StatusCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {
