@@ -47,7 +47,7 @@ abstract class ConnectedCommand implements Callable<Integer> {
       return run(client, out);
     } catch (TqException e) {
       PrintWriter err = spec.commandLine().getErr();
-      err.println(spec.qualifiedName() + ": error: " + e.getMessage());
+      err.println(spec.qualifiedName() + ": error: " + e.getMessage().replaceAll("\\R", " "));
       err.flush();
       return FAILED;
     } finally {

@@ -2,6 +2,7 @@ package org.transferqueue.cli;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -294,6 +295,7 @@ final class Json {
       case Float f when f.isNaN() || f.isInfinite() -> quote(f.toString(), out);
       case Number n -> out.append(n);
       case String s -> quote(s, out);
+      case byte[] bytes -> quote("base64:" + Base64.getEncoder().encodeToString(bytes), out);
       case Map<?, ?> map -> {
         out.append('{');
         boolean first = true;

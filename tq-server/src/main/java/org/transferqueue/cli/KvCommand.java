@@ -112,7 +112,8 @@ final class KvCommand implements Runnable {
 
     @Option(
         names = "--field",
-        description = "A field to print; repeatable (default: every field of the keys).")
+        description =
+            "A field to print; repeatable (default: every field produced for all the keys).")
     List<String> selected = new ArrayList<>();
 
     @Override

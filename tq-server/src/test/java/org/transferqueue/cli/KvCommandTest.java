@@ -184,4 +184,25 @@ class KvCommandTest {
     assertThat(result.status()).isEqualTo(2);
     assertThat(result.err()).contains("missing.yaml");
   }
+
+  @Test
+  void shouldStoreAScalarTensorAsOneElementPerRow() {
+    ok("kv", "put", "--partition", "p", "--key", "a", "reward=float64:0.25");
+    assertThat(ok("kv", "get", "--partition", "p", "--key", "a").out())
+        .contains("a    reward  float64[] 0.25");
+  }
+
+  @Test
+  void shouldFailWithOneLineWhenTheControllerIsUnreachable() {
+    system.close();
+    Result result = fails("kv", "list");
+    assertThat(result.err()).startsWith("tq kv list: error: ");
+  }
+
+  @Test
+  void shouldListKvAndStatusInHelp() {
+    Result help = RunningSystem.run("--help");
+    assertThat(help.out()).containsPattern("(?m)^\\s+kv\\s").containsPattern("(?m)^\\s+status\\s");
+    assertThat(RunningSystem.run("kv", "--help").out()).contains("put", "get", "list", "clear");
+  }
 }
