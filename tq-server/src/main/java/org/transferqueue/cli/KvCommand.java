@@ -3,9 +3,11 @@ package org.transferqueue.cli;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -120,13 +122,26 @@ final class KvCommand implements Runnable {
     int run(TqClient tq, PrintWriter out) {
       requireKeys(tq, partition, keys);
       Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
-      try (Batch batch = tq.kv().batchGet(keys, partition, selected.isEmpty() ? null : selected)) {
-        for (int i = 0; i < keys.size(); i++) {
+      if (selected.isEmpty()) {
+        // Every field of each key, even when the keys do not share them.
+        for (String key : keys) {
+          List<String> fields =
+              tq.client().resolveKeys(partition, List.of(key), false).fieldNames();
           Map<String, Object> row = new LinkedHashMap<>();
-          for (String field : batch.fields()) {
-            row.put(field, cell(batch.column(field), i));
+          if (!fields.isEmpty()) {
+            try (Batch batch = tq.kv().batchGet(List.of(key), partition, fields)) {
+              fill(row, batch, 0);
+            }
           }
-          rows.put(keys.get(i), row);
+          rows.put(key, row);
+        }
+      } else {
+        try (Batch batch = tq.kv().batchGet(keys, partition, selected)) {
+          for (int i = 0; i < keys.size(); i++) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            fill(row, batch, i);
+            rows.put(keys.get(i), row);
+          }
         }
       }
       if (json) {
@@ -144,7 +159,12 @@ final class KvCommand implements Runnable {
       } else {
         TextTable table = new TextTable("KEY", "FIELD", "VALUE");
         rows.forEach(
-            (key, row) -> row.forEach((field, value) -> table.row(key, field, describe(value))));
+            (key, row) -> {
+              if (row.isEmpty()) {
+                table.row(key, "-", "(no fields)");
+              }
+              row.forEach((field, value) -> table.row(key, field, describe(value)));
+            });
         table.print(out);
       }
       return 0;
@@ -201,9 +221,22 @@ final class KvCommand implements Runnable {
         result.put("cleared", keys);
         out.println(Json.write(result));
       } else {
-        out.println("cleared " + keys.size() + " keys from partition '" + partition + "': " + keys);
+        out.println(
+            "cleared "
+                + keys.size()
+                + (keys.size() == 1 ? " key" : " keys")
+                + " from partition '"
+                + partition
+                + "': "
+                + keys);
       }
       return 0;
+    }
+  }
+
+  private static void fill(Map<String, Object> row, Batch batch, int i) {
+    for (String field : batch.fields()) {
+      row.put(field, cell(batch.column(field), i));
     }
   }
 
@@ -219,6 +252,12 @@ final class KvCommand implements Runnable {
 
   /** Fails naming the partition or every key of {@code keys} it does not hold. */
   static void requireKeys(TqClient tq, String partition, List<String> keys) {
+    Set<String> seen = new HashSet<>();
+    for (String key : keys) {
+      if (!seen.add(key)) {
+        throw new TqException(ErrorCode.DUPLICATE_KEY, "key '" + key + "' is given more than once");
+      }
+    }
     requirePartition(tq, partition);
     Map<String, Map<String, Object>> present =
         tq.kv().list(partition).getOrDefault(partition, Map.of());

@@ -90,15 +90,29 @@ class KvCommandTest {
   }
 
   @Test
-  void shouldGetSeveralKeysInRequestOrder() {
-    ok("kv", "put", "--partition", "p", "--key", "a", "n=int32:[1]");
+  void shouldGetEachKeysOwnFieldsInRequestOrder() {
+    ok("kv", "put", "--partition", "p", "--key", "a", "n=int32:[1]", "extra=\"x\"");
     ok("kv", "put", "--partition", "p", "--key", "b", "n=int32:[2]");
-    Result json = ok("kv", "get", "--partition", "p", "--key", "b", "--key", "a", "--json");
+    ok("kv", "put", "--partition", "p", "--key", "c", "--tag", "only=\"tags\"");
+    Result json =
+        ok("kv", "get", "--partition", "p", "--key", "b", "--key", "a", "--key", "c", "--json");
     assertThat(json.out())
         .isEqualTo(
             "{\"partition\":\"p\",\"keys\":{"
                 + "\"b\":{\"n\":{\"dtype\":\"int32\",\"shape\":[1],\"data\":[2]}},"
-                + "\"a\":{\"n\":{\"dtype\":\"int32\",\"shape\":[1],\"data\":[1]}}}}\n");
+                + "\"a\":{\"extra\":\"x\","
+                + "\"n\":{\"dtype\":\"int32\",\"shape\":[1],\"data\":[1]}},"
+                + "\"c\":{}}}\n");
+    assertThat(ok("kv", "get", "--partition", "p", "--key", "c", "--key", "b").out().lines())
+        .containsExactly(
+            "KEY  FIELD  VALUE", "c    -      (no fields)", "b    n      int32[1] [2]");
+    // An explicit field must exist for every key.
+    assertThat(
+            fails("kv", "get", "--partition", "p", "--key", "a", "--key", "b", "--field", "extra")
+                .err())
+        .startsWith("tq kv get: error: fields [extra] are not produced");
+    assertThat(fails("kv", "get", "--partition", "p", "--key", "a", "--key", "a").err())
+        .isEqualTo("tq kv get: error: key 'a' is given more than once\n");
   }
 
   @Test
