@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       ControllerCommand.class,
       StorageUnitCommand.class,
+      StoreNodeCommand.class,
       UpCommand.class,
       KvCommand.class,
       StatusCommand.class,

@@ -24,10 +24,11 @@ import picocli.CommandLine.Option;
 /**
  * {@code tq up}: starts every role of a configuration file on this host, each as a child process
  * running {@code tq <role>} with the same JDK and class path: the controller, then one storage unit
- * per entry of {@code network.storage_unit_addresses}. Prints one line {@code <role> listening on
- * HOST:PORT} per role once all are ready, then runs until SIGTERM/SIGINT (Ctrl-C), when it stops
- * every child (SIGTERM, then a forced kill after a grace period). If a role fails to start or a
- * child exits on its own, the others are stopped and the command exits with status 1.
+ * per entry of {@code network.storage_unit_addresses} and one object-store node per entry of {@code
+ * network.store_node_addresses}. Prints one line {@code <role> listening on HOST:PORT} per role
+ * once all are ready, then runs until SIGTERM/SIGINT (Ctrl-C), when it stops every child (SIGTERM,
+ * then a forced kill after a grace period). If a role fails to start or a child exits on its own,
+ * the others are stopped and the command exits with status 1.
  */
 @Command(
     name = "up",
@@ -54,6 +55,12 @@ final class UpCommand implements Callable<Integer> {
           new Role(
               "storage-unit " + i,
               List.of("storage-unit", "--config", file.toString(), "--unit", Integer.toString(i))));
+    }
+    for (int i = 0; i < tq.network().storeNodeAddresses().size(); i++) {
+      roles.add(
+          new Role(
+              "store-node " + i,
+              List.of("store-node", "--config", file.toString(), "--node", Integer.toString(i))));
     }
     return roles;
   }

@@ -11,8 +11,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -27,7 +25,6 @@ import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.Tensor;
-import org.transferqueue.testing.Await;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 
@@ -38,7 +35,6 @@ import picocli.CommandLine;
 @ExtendWith(LeakCheckExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StorageUnitCommandTest {
-  private static final Pattern LISTENING = Pattern.compile("listening on (\\S+)");
 
   @Test
   void shouldServePutAndGetAndStopOnSigterm(BufferAllocator allocator, @TempDir Path dir)
@@ -53,31 +49,9 @@ class StorageUnitCommandTest {
         network:
           storage_unit_addresses: ["127.0.0.1:0"]
         """);
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process process =
-        new ProcessBuilder(
-                java,
-                "--enable-native-access=ALL-UNNAMED",
-                "-cp",
-                System.getProperty("java.class.path"),
-                TqCommand.class.getName(),
-                "storage-unit",
-                "--config",
-                config.toString(),
-                "--unit",
-                "0")
-            .redirectError(dir.resolve("stderr.txt").toFile())
-            .redirectOutput(dir.resolve("stdout.txt").toFile())
-            .start();
-    try {
-      Await.until(
-          () -> read(dir, "stdout.txt").contains("\n") || !process.isAlive(), "the listening line");
-      String line = read(dir, "stdout.txt").lines().findFirst().orElse(null);
-      assertThat(line).as("first line; stderr: %s", stderr(dir)).isNotNull();
-      Matcher m = LISTENING.matcher(line);
-      assertThat(m.matches()).as(line).isTrue();
-      HostPort address = HostPort.parse(m.group(1));
-      assertThat(address.port()).isPositive();
+    try (TqProcess process =
+        new TqProcess(dir, "storage-unit", "--config", config.toString(), "--unit", "0")) {
+      HostPort address = process.awaitListening();
 
       TransportConfig transport =
           TransportConfig.builder().defaultCallTimeout(Duration.ofSeconds(20)).build();
@@ -93,13 +67,7 @@ class StorageUnitCommandTest {
             .isEqualTo(OptionalLong.empty());
       }
 
-      process.destroy(); // SIGTERM
-      assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-      assertThat(read(dir, "stdout.txt").lines()).as("stdout").containsExactly(line);
-      assertThat(process.exitValue()).as("exit status; stderr: %s", stderr(dir)).isIn(0, 143);
-      assertThat(stderr(dir)).as("stderr").doesNotContain("Exception");
-    } finally {
-      process.destroyForcibly();
+      process.terminateAndCheck();
     }
   }
 
@@ -124,17 +92,5 @@ class StorageUnitCommandTest {
     BatchMeta.Builder builder = BatchMeta.builder().globalIndexes(gis).partitionId("p");
     fields.forEach(f -> builder.field(f, FieldSchema.placeholder()));
     return builder.build();
-  }
-
-  private static String stderr(Path dir) {
-    return read(dir, "stderr.txt");
-  }
-
-  private static String read(Path dir, String file) {
-    try {
-      return Files.readString(dir.resolve(file));
-    } catch (IOException e) {
-      return "(unreadable: " + e + ")";
-    }
   }
 }

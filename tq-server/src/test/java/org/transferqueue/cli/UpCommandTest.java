@@ -34,10 +34,13 @@ class UpCommandTest {
   @Test
   void shouldListRolesOfTheConfigurationInStartOrder() {
     TqConfig tq =
-        TqConfigs.parse("network:\n  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n");
+        TqConfigs.parse(
+            "network:\n"
+                + "  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n"
+                + "  store_node_addresses: [\"127.0.0.2:0\"]\n");
     assertThat(UpCommand.roles(tq, Path.of("/etc/tq.yaml")))
         .extracting(UpCommand.Role::name)
-        .containsExactly("controller", "storage-unit 0", "storage-unit 1");
+        .containsExactly("controller", "storage-unit 0", "storage-unit 1", "store-node 0");
     assertThat(UpCommand.roles(tq, Path.of("/etc/tq.yaml")).get(2).arguments())
         .containsExactly("storage-unit", "--config", "/etc/tq.yaml", "--unit", "1");
   }
@@ -48,7 +51,9 @@ class UpCommandTest {
     Path yaml = dir.resolve("tq.yaml");
     Files.writeString(
         yaml,
-        "network:\n  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n",
+        "network:\n"
+            + "  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n"
+            + "  store_node_addresses: [\"127.0.0.2:0\"]\n",
         StandardCharsets.UTF_8);
     List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
     command.addAll(List.of("up", "--config", yaml.toString()));
@@ -58,16 +63,17 @@ class UpCommandTest {
     try (BufferedReader out =
         new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8))) {
       Map<String, HostPort> addresses = new LinkedHashMap<>();
-      for (int i = 0; i < 3; i++) {
+      for (int i = 0; i < 4; i++) {
         String line = out.readLine();
         assertThat(line).as("ready line %d", i).isNotNull().matches(READY);
         Matcher m = READY.matcher(line);
         assertThat(m.matches()).isTrue();
         addresses.put(m.group(1), HostPort.parse(m.group(2)));
       }
-      assertThat(addresses).containsOnlyKeys("controller", "storage-unit 0", "storage-unit 1");
+      assertThat(addresses)
+          .containsOnlyKeys("controller", "storage-unit 0", "storage-unit 1", "store-node 0");
       up.toHandle().children().forEach(children::add);
-      assertThat(children).hasSize(3);
+      assertThat(children).hasSize(4);
 
       TqConfig config =
           TqConfig.builder()

@@ -1,0 +1,647 @@
+package org.transferqueue.remote;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.locks.ReentrantLock;
+import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.TqException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.RegisteredRegions;
+import org.transferqueue.objectstore.AbstractObjectStore;
+import org.transferqueue.objectstore.ErrorCode;
+import org.transferqueue.objectstore.ObjectStore;
+import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.transport.BodyDestination;
+import org.transferqueue.transport.Request;
+import org.transferqueue.transport.Response;
+import org.transferqueue.transport.TransportClient;
+import org.transferqueue.transport.TransportConfig;
+
+/**
+ * An {@link ObjectStore} over store nodes ({@link StoreNodeServer}s): keys are sharded over the
+ * nodes by {@code floorMod(key.hashCode(), N)}, and each batch runs as one request per involved
+ * node, in parallel.
+ *
+ * <p>Data path: writes are sent with gathering writes straight from the caller's registered source
+ * segments; {@link #batchGetInto} reads the reply bodies straight from the socket into the caller's
+ * registered destination segments. Buffers are registered here, in the client, once (as with the
+ * embedded engine); the nodes never see caller memory. Results are Mooncake's numeric codes, per
+ * key, as the embedded engine gives them; a node that cannot be reached or does not answer by the
+ * deadline gives {@code -900} ({@code RPC_FAIL}) or {@code -901} ({@code RPC_TIMEOUT}) for its
+ * keys. {@code removeByRegex} and {@code removeAll} go to every node.
+ *
+ * <p>Life cycle as the engine's: {@link #setup} opens (no remote effect; the nodes are set up by
+ * their own process), {@link #closeStore} closes the transport client. Thread-safe; the async twins
+ * run on virtual threads.
+ */
+public final class RemoteObjectStore extends AbstractObjectStore {
+  private static final int OK = ErrorCode.OK.code();
+  private static final int INVALID = ErrorCode.INVALID_PARAMS.code();
+  private static final int RPC_FAIL = ErrorCode.RPC_FAIL.code();
+  private static final int RPC_TIMEOUT = ErrorCode.RPC_TIMEOUT.code();
+
+  private final List<HostPort> nodes;
+  private final TransportClient client;
+  private final BufferAllocator allocator;
+  private final Duration timeout;
+  private final RegisteredRegions regions = new RegisteredRegions();
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Map<Long, MemorySegment> registeredByAddress = new HashMap<>();
+
+  // Guarded by lock.
+  private volatile StoreConfig config;
+  private volatile ExecutorService executor;
+  private volatile boolean closed;
+
+  private RemoteObjectStore(
+      List<HostPort> nodes, TransportConfig transport, BufferAllocator allocator) {
+    if (nodes.isEmpty()) {
+      throw new TqException(
+          org.transferqueue.ErrorCode.INVALID_ARGUMENT, "no store node addresses");
+    }
+    this.nodes = List.copyOf(nodes);
+    this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.timeout = transport.defaultCallTimeout();
+    this.client = new TransportClient(transport, allocator);
+  }
+
+  /**
+   * Creates a store over the given nodes; it connects on first use.
+   *
+   * @param nodes the node addresses; the order decides the sharding and must be the same for every
+   *     client
+   * @param transport token, limits and the per-call deadline
+   * @param allocator where transport scratch memory and the buffers of {@link #get} come from
+   * @return a store that is not yet set up; the caller closes it
+   * @throws TqException with {@code INVALID_ARGUMENT} for an empty node list
+   */
+  public static RemoteObjectStore connect(
+      List<HostPort> nodes, TransportConfig transport, BufferAllocator allocator) {
+    return new RemoteObjectStore(nodes, transport, allocator);
+  }
+
+  /**
+   * The node that holds {@code key}.
+   *
+   * @param key the key
+   * @return its node's position in the node list
+   */
+  public int nodeOf(String key) {
+    return Math.floorMod(key.hashCode(), nodes.size());
+  }
+
+  @Override
+  public int setup(StoreConfig storeConfig) {
+    Objects.requireNonNull(storeConfig, "storeConfig");
+    lock.lock();
+    try {
+      if (config != null || closed) {
+        return INVALID;
+      }
+      executor = Executors.newVirtualThreadPerTaskExecutor();
+      config = storeConfig;
+      return OK;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public int closeStore() {
+    ExecutorService toStop;
+    lock.lock();
+    try {
+      if (closed) {
+        return OK;
+      }
+      closed = true;
+      toStop = executor;
+      registeredByAddress.values().forEach(regions::unregister);
+      registeredByAddress.clear();
+    } finally {
+      lock.unlock();
+    }
+    if (toStop != null) {
+      toStop.close();
+    }
+    client.close();
+    return OK;
+  }
+
+  private boolean open() {
+    return config != null && !closed;
+  }
+
+  @Override
+  protected Executor asyncExecutor() {
+    return open() ? executor : null;
+  }
+
+  @Override
+  public String hostname() {
+    StoreConfig current = config;
+    return current == null ? "" : current.localHostname();
+  }
+
+  @Override
+  public int registerBuffer(MemorySegment buffer) {
+    Objects.requireNonNull(buffer, "buffer");
+    lock.lock();
+    try {
+      if (!open() || registeredByAddress.containsKey(buffer.address())) {
+        return INVALID;
+      }
+      regions.register(buffer);
+      registeredByAddress.put(buffer.address(), buffer);
+      return OK;
+    } catch (TqException e) {
+      return INVALID;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public int unregisterBuffer(MemorySegment buffer) {
+    Objects.requireNonNull(buffer, "buffer");
+    lock.lock();
+    try {
+      MemorySegment region =
+          open() && buffer.isNative() ? registeredByAddress.remove(buffer.address()) : null;
+      if (region == null) {
+        return INVALID;
+      }
+      regions.unregister(region);
+      return OK;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  @Override
+  public int putFrom(String key, MemorySegment source, ReplicateConfig config) {
+    return writeOne(key, source, config, false);
+  }
+
+  @Override
+  public int upsertFrom(String key, MemorySegment source, ReplicateConfig config) {
+    return writeOne(key, source, config, true);
+  }
+
+  private int writeOne(String key, MemorySegment source, ReplicateConfig config, boolean upsert) {
+    Objects.requireNonNull(source, "source");
+    if (open() && source.byteSize() == 0) {
+      return OK; // as the engine: nothing is created
+    }
+    return write(List.of(key), List.of(source), config, upsert, true)[0];
+  }
+
+  @Override
+  public int[] batchPutFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return write(keys, sources, config, false, true);
+  }
+
+  @Override
+  public int[] batchUpsertFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return write(keys, sources, config, true, true);
+  }
+
+  @Override
+  public int put(String key, MemorySegment value, ReplicateConfig config) {
+    return write(List.of(key), List.of(value), config, false, false)[0];
+  }
+
+  @Override
+  public int upsert(String key, MemorySegment value, ReplicateConfig config) {
+    return write(List.of(key), List.of(value), config, true, false)[0];
+  }
+
+  @Override
+  public int putBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return firstFailure(write(keys, values, config, false, false));
+  }
+
+  @Override
+  public int upsertBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return firstFailure(write(keys, values, config, true, false));
+  }
+
+  private static int firstFailure(int[] codes) {
+    for (int code : codes) {
+      if (code != OK) {
+        return code;
+      }
+    }
+    return OK;
+  }
+
+  private int[] write(
+      List<String> keys,
+      List<MemorySegment> sources,
+      ReplicateConfig replicate,
+      boolean upsert,
+      boolean zeroCopy) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(sources, "sources");
+    Objects.requireNonNull(replicate, "config");
+    int n = keys.size();
+    int[] codes = new int[n];
+    if (sources.size() != n || !open()) {
+      Arrays.fill(codes, INVALID);
+      return codes;
+    }
+    Set<String> seen = new HashSet<>();
+    boolean[] valid = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      String key = Objects.requireNonNull(keys.get(i), "keys[i]");
+      MemorySegment source = Objects.requireNonNull(sources.get(i), "sources[i]");
+      valid[i] = seen.add(key) && validSource(key, source, zeroCopy);
+      codes[i] = valid[i] ? OK : INVALID;
+    }
+    List<Shard> shards = shard(keys, valid);
+    List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
+    for (Shard shard : shards) {
+      Wire.Writer out =
+          new Wire.Writer()
+              .array(5)
+              .bool(upsert)
+              .i64(replicate.replicaNum())
+              .bool(replicate.withHardPin())
+              .bool(replicate.withSoftPin());
+      List<String> shardKeys = new ArrayList<>(shard.positions().length);
+      List<MemorySegment> bodies = new ArrayList<>(shard.positions().length);
+      for (int i : shard.positions()) {
+        shardKeys.add(keys.get(i));
+        bodies.add(sources.get(i));
+      }
+      out.strings(shardKeys);
+      Request request = new Request(StoreNodeMessages.WRITE, out.toBytes(), bodies);
+      calls.add(call(shard.node(), request, BodyDestination.into(List.of())));
+    }
+    for (int s = 0; s < shards.size(); s++) {
+      int[] positions = shards.get(s).positions();
+      try (Response response = join(calls.get(s));
+          Wire.Reader in = new Wire.Reader(response.metadata(), "WRITE reply")) {
+        in.array();
+        long[] results = in.longs(StoreNodeMessages.MAX_KEYS);
+        for (int j = 0; j < positions.length; j++) {
+          codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
+        }
+      } catch (TqException e) {
+        fill(codes, positions, failureCode(e));
+      }
+    }
+    return codes;
+  }
+
+  private boolean validSource(String key, MemorySegment source, boolean zeroCopy) {
+    if (key.isEmpty() || source.byteSize() == 0) {
+      return false;
+    }
+    return zeroCopy ? regions.contains(source) : source.byteSize() <= config.localBufferSize();
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  @Override
+  public long getInto(String key, MemorySegment destination) {
+    return batchGetInto(List.of(key), List.of(destination))[0];
+  }
+
+  @Override
+  public long[] batchGetInto(List<String> keys, List<MemorySegment> destinations) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(destinations, "destinations");
+    int n = keys.size();
+    long[] results = new long[n];
+    if (destinations.size() != n || !open()) {
+      Arrays.fill(results, INVALID);
+      return results;
+    }
+    boolean[] valid = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      String key = Objects.requireNonNull(keys.get(i), "keys[i]");
+      MemorySegment destination = Objects.requireNonNull(destinations.get(i), "destinations[i]");
+      valid[i] = !key.isEmpty() && regions.contains(destination);
+      results[i] = valid[i] ? OK : INVALID;
+    }
+    List<Shard> shards = shard(keys, valid);
+    List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
+    for (Shard shard : shards) {
+      List<String> shardKeys = new ArrayList<>();
+      List<MemorySegment> targets = new ArrayList<>();
+      long[] capacities = new long[shard.positions().length];
+      for (int j = 0; j < capacities.length; j++) {
+        int i = shard.positions()[j];
+        shardKeys.add(keys.get(i));
+        targets.add(destinations.get(i));
+        capacities[j] = destinations.get(i).byteSize();
+      }
+      calls.add(
+          call(shard.node(), readRequest(shardKeys, capacities), BodyDestination.into(targets)));
+    }
+    for (int s = 0; s < shards.size(); s++) {
+      int[] positions = shards.get(s).positions();
+      try (Response response = join(calls.get(s))) {
+        long[] read = readResults(response, positions.length);
+        for (int j = 0; j < positions.length; j++) {
+          results[positions[j]] = read[j];
+        }
+      } catch (TqException e) {
+        fill(results, positions, failureCode(e));
+      }
+    }
+    return results;
+  }
+
+  private static Request readRequest(List<String> keys, long[] capacities) {
+    byte[] meta = new Wire.Writer().array(2).strings(keys).longs(capacities).toBytes();
+    return Request.of(StoreNodeMessages.READ, meta);
+  }
+
+  private static long[] readResults(Response response, int expected) {
+    try (Wire.Reader in = new Wire.Reader(response.metadata(), "READ reply")) {
+      in.array();
+      long[] read = in.longs(StoreNodeMessages.MAX_KEYS);
+      if (read.length != expected || response.bodyCount() != expected) {
+        throw in.malformed("results=" + read.length + ", bodies=" + response.bodyCount());
+      }
+      return read;
+    }
+  }
+
+  @Override
+  public NativeBuffer get(String key) {
+    return getBatch(List.of(key)).get(0);
+  }
+
+  @Override
+  public List<NativeBuffer> getBatch(List<String> keys) {
+    Objects.requireNonNull(keys, "keys");
+    int n = keys.size();
+    NativeBuffer[] buffers = new NativeBuffer[n];
+    if (!open()) {
+      return Collections.nCopies(n, null);
+    }
+    boolean[] valid = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      valid[i] = !Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty();
+    }
+    List<Shard> shards = shard(keys, valid);
+    List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
+    for (Shard shard : shards) {
+      List<String> shardKeys = new ArrayList<>();
+      for (int i : shard.positions()) {
+        shardKeys.add(keys.get(i));
+      }
+      long[] unbounded = new long[shardKeys.size()];
+      Arrays.fill(unbounded, -1);
+      calls.add(
+          call(
+              shard.node(),
+              readRequest(shardKeys, unbounded),
+              BodyDestination.allocateFrom(allocator)));
+    }
+    for (int s = 0; s < shards.size(); s++) {
+      int[] positions = shards.get(s).positions();
+      try (Response response = join(calls.get(s))) {
+        long[] read = readResults(response, positions.length);
+        for (int j = 0; j < positions.length; j++) {
+          if (read[j] > 0) {
+            buffers[positions[j]] = response.buffers().get(j).retain();
+          }
+        }
+      } catch (TqException e) {
+        // A node that failed gives null for its keys, as the engine does for missing objects.
+      }
+    }
+    return Collections.unmodifiableList(Arrays.asList(buffers));
+  }
+
+  // ---------------------------------------------------------------- queries and removal
+
+  @Override
+  public int isExist(String key) {
+    return batchIsExist(List.of(key))[0];
+  }
+
+  @Override
+  public int[] batchIsExist(List<String> keys) {
+    return keyCodes(keys, StoreNodeMessages.EXIST, null);
+  }
+
+  @Override
+  public long getSize(String key) {
+    Objects.requireNonNull(key, "key");
+    if (!open()) {
+      return INVALID;
+    }
+    byte[] meta = new Wire.Writer().array(1).strings(List.of(key)).toBytes();
+    try (Response response =
+            join(
+                call(
+                    nodeOf(key),
+                    Request.of(StoreNodeMessages.SIZE, meta),
+                    BodyDestination.into(List.of())));
+        Wire.Reader in = new Wire.Reader(response.metadata(), "SIZE reply")) {
+      in.array();
+      long[] sizes = in.longs(1);
+      return sizes.length == 1 ? sizes[0] : RPC_FAIL;
+    } catch (TqException e) {
+      return failureCode(e);
+    }
+  }
+
+  @Override
+  public int remove(String key, boolean force) {
+    return batchRemove(List.of(key), force)[0];
+  }
+
+  @Override
+  public int[] batchRemove(List<String> keys, boolean force) {
+    return keyCodes(keys, StoreNodeMessages.REMOVE, force);
+  }
+
+  /** A per-key request without bodies (EXIST, REMOVE), sharded by key. */
+  private int[] keyCodes(List<String> keys, int type, Boolean force) {
+    Objects.requireNonNull(keys, "keys");
+    int n = keys.size();
+    int[] codes = new int[n];
+    if (!open()) {
+      Arrays.fill(codes, INVALID);
+      return codes;
+    }
+    boolean[] valid = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      valid[i] = true;
+      Objects.requireNonNull(keys.get(i), "keys[i]");
+    }
+    List<Shard> shards = shard(keys, valid);
+    List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
+    for (Shard shard : shards) {
+      List<String> shardKeys = new ArrayList<>();
+      for (int i : shard.positions()) {
+        shardKeys.add(keys.get(i));
+      }
+      Wire.Writer out = new Wire.Writer().array(force == null ? 1 : 2);
+      if (force != null) {
+        out.bool(force);
+      }
+      out.strings(shardKeys);
+      calls.add(
+          call(shard.node(), Request.of(type, out.toBytes()), BodyDestination.into(List.of())));
+    }
+    for (int s = 0; s < shards.size(); s++) {
+      int[] positions = shards.get(s).positions();
+      try (Response response = join(calls.get(s));
+          Wire.Reader in = new Wire.Reader(response.metadata(), "reply of type " + type)) {
+        in.array();
+        long[] results = in.longs(StoreNodeMessages.MAX_KEYS);
+        for (int j = 0; j < positions.length; j++) {
+          codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
+        }
+      } catch (TqException e) {
+        fill(codes, positions, failureCode(e));
+      }
+    }
+    return codes;
+  }
+
+  @Override
+  public long removeByRegex(String regex, boolean force) {
+    Objects.requireNonNull(regex, "regex");
+    byte[] meta = new Wire.Writer().array(2).bool(force).str(regex).toBytes();
+    return broadcastCount(StoreNodeMessages.REMOVE_REGEX, meta);
+  }
+
+  @Override
+  public long removeAll(boolean force) {
+    byte[] meta = new Wire.Writer().array(1).bool(force).toBytes();
+    return broadcastCount(StoreNodeMessages.REMOVE_ALL, meta);
+  }
+
+  /** Sends a request to every node and sums the counts; a node's error code wins. */
+  private long broadcastCount(int type, byte[] meta) {
+    if (!open()) {
+      return INVALID;
+    }
+    List<CompletableFuture<Response>> calls = new ArrayList<>(nodes.size());
+    for (int node = 0; node < nodes.size(); node++) {
+      calls.add(call(node, Request.of(type, meta), BodyDestination.into(List.of())));
+    }
+    long total = 0;
+    long failure = 0;
+    for (CompletableFuture<Response> call : calls) {
+      try (Response response = join(call);
+          Wire.Reader in = new Wire.Reader(response.metadata(), "reply of type " + type)) {
+        in.array();
+        long count = in.i64();
+        if (count < 0) {
+          failure = count;
+        } else {
+          total += count;
+        }
+      } catch (TqException e) {
+        failure = failureCode(e);
+      }
+    }
+    return failure != 0 ? failure : total;
+  }
+
+  // ---------------------------------------------------------------- plumbing
+
+  /**
+   * The keys of one node in a batch.
+   *
+   * @param node the node's position
+   * @param positions the keys' positions in the batch
+   */
+  private record Shard(int node, int[] positions) {}
+
+  private List<Shard> shard(List<String> keys, boolean[] valid) {
+    int[] counts = new int[nodes.size()];
+    for (int i = 0; i < keys.size(); i++) {
+      if (valid[i]) {
+        counts[nodeOf(keys.get(i))]++;
+      }
+    }
+    int[][] positions = new int[nodes.size()][];
+    for (int node = 0; node < positions.length; node++) {
+      positions[node] = new int[counts[node]];
+    }
+    int[] fill = new int[nodes.size()];
+    for (int i = 0; i < keys.size(); i++) {
+      if (valid[i]) {
+        int node = nodeOf(keys.get(i));
+        positions[node][fill[node]++] = i;
+      }
+    }
+    List<Shard> shards = new ArrayList<>();
+    for (int node = 0; node < positions.length; node++) {
+      if (counts[node] > 0) {
+        shards.add(new Shard(node, positions[node]));
+      }
+    }
+    return shards;
+  }
+
+  private CompletableFuture<Response> call(int node, Request request, BodyDestination destination) {
+    return client.callAsync(nodes.get(node), request, destination, timeout);
+  }
+
+  private static Response join(CompletableFuture<Response> call) {
+    try {
+      return call.get();
+    } catch (ExecutionException e) {
+      throw RemoteStorageUnit.storageError(e) instanceof TqException tq
+          ? tq
+          : new TqException(org.transferqueue.ErrorCode.INTERNAL, e.toString(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TqException(
+          org.transferqueue.ErrorCode.CLOSED, "interrupted while waiting for a store node", e);
+    }
+  }
+
+  private static int failureCode(TqException e) {
+    return e instanceof DeadlineExceededException ? RPC_TIMEOUT : RPC_FAIL;
+  }
+
+  private static void fill(int[] codes, int[] positions, int code) {
+    for (int i : positions) {
+      codes[i] = code;
+    }
+  }
+
+  private static void fill(long[] codes, int[] positions, long code) {
+    for (int i : positions) {
+      codes[i] = code;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RemoteObjectStore[nodes=" + nodes + "]";
+  }
+}

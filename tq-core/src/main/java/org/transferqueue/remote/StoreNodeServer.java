@@ -1,0 +1,275 @@
+package org.transferqueue.remote;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.transferqueue.TqException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.objectstore.ObjectStore;
+import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.transport.ReceivedRequest;
+import org.transferqueue.transport.Reply;
+import org.transferqueue.transport.RequestHandler;
+import org.transferqueue.transport.TransportConfig;
+import org.transferqueue.transport.TransportServer;
+
+/**
+ * Serves the {@link ObjectStore} API of one store node (an engine set up in this process) over the
+ * transport, message types in {@link StoreNodeMessages}.
+ *
+ * <p>Data path: a write's bodies, received straight into the connection's buffers, are registered
+ * with the engine for the duration of the call and written with its zero-copy batch write (one
+ * copy, into the store's segment). A read with capacities registers fresh reply buffers, reads into
+ * them with the engine's {@code batchGetInto} (one copy out of the store) and writes them as the
+ * reply bodies, which the client reads straight into its destination segments. Per-key results are
+ * the engine's codes; a malformed request gets a {@code PROTOCOL_ERROR} reply.
+ *
+ * <p>Does not own the engine: close the server first, then the engine. Thread-safe.
+ */
+public final class StoreNodeServer implements AutoCloseable {
+  private final ObjectStore store;
+  private final BufferAllocator allocator;
+  private final TransportServer server;
+
+  private StoreNodeServer(ObjectStore store, TransportConfig config, BufferAllocator allocator) {
+    this.store = Objects.requireNonNull(store, "store");
+    this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.server =
+        TransportServer.builder(config, allocator)
+            .name("store-node-server:" + store.hostname())
+            .handler(StoreNodeMessages.WRITE, RequestHandler.replying(this::onWrite))
+            .handler(StoreNodeMessages.READ, RequestHandler.replying(this::onRead))
+            .handler(StoreNodeMessages.EXIST, RequestHandler.replying(this::onExist))
+            .handler(StoreNodeMessages.SIZE, RequestHandler.replying(this::onSize))
+            .handler(StoreNodeMessages.REMOVE, RequestHandler.replying(this::onRemove))
+            .handler(StoreNodeMessages.REMOVE_REGEX, RequestHandler.replying(this::onRemoveRegex))
+            .handler(StoreNodeMessages.REMOVE_ALL, RequestHandler.replying(this::onRemoveAll))
+            .start();
+  }
+
+  /**
+   * Starts serving {@code store} on {@code config}'s bind address.
+   *
+   * @param store a set-up engine; not owned, must outlive the server
+   * @param config bind address, token and limits
+   * @param allocator the parent of the connection allocators and of the read reply buffers
+   * @return the running server; the caller closes it
+   */
+  public static StoreNodeServer start(
+      ObjectStore store, TransportConfig config, BufferAllocator allocator) {
+    return new StoreNodeServer(store, config, allocator);
+  }
+
+  /**
+   * The address the server listens on.
+   *
+   * @return the address
+   */
+  public HostPort address() {
+    return server.address();
+  }
+
+  private Reply onWrite(ReceivedRequest request) {
+    boolean upsert;
+    ReplicateConfig config;
+    List<String> keys;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node WRITE")) {
+      if (in.array() != 5) {
+        throw in.malformed("expected [upsert, replicaNum, hardPin, softPin, keys]");
+      }
+      upsert = in.bool();
+      int replicaNum = in.i32();
+      boolean hardPin = in.bool();
+      boolean softPin = in.bool();
+      keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      if (keys.size() != request.bodyCount()) {
+        throw in.malformed("keys=" + keys.size() + " != bodies=" + request.bodyCount());
+      }
+      try {
+        config = new ReplicateConfig(replicaNum, hardPin, softPin);
+      } catch (TqException e) {
+        throw in.malformed(e.getMessage());
+      }
+    }
+    List<MemorySegment> sources = new ArrayList<>(keys.size());
+    for (int i = 0; i < keys.size(); i++) {
+      sources.add(request.body(i));
+    }
+    int[] codes = new int[keys.size()];
+    List<MemorySegment> registered = new ArrayList<>();
+    try {
+      for (MemorySegment source : sources) {
+        if (source.byteSize() > 0 && store.registerBuffer(source) == 0) {
+          registered.add(source);
+        }
+      }
+      int[] written =
+          upsert
+              ? store.batchUpsertFrom(keys, sources, config)
+              : store.batchPutFrom(keys, sources, config);
+      System.arraycopy(written, 0, codes, 0, codes.length);
+    } finally {
+      registered.forEach(store::unregisterBuffer);
+    }
+    Wire.Writer out = new Wire.Writer().array(1).array(codes.length);
+    for (int code : codes) {
+      out.i64(code);
+    }
+    return Reply.of(out.toBytes());
+  }
+
+  private Reply onRead(ReceivedRequest request) {
+    List<String> keys;
+    long[] capacities;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node READ")) {
+      if (in.array() != 2) {
+        throw in.malformed("expected [keys, capacities]");
+      }
+      keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      capacities = in.longs(StoreNodeMessages.MAX_KEYS);
+      if (capacities.length != keys.size()) {
+        throw in.malformed("keys=" + keys.size() + " != capacities=" + capacities.length);
+      }
+    }
+    int n = keys.size();
+    long[] results = new long[n];
+    NativeBuffer[] buffers = new NativeBuffer[n];
+    List<MemorySegment> registered = new ArrayList<>();
+    try {
+      List<String> readKeys = new ArrayList<>(n);
+      List<MemorySegment> destinations = new ArrayList<>(n);
+      int[] positions = new int[n];
+      for (int i = 0; i < n; i++) {
+        long capacity = capacities[i] >= 0 ? capacities[i] : store.getSize(keys.get(i));
+        if (capacity < 0) {
+          results[i] = capacity;
+          continue;
+        }
+        buffers[i] = allocator.allocate(Math.max(capacity, 1));
+        if (store.registerBuffer(buffers[i].segment()) == 0) {
+          registered.add(buffers[i].segment());
+        }
+        positions[readKeys.size()] = i;
+        readKeys.add(keys.get(i));
+        destinations.add(buffers[i].segment().asSlice(0, capacity));
+      }
+      long[] read = store.batchGetInto(readKeys, destinations);
+      for (int j = 0; j < read.length; j++) {
+        results[positions[j]] = read[j];
+      }
+    } catch (RuntimeException e) {
+      releaseAll(buffers);
+      throw e;
+    } finally {
+      registered.forEach(store::unregisterBuffer);
+    }
+    return readReply(results, buffers);
+  }
+
+  private static Reply readReply(long[] results, NativeBuffer[] buffers) {
+    Wire.Writer out = new Wire.Writer().array(1).longs(results);
+    List<MemorySegment> bodies = new ArrayList<>(results.length);
+    List<AutoCloseable> owned = new ArrayList<>();
+    for (int i = 0; i < results.length; i++) {
+      if (buffers[i] != null) {
+        owned.add(buffers[i]);
+      }
+      bodies.add(results[i] > 0 ? buffers[i].segment().asSlice(0, results[i]) : MemorySegment.NULL);
+    }
+    return new Reply(out.toBytes(), bodies, owned);
+  }
+
+  private static void releaseAll(NativeBuffer[] buffers) {
+    for (NativeBuffer buffer : buffers) {
+      if (buffer != null) {
+        buffer.close();
+      }
+    }
+  }
+
+  private Reply onExist(ReceivedRequest request) {
+    List<String> keys = keysOnly(request, "store-node EXIST");
+    return codes(store.batchIsExist(keys));
+  }
+
+  private Reply onSize(ReceivedRequest request) {
+    List<String> keys = keysOnly(request, "store-node SIZE");
+    long[] sizes = new long[keys.size()];
+    for (int i = 0; i < sizes.length; i++) {
+      sizes[i] = store.getSize(keys.get(i));
+    }
+    return Reply.of(new Wire.Writer().array(1).longs(sizes).toBytes());
+  }
+
+  private Reply onRemove(ReceivedRequest request) {
+    boolean force;
+    List<String> keys;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE")) {
+      if (in.array() != 2) {
+        throw in.malformed("expected [force, keys]");
+      }
+      force = in.bool();
+      keys = in.strings(StoreNodeMessages.MAX_KEYS);
+    }
+    return codes(store.batchRemove(keys, force));
+  }
+
+  private Reply onRemoveRegex(ReceivedRequest request) {
+    boolean force;
+    String regex;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE_REGEX")) {
+      if (in.array() != 2) {
+        throw in.malformed("expected [force, regex]");
+      }
+      force = in.bool();
+      regex = in.str();
+    }
+    return count(store.removeByRegex(regex, force));
+  }
+
+  private Reply onRemoveAll(ReceivedRequest request) {
+    boolean force;
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE_ALL")) {
+      if (in.array() != 1) {
+        throw in.malformed("expected [force]");
+      }
+      force = in.bool();
+    }
+    return count(store.removeAll(force));
+  }
+
+  private static List<String> keysOnly(ReceivedRequest request, String what) {
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), what)) {
+      if (in.array() != 1) {
+        throw in.malformed("expected [keys]");
+      }
+      return in.strings(StoreNodeMessages.MAX_KEYS);
+    }
+  }
+
+  private static Reply codes(int[] codes) {
+    Wire.Writer out = new Wire.Writer().array(1).array(codes.length);
+    for (int code : codes) {
+      out.i64(code);
+    }
+    return Reply.of(out.toBytes());
+  }
+
+  private static Reply count(long count) {
+    return Reply.of(new Wire.Writer().array(1).i64(count).toBytes());
+  }
+
+  /** Stops serving, waiting for running requests. Idempotent. */
+  @Override
+  public void close() {
+    server.close();
+  }
+
+  @Override
+  public String toString() {
+    return "StoreNodeServer[host=" + store.hostname() + ", address=" + server.address() + "]";
+  }
+}
