@@ -139,7 +139,9 @@ final class FieldValues {
               + dtypeName
               + "' (known: "
               + Arrays.stream(DType.values()).map(DType::torchName).toList()
-              + ")");
+              + "; a string value is JSON: "
+              + name
+              + "='\"text\"')");
     }
     Object parsed = json(name, text);
     List<Long> shape = new ArrayList<>();

@@ -142,6 +142,10 @@ class KvCommandTest {
         .isEqualTo("cleared 2 keys from partition 'p': [a, c]\n");
 
     assertThat(ok("kv", "list", "--json").out()).isEqualTo("{\"p\":{\"b\":{}}}\n");
+    assertThat(ok("kv", "clear", "--partition", "p", "--key", "b", "--json").out())
+        .isEqualTo("{\"partition\":\"p\",\"cleared\":[\"b\"]}\n");
+    assertThat(ok("kv", "put", "--partition", "p", "--key", "b", "v=true", "--json").out())
+        .isEqualTo("{\"partition\":\"p\",\"key\":\"b\",\"fields\":[\"v\"],\"tags\":{}}\n");
     assertThat(fails("kv", "get", "--partition", "p", "--key", "a").err())
         .isEqualTo("tq kv get: error: keys not found in partition 'p': [a]\n");
     assertThat(system.units).allMatch(u -> u.stats().samples() <= 1, "cleared cells are gone");
