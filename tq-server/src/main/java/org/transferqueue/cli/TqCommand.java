@@ -17,6 +17,8 @@ import picocli.CommandLine.Command;
       StorageUnitCommand.class,
       StoreNodeCommand.class,
       UpCommand.class,
+      KvCommand.class,
+      StatusCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {

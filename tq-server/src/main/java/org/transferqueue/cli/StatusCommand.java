@@ -1,0 +1,165 @@
+package org.transferqueue.cli;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.transferqueue.TqException;
+import org.transferqueue.client.TqClient;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.controller.ControllerStatistics;
+import org.transferqueue.controller.PartitionStatistics;
+import org.transferqueue.remote.RemoteStorageUnit;
+import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.transport.TransportClient;
+import org.transferqueue.transport.TransportConfig;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code tq status}: the state of a running system — partitions with their sample counts,
+ * production per field, consumption per task, and the occupancy of every storage unit of {@code
+ * network.storage_unit_addresses}. A unit that does not answer is reported in its row; the command
+ * still succeeds.
+ */
+@Command(
+    name = "status",
+    description =
+        "Print partitions, sample counts, production and consumption, and storage usage of a"
+            + " running system (tables, or JSON with --json).")
+final class StatusCommand extends ConnectedCommand {
+
+  /** What one storage unit reported, or why it did not. */
+  private record UnitReport(int unit, HostPort address, StorageUnitStats stats, String error) {}
+
+  @Override
+  int run(TqClient tq, PrintWriter out) {
+    ControllerStatistics statistics = tq.controller().statistics();
+    List<UnitReport> units = units(tq);
+    if (json) {
+      out.println(Json.write(toJson(statistics, units)));
+    } else {
+      printTables(statistics, units, out);
+    }
+    return 0;
+  }
+
+  private static List<UnitReport> units(TqClient tq) {
+    List<HostPort> addresses = tq.config().network().storageUnitAddresses();
+    List<UnitReport> reports = new ArrayList<>();
+    if (addresses.isEmpty()) {
+      return reports;
+    }
+    TransportConfig transport = TransportConfig.from(tq.config().network());
+    try (TransportClient client = new TransportClient(transport, tq.allocator())) {
+      for (int i = 0; i < addresses.size(); i++) {
+        HostPort address = addresses.get(i);
+        RemoteStorageUnit unit =
+            new RemoteStorageUnit(client, address, transport.defaultCallTimeout());
+        try {
+          reports.add(new UnitReport(i, address, unit.stats(), null));
+        } catch (TqException e) {
+          reports.add(new UnitReport(i, address, null, e.code() + ": " + e.getMessage()));
+        }
+      }
+    }
+    return reports;
+  }
+
+  private static Map<String, Object> toJson(
+      ControllerStatistics statistics, List<UnitReport> units) {
+    Map<String, Object> result = new LinkedHashMap<>();
+    List<Object> partitions = new ArrayList<>();
+    for (PartitionStatistics p : statistics.partitions()) {
+      Map<String, Object> partition = new LinkedHashMap<>();
+      partition.put("partition", p.partitionId());
+      partition.put("samples", p.totalSamples());
+      partition.put("produced_samples", p.producedSamples());
+      partition.put("produced_per_field", p.producedPerField());
+      partition.put("consumed_per_task", p.consumedPerTask());
+      partitions.add(partition);
+    }
+    result.put("partitions", partitions);
+    result.put("total_samples", statistics.totalSamples());
+    List<Object> storage = new ArrayList<>();
+    for (UnitReport u : units) {
+      Map<String, Object> unit = new LinkedHashMap<>();
+      unit.put("unit", u.unit());
+      unit.put("address", u.address().toString());
+      if (u.stats() == null) {
+        unit.put("error", u.error());
+      } else {
+        StorageUnitStats s = u.stats();
+        unit.put("id", s.unitId());
+        unit.put("samples", s.samples());
+        unit.put("cells", s.cells());
+        unit.put("fields", s.fields());
+        unit.put("allocated_bytes", s.allocatedBytes());
+        unit.put("peak_bytes", s.peakBytes());
+        unit.put(
+            "capacity_samples",
+            s.capacitySamples().isPresent() ? s.capacitySamples().getAsLong() : null);
+      }
+      storage.add(unit);
+    }
+    result.put("storage_units", storage);
+    return result;
+  }
+
+  private static void printTables(
+      ControllerStatistics statistics, List<UnitReport> units, PrintWriter out) {
+    out.println("Partitions");
+    TextTable partitions = new TextTable("PARTITION", "SAMPLES", "PRODUCED", "FIELDS", "TASKS");
+    TextTable production = new TextTable("PARTITION", "FIELD", "PRODUCED", "OF");
+    TextTable consumption = new TextTable("PARTITION", "TASK", "CONSUMED", "OF");
+    for (PartitionStatistics p : statistics.partitions()) {
+      partitions.row(
+          p.partitionId(),
+          p.totalSamples(),
+          p.producedSamples(),
+          p.producedPerField().size(),
+          p.consumedPerTask().size());
+      p.producedPerField()
+          .forEach((field, n) -> production.row(p.partitionId(), field, n, p.totalSamples()));
+      p.consumedPerTask()
+          .forEach((task, n) -> consumption.row(p.partitionId(), task, n, p.totalSamples()));
+    }
+    printOrNone(partitions, "no partitions", out);
+    out.println();
+    out.println("Production per field");
+    printOrNone(production, "no fields produced", out);
+    out.println();
+    out.println("Consumption per task");
+    printOrNone(consumption, "no task has consumed", out);
+    out.println();
+    out.println("Storage units");
+    TextTable storage =
+        new TextTable(
+            "UNIT", "ADDRESS", "SAMPLES", "CELLS", "FIELDS", "BYTES", "PEAK_BYTES", "CAPACITY");
+    for (UnitReport u : units) {
+      StorageUnitStats s = u.stats();
+      if (s == null) {
+        storage.row(u.unit(), u.address(), "error: " + u.error(), "-", "-", "-", "-", "-");
+      } else {
+        storage.row(
+            u.unit(),
+            u.address(),
+            s.samples(),
+            s.cells(),
+            s.fields(),
+            s.allocatedBytes(),
+            s.peakBytes(),
+            s.capacitySamples().isPresent() ? s.capacitySamples().getAsLong() : "unlimited");
+      }
+    }
+    printOrNone(storage, "no storage units configured (network.storage_unit_addresses)", out);
+  }
+
+  private static void printOrNone(TextTable table, String none, PrintWriter out) {
+    if (table.isEmpty()) {
+      out.println("  (" + none + ")");
+    } else {
+      table.print(out);
+    }
+  }
+}
