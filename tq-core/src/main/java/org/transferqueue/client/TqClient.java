@@ -13,12 +13,14 @@ import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.objectstore.MooncakeStoreBackend;
 import org.transferqueue.remote.ControllerNotifier;
+import org.transferqueue.remote.RemoteBackends;
 import org.transferqueue.remote.RemoteController;
-import org.transferqueue.remote.RemoteSimpleStorageManager;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -103,28 +105,38 @@ public final class TqClient implements AutoCloseable {
 
   /**
    * The storage backends of a client: {@code SimpleStorage} routes to the remote units of {@code
-   * network.storage_unit_addresses} when any are configured (embedded units otherwise).
+   * network.storage_unit_addresses} and {@code MooncakeStore} to the remote nodes of {@code
+   * network.store_node_addresses}; a backend without configured addresses runs embedded in the
+   * client.
    */
   private static StorageManagerRegistry defaultBackends(
       TqConfig config, TransportConfig transportConfig) {
-    List<HostPort> units = config.network().storageUnitAddresses();
-    if (units.isEmpty()) {
-      return StorageBackends.builtIn();
+    NetworkConfig network = config.network();
+    StorageManagerRegistry.Builder registry = StorageManagerRegistry.builder();
+    if (network.storageUnitAddresses().isEmpty()) {
+      registry.register(StorageManagerRegistry.SIMPLE_STORAGE, SimpleStorageManager::create);
+    } else {
+      registry.register(
+          StorageManagerRegistry.SIMPLE_STORAGE,
+          RemoteBackends.simpleStorage(network.storageUnitAddresses(), transportConfig));
     }
-    return StorageManagerRegistry.builder()
-        .register(
-            StorageManagerRegistry.SIMPLE_STORAGE,
-            context ->
-                new RemoteSimpleStorageManager(
-                    units, transportConfig, context.allocator(), context.notifier()))
-        .build();
+    if (network.storeNodeAddresses().isEmpty()) {
+      MooncakeStoreBackend.register(registry, config.backend().mooncakeStore());
+    } else {
+      registry.register(
+          StorageManagerRegistry.MOONCAKE_STORE,
+          RemoteBackends.mooncakeStore(
+              network.storeNodeAddresses(), transportConfig, config.backend().mooncakeStore()));
+    }
+    return registry.build();
   }
 
   /**
-   * Connects to the system whose addresses are in the configuration. With {@code
-   * backend.storage_backend: SimpleStorage}, data goes to the storage units of {@code
-   * network.storage_unit_addresses}, or, when none are configured, to units embedded in this client
-   * (useful when one process writes and reads its own data).
+   * Connects to the system whose addresses are in the configuration. Data of {@code
+   * backend.storage_backend} goes to the storage servers of that backend's addresses ({@code
+   * network.storage_unit_addresses} for SimpleStorage, {@code network.store_node_addresses} for
+   * MooncakeStore), or, when none are configured, to storage embedded in this client (useful only
+   * when one process writes and reads its own data).
    *
    * @param config the configuration; {@code network.controller_address} must be set
    * @return the client, owned by the caller
@@ -243,8 +255,8 @@ public final class TqClient implements AutoCloseable {
     }
 
     /**
-     * Sets the registry the storage manager is created from (default: remote SimpleStorage units
-     * when {@code network.storage_unit_addresses} is set, else {@link StorageBackends#builtIn()}).
+     * Sets the registry the storage manager is created from (default: remote storage servers of the
+     * configured addresses, see {@link TqClient#connect(TqConfig)}).
      *
      * @param backends the registry
      * @return this builder

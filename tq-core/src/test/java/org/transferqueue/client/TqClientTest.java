@@ -15,6 +15,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
+import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerConfig;
@@ -24,8 +25,12 @@ import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
+import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.remote.ControllerServer;
 import org.transferqueue.remote.StorageUnitServer;
+import org.transferqueue.remote.StoreNodeServer;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ObjectColumn;
@@ -123,6 +128,48 @@ class TqClientTest {
     } finally {
       unitServers.reversed().forEach(StorageUnitServer::close);
       units.reversed().forEach(StorageUnit::close);
+    }
+  }
+
+  @Test
+  void shouldShareDataBetweenClientsWhenStoreNodesAreRemote(BufferAllocator allocator) {
+    Controller controller = new Controller(ControllerConfig.defaults());
+    List<EmbeddedObjectStore> engines = new ArrayList<>();
+    List<StoreNodeServer> nodeServers = new ArrayList<>();
+    try (ControllerServer server = serve(controller, allocator, null)) {
+      for (int i = 0; i < 2; i++) {
+        EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
+        engines.add(engine);
+        assertThat(
+                engine.setup(
+                    StoreConfig.builder()
+                        .localHostname("node-" + i)
+                        .globalSegmentSize(1 << 22)
+                        .localBufferSize(1 << 20)
+                        .build()))
+            .isZero();
+        nodeServers.add(
+            StoreNodeServer.start(
+                engine, TransportConfig.builder().bindPort(0).build(), allocator));
+      }
+      List<HostPort> addresses = nodeServers.stream().map(StoreNodeServer::address).toList();
+      TqConfig config =
+          TqConfig.builder()
+              .backend(b -> b.storageBackend(StorageBackend.MOONCAKE_STORE))
+              .network(n -> n.controllerAddress(server.address()).storeNodeAddresses(addresses))
+              .build();
+      try (TqClient writer = connect(config);
+          TqClient reader = connect(config)) {
+        try (Batch rows = Batch.builder().objects("text", List.of("a", "b", "c")).build()) {
+          writer.kv().batchPut(List.of("k0", "k1", "k2"), "p", rows, null);
+        }
+        try (Batch back = reader.kv().batchGet(List.of("k2", "k0"), "p", null)) {
+          assertThat(((ObjectColumn) back.column("text")).values()).containsExactly("c", "a");
+        }
+      }
+    } finally {
+      nodeServers.reversed().forEach(StoreNodeServer::close);
+      engines.reversed().forEach(EmbeddedObjectStore::close);
     }
   }
 

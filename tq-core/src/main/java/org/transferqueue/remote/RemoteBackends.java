@@ -1,0 +1,87 @@
+package org.transferqueue.remote;
+
+import java.util.List;
+import java.util.Objects;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.objectstore.MooncakeKvClient;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.storage.StorageManagerFactory;
+import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.kv.KvStorageManager;
+import org.transferqueue.transport.TransportConfig;
+
+/**
+ * Storage-manager factories of a client whose storage runs in other processes: SimpleStorage over
+ * remote storage units and MooncakeStore over remote object-store nodes. The managers talk to the
+ * storage servers directly and send their production notifications to the context's notifier
+ * (normally the remote controller). Stateless and thread-safe.
+ */
+public final class RemoteBackends {
+  private RemoteBackends() {}
+
+  /**
+   * SimpleStorage over remote storage units.
+   *
+   * @param units the unit addresses in routing order, the same for every client; at least one
+   * @param transport token, limits and the per-call deadline
+   * @return the factory; each manager owns its transport client
+   */
+  public static StorageManagerFactory simpleStorage(
+      List<HostPort> units, TransportConfig transport) {
+    List<HostPort> copy = List.copyOf(units);
+    Objects.requireNonNull(transport, "transport");
+    return context ->
+        new RemoteSimpleStorageManager(copy, transport, context.allocator(), context.notifier());
+  }
+
+  /**
+   * MooncakeStore over remote object-store nodes: a key-value manager over a {@link
+   * MooncakeKvClient} over a {@link RemoteObjectStore}.
+   *
+   * @param nodes the node addresses in sharding order, the same for every client; at least one
+   * @param transport token, limits and the per-call deadline
+   * @param config the MooncakeStore settings (local buffer size, batching, retries)
+   * @return the factory; each manager owns its store client
+   */
+  public static StorageManagerFactory mooncakeStore(
+      List<HostPort> nodes, TransportConfig transport, MooncakeStoreConfig config) {
+    List<HostPort> copy = List.copyOf(nodes);
+    Objects.requireNonNull(transport, "transport");
+    Objects.requireNonNull(config, "config");
+    return context -> {
+      RemoteObjectStore store = RemoteObjectStore.connect(copy, transport, context.allocator());
+      MooncakeKvClient client;
+      try {
+        int rc =
+            store.setup(
+                StoreConfig.builder()
+                    .localHostname(
+                        config.localHostname().isEmpty()
+                            ? StoreConfig.LOCAL_HOSTNAME_DEFAULT
+                            : config.localHostname())
+                    .globalSegmentSize(config.globalSegmentSize())
+                    .localBufferSize(config.localBufferSize())
+                    .build());
+        if (rc != 0) {
+          throw new StorageException(
+              ErrorCode.STORAGE_ERROR, "remote object store setup failed with error code: " + rc);
+        }
+        client =
+            MooncakeKvClient.builder()
+                .store(store)
+                .ownsStore(true)
+                .allocator(context.allocator())
+                .config(config)
+                .build();
+      } catch (RuntimeException e) {
+        store.close();
+        throw e;
+      }
+      return new KvStorageManager(
+          StorageManagerRegistry.MOONCAKE_STORE, client, context.notifier());
+    };
+  }
+}
