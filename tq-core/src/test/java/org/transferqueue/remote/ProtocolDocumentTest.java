@@ -19,10 +19,14 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.codec.EncodedValue;
 import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.codec.FrameHeaderFlyweight;
 import org.transferqueue.codec.ValueDescriptor;
+import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.NetworkConfig;
+import org.transferqueue.objectstore.MooncakeKvClient;
+import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.transport.MessageDescriptor;
@@ -248,6 +252,22 @@ class ProtocolDocumentTest {
       kinds.append(kind.name()).append('`');
     }
     assertThat(flat).contains("ordinals: " + kinds + ".");
+  }
+
+  @Test
+  void shouldDescribeTheKeysAndPackedBuffersOfTheKeyValueLayer() {
+    EncodedValue hi = ValueEncoder.encode("hi");
+    byte[] packed = new byte[Math.toIntExact(hi.packedSize())];
+    hi.packInto(MemorySegment.ofArray(packed));
+    String hex = HexFormat.of().formatHex(packed);
+    String spaced = hex.substring(0, 8) + " " + hex.substring(8, 16) + " " + hex.substring(16, 24);
+
+    assertThat(flat)
+        .contains("`" + KvKeys.key(17, "responses") + "`")
+        .contains(spaced + " " + hex.substring(24))
+        .contains("{\"" + MooncakeKvClient.PACKED_SIZE + "\": n}")
+        .contains("\"" + MooncakeKvClient.N_CHUNKS + "\": k")
+        .contains("\"" + MooncakeKvClient.CHUNK_BYTES + "\": c");
   }
 
   private static boolean isIntConstant(Field field) {
