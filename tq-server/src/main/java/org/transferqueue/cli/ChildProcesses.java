@@ -1,9 +1,15 @@
 package org.transferqueue.cli;
 
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
-/** Command lines that run {@code tq} again in a child JVM (same JDK, same class path). */
+/**
+ * Command lines that run {@code tq} again in a child JVM: the same JDK, the same JVM options (heap,
+ * system properties, native access; a debugger agent is left out, its port can only be bound once)
+ * and the same class path.
+ */
 final class ChildProcesses {
   private ChildProcesses() {}
 
@@ -13,12 +19,22 @@ final class ChildProcesses {
    * @return java executable, JVM options, class path and the main class
    */
   static List<String> javaCommand() {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    return List.of(
-        java,
-        "--enable-native-access=ALL-UNNAMED",
-        "-cp",
-        System.getProperty("java.class.path"),
-        TqCommand.class.getName());
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    boolean nativeAccess = false;
+    for (String option : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (option.startsWith("-agentlib:jdwp") || option.startsWith("-Xrunjdwp")) {
+        continue;
+      }
+      nativeAccess |= option.startsWith("--enable-native-access");
+      command.add(option);
+    }
+    if (!nativeAccess) {
+      command.add("--enable-native-access=ALL-UNNAMED");
+    }
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(TqCommand.class.getName());
+    return command;
   }
 }
