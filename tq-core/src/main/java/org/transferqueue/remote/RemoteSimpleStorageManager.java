@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
@@ -29,6 +30,7 @@ import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
+import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -42,14 +44,22 @@ import org.transferqueue.transport.TransportConfig;
  *
  * <pre>
  *  1. check     batch size = meta size, distinct indexes, dtypes agree with meta's schema
- *  2. put       per (partition, unit), in parallel: PUT hold=true (each unit atomic on its own)
- *  3. decide    a failed part: FINISH rollback on every part that succeeded, rethrow the failure
+ *  2. put       per (partition, unit), in parallel: PUT held under a token the router chose
+ *               (each unit atomic on its own)
+ *  3. decide    a failed part: FINISH rollback on every part (a part whose reply was lost by its
+ *               deadline is taken back too), rethrow the failure
  *  4. notify    per partition, in order; then FINISH keep (rollback for rejected partitions)
  * </pre>
  *
  * The manager itself notifies the controller, never the units. A failure in steps 1-3 leaves
  * nothing written; a notification rejected in step 4 fails the put with {@code
  * NOTIFICATION_FAILED}, and partitions accepted before it stay stored, as with embedded units.
+ *
+ * <p>A get whose metadata gives every field's dtype and shapes (regular and nested tensor fields,
+ * as the controller reports them) allocates the result columns first and has each unit's reply read
+ * straight into their rows ({@link ExpectedColumns}); otherwise, or when a unit's cells turn out to
+ * differ from the metadata, the replies are read into buffers and each row is copied once into the
+ * result, with the column-kind rules of the embedded units.
  *
  * <p>Errors of a unit ({@code CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, {@code NOT_FOUND}, ...)
  * arrive as {@link StorageException}s with the unit's code. Data parsers are not supported (the
@@ -63,6 +73,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   private final ProductionNotifier notifier;
   private final BufferAllocator allocator;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicLong directReads = new AtomicLong();
 
   /**
    * Creates the router; it connects to the units on first use.
@@ -138,11 +149,14 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     FieldSchemas.requireCompatible(meta, schema);
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
     List<Part> parts = plan(partitions, gis);
-    List<CompletableFuture<Long>> calls = new ArrayList<>(parts.size());
-    for (Part part : parts) {
-      calls.add(units.get(part.unit()).putAsync(part.gis(), batch, part.positions(), true));
+    long[] tokens = new long[parts.size()];
+    List<CompletableFuture<Void>> calls = new ArrayList<>(parts.size());
+    for (int i = 0; i < parts.size(); i++) {
+      tokens[i] = newToken();
+      Part part = parts.get(i);
+      calls.add(units.get(part.unit()).putAsync(part.gis(), batch, part.positions(), tokens[i]));
     }
-    long[] tokens = awaitPuts(parts, calls);
+    awaitPuts(parts, tokens, calls);
     int accepted = 0;
     try {
       for (; accepted < partitions.size(); accepted++) {
@@ -166,15 +180,21 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     return new PutResult(schema, List.of());
   }
 
-  /** Waits for every part; on any failure takes back the parts that succeeded and rethrows. */
-  private long[] awaitPuts(List<Part> parts, List<CompletableFuture<Long>> calls) {
-    long[] tokens = new long[parts.size()];
+  private static long newToken() {
+    long token;
+    do {
+      token = ThreadLocalRandom.current().nextLong();
+    } while (token == 0);
+    return token;
+  }
+
+  /** Waits for every part; on any failure takes every part back and rethrows. */
+  private void awaitPuts(List<Part> parts, long[] tokens, List<CompletableFuture<Void>> calls) {
     RuntimeException failure = null;
     for (int i = 0; i < calls.size(); i++) {
       try {
-        tokens[i] = RemoteStorageUnit.join(calls.get(i));
+        RemoteStorageUnit.join(calls.get(i));
       } catch (RuntimeException e) {
-        tokens[i] = 0;
         if (failure == null) {
           failure = e;
         } else {
@@ -190,7 +210,6 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       }
       throw failure;
     }
-    return tokens;
   }
 
   /** Sends one FINISH per unit and decision; parts matching {@code rollback} are taken back. */
@@ -291,6 +310,10 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     List<Route> routes = route(gis, allRows(gis.length), units.size());
+    Batch direct = getIntoExpected(meta, fields, routes, allocator);
+    if (direct != null) {
+      return direct;
+    }
     List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
     for (Route route : routes) {
       calls.add(units.get(route.unit()).getAsync(route.gis(), fields, this.allocator));
@@ -318,6 +341,55 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     }
   }
 
+  /**
+   * The direct read: when the metadata gives every field's kind and shapes, the result is allocated
+   * first and each unit's reply is read straight into its rows. Returns null (having freed what it
+   * allocated) when the metadata does not say enough or a unit's cells differ from it, so that the
+   * caller reads the general way.
+   */
+  private Batch getIntoExpected(
+      BatchMeta meta, List<String> fields, List<Route> routes, BufferAllocator allocator) {
+    try (ExpectedColumns expected = ExpectedColumns.of(meta, allocator)) {
+      if (expected == null) {
+        return null;
+      }
+      List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
+      for (Route route : routes) {
+        BodyDestination into = BodyDestination.into(expected.targets(route.positions()));
+        calls.add(units.get(route.unit()).getAsync(route.gis(), fields, into));
+      }
+      boolean matches = true;
+      RuntimeException failure = null;
+      for (int r = 0; r < calls.size(); r++) {
+        try (UnitRows reply = RemoteStorageUnit.join(calls.get(r))) {
+          matches &= expected.matches(reply, routes.get(r).positions());
+        } catch (StorageException e) {
+          if (e.code() == ErrorCode.SHAPE_MISMATCH) {
+            matches = false; // a stored cell is larger than the metadata said
+          } else if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
+        } catch (RuntimeException e) {
+          if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      if (!matches) {
+        return null;
+      }
+      directReads.incrementAndGet();
+      return expected.toBatch();
+    }
+  }
+
   private static Batch assemble(
       List<String> fields,
       int rowCount,
@@ -338,6 +410,11 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       built.forEach(Column::close);
       throw e;
     }
+  }
+
+  /** The number of gets read straight into columns allocated from the expected shapes. */
+  long directReads() {
+    return directReads.get();
   }
 
   @Override

@@ -73,26 +73,19 @@ public final class RemoteStorageUnit {
    * @param gis distinct global indexes, one per position
    * @param batch the data; borrowed until the returned future completes
    * @param positions rows of {@code batch}, aligned with {@code gis}
-   * @param hold whether the unit holds the put for a later {@link #finishAsync} decision
-   * @return completes with the held put's token (0 when not held), or fails with the unit's error
+   * @param token 0 for a put that is kept at once; otherwise a token unique among this unit's held
+   *     puts under which the unit holds the put for a later {@link #finishAsync} decision
+   * @return completes when the unit has committed, or fails with the unit's error
    */
-  public CompletableFuture<Long> putAsync(long[] gis, Batch batch, int[] positions, boolean hold) {
+  public CompletableFuture<Void> putAsync(long[] gis, Batch batch, int[] positions, long token) {
     List<MemorySegment> bodies = new ArrayList<>();
-    Wire.Writer out = new Wire.Writer().array(3).bool(hold).longs(gis);
+    Wire.Writer out = new Wire.Writer().array(3).i64(token).longs(gis);
     out.array(batch.fields().size());
     for (String field : batch.fields()) {
       writeColumn(field, batch.column(field), positions, out, bodies);
     }
     Request request = new Request(StorageUnitMessages.PUT, out.toBytes(), bodies);
-    return call(request, noBodies())
-        .thenApply(
-            response -> {
-              try (response;
-                  Wire.Reader in = new Wire.Reader(response.metadata(), "PUT reply")) {
-                in.array();
-                return in.i64();
-              }
-            });
+    return call(request, noBodies()).thenAccept(Response::close);
   }
 
   private static void writeColumn(
@@ -143,7 +136,7 @@ public final class RemoteStorageUnit {
   /**
    * Decides held puts: keeps them or takes them back.
    *
-   * @param tokens tokens returned by {@link #putAsync} with {@code hold}
+   * @param tokens tokens given to {@link #putAsync}; tokens the unit does not hold are ignored
    * @param rollback true to take the puts back, false to keep them
    * @return completes when the unit has decided
    */
@@ -163,8 +156,24 @@ public final class RemoteStorageUnit {
    */
   public CompletableFuture<UnitRows> getAsync(
       long[] gis, List<String> fields, BufferAllocator allocator) {
+    return getAsync(gis, fields, BodyDestination.allocateFrom(allocator));
+  }
+
+  /**
+   * Reads the cells of {@code fields} x {@code gis} with the reply bodies read straight into the
+   * given destination, for example row slices of result tensors allocated from expected shapes
+   * (field-major: every row of the first field, then of the second, ...).
+   *
+   * @param gis the samples (repeats allowed)
+   * @param fields the fields
+   * @param destination where the reply bodies go; with caller segments a reply whose bodies do not
+   *     fit fails with {@code SHAPE_MISMATCH}
+   * @return completes with the rows, which the caller closes
+   */
+  public CompletableFuture<UnitRows> getAsync(
+      long[] gis, List<String> fields, BodyDestination destination) {
     byte[] meta = new Wire.Writer().array(2).longs(gis).strings(fields).toBytes();
-    return call(Request.of(StorageUnitMessages.GET, meta), BodyDestination.allocateFrom(allocator))
+    return call(Request.of(StorageUnitMessages.GET, meta), destination)
         .thenApply(response -> UnitRows.parse(response, fields, gis.length, address));
   }
 

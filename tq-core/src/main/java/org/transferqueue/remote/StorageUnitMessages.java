@@ -8,7 +8,7 @@ import org.transferqueue.StorageException;
  *
  * <pre>
  *  type  request metadata                              request bodies     reply metadata
- *  200   PUT   [hold, gis[], fields[]]                  tensor rows, aux   [token]
+ *  200   PUT   [token, gis[], fields[]]                 tensor rows, aux   [held]
  *        field = [name, kind, dtype, shapes[][]]        (tensor kinds: one body per row)
  *              | [name, OBJECT, mainFrame, auxCount]     (objects: the aux tensors)
  *  201   GET   [gis[], fieldNames[]]                    -                  [fields[]]
@@ -24,7 +24,8 @@ import org.transferqueue.StorageException;
  * </pre>
  *
  * Kinds are {@link org.transferqueue.tensor.ColumnKind} ordinals, dtypes their PyTorch names, all
- * msgpack. A held put (hold = true) stays revocable until a FINISH names its token.
+ * msgpack. A put with a token other than 0 is held: it stays revocable until a FINISH names the
+ * token, which the client chooses (so that it can decide a put whose reply it never received).
  */
 final class StorageUnitMessages {
   static final int PUT = 200;

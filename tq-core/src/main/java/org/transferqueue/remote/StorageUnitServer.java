@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.codec.EncodedValue;
@@ -42,15 +41,15 @@ import org.transferqueue.transport.TransportServer;
  * malformed request gets a {@code PROTOCOL_ERROR} reply and changes nothing; unit errors ({@code
  * CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, ...) travel with their codes.
  *
- * <p>Held puts wait for a FINISH from the router that made them; those still undecided when the
- * server closes are kept. The server does not own the unit: close the server first, then the unit.
- * Thread-safe.
+ * <p>Held puts wait for a FINISH naming the token the router chose for them; a FINISH may come
+ * before or without the put's own reply (for example after its deadline), and tokens it names that
+ * are not held are ignored. Those still undecided when the server closes are kept. The server does
+ * not own the unit: close the server first, then the unit. Thread-safe.
  */
 public final class StorageUnitServer implements AutoCloseable {
   private final StorageUnit unit;
   private final TransportServer server;
   private final Map<Long, HeldPut> held = new ConcurrentHashMap<>();
-  private final AtomicLong nextToken = new AtomicLong(1);
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private StorageUnitServer(StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
@@ -124,13 +123,13 @@ public final class StorageUnitServer implements AutoCloseable {
 
   private Reply onPut(ReceivedRequest request) {
     List<CellColumn> columns = new ArrayList<>();
-    boolean hold;
+    long token;
     long[] gis;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit PUT")) {
       if (in.array() != 3) {
-        throw in.malformed("expected [hold, gis, fields]");
+        throw in.malformed("expected [token, gis, fields]");
       }
-      hold = in.bool();
+      token = in.i64();
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
       int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
       int body = 0;
@@ -169,14 +168,14 @@ public final class StorageUnitServer implements AutoCloseable {
       }
     }
     HeldPut put = unit.putCells(gis, columns);
-    long token = 0;
-    if (hold && !closed.get()) {
-      token = nextToken.getAndIncrement();
-      held.put(token, put);
-    } else {
+    if (token == 0 || closed.get()) {
       put.close();
+    } else if (held.putIfAbsent(token, put) != null) {
+      put.rollback();
+      throw new StorageException(
+          ErrorCode.INVALID_ARGUMENT, "held put token=" + token + " is already in use");
     }
-    return Reply.of(new Wire.Writer().array(1).i64(token).toBytes());
+    return Reply.of(new Wire.Writer().array(1).bool(token != 0).toBytes());
   }
 
   private static List<MemorySegment> bodies(

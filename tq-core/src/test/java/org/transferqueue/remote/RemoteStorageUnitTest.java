@@ -199,6 +199,101 @@ class RemoteStorageUnitTest {
     }
   }
 
+  private static BatchMeta metaWith(String field, FieldSchema schema, long... gis) {
+    return BatchMeta.builder().globalIndexes(gis).partitionId("p").field(field, schema).build();
+  }
+
+  @Test
+  void shouldReadStraightIntoColumnsAllocatedFromTheExpectedShapes(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor dense = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3, 4, 5, 6}, 3, 2);
+        Tensor r0 = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {1}, 1);
+        Tensor r1 = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {2, 3}, 2);
+        Tensor r2 = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {4, 5, 6}, 3);
+        Batch batch =
+            Batch.builder()
+                .dense("d", dense)
+                .add("j", JaggedColumn.copyOf(allocator, DType.FLOAT32, List.of(r0, r1, r2)))
+                .build()) {
+      remote.manager.put(batch, meta(List.of(), 0, 1, 2));
+
+      BatchMeta regular = metaWith("d", FieldSchema.regular(DType.INT64, 2), 2, 0, 1);
+      try (ExpectedColumns expected = ExpectedColumns.of(regular, allocator)) {
+        assertThat(expected).isNotNull();
+        assertThat(expected.targets(new int[] {0, 2})).hasSize(2);
+      }
+      try (Batch read = remote.manager.get(regular, allocator)) {
+        assertThat(read.column("d").kind()).isEqualTo(ColumnKind.DENSE);
+        assertThat(((DenseColumn) read.column("d")).tensor().toLongArray())
+            .containsExactly(5, 6, 1, 2, 3, 4);
+      }
+      BatchMeta nested =
+          metaWith(
+              "j", FieldSchema.nestedOf(DType.FLOAT32, List.of(List.of(3L), List.of(1L))), 2, 0);
+      try (Batch read = remote.manager.get(nested, allocator)) {
+        JaggedColumn j = (JaggedColumn) read.column("j");
+        assertThat(j.row(0).toFloatArray()).containsExactly(4, 5, 6);
+        assertThat(j.row(1).toFloatArray()).containsExactly(1);
+      }
+      assertThat(remote.manager.directReads()).isEqualTo(2);
+      assertThat(ExpectedColumns.of(meta(List.of("d"), 0), allocator)).isNull();
+    }
+  }
+
+  @Test
+  void shouldFallBackWhenStoredCellsDifferFromTheExpectedShapes(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor r0 = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2}, 2);
+        Tensor r1 = Tensor.ofLongs(allocator, DType.INT64, new long[] {3, 4}, 2);
+        Batch uniformJagged =
+            Batch.builder()
+                .add("j", JaggedColumn.copyOf(allocator, DType.INT64, List.of(r0, r1)))
+                .build();
+        Tensor big = Tensor.ofLongs(allocator, DType.INT64, new long[] {7, 8, 9, 10}, 2, 2);
+        Batch dense = Batch.builder().dense("d", big).build()) {
+      remote.manager.put(uniformJagged, meta(List.of(), 0, 1));
+      remote.manager.put(dense, meta(List.of(), 0, 1));
+
+      // The metadata says regular [2]: same bytes, but the cells were put jagged.
+      try (Batch read =
+          remote.manager.get(metaWith("j", FieldSchema.regular(DType.INT64, 2), 1, 0), allocator)) {
+        assertThat(read.column("j").kind()).isEqualTo(ColumnKind.JAGGED);
+        assertThat(((JaggedColumn) read.column("j")).row(0).toLongArray()).containsExactly(3, 4);
+      }
+      // The metadata says [1] but the cells hold [2]: larger than the allocated rows.
+      try (Batch read =
+          remote.manager.get(metaWith("d", FieldSchema.regular(DType.INT64, 1), 1, 0), allocator)) {
+        assertThat(((DenseColumn) read.column("d")).tensor().toLongArray())
+            .containsExactly(9, 10, 7, 8);
+      }
+      assertThat(remote.manager.directReads()).isZero();
+    }
+  }
+
+  @Test
+  void shouldHoldPutsUnderClientTokensAndRejectATokenInUse(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2}, 2);
+        Batch batch = Batch.builder().dense("x", t).build()) {
+      RemoteStorageUnit unit = remote.manager.units().getFirst();
+      StorageUnitServer server = remote.servers.getFirst();
+      RemoteStorageUnit.join(unit.putAsync(new long[] {0}, batch, new int[] {0}, 42));
+      assertThat(server.heldPuts()).isEqualTo(1);
+
+      assertThatThrownBy(
+              () -> RemoteStorageUnit.join(unit.putAsync(new long[] {1}, batch, new int[] {1}, 42)))
+          .isInstanceOfSatisfying(
+              StorageException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageContaining("token=42");
+      assertThat(remote.units.getFirst().stats().samples()).isEqualTo(1);
+
+      RemoteStorageUnit.join(unit.finishAsync(new long[] {7, 42}, true));
+      assertThat(server.heldPuts()).isZero();
+      assertThat(remote.units.getFirst().stats().samples()).isZero();
+    }
+  }
+
   @Test
   void shouldAnswerAMalformedRequestWithAnErrorAndKeepServing(BufferAllocator allocator) {
     try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
@@ -218,7 +313,7 @@ class RemoteStorageUnitTest {
       byte[] lying =
           new Wire.Writer()
               .array(3)
-              .bool(false)
+              .i64(0)
               .longs(new long[] {0})
               .array(1)
               .array(4)
