@@ -9,8 +9,10 @@ import java.util.Objects;
  * remote caller can act on the same code as a local one. Messages name the offending values.
  */
 public class TqException extends RuntimeException {
+  /** Serialization version; exceptions are never Java-serialized by this library. */
   private static final long serialVersionUID = 1L;
 
+  /** What went wrong. */
   private final ErrorCode code;
 
   /**

@@ -12,10 +12,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DenseColumn;
@@ -75,7 +77,7 @@ public final class KvApi implements AutoCloseable {
           ErrorCode.INVALID_ARGUMENT, "put of key '" + key + "': provide fields or a tag");
     }
     try (Batch row = isEmpty(fields) ? null : oneRow(key, fields)) {
-      return write(List.of(key), partitionId, row, tag == null ? null : List.of(tag));
+      return write(List.of(key), partitionId, row, tag == null ? null : List.of(tag), null);
     }
   }
 
@@ -113,6 +115,20 @@ public final class KvApi implements AutoCloseable {
   }
 
   /**
+   * Asynchronous {@link #put(String, String, Batch, Map)}.
+   *
+   * @param key the key
+   * @param partitionId the partition
+   * @param row a batch of exactly one row, or null; must stay open until completion
+   * @param tag the tags, or null
+   * @return the key's metadata, later
+   */
+  public CompletableFuture<KvBatchMeta> putAsync(
+      String key, String partitionId, Batch row, Map<String, ?> tag) {
+    return async(() -> put(key, partitionId, row, tag));
+  }
+
+  /**
    * Writes rows and/or tags of several keys: row {@code i} and tag {@code i} belong to key {@code
    * i}. Missing keys are created. Partial updates are allowed: a field written for some keys only
    * is produced for those keys only.
@@ -128,6 +144,29 @@ public final class KvApi implements AutoCloseable {
    */
   public KvBatchMeta batchPut(
       List<String> keys, String partitionId, Batch fields, List<? extends Map<String, ?>> tags) {
+    return batchPut(keys, partitionId, fields, tags, null);
+  }
+
+  /**
+   * Like {@link #batchPut(List, String, Batch, List)}, with a data parser the storage units run on
+   * their rows before storing them (SimpleStorage only).
+   *
+   * @param keys distinct keys, at least one
+   * @param partitionId the partition
+   * @param fields a batch with exactly one row per key, or null; the caller keeps ownership
+   * @param tags one tag map per key, or null
+   * @param parser a parser registered on the storage units, or null for none
+   * @return metadata of the keys: merged tags and the fields produced for all of them
+   * @throws TqException as {@link #batchPut(List, String, Batch, List)}; {@code
+   *     UNSUPPORTED_OPERATION} on a backend without parsers and {@code DATA_PARSER_FAILED} for a
+   *     failing parser, after which no key the call created remains
+   */
+  public KvBatchMeta batchPut(
+      List<String> keys,
+      String partitionId,
+      Batch fields,
+      List<? extends Map<String, ?>> tags,
+      DataParserReference parser) {
     checkKeys(keys);
     if (fields == null && (tags == null || tags.stream().allMatch(KvApi::isEmpty))) {
       throw new TqException(
@@ -148,11 +187,30 @@ public final class KvApi implements AutoCloseable {
           ErrorCode.SHAPE_MISMATCH,
           "batch put: " + tags.size() + " tag maps for " + keys.size() + " keys");
     }
-    return write(keys, partitionId, fields, tags);
+    return write(keys, partitionId, fields, tags, parser);
   }
 
   /**
-   * Asynchronous {@link #batchPut}.
+   * Asynchronous {@link #batchPut(List, String, Batch, List, DataParserReference)}.
+   *
+   * @param keys the keys
+   * @param partitionId the partition
+   * @param fields the rows, or null; must stay open until completion
+   * @param tags the tags, or null
+   * @param parser the parser, or null
+   * @return the metadata, later
+   */
+  public CompletableFuture<KvBatchMeta> batchPutAsync(
+      List<String> keys,
+      String partitionId,
+      Batch fields,
+      List<? extends Map<String, ?>> tags,
+      DataParserReference parser) {
+    return async(() -> batchPut(keys, partitionId, fields, tags, parser));
+  }
+
+  /**
+   * Asynchronous {@link #batchPut(List, String, Batch, List)}.
    *
    * @param keys the keys
    * @param partitionId the partition
@@ -166,15 +224,55 @@ public final class KvApi implements AutoCloseable {
   }
 
   private KvBatchMeta write(
-      List<String> keys, String partitionId, Batch fields, List<? extends Map<String, ?>> tags) {
+      List<String> keys,
+      String partitionId,
+      Batch fields,
+      List<? extends Map<String, ?>> tags,
+      DataParserReference parser) {
+    boolean writesData = fields != null && fields.rowCount() > 0;
+    BatchMeta existing =
+        writesData ? client.resolveKeys(partitionId, keys, false) : BatchMeta.empty();
     BatchMeta meta = client.resolveKeys(partitionId, keys, true);
-    if (fields != null && fields.rowCount() > 0) {
-      client.put(fields, meta.selectFields(List.of()));
+    if (writesData) {
+      // The resolved metadata carries the schema of the keys' common fields, so storage rejects
+      // a dtype conflict with them before writing anything.
+      try {
+        if (parser == null) {
+          client.put(fields, meta);
+        } else {
+          client.put(fields, meta, parser);
+        }
+      } catch (RuntimeException e) {
+        forgetCreatedKeys(existing, meta.addFields(fields, false), e);
+        throw e;
+      }
     }
     if (tags != null) {
       client.setTags(meta.withTagsMerged(tags));
     }
     return describe(keys, partitionId);
+  }
+
+  /**
+   * Removes the keys a failed write created, so that a rejected put leaves no key behind. Keys that
+   * existed before the write are kept with their data. A key created concurrently by another writer
+   * between the two resolutions counts as created here; that race costs the other writer an empty
+   * key, never stored data.
+   */
+  private void forgetCreatedKeys(BatchMeta existing, BatchMeta resolved, RuntimeException failure) {
+    Set<Long> before = new HashSet<>(existing.globalIndexes());
+    int[] created =
+        IntStream.range(0, resolved.size())
+            .filter(i -> !before.contains(resolved.globalIndex(i)))
+            .toArray();
+    if (created.length == 0) {
+      return;
+    }
+    try {
+      client.clearSamples(resolved.selectSamples(created));
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+    }
   }
 
   /** The key-value view of keys after a write: tags and the fields produced for all of them. */
@@ -257,8 +355,9 @@ public final class KvApi implements AutoCloseable {
    * Reads the keys of a key-value metadata value.
    *
    * @param meta the keys, partition and (optionally) fields to read
-   * @param selectFields fields to read, each of which must be in {@code meta.fields()}; or null to
-   *     read {@code meta.fields()} (or, when that is empty, every field produced for all keys)
+   * @param selectFields fields to read, each of which must be in {@code meta.fields()} when that is
+   *     not null; or null to read {@code meta.fields()} (or, when that is null or empty, every
+   *     field produced for all keys)
    * @return a batch the caller owns and must close
    */
   public Batch get(KvBatchMeta meta, List<String> selectFields) {
@@ -267,9 +366,10 @@ public final class KvApi implements AutoCloseable {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "the metadata has no partition id: " + meta);
     }
+    List<String> metaFields = meta.fields() == null ? List.of() : meta.fields();
     List<String> fields = selectFields;
-    if (fields != null) {
-      List<String> absent = fields.stream().filter(f -> !meta.fields().contains(f)).toList();
+    if (fields != null && meta.fields() != null) {
+      List<String> absent = fields.stream().filter(f -> !metaFields.contains(f)).toList();
       if (!absent.isEmpty()) {
         throw new TqException(
             ErrorCode.UNKNOWN_FIELD,
@@ -278,8 +378,8 @@ public final class KvApi implements AutoCloseable {
                 + " were not found in the metadata's fields "
                 + meta.fields());
       }
-    } else if (!meta.fields().isEmpty()) {
-      fields = meta.fields();
+    } else if (fields == null && !metaFields.isEmpty()) {
+      fields = metaFields;
     }
     return batchGet(meta.keys(), meta.partitionId(), fields);
   }
@@ -329,14 +429,8 @@ public final class KvApi implements AutoCloseable {
     if (found.isEmpty()) {
       return;
     }
-    BatchMeta everyField =
-        client.getMeta(
-            org.transferqueue.controller.GetMetadataRequest.forceFetch(partitionId, List.of()));
-    BatchMeta withFields = found;
-    if (!everyField.fieldNames().isEmpty()) {
-      withFields = found.addFields(everyField.fieldSchema(), false);
-    }
-    client.clearSamples(withFields);
+    // The client removes every stored cell of the samples, whichever fields they have.
+    client.clearSamples(found);
   }
 
   /**
@@ -368,10 +462,17 @@ public final class KvApi implements AutoCloseable {
     if (keys == null || keys.isEmpty()) {
       throw new TqException(ErrorCode.INVALID_ARGUMENT, "Received an empty list as keys");
     }
-    Set<String> seen = new LinkedHashSet<>();
-    for (String key : keys) {
-      if (key == null) {
-        throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must not contain null: " + keys);
+    Set<Object> seen = new LinkedHashSet<>();
+    // Iterates as Object: a list that reached here through an unchecked conversion (for example
+    // from a scripting layer) may hold non-strings, which get a typed error, not a cast failure.
+    for (Object key : keys) {
+      if (!(key instanceof String)) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "keys must be non-null strings, got "
+                + (key == null ? "null" : key.getClass().getSimpleName() + " " + key)
+                + " in "
+                + keys);
       }
       if (!seen.add(key)) {
         throw new TqException(ErrorCode.DUPLICATE_KEY, "duplicate key '" + key + "' in " + keys);

@@ -1,25 +1,33 @@
 package org.transferqueue.client;
 
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.metrics.ControllerOp;
+import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.tensor.Batch;
@@ -37,6 +45,7 @@ final class LocalMetaClient implements MetaClient {
   private final ControllerApi controller;
   private final StorageManager storage;
   private final BufferAllocator allocator;
+  private final ControllerRequests requests;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -48,15 +57,40 @@ final class LocalMetaClient implements MetaClient {
    * @param allocator where {@link #getData} allocates the batches it returns; not owned
    */
   LocalMetaClient(ControllerApi controller, StorageManager storage, BufferAllocator allocator) {
+    this(controller, storage, allocator, ControllerRequests.NOOP);
+  }
+
+  /**
+   * Creates a client whose controller calls are measured.
+   *
+   * @param controller the controller; not owned
+   * @param storage the storage manager; not owned
+   * @param allocator where {@link #getData} allocates the batches it returns; not owned
+   * @param requests measures each controller call by its request type
+   */
+  LocalMetaClient(
+      ControllerApi controller,
+      StorageManager storage,
+      BufferAllocator allocator,
+      ControllerRequests requests) {
     this.controller = Objects.requireNonNull(controller, "controller");
     this.storage = Objects.requireNonNull(storage, "storage");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.requests = Objects.requireNonNull(requests, "requests");
   }
 
   @Override
   public BatchMeta getMeta(GetMetadataRequest request) {
     ensureOpen();
-    return controller.getMetadata(request);
+    try {
+      return requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(request));
+    } catch (TqException e) {
+      // A force fetch inspects a partition; one that does not exist holds nothing to inspect.
+      if (request.mode() == FetchMode.FORCE_FETCH && e.code() == ErrorCode.UNKNOWN_PARTITION) {
+        return BatchMeta.empty();
+      }
+      throw e;
+    }
   }
 
   @Override
@@ -73,10 +107,20 @@ final class LocalMetaClient implements MetaClient {
           ErrorCode.INVALID_ARGUMENT,
           "cannot put an empty batch into partition '" + partitionId + "'");
     }
-    BatchMeta meta =
-        controller.getMetadata(
-            GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount()));
-    return put(data, meta);
+    GetMetadataRequest insert =
+        GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount());
+    BatchMeta meta = requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(insert));
+    try {
+      return put(data, meta);
+    } catch (RuntimeException e) {
+      // The samples were allocated for this put only: a failed put must not leave them behind.
+      try {
+        clearSamples(meta.addFields(data, false));
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
   }
 
   @Override
@@ -86,6 +130,21 @@ final class LocalMetaClient implements MetaClient {
 
   @Override
   public BatchMeta put(Batch data, BatchMeta meta) {
+    return store(data, meta, null);
+  }
+
+  @Override
+  public BatchMeta put(Batch data, BatchMeta meta, DataParserReference parser) {
+    return store(data, meta, Objects.requireNonNull(parser, "parser"));
+  }
+
+  @Override
+  public CompletableFuture<BatchMeta> putAsync(
+      Batch data, BatchMeta meta, DataParserReference parser) {
+    return async(() -> put(data, meta, parser));
+  }
+
+  private BatchMeta store(Batch data, BatchMeta meta, DataParserReference parser) {
     ensureOpen();
     Objects.requireNonNull(data, "data");
     Objects.requireNonNull(meta, "meta");
@@ -101,9 +160,34 @@ final class LocalMetaClient implements MetaClient {
               + meta.size()
               + " samples");
     }
-    PutResult result = storage.put(data, meta);
+    if (parser == null) {
+      // Ask the controller first, so no backend stores data whose schema it will reject.
+      Map<String, FieldSchema> schema = FieldSchema.extract(data);
+      for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {
+        controller.checkSchema(partitionId, schema, data.rowCount());
+      }
+    }
+    PutResult result;
+    try {
+      result = parser == null ? storage.put(data, meta) : storage.put(data, meta, parser);
+    } catch (StorageException e) {
+      throw schemaConflictOf(e);
+    }
     pushTags(meta);
     return result.applyTo(meta);
+  }
+
+  /**
+   * A storage failure whose cause is the controller rejecting the schema is reported as that schema
+   * conflict, so callers see the same code whether storage or the controller noticed it.
+   */
+  private static RuntimeException schemaConflictOf(StorageException e) {
+    if (e.code() == ErrorCode.NOTIFICATION_FAILED
+        && e.getCause() instanceof TqException cause
+        && cause.code() == ErrorCode.SCHEMA_CONFLICT) {
+      return new TqException(ErrorCode.SCHEMA_CONFLICT, e.getMessage(), e);
+    }
+    return e;
   }
 
   @Override
@@ -153,21 +237,24 @@ final class LocalMetaClient implements MetaClient {
       }
     }
     if (!byPartition.isEmpty()) {
-      controller.setTags(new TagUpdate(byPartition, TagUpdate.Mode.MERGE));
+      TagUpdate update = new TagUpdate(byPartition, TagUpdate.Mode.MERGE);
+      requests.measure(ControllerOp.SET_CUSTOM_META, () -> controller.setTags(update));
     }
   }
 
   @Override
   public void clearPartition(String partitionId) {
     ensureOpen();
-    Optional<BatchMeta> meta = controller.getPartitionMeta(partitionId);
+    Optional<BatchMeta> meta =
+        requests.measure(
+            ControllerOp.GET_PARTITION_META, () -> controller.getPartitionMeta(partitionId));
     if (meta.isEmpty()) {
       return;
     }
     if (!meta.get().isEmpty()) {
       storage.clear(meta.get());
     }
-    controller.clearPartition(partitionId);
+    requests.measure(ControllerOp.CLEAR_PARTITION, () -> controller.clearPartition(partitionId));
   }
 
   @Override
@@ -187,9 +274,31 @@ final class LocalMetaClient implements MetaClient {
       return;
     }
     // Storage first, so that no global index is recycled while its data still exists.
-    storage.clear(meta);
-    controller.clearSamples(
-        new ClearSamplesRequest(meta.globalIndexes(), meta.partitionIds(), true));
+    storage.clear(withEveryStoredField(meta));
+    ClearSamplesRequest clear =
+        new ClearSamplesRequest(meta.globalIndexes(), meta.partitionIds(), true);
+    requests.measure(ControllerOp.CLEAR_META, () -> controller.clearSamples(clear), n -> n);
+  }
+
+  /**
+   * {@code meta} with every field registered in its partitions: a sample's cells are removed
+   * whichever fields the caller's metadata lists (key-value backends remove cells by field).
+   */
+  private BatchMeta withEveryStoredField(BatchMeta meta) {
+    Map<String, FieldSchema> missing = new TreeMap<>();
+    for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {
+      controller
+          .partitionStatistics(partitionId)
+          .ifPresent(
+              stats -> {
+                for (String field : stats.producedPerField().keySet()) {
+                  if (!meta.fieldSchema().containsKey(field)) {
+                    missing.put(field, FieldSchema.placeholder());
+                  }
+                }
+              });
+    }
+    return missing.isEmpty() ? meta : meta.addFields(missing, false);
   }
 
   @Override
@@ -204,7 +313,8 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields) {
     ensureOpen();
-    return controller.getProductionStatus(partitionId, fields);
+    return requests.measure(
+        ControllerOp.GET_PRODUCTION, () -> controller.getProductionStatus(partitionId, fields));
   }
 
   @Override
@@ -217,7 +327,8 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
     ensureOpen();
-    return controller.getConsumptionStatus(partitionId, taskName);
+    return requests.measure(
+        ControllerOp.GET_CONSUMPTION, () -> controller.getConsumptionStatus(partitionId, taskName));
   }
 
   @Override
@@ -230,31 +341,48 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public void resetConsumption(String partitionId, String taskName) {
     ensureOpen();
-    controller.resetConsumption(partitionId, taskName);
+    requests.run(
+        ControllerOp.RESET_CONSUMPTION, () -> controller.resetConsumption(partitionId, taskName));
   }
 
   @Override
   public List<String> getPartitionList() {
     ensureOpen();
-    return controller.listPartitions();
+    return requests.measure(ControllerOp.GET_LIST_PARTITIONS, controller::listPartitions);
   }
 
   @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
     ensureOpen();
-    return controller.resolveKeys(partitionId, keys, create);
+    return requests.measure(
+        ControllerOp.KV_RETRIEVE_META, () -> controller.resolveKeys(partitionId, keys, create));
   }
 
   @Override
   public List<String> resolveIndexes(String partitionId, List<Long> globalIndexes) {
     ensureOpen();
-    return controller.resolveIndexes(partitionId, globalIndexes);
+    List<String> keys =
+        requests.measure(
+            ControllerOp.KV_RETRIEVE_KEYS,
+            () -> controller.resolveIndexes(partitionId, globalIndexes));
+    if (keys.size() != globalIndexes.size()) {
+      throw new TqException(
+          ErrorCode.UNKNOWN_PARTITION,
+          "Some global_indexes have no corresponding keys: partition '"
+              + partitionId
+              + "' does not exist (indexes "
+              + globalIndexes
+              + ")");
+    }
+    return keys;
   }
 
   @Override
   public Map<String, Map<String, Map<String, Object>>> listKeys(String partitionId) {
     ensureOpen();
-    return controller.listKeys(partitionId).partitions();
+    return requests
+        .measure(ControllerOp.KV_LIST, () -> controller.listKeys(partitionId))
+        .partitions();
   }
 
   @Override

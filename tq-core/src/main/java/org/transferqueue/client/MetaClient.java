@@ -8,6 +8,7 @@ import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -35,7 +36,8 @@ public interface MetaClient extends AutoCloseable {
    * task, through the sampler; marks them consumed) or force fetch (everything in a partition).
    *
    * @param request the mode, partition, fields, task, batch size, sampling configuration and wait
-   * @return the metadata; empty when a non-blocking fetch found too few ready samples
+   * @return the metadata; empty when a non-blocking fetch found too few ready samples, and for a
+   *     force fetch of a partition that does not exist
    * @throws org.transferqueue.DeadlineExceededException when a blocking fetch waited in vain
    */
   BatchMeta getMeta(GetMetadataRequest request);
@@ -79,6 +81,30 @@ public interface MetaClient extends AutoCloseable {
    *     conflicts with the partition's schema (nothing becomes produced then)
    */
   BatchMeta put(Batch data, BatchMeta meta);
+
+  /**
+   * Like {@link #put(Batch, BatchMeta)}, with a data parser that the storage units run on their
+   * rows before storing them (SimpleStorage only; parsers are registered on the storage units).
+   *
+   * @param data the rows; the caller keeps ownership
+   * @param meta the target samples
+   * @param parser the registered parser and its arguments
+   * @return {@code meta} with the parsed batch's fields added and marked produced
+   * @throws org.transferqueue.StorageException {@code UNSUPPORTED_OPERATION} on a backend without
+   *     parsers and {@code DATA_PARSER_FAILED} for an unknown or failing parser; nothing is stored
+   *     then
+   */
+  BatchMeta put(Batch data, BatchMeta meta, DataParserReference parser);
+
+  /**
+   * Asynchronous {@link #put(Batch, BatchMeta, DataParserReference)}.
+   *
+   * @param data the rows; must stay open until the future completes
+   * @param meta the target samples
+   * @param parser the registered parser and its arguments
+   * @return the metadata, later
+   */
+  CompletableFuture<BatchMeta> putAsync(Batch data, BatchMeta meta, DataParserReference parser);
 
   /**
    * Asynchronous {@link #put(Batch, BatchMeta)}.
@@ -136,8 +162,8 @@ public interface MetaClient extends AutoCloseable {
   CompletableFuture<Void> clearPartitionAsync(String partitionId);
 
   /**
-   * Removes some samples from storage, then from the controller; their global indexes become free
-   * for reuse. Idempotent.
+   * Removes some samples from storage (every stored field, whichever fields {@code meta} lists),
+   * then from the controller; their global indexes become free for reuse. Idempotent.
    *
    * @param meta the samples
    */
@@ -218,6 +244,8 @@ public interface MetaClient extends AutoCloseable {
    * @param partitionId the partition
    * @param globalIndexes the samples
    * @return one key per sample, null where a sample has no key
+   * @throws org.transferqueue.TqException {@code UNKNOWN_PARTITION} when the partition does not
+   *     exist, {@code INVALID_ARGUMENT} for an empty list
    */
   List<String> resolveIndexes(String partitionId, List<Long> globalIndexes);
 

@@ -1,11 +1,14 @@
 package org.transferqueue.client;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -15,6 +18,9 @@ import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.metrics.MetricsEndpoint;
+import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.sampler.GrpoGroupNSampler;
 import org.transferqueue.sampler.RankAwareSampler;
@@ -46,10 +52,15 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final StorageManager storage;
   private final LocalMetaClient client;
   private final KvApi kv;
+  private final SystemMetrics metrics;
+  private final MetricsEndpoint metricsEndpoint;
+  private final ControllerClock clock;
+  private final Object checkpointLock = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private TransferQueueSystem(Builder builder) {
     this.config = builder.config;
+    this.clock = builder.clock;
     this.allocator =
         RootAllocator.builder()
             .name("transferqueue")
@@ -58,16 +69,40 @@ public final class TransferQueueSystem implements AutoCloseable {
             .build();
     Controller startedController = null;
     StorageManager startedStorage = null;
+    SystemMetrics startedMetrics = null;
+    MetricsEndpoint startedEndpoint = null;
+    StorageManager clientStorage;
     try {
       Sampler sampler =
           builder.sampler != null ? builder.sampler : samplerNamed(config.controller().sampler());
       startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
+      startedMetrics =
+          builder.meterRegistry == null
+              ? null
+              : new SystemMetrics(builder.meterRegistry, clock::nanoTime);
+      ControllerRequests requests =
+          startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
       StorageContext context =
           new StorageContext(
-              allocator, new ControllerNotifier(startedController), StorageOptions.from(config));
-      startedStorage =
-          builder.backends.create(config.backend().storageBackend().configName(), context);
+              allocator,
+              new ControllerNotifier(startedController, requests),
+              StorageOptions.from(config));
+      StorageManagerRegistry backends =
+          builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
+      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
+      clientStorage = startedStorage;
+      if (startedMetrics != null) {
+        clientStorage = startedMetrics.attach(startedController, startedStorage);
+        startedMetrics.start(config.metrics().collectInterval());
+      }
+      if (config.metrics().enabled() && builder.endpointFactory != null) {
+        startedEndpoint =
+            builder.endpointFactory.start(config.network().bindHost(), config.metrics().port());
+      }
     } catch (RuntimeException | Error e) {
+      if (startedMetrics != null) {
+        startedMetrics.close();
+      }
       if (startedStorage != null) {
         startedStorage.close();
       }
@@ -76,7 +111,14 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
     this.controller = startedController;
     this.storage = startedStorage;
-    this.client = new LocalMetaClient(controller, storage, allocator);
+    this.metrics = startedMetrics;
+    this.metricsEndpoint = startedEndpoint;
+    this.client =
+        new LocalMetaClient(
+            controller,
+            clientStorage,
+            allocator,
+            metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests());
     this.kv = new KvApi(client, builder.missingKeyPolicy);
   }
 
@@ -121,6 +163,21 @@ public final class TransferQueueSystem implements AutoCloseable {
    */
   public MetaClient client() {
     return client;
+  }
+
+  /**
+   * Creates another client of this system, for a component that manages its own client's lifetime.
+   * Closing it releases only that client: the system and its other clients keep running. Close it
+   * before the system; the system does not track it.
+   *
+   * @return a new client the caller owns and closes
+   * @throws TqException {@code CLOSED} when the system is closed
+   */
+  public MetaClient newClient() {
+    if (closed.get()) {
+      throw new TqException(ErrorCode.CLOSED, "the system is closed");
+    }
+    return new LocalMetaClient(controller, storage, allocator);
   }
 
   /**
@@ -169,13 +226,92 @@ public final class TransferQueueSystem implements AutoCloseable {
     return storage;
   }
 
+  /**
+   * The address of the metrics endpoint.
+   *
+   * @return {@code host:port} while an endpoint runs ({@code metrics.enabled} and an endpoint
+   *     factory given to the builder); empty otherwise
+   */
+  public Optional<String> metricsEndpoint() {
+    return Optional.ofNullable(metricsEndpoint).map(MetricsEndpoint::address);
+  }
+
+  /**
+   * The meters of this system.
+   *
+   * @return the metrics when a meter registry was given to the builder; empty otherwise
+   */
+  public Optional<SystemMetrics> metrics() {
+    return Optional.ofNullable(metrics);
+  }
+
+  /**
+   * Saves the controller's state and, where the backend supports it, the stored data into a
+   * checkpoint directory (format in {@code docs/CHECKPOINT.md}).
+   *
+   * <p>Everything is written into a temporary sibling directory, synced to disk and renamed into
+   * place; an existing checkpoint at {@code directory} is replaced only once the new one is
+   * complete. A failed save leaves no partial directory behind. SimpleStorage keeps its data only
+   * in memory, so it is always saved ({@code includeStorage=false} is ignored with a warning); a
+   * backend without checkpoints (MooncakeStore) saves only the controller and the result says
+   * {@code storageSaved=false}. Requests running during a save may or may not be included; quiesce
+   * producers for a consistent checkpoint.
+   *
+   * @param directory the checkpoint directory; its parent is created if needed
+   * @param includeStorage whether to save stored data
+   * @return what was saved
+   * @throws TqException {@code CLOSED} after {@link #close()}, {@code STORAGE_ERROR} naming the
+   *     path on an I/O error, {@code INVALID_ARGUMENT} for a tag value that cannot be stored
+   */
+  public CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
+    Objects.requireNonNull(directory, "directory");
+    synchronized (checkpointLock) {
+      ensureOpen();
+      return Checkpoints.save(directory, includeStorage, controller, storage, clock);
+    }
+  }
+
+  /**
+   * Replaces the controller's whole state and the stored data by a checkpoint: partitions created
+   * since disappear. Everything is validated first (manifest, sizes and CRC32C checksums, the
+   * controller state, the storage files and the unit count), and nothing changes when any of it
+   * fails. Meant for a freshly started system with the same backend, unit count and sampler type;
+   * requests must not run meanwhile.
+   *
+   * @param directory a directory written by {@link #saveCheckpoint}
+   * @throws TqException {@code NOT_FOUND} for a missing directory or manifest; {@code CORRUPT_DATA}
+   *     for a missing, truncated or altered file; {@code INVALID_ARGUMENT} for a foreign or
+   *     unsupported checkpoint (bad magic, format version, backend or unit count); {@code
+   *     INVALID_CONFIGURATION} for another sampler type; {@code CLOSED} after {@link #close()}
+   */
+  public void loadCheckpoint(Path directory) {
+    Objects.requireNonNull(directory, "directory");
+    synchronized (checkpointLock) {
+      ensureOpen();
+      Checkpoints.load(directory, controller, storage);
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new TqException(ErrorCode.CLOSED, "the TransferQueue system is closed");
+    }
+  }
+
   /** Stops clients, storage and controller and releases all memory. Idempotent. */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    List<AutoCloseable> order = new ArrayList<>(List.of(kv, client, storage, allocator));
+    List<AutoCloseable> order = new ArrayList<>();
+    if (metricsEndpoint != null) {
+      order.add(metricsEndpoint);
+    }
+    if (metrics != null) {
+      order.add(metrics);
+    }
+    order.addAll(List.of(kv, client, storage, allocator));
     RuntimeException failure = null;
     for (AutoCloseable resource : order) {
       try {
@@ -251,11 +387,38 @@ public final class TransferQueueSystem implements AutoCloseable {
     private TqConfig config = TqConfig.defaults();
     private Sampler sampler;
     private ControllerClock clock = ControllerClock.SYSTEM;
-    private StorageManagerRegistry backends = StorageBackends.builtIn();
+    private StorageManagerRegistry backends;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
+    private MeterRegistry meterRegistry;
+    private MetricsEndpoint.Factory endpointFactory;
 
     private Builder() {}
+
+    /**
+     * Records the system's meters (controller requests and gauges, storage units) in this registry.
+     * Without one, nothing is measured.
+     *
+     * @param registry the registry; not closed by the system
+     * @return this builder
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      this.meterRegistry = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
+
+    /**
+     * Sets how the metrics endpoint is started when {@code metrics.enabled} is true: on {@code
+     * network.bind_host} and {@code metrics.port}. The system owns the endpoint and stops it on
+     * close.
+     *
+     * @param factory starts the endpoint (the Prometheus endpoint of {@code tq-server})
+     * @return this builder
+     */
+    public Builder metricsEndpoint(MetricsEndpoint.Factory factory) {
+      this.endpointFactory = Objects.requireNonNull(factory, "factory");
+      return this;
+    }
 
     /**
      * Sets the configuration.
@@ -291,7 +454,8 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
 
     /**
-     * Sets the storage backends to choose from by {@code backend.storage_backend}.
+     * Sets the storage backends to choose from by {@code backend.storage_backend}; by default
+     * {@link StorageBackends#builtIn(TqConfig)} of the configuration.
      *
      * @param backends the registry
      * @return this builder

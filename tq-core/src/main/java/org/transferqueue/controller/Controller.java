@@ -13,11 +13,14 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.MetaValues;
 import org.transferqueue.sampler.SampleResult;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplerState;
@@ -200,6 +203,31 @@ public final class Controller implements ControllerApi {
           update.backendMeta().forEach((k, v) -> backend.put((int) (long) k, v));
           partition.updateProduction(indexes, update.fields(), backend);
           stateChanged.signalAll();
+          return null;
+        });
+  }
+
+  /**
+   * Checks, without changing anything, whether a put of these field schemas for {@code sampleCount}
+   * samples would be accepted by {@link #updateProductionStatus}. Clients call it before writing to
+   * storage, so that a backend that cannot undo a write (a key-value store overwrites in place)
+   * never stores data the controller will reject. A concurrent put of another schema can still win
+   * the race; the notification then rejects this one as before.
+   *
+   * @param partitionId the partition; an unknown partition accepts any schema
+   * @param fields the schema of every field the put carries
+   * @param sampleCount the number of samples the put writes
+   * @throws TqException {@link ErrorCode#SCHEMA_CONFLICT} for a dtype or kind conflict with a
+   *     registered field; {@link ErrorCode#INVALID_ARGUMENT} for a malformed schema
+   */
+  public void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount) {
+    Objects.requireNonNull(fields, "fields");
+    locked(
+        () -> {
+          Partition partition = tables.partition(partitionId);
+          if (partition != null) {
+            partition.checkSchema(fields, sampleCount);
+          }
           return null;
         });
   }
@@ -491,7 +519,7 @@ public final class Controller implements ControllerApi {
               }
               Map<String, Object> record =
                   update.mode() == TagUpdate.Mode.MERGE
-                      ? TagValues.merge(partition.tags(index), r.getValue())
+                      ? MetaValues.merge(partition.tags(index), r.getValue())
                       : r.getValue();
               partition.putTags(index, record);
               written++;
@@ -509,20 +537,7 @@ public final class Controller implements ControllerApi {
    * @return only the samples that have tags, in request order; empty for an unknown partition
    */
   public Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes) {
-    return locked(
-        () -> {
-          Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
-          Partition partition = partitions.get(partitionId);
-          if (partition != null) {
-            for (long index : indexes) {
-              Map<String, Object> tags = partition.tags(IndexAllocator.checkIndex(index));
-              if (tags != null) {
-                out.put(index, tags);
-              }
-            }
-          }
-          return out;
-        });
+    return perSample(partitionId, indexes, Partition::tags);
   }
 
   /**
@@ -535,22 +550,44 @@ public final class Controller implements ControllerApi {
    */
   public Map<Long, Map<String, Object>> getBackendMeta(
       String partitionId, List<Long> indexes, List<String> fields) {
+    return perSample(
+        partitionId,
+        indexes,
+        (partition, index) -> {
+          Map<String, Object> meta = partition.backendMeta(index);
+          if (meta == null) {
+            return null;
+          }
+          Map<String, Object> filtered = new LinkedHashMap<>();
+          meta.forEach(
+              (f, v) -> {
+                if (fields.contains(f)) {
+                  filtered.put(f, v);
+                }
+              });
+          return filtered;
+        });
+  }
+
+  /**
+   * One record per sample that has one, read under the lock.
+   *
+   * @param record the sample's record in its partition, or null when it has none
+   * @return the records by global index, in request order; empty for an unknown partition
+   */
+  private Map<Long, Map<String, Object>> perSample(
+      String partitionId,
+      List<Long> indexes,
+      BiFunction<Partition, Integer, Map<String, Object>> record) {
     return locked(
         () -> {
           Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
           Partition partition = partitions.get(partitionId);
           if (partition != null) {
             for (long index : indexes) {
-              Map<String, Object> meta = partition.backendMeta(IndexAllocator.checkIndex(index));
-              if (meta != null) {
-                Map<String, Object> filtered = new LinkedHashMap<>();
-                meta.forEach(
-                    (f, v) -> {
-                      if (fields.contains(f)) {
-                        filtered.put(f, v);
-                      }
-                    });
-                out.put(index, filtered);
+              Map<String, Object> value = record.apply(partition, IndexAllocator.checkIndex(index));
+              if (value != null) {
+                out.put(index, value);
               }
             }
           }

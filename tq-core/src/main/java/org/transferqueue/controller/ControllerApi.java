@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
 
 /**
  * The operations of the controller that clients and storage use, the same whether the controller
@@ -51,6 +52,15 @@ public interface ControllerApi {
    * @param update the notification
    */
   void updateProductionStatus(ProductionUpdate update);
+
+  /**
+   * Checks, without changing anything, whether a put of these field schemas would be accepted.
+   *
+   * @param partitionId the partition; an unknown partition accepts any schema
+   * @param fields the schema of every field the put carries
+   * @param sampleCount the number of samples the put writes
+   */
+  void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount);
 
   /**
    * The production status of a partition for some fields.

@@ -133,6 +133,19 @@ final class Partition {
   }
 
   /**
+   * Validates schemas offered for {@code indexCount} samples against the registered fields without
+   * changing anything.
+   *
+   * @throws org.transferqueue.TqException if any field's schema conflicts
+   */
+  void checkSchema(Map<String, FieldSchema> schema, int indexCount) {
+    for (Map.Entry<String, FieldSchema> e : schema.entrySet()) {
+      FieldColumn column = fields.get(e.getKey());
+      (column != null ? column : new FieldColumn(e.getKey())).check(id, e.getValue(), indexCount);
+    }
+  }
+
+  /**
    * Applies a production notification atomically: validates every field first, then registers
    * columns, activates the indexes, marks production, merges schemas and backend metadata.
    *
@@ -140,11 +153,7 @@ final class Partition {
    */
   void updateProduction(
       int[] indexes, Map<String, FieldSchema> schema, Map<Integer, Map<String, Object>> backend) {
-    for (Map.Entry<String, FieldSchema> e : schema.entrySet()) {
-      FieldColumn column = fields.get(e.getKey());
-      (column != null ? column : new FieldColumn(e.getKey()))
-          .check(id, e.getValue(), indexes.length);
-    }
+    checkSchema(schema, indexes.length);
     for (String name : schema.keySet()) {
       fields.computeIfAbsent(name, FieldColumn::new);
     }

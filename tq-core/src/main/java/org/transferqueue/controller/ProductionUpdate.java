@@ -8,6 +8,7 @@ import java.util.Map;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.MetaValues;
 
 /**
  * A storage notification: the listed fields of the listed samples have been stored.
@@ -52,7 +53,7 @@ public record ProductionUpdate(
     fields = Collections.unmodifiableMap(schema);
     LinkedHashMap<Long, Map<String, Object>> backend = new LinkedHashMap<>();
     if (backendMeta != null) {
-      backendMeta.forEach((index, perField) -> backend.put(index, TagValues.freeze(perField)));
+      backendMeta.forEach((index, perField) -> backend.put(index, MetaValues.freezeMap(perField)));
     }
     backendMeta = Collections.unmodifiableMap(backend);
   }

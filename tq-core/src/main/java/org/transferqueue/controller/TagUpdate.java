@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import org.transferqueue.meta.MetaValues;
 
 /**
  * A write of per-sample tags (custom metadata), possibly spanning partitions.
@@ -37,7 +38,7 @@ public record TagUpdate(Map<String, Map<Long, Map<String, Object>>> tags, Mode m
                   (index, record) ->
                       perIndex.put(
                           (long) IndexAllocator.checkIndex(Objects.requireNonNull(index, "index")),
-                          TagValues.freeze(record)));
+                          MetaValues.freezeMap(record)));
               copy.put(partition, Collections.unmodifiableMap(perIndex));
             });
     tags = Collections.unmodifiableMap(copy);

@@ -22,6 +22,9 @@ public final class RegisteredRegions {
   private final TreeMap<Long, Region> byStart = new TreeMap<>();
   private long registeredBytes;
 
+  /** Creates an empty registry. */
+  public RegisteredRegions() {}
+
   private static final class Region {
     final long start;
     final long end;

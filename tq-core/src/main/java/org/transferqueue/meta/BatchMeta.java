@@ -1,6 +1,5 @@
 package org.transferqueue.meta;
 
-import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -117,17 +116,7 @@ public final class BatchMeta {
    * @return an unmodifiable view
    */
   public List<Long> globalIndexes() {
-    return new AbstractList<>() {
-      @Override
-      public Long get(int i) {
-        return globalIndexes[i];
-      }
-
-      @Override
-      public int size() {
-        return globalIndexes.length;
-      }
-    };
+    return BatchMetaRows.view(globalIndexes.length, i -> globalIndexes[i]);
   }
 
   /**
@@ -209,17 +198,7 @@ public final class BatchMeta {
    * @return an unmodifiable list, true = produced
    */
   public List<Boolean> productionStatus() {
-    return new AbstractList<>() {
-      @Override
-      public Boolean get(int i) {
-        return productionStatus[i];
-      }
-
-      @Override
-      public int size() {
-        return productionStatus.length;
-      }
-    };
+    return BatchMetaRows.view(productionStatus.length, i -> productionStatus[i]);
   }
 
   /**
@@ -330,17 +309,7 @@ public final class BatchMeta {
    * @return a list whose i-th element describes the i-th sample
    */
   public List<SampleView> samples() {
-    return new AbstractList<>() {
-      @Override
-      public SampleView get(int i) {
-        return sample(i);
-      }
-
-      @Override
-      public int size() {
-        return globalIndexes.length;
-      }
-    };
+    return BatchMetaRows.view(globalIndexes.length, this::sample);
   }
 
   private SampleView sample(int i) {
@@ -430,12 +399,12 @@ public final class BatchMeta {
     if (updates == null) {
       return this;
     }
-    checkLength("tags update", updates.size());
+    BatchMetaRows.checkColumn("tags update", updates.size(), size());
     ArrayList<Map<String, Object>> merged = new ArrayList<>(size());
     for (int i = 0; i < size(); i++) {
       merged.add(MetaValues.merge(tags.get(i), MetaValues.freezeMap(updates.get(i))));
     }
-    return withTagsUnchecked(Collections.unmodifiableList(merged));
+    return withRows(Collections.unmodifiableList(merged), backendMeta);
   }
 
   /**
@@ -447,8 +416,8 @@ public final class BatchMeta {
    *     #size()}
    */
   public BatchMeta withTags(List<? extends Map<String, ?>> replacement) {
-    checkLength("tags", replacement.size());
-    return withTagsUnchecked(MetaValues.freezeRows(replacement));
+    BatchMetaRows.checkColumn("tags", replacement.size(), size());
+    return withRows(MetaValues.freezeRows(replacement), backendMeta);
   }
 
   /**
@@ -457,10 +426,12 @@ public final class BatchMeta {
    * @return a new batch
    */
   public BatchMeta withoutTags() {
-    return withTagsUnchecked(Collections.nCopies(size(), Map.of()));
+    return withRows(Collections.nCopies(size(), Map.of()), backendMeta);
   }
 
-  private BatchMeta withTagsUnchecked(List<Map<String, Object>> newTags) {
+  /** This batch with new, already frozen per-sample tags and backend metadata. */
+  private BatchMeta withRows(
+      List<Map<String, Object>> newTags, List<Map<String, Object>> newBackendMeta) {
     return new BatchMeta(
         globalIndexes,
         partitionIds,
@@ -468,7 +439,7 @@ public final class BatchMeta {
         productionStatus,
         extraInfo,
         newTags,
-        backendMeta);
+        newBackendMeta);
   }
 
   /**
@@ -486,14 +457,7 @@ public final class BatchMeta {
     LinkedHashMap<String, Object> row = new LinkedHashMap<>(rows.get(position));
     row.put(key, MetaValues.freeze(value));
     rows.set(position, Collections.unmodifiableMap(row));
-    return new BatchMeta(
-        globalIndexes,
-        partitionIds,
-        fieldSchema,
-        productionStatus,
-        extraInfo,
-        tags,
-        Collections.unmodifiableList(rows));
+    return withRows(tags, Collections.unmodifiableList(rows));
   }
 
   /**
@@ -537,7 +501,7 @@ public final class BatchMeta {
     }
     TreeMap<String, FieldSchema> schema = new TreeMap<>(fieldSchema);
     for (Map.Entry<String, FieldSchema> e : fields.entrySet()) {
-      checkPerSample(e.getKey(), e.getValue(), size());
+      BatchMetaRows.checkPerSample(e.getKey(), e.getValue(), size());
       schema.put(Objects.requireNonNull(e.getKey(), "field name"), e.getValue());
     }
     boolean[] status = productionStatus;
@@ -567,14 +531,7 @@ public final class BatchMeta {
    *     size)}
    */
   public BatchMeta selectSamples(int... positions) {
-    for (int p : positions) {
-      if (p < 0 || p >= size()) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "sample position " + p + " must be in range [0, " + size() + ")");
-      }
-    }
-    return rows(positions);
+    return BatchMetaRows.select(this, positions);
   }
 
   /**
@@ -585,10 +542,6 @@ public final class BatchMeta {
    */
   public BatchMeta selectSamples(List<Integer> positions) {
     return selectSamples(positions.stream().mapToInt(Integer::intValue).toArray());
-  }
-
-  private BatchMeta rows(int[] positions) {
-    return BatchMetaRows.rows(this, positions);
   }
 
   /**
@@ -612,13 +565,7 @@ public final class BatchMeta {
    * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when the position is out of range
    */
   public BatchMeta get(int position) {
-    int p = position < 0 ? position + size() : position;
-    if (p < 0 || p >= size()) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT,
-          "sample position " + position + " out of range for size " + size());
-    }
-    return rows(new int[] {p});
+    return BatchMetaRows.get(this, position);
   }
 
   /**
@@ -632,19 +579,7 @@ public final class BatchMeta {
    * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code step} is 0
    */
   public BatchMeta slice(int start, int stop, int step) {
-    if (step == 0) {
-      throw new TqException(ErrorCode.INVALID_ARGUMENT, "slice step must not be 0");
-    }
-    int n = size();
-    int lo = step > 0 ? 0 : -1;
-    int hi = step > 0 ? n : n - 1;
-    int s = Math.clamp(start < 0 ? (long) start + n : start, lo, hi);
-    int e = Math.clamp(stop < 0 ? (long) stop + n : stop, lo, hi);
-    ArrayList<Integer> positions = new ArrayList<>();
-    for (int i = s; step > 0 ? i < e : i > e; i += step) {
-      positions.add(i);
-    }
-    return rows(positions.stream().mapToInt(Integer::intValue).toArray());
+    return BatchMetaRows.slice(this, start, stop, step);
   }
 
   /**
@@ -656,14 +591,7 @@ public final class BatchMeta {
    * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code n < 1}
    */
   public List<BatchMeta> chunk(int n) {
-    int[][] ranges = BatchMetaRows.chunkRanges(size(), n);
-    ArrayList<BatchMeta> chunks = new ArrayList<>(n);
-    for (int[] range : ranges) {
-      int[] positions = new int[range[1] - range[0]];
-      Arrays.setAll(positions, i -> range[0] + i);
-      chunks.add(rows(positions));
-    }
-    return Collections.unmodifiableList(chunks);
+    return BatchMetaRows.chunk(this, n);
   }
 
   /**
@@ -673,15 +601,7 @@ public final class BatchMeta {
    * @return the chunks
    */
   public List<BatchMeta> chunkByPartition() {
-    LinkedHashMap<String, List<Integer>> byPartition = new LinkedHashMap<>();
-    for (int i = 0; i < size(); i++) {
-      byPartition.computeIfAbsent(partitionIds.get(i), k -> new ArrayList<>()).add(i);
-    }
-    ArrayList<BatchMeta> chunks = new ArrayList<>(byPartition.size());
-    for (List<Integer> positions : byPartition.values()) {
-      chunks.add(rows(positions.stream().mapToInt(Integer::intValue).toArray()));
-    }
-    return Collections.unmodifiableList(chunks);
+    return BatchMetaRows.chunkByPartition(this);
   }
 
   /**
@@ -696,7 +616,7 @@ public final class BatchMeta {
    */
   public BatchMeta reorder(int... positions) {
     BatchMetaRows.checkPermutation(positions, size());
-    return rows(positions.clone());
+    return BatchMetaRows.rows(this, positions.clone());
   }
 
   /**
@@ -756,27 +676,6 @@ public final class BatchMeta {
     return productionStatus;
   }
 
-  private void checkLength(String what, int length) {
-    if (length != size()) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          what + " length " + length + " must match the batch size " + size());
-    }
-  }
-
-  static void checkPerSample(String field, FieldSchema schema, int size) {
-    if (schema.perSampleShapes() != null && schema.perSampleShapes().size() != size) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          "per-sample shapes of field '"
-              + field
-              + "' have length "
-              + schema.perSampleShapes().size()
-              + ", batch size is "
-              + size);
-    }
-  }
-
   private static SortedMap<String, FieldSchema> emptySchema() {
     return Collections.unmodifiableSortedMap(new TreeMap<>());
   }
@@ -827,191 +726,7 @@ public final class BatchMeta {
    *
    * <p>Not thread-safe. Inputs are copied at {@link #build()}, so the builder may be reused.
    */
-  public static final class Builder {
-    private long[] globalIndexes = new long[0];
-    private List<String> partitionIds;
-    private String commonPartitionId;
-    private final TreeMap<String, FieldSchema> fieldSchema = new TreeMap<>();
-    private List<Boolean> productionStatus;
-    private boolean allProduced;
-    private Map<String, ?> extraInfo;
-    private List<? extends Map<String, ?>> tags;
-    private List<? extends Map<String, ?>> backendMeta;
-
+  public static final class Builder extends AbstractBatchMetaBuilder {
     private Builder() {}
-
-    /**
-     * Sets the global indexes.
-     *
-     * @param indexes the indexes in batch order
-     * @return this builder
-     */
-    public Builder globalIndexes(List<Long> indexes) {
-      long[] copy = new long[indexes.size()];
-      for (int i = 0; i < copy.length; i++) {
-        Long gi = indexes.get(i);
-        if (gi == null) {
-          throw new TqException(
-              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is null");
-        }
-        copy[i] = gi;
-      }
-      this.globalIndexes = copy;
-      return this;
-    }
-
-    /**
-     * Sets the global indexes.
-     *
-     * @param indexes the indexes in batch order
-     * @return this builder
-     */
-    public Builder globalIndexes(long... indexes) {
-      this.globalIndexes = indexes.clone();
-      return this;
-    }
-
-    /**
-     * Sets the partition of each sample.
-     *
-     * @param ids one partition id per global index
-     * @return this builder
-     */
-    public Builder partitionIds(List<String> ids) {
-      this.partitionIds = Objects.requireNonNull(ids, "ids");
-      this.commonPartitionId = null;
-      return this;
-    }
-
-    /**
-     * Puts every sample in one partition.
-     *
-     * @param id the partition id
-     * @return this builder
-     */
-    public Builder partitionId(String id) {
-      this.commonPartitionId = Objects.requireNonNull(id, "id");
-      this.partitionIds = null;
-      return this;
-    }
-
-    /**
-     * Adds or replaces one field's schema.
-     *
-     * @param name the field name
-     * @param schema the entry
-     * @return this builder
-     */
-    public Builder field(String name, FieldSchema schema) {
-      fieldSchema.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(schema, name));
-      return this;
-    }
-
-    /**
-     * Adds or replaces several fields' schema.
-     *
-     * @param schema entries by field name
-     * @return this builder
-     */
-    public Builder fieldSchema(Map<String, FieldSchema> schema) {
-      schema.forEach(this::field);
-      return this;
-    }
-
-    /**
-     * Sets the production status; without it every sample is not produced.
-     *
-     * @param status one flag per sample
-     * @return this builder
-     */
-    public Builder productionStatus(List<Boolean> status) {
-      this.productionStatus = Objects.requireNonNull(status, "status");
-      this.allProduced = false;
-      return this;
-    }
-
-    /**
-     * Marks every sample produced.
-     *
-     * @return this builder
-     */
-    public Builder allProduced() {
-      this.productionStatus = null;
-      this.allProduced = true;
-      return this;
-    }
-
-    /**
-     * Sets the batch-level extra info.
-     *
-     * @param info JSON-compatible entries
-     * @return this builder
-     */
-    public Builder extraInfo(Map<String, ?> info) {
-      this.extraInfo = info;
-      return this;
-    }
-
-    /**
-     * Sets the per-sample tags; null or empty gives every sample empty tags.
-     *
-     * @param rows one map per sample
-     * @return this builder
-     */
-    public Builder tags(List<? extends Map<String, ?>> rows) {
-      this.tags = rows;
-      return this;
-    }
-
-    /**
-     * Sets the per-sample backend metadata; null or empty gives every sample an empty map.
-     *
-     * @param rows one map (field name to opaque value) per sample
-     * @return this builder
-     */
-    public Builder backendMeta(List<? extends Map<String, ?>> rows) {
-      this.backendMeta = rows;
-      return this;
-    }
-
-    /**
-     * Validates and builds the batch.
-     *
-     * @return the batch
-     * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when a per-sample column's length
-     *     differs from the number of global indexes; {@link ErrorCode#INVALID_ARGUMENT} on a null
-     *     index or partition id, or a metadata value that is not JSON-compatible
-     */
-    public BatchMeta build() {
-      int n = globalIndexes.length;
-      long[] gis = globalIndexes.clone();
-      for (int i = 0; i < n; i++) {
-        if (gis[i] < 0) {
-          throw new TqException(
-              ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is " + gis[i]);
-        }
-      }
-      List<String> pids = BatchMetaRows.partitionIds(commonPartitionId, partitionIds, n);
-      for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
-        checkPerSample(e.getKey(), e.getValue(), n);
-      }
-      boolean[] status = new boolean[n];
-      if (allProduced) {
-        Arrays.fill(status, true);
-      } else if (productionStatus != null) {
-        BatchMetaRows.checkColumn("production status", productionStatus.size(), n);
-        for (int i = 0; i < n; i++) {
-          status[i] = Boolean.TRUE.equals(productionStatus.get(i));
-        }
-      }
-      return new BatchMeta(
-          gis,
-          pids,
-          Collections.unmodifiableSortedMap(new TreeMap<>(fieldSchema)),
-          status,
-          MetaValues.freezeMap(extraInfo),
-          BatchMetaRows.rowsOrEmpty("tags", tags, n),
-          BatchMetaRows.rowsOrEmpty("backend metadata", backendMeta, n));
-    }
   }
 }

@@ -1,6 +1,8 @@
 package org.transferqueue.meta;
 
+import java.util.AbstractList;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashSet;
@@ -9,11 +11,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.IntFunction;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
 /**
- * Row and column restructuring of {@link BatchMeta} and the column checks of its builder.
+ * Row and column restructuring of {@link BatchMeta} and the column checks it shares with its
+ * builder.
  *
  * <p>Stateless. Results share the immutable per-sample maps of their source; nothing is copied that
  * cannot change.
@@ -112,6 +116,88 @@ final class BatchMetaRows {
     return ranges;
   }
 
+  /** An unmodifiable list view of {@code size} elements computed on access. */
+  static <T> List<T> view(int size, IntFunction<T> element) {
+    return new AbstractList<>() {
+      @Override
+      public T get(int i) {
+        return element.apply(i);
+      }
+
+      @Override
+      public int size() {
+        return size;
+      }
+    };
+  }
+
+  /** The samples at checked positions, in the given order; see {@link BatchMeta#selectSamples}. */
+  static BatchMeta select(BatchMeta meta, int[] positions) {
+    for (int p : positions) {
+      if (p < 0 || p >= meta.size()) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "sample position " + p + " must be in range [0, " + meta.size() + ")");
+      }
+    }
+    return rows(meta, positions);
+  }
+
+  /** One sample as a batch; see {@link BatchMeta#get}. */
+  static BatchMeta get(BatchMeta meta, int position) {
+    int p = position < 0 ? position + meta.size() : position;
+    if (p < 0 || p >= meta.size()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "sample position " + position + " out of range for size " + meta.size());
+    }
+    return rows(meta, new int[] {p});
+  }
+
+  /** A Python-style slice; see {@link BatchMeta#slice}. */
+  static BatchMeta slice(BatchMeta meta, int start, int stop, int step) {
+    if (step == 0) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "slice step must not be 0");
+    }
+    int n = meta.size();
+    int lo = step > 0 ? 0 : -1;
+    int hi = step > 0 ? n : n - 1;
+    int s = Math.clamp(start < 0 ? (long) start + n : start, lo, hi);
+    int e = Math.clamp(stop < 0 ? (long) stop + n : stop, lo, hi);
+    ArrayList<Integer> positions = new ArrayList<>();
+    for (int i = s; step > 0 ? i < e : i > e; i += step) {
+      positions.add(i);
+    }
+    return rows(meta, positions.stream().mapToInt(Integer::intValue).toArray());
+  }
+
+  /** {@code n} contiguous chunks; see {@link BatchMeta#chunk}. */
+  static List<BatchMeta> chunk(BatchMeta meta, int n) {
+    int[][] ranges = chunkRanges(meta.size(), n);
+    ArrayList<BatchMeta> chunks = new ArrayList<>(n);
+    for (int[] range : ranges) {
+      int[] positions = new int[range[1] - range[0]];
+      Arrays.setAll(positions, i -> range[0] + i);
+      chunks.add(rows(meta, positions));
+    }
+    return Collections.unmodifiableList(chunks);
+  }
+
+  /**
+   * One chunk per partition, in order of first appearance; see {@link BatchMeta#chunkByPartition}.
+   */
+  static List<BatchMeta> chunkByPartition(BatchMeta meta) {
+    LinkedHashMap<String, List<Integer>> byPartition = new LinkedHashMap<>();
+    for (int i = 0; i < meta.size(); i++) {
+      byPartition.computeIfAbsent(meta.partitionId(i), k -> new ArrayList<>()).add(i);
+    }
+    ArrayList<BatchMeta> chunks = new ArrayList<>(byPartition.size());
+    for (List<Integer> positions : byPartition.values()) {
+      chunks.add(rows(meta, positions.stream().mapToInt(Integer::intValue).toArray()));
+    }
+    return Collections.unmodifiableList(chunks);
+  }
+
   /**
    * Checks that positions are a permutation of {@code 0..size-1}.
    *
@@ -139,39 +225,23 @@ final class BatchMetaRows {
     }
   }
 
-  /** The partition column of a builder: one id for all, or one per sample. */
-  static List<String> partitionIds(String commonPartitionId, List<String> partitionIds, int n) {
-    if (commonPartitionId != null) {
-      return Collections.nCopies(n, commonPartitionId);
-    }
-    List<String> ids = partitionIds == null ? List.of() : partitionIds;
-    if (ids.size() != n) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          "Length mismatch: " + n + " global indexes but " + ids.size() + " partition ids");
-    }
-    for (int i = 0; i < n; i++) {
-      if (ids.get(i) == null) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT, "partition id at position " + i + " is null");
-      }
-    }
-    return List.copyOf(ids);
-  }
-
-  static List<Map<String, Object>> rowsOrEmpty(
-      String what, List<? extends Map<String, ?>> rows, int n) {
-    if (rows == null || rows.isEmpty()) {
-      return Collections.nCopies(n, Map.of());
-    }
-    checkColumn(what, rows.size(), n);
-    return MetaValues.freezeRows(rows);
-  }
-
   static void checkColumn(String what, int length, int n) {
     if (length != n) {
       throw new TqException(
           ErrorCode.SHAPE_MISMATCH, what + " length " + length + " must match the batch size " + n);
+    }
+  }
+
+  static void checkPerSample(String field, FieldSchema schema, int size) {
+    if (schema.perSampleShapes() != null && schema.perSampleShapes().size() != size) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          "per-sample shapes of field '"
+              + field
+              + "' have length "
+              + schema.perSampleShapes().size()
+              + ", batch size is "
+              + size);
     }
   }
 }

@@ -17,8 +17,11 @@ import org.transferqueue.TqException;
  * <p>Stateless and thread-safe. Values are limited to {@code null}, {@code String}, {@code
  * Boolean}, numbers, {@code List} and {@code Map} with {@code String} keys; anything else is
  * rejected so that metadata can always be encoded, stored and checkpointed.
+ *
+ * <p>Public for the controller, which freezes tag and backend-metadata records with the same rules;
+ * the other members are package internals.
  */
-final class MetaValues {
+public final class MetaValues {
   private MetaValues() {}
 
   /**
@@ -57,9 +60,12 @@ final class MetaValues {
    * Deep-copies a map with string keys.
    *
    * @param map the map; null gives an empty map
-   * @return an unmodifiable map that keeps the iteration order of {@code map}
+   * @return an unmodifiable map that keeps the iteration order of {@code map}; integral numbers
+   *     become {@code Long}, floating ones {@code Double}
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a null key, a nested map key that is
+   *     not a {@code String}, or a value that is not JSON-compatible
    */
-  static Map<String, Object> freezeMap(Map<String, ?> map) {
+  public static Map<String, Object> freezeMap(Map<String, ?> map) {
     if (map == null || map.isEmpty()) {
       return Map.of();
     }
@@ -103,16 +109,17 @@ final class MetaValues {
   /**
    * Merges two frozen maps; entries of {@code over} win.
    *
-   * @param base the base map
-   * @param over the overriding map
-   * @return an unmodifiable merged map
+   * @param base the base map; null counts as empty
+   * @param over the overriding map, not null
+   * @return an unmodifiable merged map; {@code over} itself when {@code base} is null or empty, and
+   *     {@code base} itself when {@code over} is empty
    */
-  static Map<String, Object> merge(Map<String, Object> base, Map<String, Object> over) {
+  public static Map<String, Object> merge(Map<String, Object> base, Map<String, Object> over) {
+    if (base == null || base.isEmpty()) {
+      return over;
+    }
     if (over.isEmpty()) {
       return base;
-    }
-    if (base.isEmpty()) {
-      return over;
     }
     LinkedHashMap<String, Object> merged = new LinkedHashMap<>(base);
     merged.putAll(over);

@@ -345,6 +345,74 @@ public final class MooncakeKvClient implements KvClient {
     return new KvValues(Arrays.asList(results), owned);
   }
 
+  /**
+   * Reads tensor cells with {@code batchGetInto} straight into the caller's destinations: the
+   * caller's allocations are registered for the call (reference-counted, so concurrent reads into
+   * the same memory share a registration) and each key's bytes land in its row, chunk by chunk when
+   * the metadata records chunks. Memory the store refuses to register is read through the pooled
+   * path of {@link #get} and copied over instead.
+   */
+  @Override
+  public void getInto(
+      List<String> keys,
+      List<long[]> shapes,
+      List<DType> dtypes,
+      List<Map<String, Object>> backendMeta,
+      List<MemorySegment> destinations,
+      List<MemorySegment> regions) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(destinations, "destinations");
+    Objects.requireNonNull(regions, "regions");
+    checkOpen();
+    GetPlan plan = GetPlan.of(keys, shapes, dtypes, backendMeta);
+    if (!plan.objectIndexes().isEmpty() || destinations.size() != keys.size()) {
+      throw new TqException(
+          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          "getInto reads tensor cells only, one destination per key: keys="
+              + keys.size()
+              + ", destinations="
+              + destinations.size()
+              + ", object cells="
+              + plan.objectIndexes().size());
+    }
+    for (int i = 0; i < keys.size(); i++) {
+      if (destinations.get(i).byteSize() != plan.nbytes(i)) {
+        throw new TqException(
+            org.transferqueue.ErrorCode.SHAPE_MISMATCH,
+            "destination of key '"
+                + keys.get(i)
+                + "' has "
+                + destinations.get(i).byteSize()
+                + " bytes, expected "
+                + plan.nbytes(i));
+      }
+    }
+    List<RegionRegistry.Region> registered = new ArrayList<>(regions.size());
+    try {
+      for (MemorySegment region : regions) {
+        if (region.byteSize() == 0) {
+          continue;
+        }
+        RegionRegistry.Region acquired = region.isNative() ? registry.acquire(region) : null;
+        if (acquired == null) {
+          registered.forEach(registry::release);
+          registered.clear();
+          KvClient.super.getInto(keys, shapes, dtypes, backendMeta, destinations, regions);
+          return;
+        }
+        registered.add(acquired);
+      }
+      long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+      List<CompletableFuture<?>> tasks = new ArrayList<>();
+      for (List<Integer> slice : slices(plan.tensorIndexes())) {
+        tasks.add(submit(() -> transfers.getTensorsInto(plan, slice, destinations, deadline)));
+      }
+      awaitAll(tasks);
+    } finally {
+      registered.forEach(registry::release);
+    }
+  }
+
   // ---------------------------------------------------------------- clear
 
   @Override

@@ -169,6 +169,22 @@ final class SliceTransfers {
     }
   }
 
+  /** Reads one slice of tensor keys straight into the caller's registered destinations. */
+  CompletableFuture<Void> getTensorsInto(
+      GetPlan plan, List<Integer> slice, List<MemorySegment> destinations, long deadline) {
+    List<String> transferKeys = new ArrayList<>();
+    List<MemorySegment> targets = new ArrayList<>();
+    List<Long> expected = new ArrayList<>();
+    for (int i : slice) {
+      plan.addTransfers(i, destinations.get(i), transferKeys, targets, expected);
+    }
+    if (transferKeys.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    long[] sizes = expected.stream().mapToLong(Long::longValue).toArray();
+    return retrier.run("batch_get_into", transferKeys, targets, sizes, this::getInto, deadline);
+  }
+
   CompletableFuture<Void> getObjects(
       GetPlan plan,
       List<Integer> slice,

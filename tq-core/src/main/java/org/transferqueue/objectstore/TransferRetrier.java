@@ -202,8 +202,11 @@ final class TransferRetrier {
         } else if (TRANSIENT_CODES.contains((int) code)) {
           retry[count++] = i;
         } else {
+          // A missing object is a missing cell, which the storage contract reports as NOT_FOUND.
           throw new StorageException(
-              org.transferqueue.ErrorCode.STORAGE_ERROR,
+              code == ErrorCode.OBJECT_NOT_FOUND.code()
+                  ? org.transferqueue.ErrorCode.NOT_FOUND
+                  : org.transferqueue.ErrorCode.STORAGE_ERROR,
               operation
                   + " failed for key '"
                   + keys.get(i)

@@ -70,5 +70,8 @@ final class ControllerMessages {
   /** {@code []} → controller statistics. */
   static final int STATISTICS = 120;
 
+  /** {@code [partitionId, fields, sampleCount]} → nil, or the schema error. */
+  static final int CHECK_SCHEMA = 121;
+
   private ControllerMessages() {}
 }

@@ -8,6 +8,8 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.metrics.ControllerOp;
+import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.ProductionUpdate;
 
@@ -19,6 +21,7 @@ import org.transferqueue.storage.ProductionUpdate;
  */
 public final class ControllerNotifier implements ProductionNotifier {
   private final ControllerApi controller;
+  private final ControllerRequests requests;
 
   /**
    * Creates a notifier.
@@ -26,7 +29,18 @@ public final class ControllerNotifier implements ProductionNotifier {
    * @param controller the controller to notify
    */
   public ControllerNotifier(ControllerApi controller) {
+    this(controller, ControllerRequests.NOOP);
+  }
+
+  /**
+   * Creates a notifier whose notifications are measured.
+   *
+   * @param controller the controller to notify
+   * @param requests measures each notification
+   */
+  public ControllerNotifier(ControllerApi controller, ControllerRequests requests) {
     this.controller = Objects.requireNonNull(controller, "controller");
+    this.requests = Objects.requireNonNull(requests, "requests");
   }
 
   @Override
@@ -40,9 +54,16 @@ public final class ControllerNotifier implements ProductionNotifier {
       }
     }
     try {
-      controller.updateProductionStatus(
+      var produced =
           new org.transferqueue.controller.ProductionUpdate(
-              update.partitionId(), indexes, update.fieldSchema(), backendMeta));
+              update.partitionId(), indexes, update.fieldSchema(), backendMeta);
+      requests.measure(
+          ControllerOp.NOTIFY_DATA_UPDATE,
+          () -> {
+            controller.updateProductionStatus(produced);
+            return indexes.size();
+          },
+          n -> n);
     } catch (TqException e) {
       if (e.code() == ErrorCode.SCHEMA_CONFLICT) {
         throw e;

@@ -1,5 +1,6 @@
 package org.transferqueue.remote;
 
+import static org.transferqueue.remote.ControllerMessages.CHECK_SCHEMA;
 import static org.transferqueue.remote.ControllerMessages.CLEAR_PARTITION;
 import static org.transferqueue.remote.ControllerMessages.CLEAR_SAMPLES;
 import static org.transferqueue.remote.ControllerMessages.CONTROLLER_ID;
@@ -104,6 +105,19 @@ public final class ControllerServer implements AutoCloseable {
           var update = in.productionUpdate();
           return out -> {
             controller.updateProductionStatus(update);
+            out.nil();
+          };
+        });
+    register(
+        b,
+        CHECK_SCHEMA,
+        3,
+        in -> {
+          String partition = in.string("partitionId");
+          var fields = in.fieldSchemas("fields");
+          int sampleCount = in.int32("sampleCount");
+          return out -> {
+            controller.checkSchema(partition, fields, sampleCount);
             out.nil();
           };
         });

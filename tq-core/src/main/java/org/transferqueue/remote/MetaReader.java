@@ -46,6 +46,7 @@ import org.transferqueue.tensor.DType;
  */
 public final class MetaReader {
   private final MessageUnpacker unpacker;
+  private final long length;
 
   /**
    * Reads from a message.
@@ -54,6 +55,18 @@ public final class MetaReader {
    */
   public MetaReader(byte[] message) {
     this.unpacker = MessagePack.newDefaultUnpacker(message);
+    this.length = message.length;
+  }
+
+  /** Every element takes at least one byte: a longer header is hostile or truncated input. */
+  private int checkedSize(int size, int bytesPerElement, String what) {
+    long remaining = length - unpacker.getTotalReadBytes();
+    if ((long) size * bytesPerElement > remaining) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          what + " declares " + size + " elements but only " + remaining + " bytes remain");
+    }
+    return size;
   }
 
   /**
@@ -98,7 +111,7 @@ public final class MetaReader {
    */
   public int arrayHeader(String what) {
     try {
-      return unpacker.unpackArrayHeader();
+      return checkedSize(unpacker.unpackArrayHeader(), 1, what);
     } catch (IOException | MessagePackException e) {
       throw malformed(what + " (array)", e);
     }
@@ -112,7 +125,7 @@ public final class MetaReader {
    */
   public int mapHeader(String what) {
     try {
-      return unpacker.unpackMapHeader();
+      return checkedSize(unpacker.unpackMapHeader(), 2, what);
     } catch (IOException | MessagePackException e) {
       throw malformed(what + " (map)", e);
     }
@@ -219,7 +232,7 @@ public final class MetaReader {
    */
   public byte[] binary(String what) {
     try {
-      int n = unpacker.unpackBinaryHeader();
+      int n = checkedSize(unpacker.unpackBinaryHeader(), 1, what);
       return unpacker.readPayload(n);
     } catch (IOException | MessagePackException e) {
       throw malformed(what + " (binary)", e);
@@ -297,14 +310,14 @@ public final class MetaReader {
         case FLOAT -> unpacker.unpackDouble();
         case STRING -> unpacker.unpackString();
         case ARRAY -> {
-          int n = unpacker.unpackArrayHeader();
+          int n = checkedSize(unpacker.unpackArrayHeader(), 1, what);
           ArrayList<Object> list = new ArrayList<>(Math.min(n, 1024));
           for (int i = 0; i < n; i++) {
             list.add(value(what));
           }
           yield Collections.unmodifiableList(list);
         }
-        case MAP -> valueMapBody(unpacker.unpackMapHeader(), what);
+        case MAP -> valueMapBody(checkedSize(unpacker.unpackMapHeader(), 2, what), what);
         case EXTENSION -> extension(what);
         case BINARY ->
             throw new ProtocolException(
@@ -317,6 +330,7 @@ public final class MetaReader {
 
   private Object extension(String what) throws IOException {
     ExtensionTypeHeader header = unpacker.unpackExtensionTypeHeader();
+    checkedSize(header.getLength(), 1, what);
     String text = new String(unpacker.readPayload(header.getLength()), StandardCharsets.UTF_8);
     try {
       if (header.getType() == MetaCodec.EXT_BIG_INTEGER) {

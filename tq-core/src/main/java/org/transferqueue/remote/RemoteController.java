@@ -25,6 +25,7 @@ import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.Response;
@@ -147,6 +148,15 @@ public final class RemoteController implements ControllerApi {
   public void updateProductionStatus(ProductionUpdate update) {
     Objects.requireNonNull(update, "update");
     call(ControllerMessages.UPDATE_PRODUCTION, 1, w -> w.productionUpdate(update), NOTHING);
+  }
+
+  @Override
+  public void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount) {
+    call(
+        ControllerMessages.CHECK_SCHEMA,
+        3,
+        w -> w.string(partitionId).fieldSchemas(fields).integer(sampleCount),
+        NOTHING);
   }
 
   @Override

@@ -22,13 +22,12 @@ import org.transferqueue.TqException;
  * the result is empty. When the caller passes a data-parallel rank the result is cached per
  * (partition, task, rank, batch index) and served again to the same key. Thread-safe.
  */
-public final class GrpoGroupNSampler implements Sampler {
+public final class GrpoGroupNSampler extends CachingSampler {
   /** The tag that holds a sample's prompt-group id. */
   public static final String GROUP_TAG = "group_id";
 
   private final int samplesPerPrompt;
   private final String groupTag;
-  private final SamplerCache cache = new SamplerCache();
 
   /**
    * Creates a sampler with one sample per prompt (it then behaves like a sorted sequential one).
@@ -138,14 +137,6 @@ public final class GrpoGroupNSampler implements Sampler {
             request.partitionId(), request.taskName(), dpRank, request.batchIndex());
   }
 
-  @Override
-  public boolean hasCachedResult(String partitionId, String taskName, SamplingConfig config) {
-    return config != null
-        && config.dpRank() != null
-        && cache.contains(
-            new SamplerCache.Key(partitionId, taskName, config.dpRank(), config.batchIndex()));
-  }
-
   /**
    * The cached result of one key, for inspection.
    *
@@ -157,7 +148,7 @@ public final class GrpoGroupNSampler implements Sampler {
    */
   public Optional<SampleResult> cachedResult(
       String partitionId, String taskName, int dpRank, Integer batchIndex) {
-    return cache.get(new SamplerCache.Key(partitionId, taskName, dpRank, batchIndex));
+    return cached(partitionId, taskName, dpRank, batchIndex);
   }
 
   /**
@@ -167,21 +158,5 @@ public final class GrpoGroupNSampler implements Sampler {
    */
   public int cacheSize() {
     return cache.size();
-  }
-
-  @Override
-  public void clearCache(String partitionId) {
-    cache.clearPartition(partitionId);
-  }
-
-  @Override
-  public SamplerState saveState() {
-    return new SamplerState(name(), cache.save());
-  }
-
-  @Override
-  public void loadState(SamplerState state) {
-    Sampler.super.loadState(state);
-    cache.load(state.entries());
   }
 }

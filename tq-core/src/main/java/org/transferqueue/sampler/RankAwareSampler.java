@@ -17,8 +17,7 @@ import org.transferqueue.TqException;
  * come from the controller. Cache entries live until the controller clears the partition ({@link
  * #clearCache}). Thread-safe.
  */
-public final class RankAwareSampler implements Sampler {
-  private final SamplerCache cache = new SamplerCache();
+public final class RankAwareSampler extends CachingSampler {
 
   /** Creates a sampler with an empty cache. */
   public RankAwareSampler() {}
@@ -64,14 +63,6 @@ public final class RankAwareSampler implements Sampler {
     return cache.get(key).orElseThrow();
   }
 
-  @Override
-  public boolean hasCachedResult(String partitionId, String taskName, SamplingConfig config) {
-    return config != null
-        && config.dpRank() != null
-        && cache.contains(
-            new SamplerCache.Key(partitionId, taskName, config.dpRank(), config.batchIndex()));
-  }
-
   /**
    * The cached batch of one key, for inspection.
    *
@@ -83,7 +74,7 @@ public final class RankAwareSampler implements Sampler {
    */
   public Optional<SampleResult> cachedResult(
       String partitionId, String taskName, int dpRank, int batchIndex) {
-    return cache.get(new SamplerCache.Key(partitionId, taskName, dpRank, batchIndex));
+    return cached(partitionId, taskName, dpRank, batchIndex);
   }
 
   /**
@@ -93,21 +84,5 @@ public final class RankAwareSampler implements Sampler {
    */
   public int cacheSize() {
     return cache.size();
-  }
-
-  @Override
-  public void clearCache(String partitionId) {
-    cache.clearPartition(partitionId);
-  }
-
-  @Override
-  public SamplerState saveState() {
-    return new SamplerState(name(), cache.save());
-  }
-
-  @Override
-  public void loadState(SamplerState state) {
-    Sampler.super.loadState(state);
-    cache.load(state.entries());
   }
 }

@@ -29,7 +29,7 @@ import org.transferqueue.TqException;
  * 1}, {@code batchSize × dpSize} a multiple of {@code n}, and the number of groups a multiple of
  * {@code dpSize}. With {@code dpSize = 1} and no batch index nothing is cached. Thread-safe.
  */
-public final class SeqlenBalancedSampler implements Sampler {
+public final class SeqlenBalancedSampler extends CachingSampler {
   /** The tag that holds a sample's token count. */
   public static final String LENGTH_TAG = "total_lengths";
 
@@ -38,7 +38,6 @@ public final class SeqlenBalancedSampler implements Sampler {
 
   private final int samplesPerPrompt;
   private final int dpSize;
-  private final SamplerCache cache = new SamplerCache();
   private final Map<ShareKey, List<List<Long>>> shares = new HashMap<>();
 
   /**
@@ -210,14 +209,6 @@ public final class SeqlenBalancedSampler implements Sampler {
     };
   }
 
-  @Override
-  public boolean hasCachedResult(String partitionId, String taskName, SamplingConfig config) {
-    return config != null
-        && config.dpRank() != null
-        && cache.contains(
-            new SamplerCache.Key(partitionId, taskName, config.dpRank(), config.batchIndex()));
-  }
-
   /**
    * The cached result of one rank, for inspection.
    *
@@ -229,7 +220,7 @@ public final class SeqlenBalancedSampler implements Sampler {
    */
   public Optional<SampleResult> cachedResult(
       String partitionId, String taskName, int dpRank, int batchIndex) {
-    return cache.get(new SamplerCache.Key(partitionId, taskName, dpRank, batchIndex));
+    return cached(partitionId, taskName, dpRank, batchIndex);
   }
 
   /**
@@ -243,13 +234,13 @@ public final class SeqlenBalancedSampler implements Sampler {
 
   @Override
   public synchronized void clearCache(String partitionId) {
-    cache.clearPartition(partitionId);
+    super.clearCache(partitionId);
     shares.keySet().removeIf(k -> k.partitionId().equals(partitionId));
   }
 
   @Override
-  public synchronized SamplerState saveState() {
-    List<Map<String, Object>> entries = new ArrayList<>(cache.save());
+  synchronized List<Map<String, Object>> saveEntries() {
+    List<Map<String, Object>> entries = new ArrayList<>(super.saveEntries());
     shares.forEach(
         (k, v) -> {
           Map<String, Object> e = new LinkedHashMap<>();
@@ -260,14 +251,13 @@ public final class SeqlenBalancedSampler implements Sampler {
           e.put("shares", v);
           entries.add(e);
         });
-    return new SamplerState(name(), entries);
+    return entries;
   }
 
   @Override
-  public synchronized void loadState(SamplerState state) {
-    Sampler.super.loadState(state);
+  synchronized void loadEntries(List<Map<String, Object>> entries) {
     Map<ShareKey, List<List<Long>>> loaded = new HashMap<>();
-    for (Map<String, Object> e : state.entries()) {
+    for (Map<String, Object> e : entries) {
       if ("shares".equals(e.get("kind"))) {
         if (!(e.get("shares") instanceof List<?> list)) {
           throw SamplerCache.corrupt("shares", e);
@@ -284,7 +274,7 @@ public final class SeqlenBalancedSampler implements Sampler {
         loaded.put(key, List.copyOf(perRank));
       }
     }
-    cache.load(state.entries());
+    super.loadEntries(entries);
     shares.clear();
     shares.putAll(loaded);
   }

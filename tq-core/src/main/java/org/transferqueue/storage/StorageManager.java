@@ -109,15 +109,46 @@ public interface StorageManager extends AutoCloseable {
   }
 
   /**
-   * Replaces all stored data by a checkpoint saved with {@link #saveCheckpoint}.
+   * Replaces all stored data by a checkpoint saved with {@link #saveCheckpoint}: {@link
+   * #prepareLoadCheckpoint} followed by {@link PreparedLoad#commit()}.
    *
    * @param directory the directory given to {@link #saveCheckpoint}
    * @throws StorageException with {@code UNSUPPORTED_OPERATION} if the backend has no checkpoints,
    *     {@code NOT_FOUND} or {@code CORRUPT_DATA} for a missing or unreadable checkpoint
    */
   default void loadCheckpoint(Path directory) {
+    try (PreparedLoad load = prepareLoadCheckpoint(directory)) {
+      load.commit();
+    }
+  }
+
+  /**
+   * Reads and validates a checkpoint and stages its data without changing what is stored, so that a
+   * caller can validate other parts of a checkpoint before anything changes.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @return the staged data; {@link PreparedLoad#commit() commit} it or close it to discard
+   * @throws StorageException with {@code UNSUPPORTED_OPERATION} if the backend has no checkpoints,
+   *     {@code NOT_FOUND}, {@code CORRUPT_DATA} or {@code INVALID_ARGUMENT} for a missing,
+   *     unreadable or foreign checkpoint; stored data is unchanged then
+   */
+  default PreparedLoad prepareLoadCheckpoint(Path directory) {
     throw new StorageException(
         ErrorCode.UNSUPPORTED_OPERATION, backendName() + " does not support checkpoint");
+  }
+
+  /** A checkpoint read and staged by {@link #prepareLoadCheckpoint}, not yet applied. */
+  interface PreparedLoad extends AutoCloseable {
+    /**
+     * Replaces all stored data by the staged data. Does not fail; at most once.
+     *
+     * @throws StorageException with {@code ILLEGAL_STATE} if already committed or closed
+     */
+    void commit();
+
+    /** Discards staged data that was not committed. Idempotent. */
+    @Override
+    void close();
   }
 
   /**

@@ -3,6 +3,7 @@ package org.transferqueue.objectstore;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,6 +24,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.storage.kv.KvValues;
@@ -540,5 +542,55 @@ class MooncakeKvClientTest {
     MooncakeStoreConfig config =
         MooncakeStoreConfig.builder().hardPin(hardPin).offload(o -> o.enabled(offload)).build();
     return client(config, true, Duration.ofSeconds(5)).replicateConfig().withHardPin();
+  }
+
+  @Test
+  void shouldReadTensorCellsStraightIntoCallerMemory() {
+    MooncakeKvClient client = client();
+    client.put(List.of("a", "b", "c"), List.of(floats(1, 2), floats(3, 4), floats(5, 6)));
+    int registersBefore = store.registers.get();
+    int unregistersBefore = store.unregisters.get();
+    try (NativeBuffer column = allocator.allocate(24)) {
+      MemorySegment region = column.segment();
+      List<MemorySegment> rows =
+          List.of(region.asSlice(0, 8), region.asSlice(8, 8), region.asSlice(16, 8));
+      client.getInto(
+          List.of("a", "b", "c"),
+          List.of(new long[] {2}, new long[] {2}, new long[] {2}),
+          List.of(DType.FLOAT32, DType.FLOAT32, DType.FLOAT32),
+          null,
+          rows,
+          List.of(region));
+      float[] read = new float[6];
+      for (int i = 0; i < read.length; i++) {
+        read[i] = region.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+      }
+      assertThat(read).containsExactly(1, 2, 3, 4, 5, 6);
+      List<CountingObjectStore.Call> gets = store.calls("batchGetInto");
+      assertThat(gets).hasSize(1);
+      assertThat(gets.get(0).addresses())
+          .containsExactly(region.address(), region.address() + 8, region.address() + 16);
+      assertThat(store.registers.get()).isEqualTo(registersBefore + 1);
+    }
+    assertThat(store.unregisters.get()).isEqualTo(unregistersBefore + 1);
+  }
+
+  @Test
+  void shouldRejectADestinationOfTheWrongSize() {
+    MooncakeKvClient client = client();
+    client.put(List.of("a"), List.of(floats(1, 2)));
+    try (NativeBuffer column = allocator.allocate(4)) {
+      assertThatThrownBy(
+              () ->
+                  client.getInto(
+                      List.of("a"),
+                      List.<long[]>of(new long[] {2}),
+                      List.of(DType.FLOAT32),
+                      null,
+                      List.of(column.segment()),
+                      List.of(column.segment())))
+          .isInstanceOf(TqException.class)
+          .hasMessageContaining("expected 8");
+    }
   }
 }

@@ -116,6 +116,18 @@ class ControllerServerTest {
                   Map.of("x", FieldSchema.regular(DType.INT64, 2))));
           return "conflict accepted";
         });
+    record(
+        log,
+        () -> {
+          c.checkSchema("train", Map.of("x", FieldSchema.regular(DType.INT8, 2)), 1);
+          return "schema accepted";
+        });
+    record(
+        log,
+        () -> {
+          c.checkSchema("train", Map.of("x", F32_2, "z", FieldSchema.nonTensorField()), 3);
+          return "schema accepted";
+        });
     record(log, () -> c.getProductionStatus("train", List.of("x", "y")));
     record(log, () -> c.getProductionStatus("nope", List.of("x")));
     record(log, () -> c.scanReady("train", List.of("x"), "actor"));

@@ -343,6 +343,18 @@ class MetaCodecTest {
   }
 
   @Test
+  void shouldRejectHeadersLongerThanTheMessageWithoutAllocating() {
+    byte[] hugeArray = {(byte) 0xdd, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff};
+    assertThatThrownBy(() -> new MetaReader(hugeArray).longArray("indexes"))
+        .isInstanceOfSatisfying(
+            ProtocolException.class,
+            e -> assertThat(e.getMessage()).contains("declares 2147483647 elements"));
+    byte[] hugeMap = {(byte) 0xdf, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff};
+    assertThatThrownBy(() -> new MetaReader(hugeMap).value("tags"))
+        .isInstanceOf(ProtocolException.class);
+  }
+
+  @Test
   void shouldRejectUnknownEnumNamesWithProtocolError() {
     MetaWriter w = new MetaWriter().arrayHeader(2).string("APPEND").mapHeader(0);
     assertThatThrownBy(() -> MetaCodec.decode(w.toByteArray(), MetaReader::tagUpdate))

@@ -19,6 +19,7 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.JaggedColumn;
 import picocli.CommandLine;
@@ -80,6 +81,13 @@ final class DemoCommand implements Callable<Integer> {
       description = "SimpleStorage units (default ${DEFAULT-VALUE}).")
   int units;
 
+  @Option(
+      names = "--metrics-port",
+      description =
+          "Serve Prometheus metrics at http://127.0.0.1:<port>/metrics while the demo runs"
+              + " (0 picks a free port; off when not given).")
+  Integer metricsPort;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
@@ -88,12 +96,18 @@ final class DemoCommand implements Callable<Integer> {
           spec.commandLine(),
           "--iterations, --batch-size, --micro-batch-size and --units must be at least 1 and --seq-len at least 4");
     }
+    if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--metrics-port: " + metricsPort + " is not in 0-65535");
+    }
     TqConfig config =
         TqConfig.builder()
             .backend(
                 b ->
                     b.storageBackend(backendNamed(backend))
                         .simpleStorage(s -> s.numDataStorageUnits(units)))
+            .metrics(
+                m -> m.enabled(metricsPort != null).port(metricsPort == null ? 0 : metricsPort))
             .build();
     out.printf(
         "tq demo: %d iterations x %d samples, micro-batches of %d, responses up to %d tokens, %s%n",
@@ -107,9 +121,16 @@ final class DemoCommand implements Callable<Integer> {
     AtomicReference<String> mismatch = new AtomicReference<>();
     long started = System.nanoTime();
     boolean live = System.console() != null;
-    try (TransferQueueSystem tq = TransferQueueSystem.start(config);
+    TransferQueueSystem.Builder system = TransferQueueSystem.builder().config(config);
+    if (metricsPort != null) {
+      PrometheusEndpoint.install(system);
+    }
+    try (TransferQueueSystem tq = system.start();
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
         ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
+      tq.metricsEndpoint()
+          .ifPresent(address -> out.printf("metrics: http://%s/metrics%n", address));
+      out.flush();
       MetaClient client = tq.client();
       BufferAllocator allocator = tq.allocator();
       for (int step = 0; step < iterations && mismatch.get() == null; step++) {

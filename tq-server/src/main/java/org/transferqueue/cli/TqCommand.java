@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       VersionCommand.class,
       DemoCommand.class,
+      BenchCommand.class,
       ControllerCommand.class,
       StorageUnitCommand.class,
       StoreNodeCommand.class,
@@ -20,6 +21,9 @@ import picocli.CommandLine.Command;
     })
 public final class TqCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** Creates the top-level command; picocli fills {@link #spec}. */
+  public TqCommand() {}
 
   @Override
   public void run() {

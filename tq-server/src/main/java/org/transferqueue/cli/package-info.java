@@ -1,5 +1,5 @@
 /**
- * The {@code tq} command line: one picocli subcommand per task (version, and later demo, bench,
+ * The {@code tq} command line: one picocli subcommand per task (version, demo, bench, and later the
  * server roles). The only package that writes to standard output.
  */
 package org.transferqueue.cli;

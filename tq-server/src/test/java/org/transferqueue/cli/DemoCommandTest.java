@@ -47,6 +47,35 @@ class DemoCommandTest {
   }
 
   @Test
+  @Timeout(120)
+  void shouldServeMetricsWhileRunningWhenAskedTo() {
+    Run run =
+        run(
+            "demo",
+            "--iterations",
+            "1",
+            "--batch-size",
+            "8",
+            "--micro-batch-size",
+            "4",
+            "--seq-len",
+            "16",
+            "--metrics-port",
+            "0");
+    assertThat(run.status()).as(run.output()).isZero();
+    assertThat(run.output())
+        .containsPattern("metrics: http://127\\.0\\.0\\.1:[1-9][0-9]*/metrics")
+        .contains("verified: all 8 samples match");
+  }
+
+  @Test
+  void shouldRejectAMetricsPortOutOfRange() {
+    Run run = run("demo", "--metrics-port", "70000");
+    assertThat(run.status()).isNotZero();
+    assertThat(run.output()).contains("--metrics-port");
+  }
+
+  @Test
   void shouldRejectNonPositiveSizes() {
     Run run = run("demo", "--batch-size", "0");
     assertThat(run.status()).isNotZero();

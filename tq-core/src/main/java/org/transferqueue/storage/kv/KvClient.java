@@ -1,8 +1,11 @@
 package org.transferqueue.storage.kv;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 
@@ -68,6 +71,56 @@ public interface KvClient extends AutoCloseable {
       List<long[]> shapes,
       List<DType> dtypes,
       List<Map<String, Object>> backendMeta);
+
+  /**
+   * Reads tensor cells straight into memory the caller allocated from the expected shapes, one copy
+   * from the store into the destination. The default reads with {@link #get} and copies each value
+   * over; a client that can transfer into caller memory overrides it.
+   *
+   * @param keys the keys of tensor cells
+   * @param shapes per key, the expected shape
+   * @param dtypes per key, the expected dtype (never {@code null})
+   * @param backendMeta per key, the metadata {@link #put} returned, or {@code null}
+   * @param destinations per key, a segment of exactly the expected byte count; the caller owns them
+   * @param regions the allocations the destinations lie in, which a client may register for the
+   *     duration of the call
+   * @throws org.transferqueue.TqException as {@link #get}; {@code SHAPE_MISMATCH} when a
+   *     destination does not have the expected size. The destinations' contents are unspecified
+   *     after a failure.
+   */
+  default void getInto(
+      List<String> keys,
+      List<long[]> shapes,
+      List<DType> dtypes,
+      List<Map<String, Object>> backendMeta,
+      List<MemorySegment> destinations,
+      List<MemorySegment> regions) {
+    if (destinations.size() != keys.size()) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          destinations.size() + " destinations for " + keys.size() + " keys");
+    }
+    try (KvValues read = get(keys, shapes, dtypes, backendMeta)) {
+      for (int i = 0; i < keys.size(); i++) {
+        if (!(read.values().get(i) instanceof Tensor value)) {
+          throw new TqException(
+              ErrorCode.CORRUPT_DATA, "key '" + keys.get(i) + "' did not hold a tensor");
+        }
+        MemorySegment destination = destinations.get(i);
+        if (value.nbytes() != destination.byteSize()) {
+          throw new TqException(
+              ErrorCode.SHAPE_MISMATCH,
+              "key '"
+                  + keys.get(i)
+                  + "' holds "
+                  + value.nbytes()
+                  + " bytes, its destination has "
+                  + destination.byteSize());
+        }
+        MemorySegment.copy(value.segment(), 0, destination, 0, destination.byteSize());
+      }
+    }
+  }
 
   /**
    * Removes keys. Absent keys are not an error, and no failure is thrown: failures are returned so

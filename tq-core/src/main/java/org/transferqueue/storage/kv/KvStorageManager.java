@@ -2,7 +2,6 @@ package org.transferqueue.storage.kv;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -186,20 +185,121 @@ public final class KvStorageManager implements StorageManager {
       return Batch.builder().rowCount(n).build();
     }
     long[] gis = meta.globalIndexArray();
-    List<String> keys = KvKeys.keys(fields, gis);
+    Map<String, Column> columns = new LinkedHashMap<>();
+    try {
+      readTensorFields(meta, fields, gis, allocator, columns);
+      readObjectFields(meta, fields, gis, allocator, columns);
+    } catch (RuntimeException | Error e) {
+      columns.values().forEach(Column::close);
+      throw e;
+    }
+    Batch.Builder builder = Batch.builder().rowCount(n);
+    for (String field : fields) {
+      builder.add(field, columns.get(field));
+    }
+    return builder.build();
+  }
+
+  /**
+   * Allocates every tensor field's result column from the expected shapes and has the client read
+   * each cell straight into its row: one copy from the store into the caller's batch.
+   */
+  private void readTensorFields(
+      BatchMeta meta,
+      List<String> fields,
+      long[] gis,
+      BufferAllocator allocator,
+      Map<String, Column> columns) {
+    List<String> keys = new ArrayList<>();
+    List<long[]> shapes = new ArrayList<>();
+    List<DType> dtypes = new ArrayList<>();
+    List<MemorySegment> destinations = new ArrayList<>();
+    List<MemorySegment> regions = new ArrayList<>();
+    List<String> tensorFields = new ArrayList<>();
+    for (String field : fields) {
+      FieldSchema schema = meta.field(field);
+      if (schema.nonTensor()) {
+        continue;
+      }
+      tensorFields.add(field);
+      int first = shapes.size();
+      expected(meta, field, gis, shapes, dtypes);
+      List<long[]> rowShapes = shapes.subList(first, shapes.size());
+      long[] rowBytes = new long[gis.length];
+      long total = 0;
+      for (int i = 0; i < gis.length; i++) {
+        rowBytes[i] = TensorUtils.nbytes(schema.dtype(), rowShapes.get(i));
+        total += rowBytes[i];
+      }
+      Column column = allocateColumn(schema, rowShapes, total, allocator);
+      columns.put(field, column);
+      MemorySegment region =
+          column instanceof DenseColumn dense
+              ? dense.tensor().segment()
+              : ((JaggedColumn) column).values().segment();
+      regions.add(region);
+      long offset = 0;
+      for (int i = 0; i < gis.length; i++) {
+        destinations.add(region.asSlice(offset, rowBytes[i]));
+        offset += rowBytes[i];
+      }
+      keys.addAll(KvKeys.keys(List.of(field), gis));
+    }
+    if (tensorFields.isEmpty()) {
+      return;
+    }
+    client.getInto(
+        keys, shapes, dtypes, backendMetaList(meta, tensorFields), destinations, regions);
+  }
+
+  private static Column allocateColumn(
+      FieldSchema schema, List<long[]> rowShapes, long totalBytes, BufferAllocator allocator) {
+    DType dtype = schema.dtype();
+    if (schema.nested()) {
+      Tensor values = Tensor.allocate(allocator, dtype, totalBytes / dtype.byteSize());
+      try {
+        return JaggedColumn.fromValues(values, rowShapes);
+      } catch (RuntimeException e) {
+        values.close();
+        throw e;
+      }
+    }
+    long[] rowShape = schema.shape().stream().mapToLong(Long::longValue).toArray();
+    long[] shape = new long[rowShape.length + 1];
+    shape[0] = rowShapes.size();
+    System.arraycopy(rowShape, 0, shape, 1, rowShape.length);
+    return new DenseColumn(Tensor.allocate(allocator, dtype, shape));
+  }
+
+  /** Reads every object field through the packed path and copies the values out of its buffers. */
+  private void readObjectFields(
+      BatchMeta meta,
+      List<String> fields,
+      long[] gis,
+      BufferAllocator allocator,
+      Map<String, Column> columns) {
+    List<String> objectFields = fields.stream().filter(f -> meta.field(f).nonTensor()).toList();
+    if (objectFields.isEmpty()) {
+      return;
+    }
+    List<String> keys = KvKeys.keys(objectFields, gis);
     List<long[]> shapes = new ArrayList<>(keys.size());
     List<DType> dtypes = new ArrayList<>(keys.size());
-    for (String field : fields) {
+    for (String field : objectFields) {
       expected(meta, field, gis, shapes, dtypes);
     }
-    List<Map<String, Object>> backendMeta = backendMetaList(meta, fields);
-    try (KvValues read = client.get(keys, shapes, dtypes, backendMeta)) {
+    try (KvValues read = client.get(keys, shapes, dtypes, backendMetaList(meta, objectFields))) {
       if (read.size() != keys.size()) {
         throw new StorageException(
             ErrorCode.STORAGE_ERROR,
             "Length of values (" + read.size() + ") does not match expected (" + keys.size() + ")");
       }
-      return assemble(meta, fields, read.values(), allocator);
+      int n = gis.length;
+      int[] all = IntStream.range(0, n).toArray();
+      for (int f = 0; f < objectFields.size(); f++) {
+        List<Object> cells = read.values().subList(f * n, (f + 1) * n);
+        columns.put(objectFields.get(f), new ObjectColumn(cells).selectRows(allocator, all));
+      }
     }
   }
 
@@ -251,70 +351,6 @@ public final class KvStorageManager implements StorageManager {
       }
     }
     return Collections.unmodifiableList(list);
-  }
-
-  private static Batch assemble(
-      BatchMeta meta, List<String> fields, List<Object> values, BufferAllocator allocator) {
-    int n = meta.size();
-    Map<String, Column> columns = new LinkedHashMap<>();
-    try {
-      for (int f = 0; f < fields.size(); f++) {
-        String field = fields.get(f);
-        List<Object> cells = values.subList(f * n, (f + 1) * n);
-        columns.put(field, column(field, meta.field(field), cells, allocator));
-      }
-    } catch (RuntimeException e) {
-      columns.values().forEach(Column::close);
-      throw e;
-    }
-    Batch.Builder builder = Batch.builder().rowCount(n);
-    columns.forEach(builder::add);
-    return builder.build();
-  }
-
-  private static Column column(
-      String field, FieldSchema schema, List<Object> cells, BufferAllocator allocator) {
-    int[] all = IntStream.range(0, cells.size()).toArray();
-    if (schema.nonTensor()) {
-      return new ObjectColumn(cells).selectRows(allocator, all);
-    }
-    List<Tensor> tensors = new ArrayList<>(cells.size());
-    for (int i = 0; i < cells.size(); i++) {
-      if (!(cells.get(i) instanceof Tensor tensor) || tensor.dtype() != schema.dtype()) {
-        throw new StorageException(
-            ErrorCode.CORRUPT_DATA,
-            "cell " + i + " of field '" + field + "' is not a " + schema.dtype() + " tensor");
-      }
-      tensors.add(tensor);
-    }
-    if (schema.nested()) {
-      return JaggedColumn.copyOf(allocator, schema.dtype(), tensors);
-    }
-    long[] rowShape = schema.shape().stream().mapToLong(Long::longValue).toArray();
-    long[] shape = new long[rowShape.length + 1];
-    shape[0] = cells.size();
-    System.arraycopy(rowShape, 0, shape, 1, rowShape.length);
-    long rowBytes = TensorUtils.nbytes(schema.dtype(), rowShape);
-    Tensor dense = Tensor.allocate(allocator, schema.dtype(), shape);
-    MemorySegment target = dense.segment();
-    for (int i = 0; i < tensors.size(); i++) {
-      Tensor cell = tensors.get(i);
-      if (cell.nbytes() != rowBytes) {
-        dense.close();
-        throw new StorageException(
-            ErrorCode.CORRUPT_DATA,
-            "cell "
-                + i
-                + " of field '"
-                + field
-                + "' has shape "
-                + Arrays.toString(cell.shape())
-                + ", expected "
-                + Arrays.toString(rowShape));
-      }
-      MemorySegment.copy(cell.segment(), 0, target, i * rowBytes, rowBytes);
-    }
-    return new DenseColumn(dense);
   }
 
   /**

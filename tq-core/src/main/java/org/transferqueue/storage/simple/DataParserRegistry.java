@@ -21,6 +21,9 @@ import org.transferqueue.tensor.Batch;
 public final class DataParserRegistry {
   private final Map<String, DataParser> parsers = new ConcurrentHashMap<>();
 
+  /** Creates an empty registry. */
+  public DataParserRegistry() {}
+
   /**
    * Registers a parser.
    *

@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
+import org.transferqueue.storage.StorageManager;
 
 /**
  * The checkpoint directory of a {@link SimpleStorageManager}: one {@link UnitCheckpoint} file per
@@ -94,6 +95,22 @@ final class SimpleStorageCheckpoints {
    *     {@code STORAGE_ERROR} naming the unit and file that failed
    */
   static void load(Path directory, List<StorageUnit> units, UnitExecutor executor) {
+    try (StorageManager.PreparedLoad load = prepare(directory, units, executor)) {
+      load.commit();
+    }
+  }
+
+  /**
+   * Reads every unit's file as {@link #load} does, without changing any unit.
+   *
+   * @param directory the directory given to {@link #save}
+   * @param units the units in routing order
+   * @param executor runs the reads in parallel
+   * @return the contents, installed by {@link StorageManager.PreparedLoad#commit()}
+   * @throws StorageException as {@link #load}
+   */
+  static StorageManager.PreparedLoad prepare(
+      Path directory, List<StorageUnit> units, UnitExecutor executor) {
     Path base = directory.resolve(CHECKPOINT_DIRECTORY);
     Path manifestPath = base.resolve(MANIFEST_FILE);
     String manifest;
@@ -153,8 +170,40 @@ final class SimpleStorageCheckpoints {
               }
             },
             UnitCheckpoint.Contents::close);
-    for (int i = 0; i < positions.size(); i++) {
-      units.get(positions.get(i)).install(contents.get(i));
+    return new PreparedUnits(units, positions, contents);
+  }
+
+  /** Read unit contents, installed together by {@link #commit()}. */
+  private static final class PreparedUnits implements StorageManager.PreparedLoad {
+    private final List<StorageUnit> units;
+    private final List<Integer> positions;
+    private final List<UnitCheckpoint.Contents> contents;
+    private boolean done;
+
+    PreparedUnits(
+        List<StorageUnit> units, List<Integer> positions, List<UnitCheckpoint.Contents> contents) {
+      this.units = units;
+      this.positions = positions;
+      this.contents = contents;
+    }
+
+    @Override
+    public synchronized void commit() {
+      if (done) {
+        throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
+      }
+      done = true;
+      for (int i = 0; i < positions.size(); i++) {
+        units.get(positions.get(i)).install(contents.get(i));
+      }
+    }
+
+    @Override
+    public synchronized void close() {
+      if (!done) {
+        done = true;
+        contents.forEach(UnitCheckpoint.Contents::close);
+      }
     }
   }
 

@@ -390,6 +390,21 @@ public final class SimpleStorageManager implements StorageManager {
     SimpleStorageCheckpoints.load(directory, units, executor);
   }
 
+  /**
+   * Reads every unit file of a checkpoint into blocks of the units' allocators without changing any
+   * unit; {@link PreparedLoad#commit()} then installs them all at once, as {@link #loadCheckpoint}
+   * does.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @return the read contents; commit or close them
+   * @throws StorageException as {@link #loadCheckpoint}; nothing changes then
+   */
+  @Override
+  public PreparedLoad prepareLoadCheckpoint(Path directory) {
+    ensureOpen();
+    return SimpleStorageCheckpoints.prepare(directory, units, executor);
+  }
+
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {

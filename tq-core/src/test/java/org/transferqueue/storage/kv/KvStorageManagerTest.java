@@ -305,4 +305,27 @@ class KvStorageManagerTest {
       }
     }
   }
+
+  @Test
+  void shouldReadTensorFieldsStraightIntoTheResultColumns() {
+    try (Batch batch =
+        Batch.builder()
+            .add(
+                "dense",
+                new DenseColumn(
+                    Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3, 4}, 2, 2)))
+            .add("jag", jagged(new long[] {7, 8, 9}, new long[] {}))
+            .objects("obj", Arrays.asList("x", "y"))
+            .build()) {
+      BatchMeta meta = manager.put(batch, meta(5, 6)).applyTo(meta(5, 6));
+      try (Batch read = manager.get(meta, allocator)) {
+        assertThat(client.getIntoKeys).containsExactly("5@dense", "6@dense", "5@jag", "6@jag");
+        assertThat(client.getIntoRegions)
+            .containsExactly(
+                ((DenseColumn) read.column("dense")).tensor().segment(),
+                ((JaggedColumn) read.column("jag")).values().segment());
+        assertThat(read.contentEquals(batch)).isTrue();
+      }
+    }
+  }
 }

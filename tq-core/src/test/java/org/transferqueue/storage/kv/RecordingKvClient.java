@@ -49,6 +49,22 @@ final class RecordingKvClient implements KvClient {
   }
 
   @Override
+  public void getInto(
+      List<String> keys,
+      List<long[]> shapes,
+      List<DType> dtypes,
+      List<Map<String, Object>> backendMeta,
+      List<java.lang.foreign.MemorySegment> destinations,
+      List<java.lang.foreign.MemorySegment> regions) {
+    getIntoKeys.addAll(keys);
+    getIntoRegions.addAll(regions);
+    KvClient.super.getInto(keys, shapes, dtypes, backendMeta, destinations, regions);
+  }
+
+  final List<String> getIntoKeys = new java.util.ArrayList<>();
+  final List<java.lang.foreign.MemorySegment> getIntoRegions = new java.util.ArrayList<>();
+
+  @Override
   public KvValues get(
       List<String> keys,
       List<long[]> shapes,

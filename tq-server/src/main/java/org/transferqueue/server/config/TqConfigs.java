@@ -86,7 +86,29 @@ public final class TqConfigs {
     return parse(yaml, null, environment);
   }
 
+  /**
+   * Parses YAML text, applies environment overrides, then sets keys of a program's own choosing
+   * (for example the storage backend a benchmark case runs on), which win over both.
+   *
+   * @param yaml the document; empty means all defaults
+   * @param source what to call the document in messages (a file name), or null
+   * @param environment the environment variables
+   * @param overrides full dotted keys to values, applied last in iteration order
+   * @return the validated configuration
+   * @throws ConfigException when the text, an environment variable or an override is invalid
+   */
+  public static TqConfig parse(
+      String yaml, String source, Map<String, String> environment, Map<String, ?> overrides) {
+    Objects.requireNonNull(overrides, "overrides");
+    return read(yaml, source, environment, overrides);
+  }
+
   private static TqConfig parse(String yaml, String source, Map<String, String> environment) {
+    return read(yaml, source, environment, Map.of());
+  }
+
+  private static TqConfig read(
+      String yaml, String source, Map<String, String> environment, Map<String, ?> overrides) {
     Objects.requireNonNull(yaml, "yaml");
     Objects.requireNonNull(environment, "environment");
     TqConfig.Builder builder = TqConfig.builder();
@@ -97,6 +119,13 @@ public final class TqConfigs {
       builder.applyEnvironment(environment);
     } catch (ConfigException e) {
       problems.addAll(e.problems());
+    }
+    for (Map.Entry<String, ?> override : overrides.entrySet()) {
+      try {
+        builder.set(override.getKey(), override.getValue());
+      } catch (ConfigException e) {
+        problems.addAll(e.problems());
+      }
     }
     // Validate what could be set even when some keys failed, so one run reports everything.
     try {

@@ -33,6 +33,28 @@ class TqConfigsTest {
   private static final Path EXAMPLE = Path.of("..", "config", "tq.yaml");
 
   @Test
+  void shouldLetProgramOverridesWinOverTheFile() {
+    TqConfig config =
+        TqConfigs.parse(
+            "backend:\n  storage_backend: SimpleStorage\n  SimpleStorage:\n    num_data_storage_units: 3\n",
+            "bench.yaml",
+            Map.of(),
+            Map.of("backend.storage_backend", "MooncakeStore"));
+    assertThat(config.backend().storageBackend()).isEqualTo(StorageBackend.MOONCAKE_STORE);
+    assertThat(config.backend().simpleStorage().numDataStorageUnits()).isEqualTo(3);
+  }
+
+  @Test
+  void shouldNameTheKeyWhenAProgramOverrideIsInvalid() {
+    assertThatThrownBy(
+            () ->
+                TqConfigs.parse(
+                    "", null, Map.of(), Map.of("backend.SimpleStorage.num_data_storage_units", 0)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("backend.SimpleStorage.num_data_storage_units");
+  }
+
+  @Test
   void shouldReturnDefaultsWhenDocumentIsEmpty() {
     assertThat(TqConfigs.parse("")).isEqualTo(TqConfig.defaults());
     assertThat(TqConfigs.parse("# nothing but a comment\n")).isEqualTo(TqConfig.defaults());

@@ -1,0 +1,903 @@
+package org.transferqueue.client;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.controller.ControllerClock;
+import org.transferqueue.controller.FetchMode;
+import org.transferqueue.controller.GetMetadataRequest;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.sampler.SamplingConfig;
+import org.transferqueue.tensor.Batch;
+
+/**
+ * Streams the micro-batches of one data-parallel rank out of a partition as soon as they are ready:
+ * fetches global batches through the controller's sampler, reads their data and splits them into
+ * micro-batches, prefetching on background virtual threads.
+ *
+ * <pre>{@code
+ * try (StreamingLoader loader = StreamingLoader.builder(tq.client())
+ *     .partition("train").task("update_actor").fields("input_ids")
+ *     .batchSize(8).microBatchSize(2).dpRank(0)
+ *     .termination(Termination.UNTIL_CONSUMED).prefetch(2).build()) {
+ *   for (MicroBatch mb : loader) {
+ *     Batch rows = mb.batch();          // closed by the loader when the next one is taken
+ *     client.put(output, mb.meta());    // write results for exactly these samples
+ *   }
+ * }
+ * }</pre>
+ *
+ * <h2>Fetching</h2>
+ *
+ * Global batch {@code k} is requested with {@code sampling_config = {dp_rank, batch_index = k}} in
+ * fetch mode, without waiting at the controller; an empty answer is retried after the poll
+ * interval. With the {@link org.transferqueue.sampler.RankAwareSampler} (configure it on the
+ * system) every loader of one data-parallel rank receives the same samples for the same {@code k},
+ * served from the sampler's cache, and loaders of different ranks receive disjoint samples; the
+ * {@link org.transferqueue.sampler.SeqlenBalancedSampler} uses the same two values. Metadata
+ * requests are issued one at a time in batch-index order, whatever the number of fetch workers, so
+ * each batch index is fetched exactly once per pass and no micro-batch is delivered twice; the
+ * workers read data in parallel and at most {@code prefetch} batches are fetched ahead of the
+ * consumer. Batches are delivered in batch-index order.
+ *
+ * <h2>Micro-batches</h2>
+ *
+ * A batch of {@code R} rows yields {@code ceil(R / microBatchSize)} micro-batches of consecutive
+ * rows, the last one smaller when {@code R} is not a multiple; each micro-batch's data is read with
+ * its own metadata slice, so metadata and rows always agree. See {@link MicroBatch} for ownership.
+ *
+ * <h2>Acknowledgement (optional)</h2>
+ *
+ * With {@link Builder#ackTimeout(Duration)} set, every delivered micro-batch must be {@link
+ * MicroBatch#ack() acknowledged} before the timeout; an unacknowledged one is delivered again (its
+ * data read anew, {@link MicroBatch#attempt()} incremented) and the iteration does not end while
+ * any is outstanding. Redelivery is local to this loader: the controller's consumption flags are
+ * not changed. Without a timeout (the default), delivery is at most once, as upstream.
+ *
+ * <h2>Reset and steps</h2>
+ *
+ * {@link #reset()} drops every buffered and undelivered batch (closing its data) and restarts at
+ * batch index 0; with a caching sampler the next pass replays the same batches from the sampler's
+ * cache, otherwise it continues with unconsumed samples (batches that were fetched but dropped stay
+ * consumed at the controller). {@link #step(String)} does the same and switches to another
+ * partition, to reuse a loader across training steps.
+ *
+ * <h2>Design note (concurrency)</h2>
+ *
+ * All mutable state is guarded by {@link #lock}; {@link #changed} is signalled on every state
+ * change. Workers never call the client while holding the lock. A {@code generation} counter,
+ * incremented by reset, step and close, tells a worker that finishes a request for an older
+ * generation to discard (and close) its result. Waits have deadlines from the injected clock and
+ * are woken by signals, so close, reset and step take effect at once. Thread-safe; iteration is
+ * meant for one consumer thread.
+ */
+public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseable {
+  /**
+   * The tag that {@link #markProducerDone} sets and {@link Termination#UNTIL_PRODUCER_DONE} reads.
+   */
+  public static final String PRODUCER_DONE_TAG = "tq_producer_done";
+
+  /** The default poll interval after an empty fetch. */
+  public static final Duration POLL_INTERVAL_DEFAULT = Duration.ofSeconds(1);
+
+  private static final BatchMeta END = BatchMeta.empty(Map.of("end", true));
+
+  private final MetaClient client;
+  private final String taskName;
+  private final List<String> fields;
+  private final int batchSize;
+  private final int microBatchSize;
+  private final int dpRank;
+  private final Termination termination;
+  private final int prefetch;
+  private final int fetchWorkers;
+  private final long pollIntervalNs;
+  private final long ackTimeoutNs;
+  private final Map<String, Object> samplingOptions;
+  private final ControllerClock clock;
+  private final ExecutorService workers;
+  private final AtomicLong itemIds = new AtomicLong();
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+
+  // Guarded by lock.
+  private String partitionId;
+  private long generation;
+  private int nextClaim;
+  private boolean claimBusy;
+  private int nextDeliver;
+  private int endIndex = Integer.MAX_VALUE;
+  private final TreeMap<Integer, List<Item>> fetched = new TreeMap<>();
+  private final ArrayDeque<Item> queue = new ArrayDeque<>();
+  private final LinkedHashMap<Long, Pending> unacked = new LinkedHashMap<>();
+  private TqException failure;
+  private MicroBatch current;
+  private boolean started;
+  private boolean closed;
+
+  private StreamingLoader(Builder b) {
+    this.client = b.client;
+    this.partitionId = b.partitionId;
+    this.taskName = b.taskName;
+    this.fields = b.fields;
+    this.batchSize = b.batchSize;
+    this.microBatchSize = b.microBatchSize;
+    this.dpRank = b.dpRank;
+    this.termination = b.termination;
+    this.prefetch = b.prefetch;
+    this.fetchWorkers = b.fetchWorkers;
+    this.pollIntervalNs = b.pollInterval.toNanos();
+    this.ackTimeoutNs = b.ackTimeout == null ? 0 : b.ackTimeout.toNanos();
+    this.samplingOptions = b.samplingOptions;
+    this.clock = b.clock;
+    this.workers =
+        Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tq-loader-", 0).factory());
+  }
+
+  /**
+   * Starts building a loader that fetches through {@code client}.
+   *
+   * @param client the client; not owned (closing the loader does not close it)
+   * @return a builder
+   */
+  public static Builder builder(MetaClient client) {
+    return new Builder(client);
+  }
+
+  /**
+   * Signals that the producer of a partition has written everything, for loaders with {@link
+   * Termination#UNTIL_PRODUCER_DONE}: merges the tag {@link #PRODUCER_DONE_TAG}{@code = true} into
+   * the tags of the given samples (typically those of the producer's last put).
+   *
+   * @param client the client
+   * @param written samples of the partition, at least one
+   * @throws TqException with {@code INVALID_ARGUMENT} for empty metadata
+   */
+  public static void markProducerDone(MetaClient client, BatchMeta written) {
+    Objects.requireNonNull(client, "client");
+    if (written == null || written.isEmpty()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "markProducerDone needs at least one written sample");
+    }
+    List<Map<String, Object>> tags = new ArrayList<>(written.size());
+    for (int i = 0; i < written.size(); i++) {
+      tags.add(Map.of(PRODUCER_DONE_TAG, true));
+    }
+    client.setTags(written.withTagsMerged(tags));
+  }
+
+  /**
+   * Iterates over the remaining micro-batches; the first call starts the fetch workers. All
+   * iterators share one stream: a micro-batch is delivered to one of them. {@code hasNext()} blocks
+   * until a micro-batch is ready or the stream ended; it throws the {@link TqException} of a failed
+   * fetch or read (until {@link #reset()}).
+   *
+   * @return an iterator
+   */
+  @Override
+  public Iterator<MicroBatch> iterator() {
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return awaitNext();
+      }
+
+      @Override
+      public MicroBatch next() {
+        if (!awaitNext()) {
+          throw new NoSuchElementException("the stream of partition " + partition() + " ended");
+        }
+        return takeNext();
+      }
+    };
+  }
+
+  /**
+   * The partition this loader reads now.
+   *
+   * @return the partition id
+   */
+  public String partition() {
+    lock.lock();
+    try {
+      return partitionId;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Drops every fetched but undelivered batch and the current micro-batch (closing their data),
+   * forgets unacknowledged deliveries and failures, and restarts at batch index 0.
+   */
+  public void reset() {
+    restart(null);
+  }
+
+  /**
+   * Resets and switches to another partition (the next training step).
+   *
+   * @param nextPartitionId the partition to read from now on
+   * @throws TqException with {@code INVALID_ARGUMENT} for a null or empty id
+   */
+  public void step(String nextPartitionId) {
+    if (nextPartitionId == null || nextPartitionId.isEmpty()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "partition_id must be non-empty: " + nextPartitionId);
+    }
+    restart(nextPartitionId);
+  }
+
+  private void restart(String nextPartitionId) {
+    List<AutoCloseable> dropped = new ArrayList<>();
+    lock.lock();
+    try {
+      ensureOpen();
+      dropAllLocked(dropped);
+      if (nextPartitionId != null) {
+        partitionId = nextPartitionId;
+      }
+      nextClaim = 0;
+      nextDeliver = 0;
+      endIndex = Integer.MAX_VALUE;
+      failure = null;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    closeAll(dropped);
+  }
+
+  private void dropAllLocked(List<AutoCloseable> dropped) {
+    generation++;
+    fetched.values().forEach(items -> items.forEach(item -> dropped.add(item.data())));
+    fetched.clear();
+    queue.forEach(item -> dropped.add(item.data()));
+    queue.clear();
+    unacked.clear();
+    if (current != null) {
+      dropped.add(current);
+      current = null;
+    }
+  }
+
+  /**
+   * Stops prefetching at once, ends every iteration, closes all buffered data and waits for the
+   * fetch workers to finish their current request. Idempotent.
+   */
+  @Override
+  public void close() {
+    List<AutoCloseable> dropped = new ArrayList<>();
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      dropAllLocked(dropped);
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    closeAll(dropped);
+    workers.close();
+  }
+
+  // ---- consumer side ---------------------------------------------------------------------------
+
+  private boolean awaitNext() {
+    lock.lock();
+    try {
+      if (!started && !closed) {
+        started = true;
+        for (int i = 0; i < fetchWorkers; i++) {
+          workers.execute(this::runWorker);
+        }
+      }
+      while (true) {
+        if (closed) {
+          return false;
+        }
+        if (failure != null) {
+          throw failure;
+        }
+        long now = clock.nanoTime();
+        long nextExpiry = expireLocked(now);
+        if (!queue.isEmpty()) {
+          return true;
+        }
+        List<Item> batch = fetched.remove(nextDeliver);
+        if (batch != null) {
+          queue.addAll(batch);
+          nextDeliver++;
+          changed.signalAll();
+          continue;
+        }
+        if (nextDeliver >= endIndex && unacked.isEmpty()) {
+          return false;
+        }
+        if (nextExpiry == Long.MAX_VALUE) {
+          changed.await();
+        } else {
+          changed.awaitNanos(nextExpiry - now);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TqException(ErrorCode.ILLEGAL_STATE, "interrupted while waiting for data", e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Requeues expired deliveries at the front; returns the earliest pending deadline. */
+  private long expireLocked(long now) {
+    long earliest = Long.MAX_VALUE;
+    List<Item> expired = new ArrayList<>();
+    var it = unacked.values().iterator();
+    while (it.hasNext()) {
+      Pending pending = it.next();
+      if (pending.deadline() - now <= 0) {
+        expired.add(pending.item().redelivery());
+        it.remove();
+      } else {
+        earliest = Math.min(earliest, pending.deadline());
+      }
+    }
+    for (Item item : expired.reversed()) {
+      queue.addFirst(item);
+    }
+    return earliest;
+  }
+
+  private MicroBatch takeNext() {
+    Item item;
+    MicroBatch previous;
+    long taken;
+    lock.lock();
+    try {
+      item = queue.poll();
+      previous = current;
+      current = null;
+      taken = generation;
+      if (item != null && ackTimeoutNs > 0) {
+        unacked.put(item.id(), new Pending(item, clock.nanoTime() + ackTimeoutNs));
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (previous != null) {
+      previous.close();
+    }
+    if (item == null) {
+      throw new NoSuchElementException("another consumer took the micro-batch");
+    }
+    Batch data = item.data() != null ? item.data() : client.getData(item.meta());
+    MicroBatch microBatch =
+        new MicroBatch(
+            item.meta(),
+            data,
+            item.batchIndex(),
+            item.microIndex(),
+            item.attempt(),
+            item.id(),
+            this::acknowledge);
+    lock.lock();
+    try {
+      if (closed || taken != generation) {
+        microBatch.close();
+      } else {
+        current = microBatch;
+      }
+    } finally {
+      lock.unlock();
+    }
+    return microBatch;
+  }
+
+  private void acknowledge(long itemId) {
+    if (ackTimeoutNs == 0) {
+      return;
+    }
+    lock.lock();
+    try {
+      unacked.remove(itemId);
+      queue.removeIf(item -> item.id() == itemId && item.data() == null);
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---- fetch workers ---------------------------------------------------------------------------
+
+  /** Claims batch indexes in order, fetches their metadata, then reads their data. */
+  private void runWorker() {
+    while (true) {
+      Claim claim;
+      lock.lock();
+      try {
+        while (!closed
+            && (claimBusy
+                || failure != null
+                || nextClaim >= endIndex
+                || nextClaim >= nextDeliver + prefetch)) {
+          changed.await();
+        }
+        if (closed) {
+          return;
+        }
+        claimBusy = true;
+        claim = new Claim(generation, nextClaim, partitionId);
+      } catch (InterruptedException e) {
+        return;
+      } finally {
+        lock.unlock();
+      }
+      BatchMeta meta = null;
+      TqException error = null;
+      try {
+        meta = fetchMeta(claim);
+      } catch (RuntimeException e) {
+        error = asTqException(e, claim);
+      }
+      boolean read;
+      lock.lock();
+      try {
+        claimBusy = false;
+        boolean currentGeneration = claim.generation() == generation && !closed;
+        read = false;
+        if (currentGeneration) {
+          if (error != null) {
+            failure = error;
+          } else if (meta == END) {
+            endIndex = claim.index();
+          } else if (meta != null) {
+            nextClaim = claim.index() + 1;
+            read = true;
+          }
+        }
+        changed.signalAll();
+      } finally {
+        lock.unlock();
+      }
+      if (read) {
+        readAndPublish(claim, meta);
+      }
+    }
+  }
+
+  /**
+   * Fetches the metadata of one batch index, retrying once per poll interval.
+   *
+   * @return the batch, {@link #END} when the stream is exhausted at this index, or null when the
+   *     claim was abandoned (closed, reset or stepped)
+   */
+  private BatchMeta fetchMeta(Claim claim) {
+    while (true) {
+      boolean exhaustedBefore = termination != Termination.INFINITE && exhausted(claim);
+      BatchMeta meta = fetchOnce(claim);
+      if (!meta.isEmpty()) {
+        return meta;
+      }
+      if (exhaustedBefore) {
+        return END;
+      }
+      lock.lock();
+      try {
+        long deadline = clock.nanoTime() + pollIntervalNs;
+        while (!closed && generation == claim.generation()) {
+          long remaining = deadline - clock.nanoTime();
+          if (remaining <= 0) {
+            break;
+          }
+          changed.awaitNanos(remaining);
+        }
+        if (closed || generation != claim.generation()) {
+          return null;
+        }
+      } catch (InterruptedException e) {
+        return null;
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  private BatchMeta fetchOnce(Claim claim) {
+    GetMetadataRequest request =
+        new GetMetadataRequest(
+            FetchMode.FETCH,
+            claim.partitionId(),
+            fields,
+            taskName,
+            batchSize,
+            new SamplingConfig(dpRank, claim.index(), samplingOptions),
+            Duration.ZERO);
+    try {
+      return client.getMeta(request);
+    } catch (DeadlineExceededException e) {
+      return BatchMeta.empty(); // a blocking-mode controller had too few ready samples
+    }
+  }
+
+  private boolean exhausted(Claim claim) {
+    if (!client.checkConsumptionStatus(claim.partitionId(), taskName)) {
+      return false;
+    }
+    if (termination != Termination.UNTIL_PRODUCER_DONE) {
+      return true;
+    }
+    BatchMeta all;
+    try {
+      all = client.getMeta(GetMetadataRequest.forceFetch(claim.partitionId(), List.of()));
+    } catch (TqException e) {
+      if (e.code() == ErrorCode.UNKNOWN_PARTITION) {
+        return false;
+      }
+      throw e;
+    }
+    for (Map<String, Object> tags : all.tags()) {
+      if (tags != null && Boolean.TRUE.equals(tags.get(PRODUCER_DONE_TAG))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void readAndPublish(Claim claim, BatchMeta meta) {
+    List<Item> items = new ArrayList<>();
+    TqException error = null;
+    try {
+      int micro = 0;
+      for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
+        int[] positions = new int[range[1] - range[0]];
+        for (int i = 0; i < positions.length; i++) {
+          positions[i] = range[0] + i;
+        }
+        BatchMeta slice = meta.selectSamples(positions);
+        Batch data = client.getData(slice);
+        items.add(new Item(itemIds.getAndIncrement(), claim.index(), micro++, slice, data, 1));
+      }
+    } catch (RuntimeException e) {
+      error = asTqException(e, claim);
+    }
+    boolean published = false;
+    lock.lock();
+    try {
+      if (claim.generation() == generation && !closed) {
+        if (error != null) {
+          failure = error;
+        } else {
+          fetched.put(claim.index(), items);
+          published = true;
+        }
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (!published) {
+      closeAll(items.stream().map(Item::data).map(AutoCloseable.class::cast).toList());
+    }
+  }
+
+  private TqException asTqException(RuntimeException e, Claim claim) {
+    if (e instanceof TqException tq) {
+      return tq;
+    }
+    return new TqException(
+        ErrorCode.INTERNAL,
+        "streaming loader failed on partition="
+            + claim.partitionId()
+            + " batch_index="
+            + claim.index()
+            + ": "
+            + e,
+        e);
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new TqException(ErrorCode.CLOSED, "the streaming loader is closed");
+    }
+  }
+
+  private static void closeAll(List<? extends AutoCloseable> resources) {
+    RuntimeException failure = null;
+    for (AutoCloseable resource : resources) {
+      try {
+        if (resource != null) {
+          resource.close();
+        }
+      } catch (Exception e) {
+        if (failure == null) {
+          failure =
+              e instanceof RuntimeException r
+                  ? r
+                  : new TqException(ErrorCode.INTERNAL, "close failed: " + e, e);
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "StreamingLoader[partition="
+        + partition()
+        + " task="
+        + taskName
+        + " dp_rank="
+        + dpRank
+        + " batch="
+        + batchSize
+        + " micro="
+        + microBatchSize
+        + "]";
+  }
+
+  /** A batch index being fetched by one worker for one generation. */
+  private record Claim(long generation, int index, String partitionId) {}
+
+  /** A micro-batch waiting for delivery; {@code data} is null for a redelivery (read again). */
+  private record Item(
+      long id, int batchIndex, int microIndex, BatchMeta meta, Batch data, int attempt) {
+    Item redelivery() {
+      return new Item(id, batchIndex, microIndex, meta, null, attempt + 1);
+    }
+  }
+
+  /** A delivered, unacknowledged micro-batch and its deadline. */
+  private record Pending(Item item, long deadline) {}
+
+  /** Settings of a {@link StreamingLoader}; {@link #build()} validates them all. */
+  public static final class Builder {
+    private final MetaClient client;
+    private String partitionId;
+    private String taskName;
+    private List<String> fields;
+    private int batchSize = 1;
+    private int microBatchSize = 1;
+    private int dpRank;
+    private Termination termination = Termination.INFINITE;
+    private int prefetch = 1;
+    private int fetchWorkers = 1;
+    private Duration pollInterval = POLL_INTERVAL_DEFAULT;
+    private Duration ackTimeout;
+    private Map<String, Object> samplingOptions = Map.of();
+    private ControllerClock clock = ControllerClock.SYSTEM;
+
+    private Builder(MetaClient client) {
+      this.client = client;
+    }
+
+    /**
+     * Sets the partition to read (required).
+     *
+     * @param id the partition id
+     * @return this builder
+     */
+    public Builder partition(String id) {
+      this.partitionId = id;
+      return this;
+    }
+
+    /**
+     * Sets the consuming task, the identity of consumption tracking (required).
+     *
+     * @param name the task name
+     * @return this builder
+     */
+    public Builder task(String name) {
+      this.taskName = name;
+      return this;
+    }
+
+    /**
+     * Sets the fields to read; a sample is fetched only when all of them are produced (required).
+     *
+     * @param names at least one field name
+     * @return this builder
+     */
+    public Builder fields(String... names) {
+      this.fields = names == null ? null : List.of(names);
+      return this;
+    }
+
+    /**
+     * Sets the fields to read.
+     *
+     * @param names at least one field name
+     * @return this builder
+     */
+    public Builder fields(List<String> names) {
+      this.fields = names == null ? null : List.copyOf(names);
+      return this;
+    }
+
+    /**
+     * Sets the samples per fetch (a global batch); default 1.
+     *
+     * @param n at least 1
+     * @return this builder
+     */
+    public Builder batchSize(int n) {
+      this.batchSize = n;
+      return this;
+    }
+
+    /**
+     * Sets the rows per micro-batch; default 1.
+     *
+     * @param n at least 1 and at most the batch size
+     * @return this builder
+     */
+    public Builder microBatchSize(int n) {
+      this.microBatchSize = n;
+      return this;
+    }
+
+    /**
+     * Sets the data-parallel rank sent to the sampler; default 0.
+     *
+     * @param rank at least 0
+     * @return this builder
+     */
+    public Builder dpRank(int rank) {
+      this.dpRank = rank;
+      return this;
+    }
+
+    /**
+     * Sets when the iteration ends by itself; default {@link Termination#INFINITE}.
+     *
+     * @param mode the mode
+     * @return this builder
+     */
+    public Builder termination(Termination mode) {
+      this.termination = mode;
+      return this;
+    }
+
+    /**
+     * Sets how many global batches may be fetched (or in flight) ahead of the consumer; default 1.
+     *
+     * @param batches at least 1
+     * @return this builder
+     */
+    public Builder prefetch(int batches) {
+      this.prefetch = batches;
+      return this;
+    }
+
+    /**
+     * Sets the number of background virtual threads that fetch and read batches; default 1.
+     *
+     * @param n at least 1
+     * @return this builder
+     */
+    public Builder fetchWorkers(int n) {
+      this.fetchWorkers = n;
+      return this;
+    }
+
+    /**
+     * Sets the wait before a batch index that could not be served is requested again; default
+     * {@link #POLL_INTERVAL_DEFAULT}.
+     *
+     * @param interval positive
+     * @return this builder
+     */
+    public Builder pollInterval(Duration interval) {
+      this.pollInterval = interval;
+      return this;
+    }
+
+    /**
+     * Enables acknowledgements: a delivered micro-batch not {@link MicroBatch#ack() acknowledged}
+     * within {@code timeout} is delivered again. Off by default.
+     *
+     * @param timeout positive
+     * @return this builder
+     */
+    public Builder ackTimeout(Duration timeout) {
+      this.ackTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets extra sampler options sent with every fetch (besides {@code dp_rank} and {@code
+     * batch_index}).
+     *
+     * @param options the options; copied
+     * @return this builder
+     */
+    public Builder samplingOptions(Map<String, ?> options) {
+      this.samplingOptions = Map.copyOf(Objects.requireNonNull(options, "options"));
+      return this;
+    }
+
+    /**
+     * Sets the time source of poll and acknowledgement deadlines (for tests).
+     *
+     * @param source the clock
+     * @return this builder
+     */
+    public Builder clock(ControllerClock source) {
+      this.clock = Objects.requireNonNull(source, "clock");
+      return this;
+    }
+
+    /**
+     * Validates the settings and creates the loader; nothing is fetched before iteration starts.
+     *
+     * @return a loader the caller owns and must close
+     * @throws TqException with {@code INVALID_ARGUMENT} naming the first invalid setting
+     */
+    public StreamingLoader build() {
+      if (client == null) {
+        throw invalid("client must not be null");
+      }
+      if (partitionId == null || partitionId.isEmpty()) {
+        throw invalid("partition_id must be non-empty: " + partitionId);
+      }
+      if (taskName == null || taskName.isEmpty()) {
+        throw invalid("task_name must be non-empty: " + taskName);
+      }
+      if (fields == null || fields.isEmpty() || fields.stream().anyMatch(f -> f.isEmpty())) {
+        throw invalid("data_fields must be a non-empty list of non-empty names: " + fields);
+      }
+      if (batchSize < 1) {
+        throw invalid("batch_size=" + batchSize + " < 1");
+      }
+      if (microBatchSize < 1 || microBatchSize > batchSize) {
+        throw invalid(
+            "micro_batch_size=" + microBatchSize + " must be in [1, batch_size=" + batchSize + "]");
+      }
+      if (dpRank < 0) {
+        throw invalid("dp_rank=" + dpRank + " must be greater than or equal to 0");
+      }
+      if (termination == null) {
+        throw invalid("termination must not be null");
+      }
+      if (prefetch < 1) {
+        throw invalid("prefetch=" + prefetch + " < 1");
+      }
+      if (fetchWorkers < 1) {
+        throw invalid("fetch_workers=" + fetchWorkers + " < 1");
+      }
+      if (pollInterval == null || pollInterval.isNegative() || pollInterval.isZero()) {
+        throw invalid("poll_interval=" + pollInterval + " must be positive");
+      }
+      if (ackTimeout != null && (ackTimeout.isNegative() || ackTimeout.isZero())) {
+        throw invalid("ack_timeout=" + ackTimeout + " must be positive");
+      }
+      return new StreamingLoader(this);
+    }
+
+    private static TqException invalid(String message) {
+      return new TqException(ErrorCode.INVALID_ARGUMENT, message);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package org.transferqueue.metrics;
+
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.storage.ClearResult;
+import org.transferqueue.storage.DataParserReference;
+import org.transferqueue.storage.PutResult;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.tensor.Batch;
+
+/**
+ * A {@link StorageManager} that measures the puts, gets and clears of another one as requests of
+ * its storage units ({@code PUT_DATA}, {@code GET_DATA}, {@code CLEAR_DATA}).
+ *
+ * <p>Sample {@code gi} is attributed to unit {@code unitIds.get(gi mod N)}, the routing of
+ * SimpleStorage; a backend without units is measured as one unit. Each unit a request touches
+ * records one request with the samples routed to it and the duration of the whole request (the
+ * parts of a request run on the units in parallel, so the request takes as long as its slowest
+ * part). A request that throws counts as an error of every unit it touched; a clear counts as an
+ * error of the units its result names as failed. Checkpoints are passed through unmeasured.
+ *
+ * <p>Thread-safe when the wrapped manager is. Measuring never changes a result: failures of the
+ * meters go to the {@link MetricsErrorHandler}.
+ */
+public final class MeteredStorageManager implements StorageManager {
+  private final StorageManager delegate;
+  private final StorageRequestMeters meters;
+  private final List<String> unitIds;
+  private final LongSupplier nanoClock;
+  private final MetricsErrorHandler errors;
+
+  /**
+   * Wraps a manager.
+   *
+   * @param delegate the manager measured; closing this closes it
+   * @param meters the meters; their units, in routing order, are the units requests go to
+   * @param nanoClock a monotonic clock in nanoseconds
+   * @param errors receives failures of the meters
+   */
+  public MeteredStorageManager(
+      StorageManager delegate,
+      StorageRequestMeters meters,
+      LongSupplier nanoClock,
+      MetricsErrorHandler errors) {
+    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    this.meters = Objects.requireNonNull(meters, "meters");
+    this.unitIds = meters.unitIds();
+    if (unitIds.isEmpty()) {
+      throw new IllegalArgumentException("meters without units for " + delegate.backendName());
+    }
+    this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+    this.errors = Objects.requireNonNull(errors, "errors");
+  }
+
+  @Override
+  public String backendName() {
+    return delegate.backendName();
+  }
+
+  @Override
+  public PutResult put(Batch batch, BatchMeta meta) {
+    long start = nanoClock.getAsLong();
+    try {
+      PutResult result = delegate.put(batch, meta);
+      record(StorageOp.PUT_DATA, meta, start, Set.of(), false);
+      return result;
+    } catch (RuntimeException | Error e) {
+      record(StorageOp.PUT_DATA, meta, start, Set.of(), true);
+      throw e;
+    }
+  }
+
+  @Override
+  public PutResult put(Batch batch, BatchMeta meta, DataParserReference parser) {
+    long start = nanoClock.getAsLong();
+    try {
+      PutResult result = delegate.put(batch, meta, parser);
+      record(StorageOp.PUT_DATA, meta, start, Set.of(), false);
+      return result;
+    } catch (RuntimeException | Error e) {
+      record(StorageOp.PUT_DATA, meta, start, Set.of(), true);
+      throw e;
+    }
+  }
+
+  @Override
+  public Batch get(BatchMeta meta, BufferAllocator allocator) {
+    long start = nanoClock.getAsLong();
+    try {
+      Batch result = delegate.get(meta, allocator);
+      record(StorageOp.GET_DATA, meta, start, Set.of(), false);
+      return result;
+    } catch (RuntimeException | Error e) {
+      record(StorageOp.GET_DATA, meta, start, Set.of(), true);
+      throw e;
+    }
+  }
+
+  @Override
+  public ClearResult clear(BatchMeta meta) {
+    long start = nanoClock.getAsLong();
+    try {
+      ClearResult result = delegate.clear(meta);
+      Set<String> failed = new HashSet<>();
+      result.failures().forEach(f -> failed.add(f.target()));
+      record(StorageOp.CLEAR_DATA, meta, start, failed, false);
+      return result;
+    } catch (RuntimeException | Error e) {
+      record(StorageOp.CLEAR_DATA, meta, start, Set.of(), true);
+      throw e;
+    }
+  }
+
+  @Override
+  public void saveCheckpoint(Path directory) {
+    delegate.saveCheckpoint(directory);
+  }
+
+  @Override
+  public void loadCheckpoint(Path directory) {
+    delegate.loadCheckpoint(directory);
+  }
+
+  /** Closes the wrapped manager. */
+  @Override
+  public void close() {
+    delegate.close();
+  }
+
+  private void record(
+      StorageOp op, BatchMeta meta, long start, Set<String> failedUnits, boolean failed) {
+    try {
+      long duration = nanoClock.getAsLong() - start;
+      if (meta == null || meta.isEmpty()) {
+        return;
+      }
+      long[] perUnit = new long[unitIds.size()];
+      for (long gi : meta.globalIndexArray()) {
+        perUnit[(int) Math.floorMod(gi, (long) perUnit.length)]++;
+      }
+      for (int u = 0; u < perUnit.length; u++) {
+        if (perUnit[u] > 0) {
+          String unit = unitIds.get(u);
+          meters.record(unit, op, duration, perUnit[u], failed || failedUnits.contains(unit));
+        }
+      }
+    } catch (RuntimeException e) {
+      errors.onError("storage request " + op, e);
+    }
+  }
+}

@@ -1,0 +1,134 @@
+package org.transferqueue.server.bench;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.tensor.ObjectColumn;
+
+/**
+ * What a mode's figures are compared with: the bandwidth of moving the workload's bytes by the
+ * mode's plain mechanism, without the system. For {@link BenchMode#EMBEDDED} that is {@link
+ * MemorySegment#copy} between pre-touched segments, one copy per field ({@link
+ * #measureMemoryCopy}): the best an in-process put or get of the same data could do with one copy
+ * per direction. A network mode brings its own measurement of the same record.
+ *
+ * @param kind what was measured, e.g. {@value #MEMORY_COPY}
+ * @param bytes bytes moved per repetition (the workload's {@link Workload#bytes()})
+ * @param seconds the time of each timed repetition
+ */
+public record Baseline(String kind, long bytes, List<Double> seconds) {
+  /** The {@link #kind()} of {@link #measureMemoryCopy}. */
+  public static final String MEMORY_COPY = "memory copy between pre-touched segments";
+
+  /** Timed repetitions {@link #measureMemoryCopy} makes, after one untimed pass. */
+  public static final int REPETITIONS = 5;
+
+  /**
+   * Validates the components.
+   *
+   * @throws TqException {@code INVALID_ARGUMENT} when there is no time or a time is not positive
+   */
+  public Baseline {
+    Objects.requireNonNull(kind, "kind");
+    seconds = List.copyOf(seconds);
+    if (bytes <= 0 || seconds.isEmpty() || seconds.stream().anyMatch(s -> !(s > 0))) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "baseline needs positive bytes and times: bytes=" + bytes + ", seconds=" + seconds);
+    }
+  }
+
+  /**
+   * The median repetition's time.
+   *
+   * @return seconds
+   */
+  public double medianSeconds() {
+    double[] sorted = seconds.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    int mid = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  }
+
+  /**
+   * The bandwidth of the median repetition.
+   *
+   * @return 10^9 bytes per second
+   */
+  public double gbPerSec() {
+    return bytes / 1e9 / medianSeconds();
+  }
+
+  /**
+   * Measures the copy bandwidth of a workload's bytes. Destinations (and, for string fields, a
+   * source holding the strings' UTF-8 bytes) come pre-touched from {@code allocator} and are
+   * returned to it before this method returns.
+   *
+   * @param allocator where the destination buffers come from
+   * @param workload the data whose bytes are copied
+   * @param repetitions timed repetitions, at least 1
+   * @param nanoClock the time source
+   * @return the measurement
+   */
+  public static Baseline measureMemoryCopy(
+      BufferAllocator allocator, Workload workload, int repetitions, LongSupplier nanoClock) {
+    List<String> fields = workload.batch().fields();
+    long[] fieldBytes = workload.fieldBytes();
+    List<NativeBuffer> owned = new ArrayList<>();
+    try {
+      MemorySegment[] sources = new MemorySegment[fields.size()];
+      MemorySegment[] targets = new MemorySegment[fields.size()];
+      for (int i = 0; i < sources.length; i++) {
+        MemorySegment tensor = workload.tensorSegment(fields.get(i));
+        sources[i] =
+            tensor != null ? tensor : stringBytes(allocator, workload, fields.get(i), owned);
+        NativeBuffer target = allocator.allocate(fieldBytes[i]);
+        owned.add(target);
+        targets[i] = target.segment();
+      }
+      copyAll(sources, targets, fieldBytes);
+      Double[] seconds = new Double[repetitions];
+      for (int r = 0; r < repetitions; r++) {
+        long start = nanoClock.getAsLong();
+        copyAll(sources, targets, fieldBytes);
+        seconds[r] = Math.max(1, nanoClock.getAsLong() - start) / 1e9;
+      }
+      return new Baseline(MEMORY_COPY, Arrays.stream(fieldBytes).sum(), Arrays.asList(seconds));
+    } finally {
+      for (NativeBuffer buffer : owned) {
+        buffer.close();
+      }
+    }
+  }
+
+  private static void copyAll(MemorySegment[] sources, MemorySegment[] targets, long[] lengths) {
+    for (int i = 0; i < sources.length; i++) {
+      MemorySegment.copy(sources[i], 0, targets[i], 0, lengths[i]);
+    }
+  }
+
+  private static MemorySegment stringBytes(
+      BufferAllocator allocator, Workload workload, String field, List<NativeBuffer> owned) {
+    ObjectColumn column = (ObjectColumn) workload.batch().column(field);
+    long total = 0;
+    for (Object value : column.values()) {
+      total += ((String) value).getBytes(StandardCharsets.UTF_8).length;
+    }
+    NativeBuffer buffer = allocator.allocate(total);
+    owned.add(buffer);
+    long offset = 0;
+    for (Object value : column.values()) {
+      byte[] utf8 = ((String) value).getBytes(StandardCharsets.UTF_8);
+      MemorySegment.copy(MemorySegment.ofArray(utf8), 0, buffer.segment(), offset, utf8.length);
+      offset += utf8.length;
+    }
+    return buffer.segment();
+  }
+}

@@ -1,0 +1,235 @@
+package org.transferqueue.server.bench;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Writes a report as JSON: the configuration, the environment (JDK, OS, cores, memory), and per
+ * size its baseline and every iteration's timings and figures, with per-case means. Stateless.
+ *
+ * <pre>
+ * { "tool": "tq bench", "startedAt": .., "configuration": {..}, "environment": {..},
+ *   "units": {..}, "unavailableModes": {..},
+ *   "sizes": [ { "name", "batch", "fields", "seqLen", "bytes", "gib",
+ *                "baselines": { "embedded": { "kind", "bytes", "seconds": [..], "gbPerSec" } },
+ *                "results": [ { "backend", "mode", "verified", "mean": {..}, "steady": {..},
+ *                               "iterations": [ {..}, .. ] } ] } ] }
+ * </pre>
+ */
+public final class JsonReporter {
+  private JsonReporter() {}
+
+  /**
+   * The JSON text.
+   *
+   * @param report the report
+   * @return a JSON object, pretty-printed
+   */
+  public static String render(BenchReport report) {
+    Map<String, Object> root = new LinkedHashMap<>();
+    root.put("tool", "tq bench");
+    root.put("startedAt", report.startedAt().toString());
+    root.put("configuration", configuration(report.plan()));
+    BenchEnvironment env = report.environment();
+    Map<String, Object> environment = new LinkedHashMap<>();
+    environment.put("jdk", env.jdk());
+    environment.put("jdkVendor", env.jdkVendor());
+    environment.put("vm", env.vm());
+    environment.put("os", env.os());
+    environment.put("arch", env.arch());
+    environment.put("cores", env.cores());
+    environment.put("physicalMemoryBytes", env.physicalMemoryBytes());
+    environment.put("availableMemoryBytes", env.availableMemoryBytes());
+    root.put("environment", environment);
+    Map<String, Object> units = new LinkedHashMap<>();
+    units.put("GBps", "10^9 bytes per second");
+    units.put("Gbps", "GiB (2^30 bytes) x 8 per second, upstream's figure");
+    units.put("ratio", "GB/s divided by the same size's baseline GB/s");
+    root.put("units", units);
+    root.put("unavailableModes", report.unavailableModes());
+    List<Object> sizes = new ArrayList<>();
+    for (SizeResult size : report.sizes()) {
+      sizes.add(size(size));
+    }
+    root.put("sizes", sizes);
+    StringBuilder out = new StringBuilder();
+    write(out, root, 0);
+    return out.append('\n').toString();
+  }
+
+  /**
+   * Writes the JSON text to a file, replacing it.
+   *
+   * @param report the report
+   * @param file the target
+   * @throws UncheckedIOException when the file cannot be written
+   */
+  public static void write(BenchReport report, Path file) {
+    try {
+      Files.writeString(file, render(report), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Map<String, Object> configuration(BenchPlan plan) {
+    Map<String, Object> config = new LinkedHashMap<>();
+    config.put("command", plan.command());
+    config.put("sizes", plan.sizes().stream().map(BenchSize::name).toList());
+    config.put("complex", plan.complex());
+    config.put("backends", plan.backends().stream().map(BenchBackend::configName).toList());
+    config.put("modes", plan.modes().stream().map(BenchMode::optionName).toList());
+    config.put("iterations", plan.iterations());
+    config.put("seed", plan.seed());
+    config.put("configFile", plan.configSource());
+    config.put("partition", BenchRunner.PARTITION);
+    config.put("baselineRepetitions", Baseline.REPETITIONS);
+    return config;
+  }
+
+  private static Map<String, Object> size(SizeResult size) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("name", size.size().name());
+    out.put("batch", size.size().batch());
+    out.put("fields", size.size().fields());
+    out.put("seqLen", size.size().seqLen());
+    out.put("complex", size.complex());
+    out.put("bytes", size.bytes());
+    out.put("gib", size.bytes() / (double) (1L << 30));
+    Map<String, Object> baselines = new LinkedHashMap<>();
+    size.baselines()
+        .forEach(
+            (mode, b) -> {
+              Map<String, Object> baseline = new LinkedHashMap<>();
+              baseline.put("kind", b.kind());
+              baseline.put("bytes", b.bytes());
+              baseline.put("seconds", b.seconds());
+              baseline.put("medianSeconds", b.medianSeconds());
+              baseline.put("gbPerSec", b.gbPerSec());
+              baselines.put(mode.optionName(), baseline);
+            });
+    out.put("baselines", baselines);
+    List<Object> results = new ArrayList<>();
+    for (CaseResult c : size.cases()) {
+      Map<String, Object> result = new LinkedHashMap<>();
+      result.put("backend", c.backend().configName());
+      result.put("mode", c.mode().optionName());
+      result.put("verified", c.verified());
+      Map<String, Object> mean = new LinkedHashMap<>();
+      mean.put("putSeconds", c.mean(IterationResult::putSeconds));
+      mean.put("listSeconds", c.mean(IterationResult::listSeconds));
+      mean.put("getSeconds", c.mean(IterationResult::getSeconds));
+      mean.put("clearSeconds", c.mean(IterationResult::clearSeconds));
+      mean.put("putGbPerSec", c.mean(IterationResult::putGbPerSec));
+      mean.put("getGbPerSec", c.mean(IterationResult::getGbPerSec));
+      mean.put("totalGbPerSec", c.mean(IterationResult::totalGbPerSec));
+      mean.put("putGbps", c.mean(IterationResult::putGbps));
+      mean.put("getGbps", c.mean(IterationResult::getGbps));
+      mean.put("totalGbps", c.mean(IterationResult::totalGbps));
+      mean.put("putRatio", c.mean(IterationResult::putRatio));
+      mean.put("getRatio", c.mean(IterationResult::getRatio));
+      mean.put("totalRatio", c.mean(IterationResult::totalRatio));
+      result.put("mean", mean);
+      if (c.iterations().size() > 1) {
+        Map<String, Object> steady = new LinkedHashMap<>();
+        steady.put("fromIteration", 2);
+        steady.put("putGbPerSec", c.steadyMean(IterationResult::putGbPerSec).orElseThrow());
+        steady.put("getGbPerSec", c.steadyMean(IterationResult::getGbPerSec).orElseThrow());
+        steady.put("totalGbPerSec", c.steadyMean(IterationResult::totalGbPerSec).orElseThrow());
+        steady.put("totalGbps", c.steadyMean(IterationResult::totalGbps).orElseThrow());
+        steady.put("totalRatio", c.steadyMean(IterationResult::totalRatio).orElseThrow());
+        result.put("steady", steady);
+      }
+      List<Object> iterations = new ArrayList<>();
+      for (IterationResult r : c.iterations()) {
+        iterations.add(iteration(r));
+      }
+      result.put("iterations", iterations);
+      results.add(result);
+    }
+    out.put("results", results);
+    return out;
+  }
+
+  private static Map<String, Object> iteration(IterationResult r) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("iteration", r.iteration());
+    out.put("bytes", r.bytes());
+    out.put("putSeconds", r.putSeconds());
+    out.put("listSeconds", r.listSeconds());
+    out.put("getSeconds", r.getSeconds());
+    out.put("clearSeconds", r.clearSeconds());
+    out.put("putGbPerSec", r.putGbPerSec());
+    out.put("getGbPerSec", r.getGbPerSec());
+    out.put("totalGbPerSec", r.totalGbPerSec());
+    out.put("putGbps", r.putGbps());
+    out.put("getGbps", r.getGbps());
+    out.put("totalGbps", r.totalGbps());
+    out.put("baselineGbPerSec", r.baselineGbPerSec());
+    out.put("putRatio", r.putRatio());
+    out.put("getRatio", r.getRatio());
+    out.put("totalRatio", r.totalRatio());
+    return out;
+  }
+
+  private static void write(StringBuilder out, Object value, int indent) {
+    switch (value) {
+      case null -> out.append("null");
+      case String s -> string(out, s);
+      case Boolean b -> out.append(b);
+      case Double d -> out.append(Double.isFinite(d) ? Double.toString(d) : "null");
+      case Number n -> out.append(n);
+      case Map<?, ?> map -> {
+        out.append('{');
+        boolean first = true;
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+          out.append(first ? "\n" : ",\n").append("  ".repeat(indent + 1));
+          string(out, String.valueOf(e.getKey()));
+          out.append(": ");
+          write(out, e.getValue(), indent + 1);
+          first = false;
+        }
+        out.append(first ? "}" : "\n" + "  ".repeat(indent) + "}");
+      }
+      case List<?> list -> {
+        out.append('[');
+        for (int i = 0; i < list.size(); i++) {
+          out.append(i == 0 ? "" : ", ");
+          write(out, list.get(i), indent + 1);
+        }
+        out.append(']');
+      }
+      default -> string(out, value.toString());
+    }
+  }
+
+  private static void string(StringBuilder out, String s) {
+    out.append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> out.append("\\\"");
+        case '\\' -> out.append("\\\\");
+        case '\n' -> out.append("\\n");
+        case '\r' -> out.append("\\r");
+        case '\t' -> out.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+          } else {
+            out.append(c);
+          }
+        }
+      }
+    }
+    out.append('"');
+  }
+}

@@ -1,0 +1,101 @@
+package org.transferqueue.server.bench;
+
+import java.util.Locale;
+
+/** Renders a report as the text table {@code tq bench} prints. Stateless. */
+public final class TableReporter {
+  private TableReporter() {}
+
+  /**
+   * The table: per size its baseline, then one row per backend and mode with mean put, get and
+   * round-trip figures over the iterations.
+   *
+   * @param report the report
+   * @return lines separated by {@code \n}, ending with one
+   */
+  public static String render(BenchReport report) {
+    StringBuilder out = new StringBuilder();
+    BenchEnvironment env = report.environment();
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "JDK %s (%s), %s %s, %d cores, %s physical memory%n",
+            env.jdk(),
+            env.jdkVendor(),
+            env.os(),
+            env.arch(),
+            env.cores(),
+            env.physicalMemoryBytes() < 0
+                ? "unknown"
+                : MemoryCheck.gib(env.physicalMemoryBytes())));
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "%d iterations per case, %s data; means over all iterations; GB/s = 10^9 bytes/s,"
+                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the memory-copy baseline,"
+                + " rt = round trip (put + get), 2+ = iterations after the first%n",
+            report.plan().iterations(),
+            report.plan().complex() ? "complex" : "simple"));
+    for (SizeResult size : report.sizes()) {
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "%n%s: %s per batch%n",
+              size.size().label(),
+              MemoryCheck.gib(size.bytes())));
+      size.baselines()
+          .forEach(
+              (mode, baseline) ->
+                  out.append(
+                      String.format(
+                          Locale.ROOT,
+                          "  %s baseline: %s, %.2f GB/s%n",
+                          mode.optionName(),
+                          baseline.kind(),
+                          baseline.gbPerSec())));
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "  %-24s %9s %7s %9s %7s %9s %7s %9s %10s %8s %8s%n",
+              "backend/mode",
+              "put GB/s",
+              "x",
+              "get GB/s",
+              "x",
+              "rt GB/s",
+              "x",
+              "rt Gbps",
+              "rt 2+ GB/s",
+              "list s",
+              "clear s"));
+      for (CaseResult c : size.cases()) {
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "  %-24s %9.3f %7.3f %9.3f %7.3f %9.3f %7.3f %9.3f %10s %8.4f %8.4f%n",
+                c.label(),
+                c.mean(IterationResult::putGbPerSec),
+                c.mean(IterationResult::putRatio),
+                c.mean(IterationResult::getGbPerSec),
+                c.mean(IterationResult::getRatio),
+                c.mean(IterationResult::totalGbPerSec),
+                c.mean(IterationResult::totalRatio),
+                c.mean(IterationResult::totalGbps),
+                steady(c),
+                c.mean(IterationResult::listSeconds),
+                c.mean(IterationResult::clearSeconds)));
+      }
+    }
+    report
+        .unavailableModes()
+        .forEach(
+            (mode, missing) ->
+                out.append(String.format(Locale.ROOT, "%nnot run: %s (%s)%n", mode, missing)));
+    return out.toString();
+  }
+
+  private static String steady(CaseResult c) {
+    var steady = c.steadyMean(IterationResult::totalGbPerSec);
+    return steady.isPresent() ? String.format(Locale.ROOT, "%.3f", steady.getAsDouble()) : "-";
+  }
+}
