@@ -26,10 +26,13 @@ final class RoleRunner {
     void close();
   }
 
-  /** Loads {@code file}, naming it in the error if it cannot be read or is invalid. */
+  /**
+   * Loads {@code file} with the environment's overrides ({@code TQ_AUTH_TOKEN} and the other {@code
+   * TQ_*} variables), naming the file in the error if it cannot be read or is invalid.
+   */
   static TqConfig load(CommandLine commandLine, Path file) {
     try {
-      return TqConfigs.load(file);
+      return TqConfigs.load(file, System.getenv());
     } catch (RuntimeException e) {
       throw new CommandLine.ParameterException(
           commandLine, e.getMessage(), e, null, file.toString());

@@ -1,6 +1,7 @@
 package org.transferqueue.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -17,6 +18,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
@@ -71,5 +74,43 @@ class ControllerProcessTest {
     }
     String stderr = Files.readString(dir.resolve("stderr.txt"), StandardCharsets.UTF_8);
     assertThat(stderr).doesNotContain("Exception");
+  }
+
+  @Test
+  void shouldRequireTheTokenGivenThroughTheEnvironment(@TempDir Path dir)
+      throws IOException, InterruptedException {
+    Path yaml = dir.resolve("tq.yaml");
+    Files.writeString(yaml, "network:\n  bind_host: 127.0.0.1\n", StandardCharsets.UTF_8);
+    List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
+    command.addAll(List.of("controller", "--config", yaml.toString()));
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectError(dir.resolve("stderr.txt").toFile());
+    builder.environment().put("TQ_AUTH_TOKEN", "env-token");
+    Process process = builder.start();
+    try (BufferedReader out =
+        new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      Matcher m = LISTENING.matcher(String.valueOf(out.readLine()));
+      assertThat(m.matches()).isTrue();
+      String address = m.group(1);
+      TqConfig withoutToken =
+          TqConfigs.parse("network:\n  controller_address: \"" + address + "\"\n");
+      assertThatThrownBy(() -> TqClient.connect(withoutToken).close())
+          .isInstanceOf(TqException.class)
+          .satisfies(
+              e ->
+                  assertThat(((TqException) e).code())
+                      .isIn(ErrorCode.UNAUTHENTICATED, ErrorCode.CONNECTION_FAILED));
+      TqConfig withToken =
+          TqConfigs.parse(
+              "network:\n  auth_token: env-token\n  controller_address: \"" + address + "\"\n");
+      try (TqClient tq = TqClient.connect(withToken)) {
+        assertThat(tq.kv().list(null)).isEmpty();
+      }
+      process.toHandle().destroy();
+      assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      process.destroyForcibly();
+    }
   }
 }
