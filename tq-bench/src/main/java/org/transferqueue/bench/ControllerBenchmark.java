@@ -21,7 +21,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerConfig;
+import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.meta.BatchMeta;
@@ -82,7 +82,7 @@ public class ControllerBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-      controller = new Controller(ControllerConfig.defaults());
+      controller = new Controller(ControllerOptions.defaults());
       controller.getMetadata(GetMetadataRequest.insert("p", FIELDS, partitionSize));
       produceAll(controller, "p", 0, partitionSize);
       request = GetMetadataRequest.fetch("p", FIELDS, "actor", BATCH);
@@ -112,7 +112,7 @@ public class ControllerBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-      controller = new Controller(ControllerConfig.defaults());
+      controller = new Controller(ControllerOptions.defaults());
       fill();
     }
 

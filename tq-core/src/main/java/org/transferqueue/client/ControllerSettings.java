@@ -1,7 +1,7 @@
 package org.transferqueue.client;
 
 import org.transferqueue.config.TqConfig;
-import org.transferqueue.controller.ControllerConfig;
+import org.transferqueue.controller.ControllerOptions;
 
 /**
  * Maps the user configuration onto the controller's settings, for every process that runs a
@@ -16,9 +16,9 @@ public final class ControllerSettings {
    * @param config the validated configuration
    * @return pre-allocation, polling mode and blocking-fetch timeout
    */
-  public static ControllerConfig from(TqConfig config) {
+  public static ControllerOptions from(TqConfig config) {
     var controller = config.controller();
-    return ControllerConfig.builder()
+    return ControllerOptions.builder()
         .preAllocSampleNum(controller.preallocSampleNum())
         .pollingMode(controller.pollingMode())
         .fetchTimeout(controller.getMetadataTimeout())

@@ -56,7 +56,7 @@ import org.transferqueue.sampler.SequentialSampler;
  * Force fetch, status queries and statistics are O(partition).
  *
  * <pre>{@code
- * Controller controller = new Controller(ControllerConfig.defaults());
+ * Controller controller = new Controller(ControllerOptions.defaults());
  * BatchMeta slots = controller.getMetadata(GetMetadataRequest.insert("train", fields, 32));
  * // ... storage stores the data, then notifies:
  * controller.updateProductionStatus(ProductionUpdate.of("train", slots.globalIndexes(), schema));
@@ -68,7 +68,7 @@ public final class Controller implements ControllerApi {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stateChanged = lock.newCondition();
-  private final ControllerConfig config;
+  private final ControllerOptions config;
   private final ControllerClock clock;
 
   // Guarded by lock.
@@ -82,7 +82,7 @@ public final class Controller implements ControllerApi {
    *
    * @param config the settings
    */
-  public Controller(ControllerConfig config) {
+  public Controller(ControllerOptions config) {
     this(config, new SequentialSampler(), ControllerClock.SYSTEM);
   }
 
@@ -93,7 +93,7 @@ public final class Controller implements ControllerApi {
    * @param sampler the sampler; the controller calls it under its lock
    * @param clock the time source
    */
-  public Controller(ControllerConfig config, Sampler sampler, ControllerClock clock) {
+  public Controller(ControllerOptions config, Sampler sampler, ControllerClock clock) {
     this.config = Objects.requireNonNull(config, "config");
     this.sampler = Objects.requireNonNull(sampler, "sampler");
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -108,7 +108,7 @@ public final class Controller implements ControllerApi {
    *
    * @return the configuration
    */
-  public ControllerConfig config() {
+  public ControllerOptions config() {
     return config;
   }
 

@@ -22,12 +22,12 @@ import org.transferqueue.meta.FieldSchema;
  * validate before they change anything, so a rejected request leaves the tables as they were.
  */
 final class ControllerTables {
-  private final ControllerConfig config;
+  private final ControllerOptions config;
   private final ControllerClock clock;
   final IndexAllocator allocator = new IndexAllocator();
   final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
 
-  ControllerTables(ControllerConfig config, ControllerClock clock) {
+  ControllerTables(ControllerOptions config, ControllerClock clock) {
     this.config = config;
     this.clock = clock;
   }

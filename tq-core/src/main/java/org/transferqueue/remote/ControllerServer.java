@@ -30,7 +30,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.ControllerApi;
-import org.transferqueue.controller.ControllerConfig;
+import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestHandler;
@@ -44,7 +44,7 @@ import org.transferqueue.transport.TransportServer;
  * <p>Each request runs on its own virtual thread (the transport's), so a blocking fetch waiting for
  * data does not hold up notifications, clears or other fetches. A blocking fetch waits at most the
  * timeout its request carries (the client's deadline; more than {@link
- * ControllerConfig#FETCH_TIMEOUT_MAX} is rejected). A request is decoded and checked completely
+ * ControllerOptions#FETCH_TIMEOUT_MAX} is rejected). A request is decoded and checked completely
  * before the controller sees it; a malformed one gets a {@code PROTOCOL_ERROR} reply, a controller
  * error a reply with its own {@link ErrorCode}, an unknown message type an {@code
  * UNSUPPORTED_OPERATION} reply, and the server keeps serving. With an auth token in the transport
@@ -176,13 +176,13 @@ public final class ControllerServer implements AutoCloseable {
         in -> {
           var request = in.getMetadataRequest();
           if (request.timeout() != null
-              && request.timeout().compareTo(ControllerConfig.FETCH_TIMEOUT_MAX) > 0) {
+              && request.timeout().compareTo(ControllerOptions.FETCH_TIMEOUT_MAX) > 0) {
             throw new TqException(
                 ErrorCode.INVALID_ARGUMENT,
                 "fetch timeout="
                     + request.timeout()
                     + " > max="
-                    + ControllerConfig.FETCH_TIMEOUT_MAX);
+                    + ControllerOptions.FETCH_TIMEOUT_MAX);
           }
           return out -> out.batchMeta(controller.getMetadata(request));
         });

@@ -18,7 +18,7 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerConfig;
+import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
@@ -68,7 +68,7 @@ class TqClientTest {
 
   @Test
   void shouldRoundTripKvApiWhenControllerIsRemote(BufferAllocator allocator) {
-    Controller controller = new Controller(ControllerConfig.defaults());
+    Controller controller = new Controller(ControllerOptions.defaults());
     try (ControllerServer server = serve(controller, allocator, null);
         TqClient tq = TransferQueueSystem.connect(config(server.address(), null))) {
       KvBatchMeta written;
@@ -99,7 +99,7 @@ class TqClientTest {
 
   @Test
   void shouldShareDataBetweenClientsWhenStorageUnitsAreRemote(BufferAllocator allocator) {
-    Controller controller = new Controller(ControllerConfig.defaults());
+    Controller controller = new Controller(ControllerOptions.defaults());
     List<StorageUnit> units = new ArrayList<>();
     List<StorageUnitServer> unitServers = new ArrayList<>();
     try (ControllerServer server = serve(controller, allocator, null)) {
@@ -133,7 +133,7 @@ class TqClientTest {
 
   @Test
   void shouldShareDataBetweenClientsWhenStoreNodesAreRemote(BufferAllocator allocator) {
-    Controller controller = new Controller(ControllerConfig.defaults());
+    Controller controller = new Controller(ControllerOptions.defaults());
     List<EmbeddedObjectStore> engines = new ArrayList<>();
     List<StoreNodeServer> nodeServers = new ArrayList<>();
     try (ControllerServer server = serve(controller, allocator, null)) {
@@ -175,7 +175,7 @@ class TqClientTest {
 
   @Test
   void shouldLeaveTheSystemRunningWhenAClientCloses(BufferAllocator allocator) {
-    Controller controller = new Controller(ControllerConfig.defaults());
+    Controller controller = new Controller(ControllerOptions.defaults());
     try (ControllerServer server = serve(controller, allocator, "tok")) {
       TqConfig config = config(server.address(), "tok");
       TqClient second = connect(config);
@@ -203,7 +203,7 @@ class TqClientTest {
 
   @Test
   void shouldFailConnectWhenTokenIsWrongOrAddressMissing(BufferAllocator allocator) {
-    Controller controller = new Controller(ControllerConfig.defaults());
+    Controller controller = new Controller(ControllerOptions.defaults());
     try (ControllerServer server = serve(controller, allocator, "tok")) {
       assertThatThrownBy(() -> connect(config(server.address(), "other")))
           .isInstanceOfSatisfying(

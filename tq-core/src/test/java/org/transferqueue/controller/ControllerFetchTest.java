@@ -395,7 +395,7 @@ class ControllerFetchTest {
         };
     Controller timed =
         new Controller(
-            ControllerConfig.builder().fetchTimeout(Duration.ofSeconds(3)).build(),
+            ControllerOptions.builder().fetchTimeout(Duration.ofSeconds(3)).build(),
             new org.transferqueue.sampler.SequentialSampler(),
             clock);
     insertProduced(timed, "p", 1, "x");

@@ -99,7 +99,7 @@ class ControllerModelTest {
     Random random = new Random(seed);
     Controller c =
         new Controller(
-            ControllerConfig.builder()
+            ControllerOptions.builder()
                 .preAllocSampleNum(PRE_ALLOC)
                 .pollingMode(true)
                 .fetchTimeout(Duration.ZERO)

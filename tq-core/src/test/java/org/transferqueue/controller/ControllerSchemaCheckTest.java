@@ -12,7 +12,7 @@ import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.tensor.DType;
 
 class ControllerSchemaCheckTest {
-  private final Controller controller = new Controller(ControllerConfig.defaults());
+  private final Controller controller = new Controller(ControllerOptions.defaults());
 
   private void produce(String partition, String field, FieldSchema schema) {
     controller.getMetadata(GetMetadataRequest.insert(partition, List.of(field), 1));

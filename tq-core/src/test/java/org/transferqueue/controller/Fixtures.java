@@ -22,7 +22,7 @@ final class Fixtures {
 
   static Controller controller(int preAlloc, boolean polling) {
     return new Controller(
-        ControllerConfig.builder()
+        ControllerOptions.builder()
             .preAllocSampleNum(preAlloc)
             .pollingMode(polling)
             .fetchTimeout(Duration.ofMillis(200))

@@ -23,7 +23,7 @@ import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerClock;
-import org.transferqueue.controller.ControllerConfig;
+import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.controller.TagUpdate;
@@ -66,7 +66,7 @@ class ControllerServerTest {
 
   private static Controller controller(Duration fetchTimeout, ControllerClock clock) {
     return new Controller(
-        ControllerConfig.builder().preAllocSampleNum(2).fetchTimeout(fetchTimeout).build(),
+        ControllerOptions.builder().preAllocSampleNum(2).fetchTimeout(fetchTimeout).build(),
         new SequentialSampler(),
         clock);
   }

@@ -13,7 +13,7 @@ import java.util.OptionalLong;
 import java.util.stream.Collectors;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerConfig;
+import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.remote.ControllerServer;
 import org.transferqueue.remote.StorageUnitServer;
@@ -30,7 +30,7 @@ final class RunningSystem implements AutoCloseable {
   /** What a command printed and returned. */
   record Result(int status, String out, String err) {}
 
-  final Controller controller = new Controller(ControllerConfig.defaults());
+  final Controller controller = new Controller(ControllerOptions.defaults());
   final List<StorageUnit> units = new ArrayList<>();
   private final List<StorageUnitServer> unitServers = new ArrayList<>();
   private final ControllerServer controllerServer;

@@ -13,7 +13,7 @@ import org.transferqueue.TqException;
  *     otherwise it waits until data is ready or its deadline passes
  * @param fetchTimeout how long a blocking fetch waits when the request names no timeout
  */
-public record ControllerConfig(int preAllocSampleNum, boolean pollingMode, Duration fetchTimeout) {
+public record ControllerOptions(int preAllocSampleNum, boolean pollingMode, Duration fetchTimeout) {
   /** Upstream name of the pre-allocation knob. */
   public static final String PRE_ALLOC_SAMPLE_NUM_PROP_NAME = "TQ_PRE_ALLOC_SAMPLE_NUM";
 
@@ -39,7 +39,7 @@ public record ControllerConfig(int preAllocSampleNum, boolean pollingMode, Durat
   public static final Duration FETCH_TIMEOUT_MAX = Duration.ofHours(24);
 
   /** Validates the values. */
-  public ControllerConfig {
+  public ControllerOptions {
     if (preAllocSampleNum < 0) {
       throw invalid(PRE_ALLOC_SAMPLE_NUM_PROP_NAME, preAllocSampleNum + " < 0");
     }
@@ -55,7 +55,7 @@ public record ControllerConfig(int preAllocSampleNum, boolean pollingMode, Durat
    *
    * @return pre-allocation 1, blocking mode, 60 s fetch timeout
    */
-  public static ControllerConfig defaults() {
+  public static ControllerOptions defaults() {
     return builder().build();
   }
 
@@ -72,7 +72,7 @@ public record ControllerConfig(int preAllocSampleNum, boolean pollingMode, Durat
     return new TqException(ErrorCode.INVALID_CONFIGURATION, key + "=" + what);
   }
 
-  /** Builds a {@link ControllerConfig}; not thread-safe. */
+  /** Builds a {@link ControllerOptions}; not thread-safe. */
   public static final class Builder {
     private int preAllocSampleNum = PRE_ALLOC_SAMPLE_NUM_DEFAULT;
     private boolean pollingMode = POLLING_MODE_DEFAULT;
@@ -119,8 +119,8 @@ public record ControllerConfig(int preAllocSampleNum, boolean pollingMode, Durat
      * @return the configuration
      * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} naming the key and value
      */
-    public ControllerConfig build() {
-      return new ControllerConfig(preAllocSampleNum, pollingMode, fetchTimeout);
+    public ControllerOptions build() {
+      return new ControllerOptions(preAllocSampleNum, pollingMode, fetchTimeout);
     }
   }
 }
