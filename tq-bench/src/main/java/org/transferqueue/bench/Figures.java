@@ -66,6 +66,11 @@ public final class Figures {
               "MooncakeKvClientBenchmark", "get", "copyBaseline", "MooncakeKvClient get"),
           new Comparison(
               "MooncakeKvClientBenchmark",
+              "getIntoColumn",
+              "copyBaseline",
+              "MooncakeKvClient getInto result column"),
+          new Comparison(
+              "MooncakeKvClientBenchmark",
               "get",
               "getPerCallRegistration",
               "pooled vs per-call registration (get)"),
