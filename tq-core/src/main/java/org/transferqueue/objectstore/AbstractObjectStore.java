@@ -28,6 +28,55 @@ public abstract class AbstractObjectStore implements ObjectStore {
    */
   protected abstract Executor asyncExecutor();
 
+  /**
+   * The one batch write path behind {@link #batchPutFrom}, {@link #batchUpsertFrom}, {@link
+   * #putBatch} and {@link #upsertBatch}.
+   *
+   * @param keys the keys
+   * @param sources one segment per key
+   * @param config the replication settings
+   * @param upsert overwrite existing keys (true) or fail them with -705 (false)
+   * @param zeroCopy sources must lie in registered memory (the {@code ...From} calls)
+   * @return one Mooncake result code per key
+   */
+  protected abstract int[] writeBatch(
+      List<String> keys,
+      List<MemorySegment> sources,
+      ReplicateConfig config,
+      boolean upsert,
+      boolean zeroCopy);
+
+  @Override
+  public int[] batchPutFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return writeBatch(keys, sources, config, false, true);
+  }
+
+  @Override
+  public int[] batchUpsertFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return writeBatch(keys, sources, config, true, true);
+  }
+
+  @Override
+  public int putBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return firstFailure(writeBatch(keys, values, config, false, false));
+  }
+
+  @Override
+  public int upsertBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return firstFailure(writeBatch(keys, values, config, true, false));
+  }
+
+  private static int firstFailure(int[] codes) {
+    for (int code : codes) {
+      if (code != ErrorCode.OK.code()) {
+        return code;
+      }
+    }
+    return ErrorCode.OK.code();
+  }
+
   private <T> CompletableFuture<T> submit(Supplier<T> call, T whenRejected) {
     Executor executor = asyncExecutor();
     if (executor == null) {

@@ -212,51 +212,21 @@ public final class RemoteObjectStore extends AbstractObjectStore {
     if (open() && source.byteSize() == 0) {
       return OK; // as the engine: nothing is created
     }
-    return write(List.of(key), List.of(source), config, upsert, true)[0];
-  }
-
-  @Override
-  public int[] batchPutFrom(
-      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
-    return write(keys, sources, config, false, true);
-  }
-
-  @Override
-  public int[] batchUpsertFrom(
-      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
-    return write(keys, sources, config, true, true);
+    return writeBatch(List.of(key), List.of(source), config, upsert, true)[0];
   }
 
   @Override
   public int put(String key, MemorySegment value, ReplicateConfig config) {
-    return write(List.of(key), List.of(value), config, false, false)[0];
+    return writeBatch(List.of(key), List.of(value), config, false, false)[0];
   }
 
   @Override
   public int upsert(String key, MemorySegment value, ReplicateConfig config) {
-    return write(List.of(key), List.of(value), config, true, false)[0];
+    return writeBatch(List.of(key), List.of(value), config, true, false)[0];
   }
 
   @Override
-  public int putBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
-    return firstFailure(write(keys, values, config, false, false));
-  }
-
-  @Override
-  public int upsertBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
-    return firstFailure(write(keys, values, config, true, false));
-  }
-
-  private static int firstFailure(int[] codes) {
-    for (int code : codes) {
-      if (code != OK) {
-        return code;
-      }
-    }
-    return OK;
-  }
-
-  private int[] write(
+  protected int[] writeBatch(
       List<String> keys,
       List<MemorySegment> sources,
       ReplicateConfig replicate,

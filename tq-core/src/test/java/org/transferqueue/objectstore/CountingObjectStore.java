@@ -165,18 +165,32 @@ class CountingObjectStore extends AbstractObjectStore {
   }
 
   @Override
-  public int[] batchPutFrom(
-      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
-    return delegate.batchPutFrom(keys, sources, config);
-  }
-
-  @Override
   public int upsertFrom(String key, MemorySegment source, ReplicateConfig config) {
     return delegate.upsertFrom(key, source, config);
   }
 
   @Override
-  public int[] batchUpsertFrom(
+  protected int[] writeBatch(
+      List<String> keys,
+      List<MemorySegment> sources,
+      ReplicateConfig config,
+      boolean upsert,
+      boolean zeroCopy) {
+    if (!zeroCopy) {
+      int code =
+          upsert
+              ? delegate.upsertBatch(keys, sources, config)
+              : delegate.putBatch(keys, sources, config);
+      int[] codes = new int[keys.size()];
+      java.util.Arrays.fill(codes, code);
+      return codes;
+    }
+    return upsert
+        ? countedUpsertFrom(keys, sources, config)
+        : delegate.batchPutFrom(keys, sources, config);
+  }
+
+  private int[] countedUpsertFrom(
       List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
     lastConfig = config;
     return narrow(
@@ -195,16 +209,6 @@ class CountingObjectStore extends AbstractObjectStore {
   @Override
   public int upsert(String key, MemorySegment value, ReplicateConfig config) {
     return delegate.upsert(key, value, config);
-  }
-
-  @Override
-  public int putBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
-    return delegate.putBatch(keys, values, config);
-  }
-
-  @Override
-  public int upsertBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
-    return delegate.upsertBatch(keys, values, config);
   }
 
   @Override

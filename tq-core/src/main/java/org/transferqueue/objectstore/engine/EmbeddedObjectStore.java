@@ -310,37 +310,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore {
     return writeOne(key, value, config, true, false);
   }
 
-  @Override
-  public int[] batchPutFrom(
-      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
-    return writeBatch(keys, sources, config, false, true);
-  }
-
-  @Override
-  public int[] batchUpsertFrom(
-      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
-    return writeBatch(keys, sources, config, true, true);
-  }
-
-  @Override
-  public int putBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
-    return firstFailure(writeBatch(keys, values, config, false, false));
-  }
-
-  @Override
-  public int upsertBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
-    return firstFailure(writeBatch(keys, values, config, true, false));
-  }
-
-  private static int firstFailure(int[] codes) {
-    for (int code : codes) {
-      if (code != OK) {
-        return code;
-      }
-    }
-    return OK;
-  }
-
   private int writeOne(
       String key, MemorySegment source, ReplicateConfig config, boolean upsert, boolean zeroCopy) {
     Objects.requireNonNull(key, "key");
@@ -377,7 +346,8 @@ public final class EmbeddedObjectStore extends AbstractObjectStore {
     return zeroCopy ? regions.contains(source) : source.byteSize() <= config.localBufferSize();
   }
 
-  private int[] writeBatch(
+  @Override
+  protected int[] writeBatch(
       List<String> keys,
       List<MemorySegment> sources,
       ReplicateConfig config,
