@@ -19,6 +19,7 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.sampler.RankAwareSampler;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.JaggedColumn;
@@ -27,10 +28,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code tq demo}: a single-controller RL pipeline on the embedded system. Per iteration a rollout
- * stage writes prompts and responses, a reward and a reference stage consume them and write their
- * results back, and a trainer consumes micro-batches of everything; all four run concurrently and
- * every value read is checked against what must have been written.
+ * {@code tq demo}: an RL pipeline on the embedded system. With {@code --pipeline single-controller}
+ * (the default) per iteration a rollout stage writes prompts and responses, a reward and a
+ * reference stage consume them and write their results back, and a trainer consumes micro-batches
+ * of everything; all four run concurrently. With {@code --pipeline streaming} the driver only puts
+ * prompts and stage workers pull ready micro-batches with streaming loaders (see {@link
+ * StreamingPipeline}). In both, every value read is checked against what must have been written.
  */
 @Command(
     name = "demo",
@@ -41,6 +44,8 @@ final class DemoCommand implements Callable<Integer> {
   private static final List<String> TRAIN_FIELDS =
       List.of("sample_id", "prompt_ids", "response_ids", "messages", "rm_score", "ref_log_prob");
   private static final Duration FETCH_WAIT = Duration.ofSeconds(60);
+  private static final String SINGLE_CONTROLLER = "single-controller";
+  private static final String STREAMING = "streaming";
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -82,6 +87,14 @@ final class DemoCommand implements Callable<Integer> {
   int units;
 
   @Option(
+      names = "--pipeline",
+      defaultValue = SINGLE_CONTROLLER,
+      description =
+          "single-controller (a driver fetches for each stage) or streaming (stage workers pull"
+              + " ready micro-batches with streaming loaders); default ${DEFAULT-VALUE}.")
+  String pipeline;
+
+  @Option(
       names = "--metrics-port",
       description =
           "Serve Prometheus metrics at http://127.0.0.1:<port>/metrics while the demo runs"
@@ -100,8 +113,26 @@ final class DemoCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--metrics-port: " + metricsPort + " is not in 0-65535");
     }
+    if (!pipeline.equals(SINGLE_CONTROLLER) && !pipeline.equals(STREAMING)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--pipeline: unknown pipeline '"
+              + pipeline
+              + "'; one of ["
+              + SINGLE_CONTROLLER
+              + ", "
+              + STREAMING
+              + "]");
+    }
+    boolean streaming = pipeline.equals(STREAMING);
     TqConfig config =
         TqConfig.builder()
+            .controller(
+                c -> {
+                  if (streaming) {
+                    c.pollingMode(true).preallocSampleNum(batchSize);
+                  }
+                })
             .backend(
                 b ->
                     b.storageBackend(backendNamed(backend))
@@ -110,18 +141,22 @@ final class DemoCommand implements Callable<Integer> {
                 m -> m.enabled(metricsPort != null).port(metricsPort == null ? 0 : metricsPort))
             .build();
     out.printf(
-        "tq demo: %d iterations x %d samples, micro-batches of %d, responses up to %d tokens, %s%n",
-        iterations, batchSize, microBatchSize, seqLen, backend);
+        "tq demo (%s): %d iterations x %d samples, micro-batches of %d, responses up to %d tokens,"
+            + " %s%n",
+        pipeline, iterations, batchSize, microBatchSize, seqLen, backend);
     out.flush();
     StageProgress rollout = new StageProgress("rollout");
     StageProgress reward = new StageProgress("reward");
     StageProgress reference = new StageProgress("reference");
     StageProgress trainer = new StageProgress("trainer");
-    List<StageProgress> stages = List.of(rollout, reward, reference, trainer);
+    List<StageProgress> stages = new ArrayList<>(List.of(rollout, reward, reference, trainer));
     AtomicReference<String> mismatch = new AtomicReference<>();
     long started = System.nanoTime();
     boolean live = System.console() != null;
     TransferQueueSystem.Builder system = TransferQueueSystem.builder().config(config);
+    if (streaming) {
+      system.sampler(new RankAwareSampler());
+    }
     if (metricsPort != null) {
       PrometheusEndpoint.install(system);
     }
@@ -133,7 +168,42 @@ final class DemoCommand implements Callable<Integer> {
       out.flush();
       MetaClient client = tq.client();
       BufferAllocator allocator = tq.allocator();
-      for (int step = 0; step < iterations && mismatch.get() == null; step++) {
+      if (streaming) {
+        try (StreamingPipeline streamingPipeline =
+            new StreamingPipeline(
+                client,
+                allocator,
+                workers,
+                iterations,
+                batchSize,
+                microBatchSize,
+                Math.max(1, seqLen / 4),
+                seqLen,
+                mismatch)) {
+          stages.clear();
+          stages.addAll(streamingPipeline.stages());
+          for (int step = 0; step < iterations && mismatch.get() == null; step++) {
+            final int currentStep = step;
+            var display =
+                live
+                    ? ticker.scheduleAtFixedRate(
+                        () -> render(out, currentStep, stages, false),
+                        0,
+                        200,
+                        TimeUnit.MILLISECONDS)
+                    : null;
+            try {
+              streamingPipeline.runStep(step);
+            } finally {
+              if (display != null) {
+                display.cancel(false);
+              }
+            }
+            render(out, currentStep, stages, true);
+          }
+        }
+      }
+      for (int step = 0; !streaming && step < iterations && mismatch.get() == null; step++) {
         String partition = "train_" + step;
         DemoData data = new DemoData(step, Math.max(1, seqLen / 4), seqLen);
         stages.forEach(s -> s.startStep(batchSize));
@@ -184,10 +254,12 @@ final class DemoCommand implements Callable<Integer> {
       out.flush();
       return 1;
     }
-    long verified = trainer.samples.get();
+    long verified = stages.getLast().samples.get();
     long expected = (long) iterations * batchSize;
     if (verified != expected) {
-      out.printf("verification FAILED: the trainer saw %d of %d samples%n", verified, expected);
+      out.printf(
+          "verification FAILED: the %s stage saw %d of %d samples%n",
+          stages.getLast().name, verified, expected);
       out.flush();
       return 1;
     }

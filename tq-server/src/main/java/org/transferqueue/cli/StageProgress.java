@@ -2,7 +2,10 @@ package org.transferqueue.cli;
 
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Counters of one pipeline stage, updated by its worker and read by the progress display. */
+/**
+ * Counters of one pipeline stage, updated by its workers (record is synchronized, so a stage may
+ * have several) and read by the progress display.
+ */
 final class StageProgress {
   final String name;
   final AtomicLong samples = new AtomicLong();
@@ -20,7 +23,7 @@ final class StageProgress {
     stepTarget = target;
   }
 
-  void record(long rows, long byteCount, long nanos) {
+  synchronized void record(long rows, long byteCount, long nanos) {
     samples.addAndGet(rows);
     bytes.addAndGet(byteCount);
     busyNanos.addAndGet(nanos);

@@ -48,6 +48,41 @@ class DemoCommandTest {
 
   @Test
   @Timeout(120)
+  void shouldRunTheStreamingPipelineAndVerifyEveryStageOfEveryStep() {
+    Run run =
+        run(
+            "demo",
+            "--pipeline",
+            "streaming",
+            "--iterations",
+            "3",
+            "--batch-size",
+            "8",
+            "--micro-batch-size",
+            "2",
+            "--seq-len",
+            "32");
+    assertThat(run.status()).as(run.output()).isZero();
+    assertThat(run.output())
+        .contains("tq demo (streaming)")
+        .contains("step 3/3")
+        .containsPattern("rollout\\s+24\\s")
+        .containsPattern("ref\\s+24\\s")
+        .containsPattern("actor\\s+24\\s")
+        .containsPattern("reward\\s+24\\s")
+        .containsPattern("update\\s+24\\s")
+        .contains("verified: all 24 samples match");
+  }
+
+  @Test
+  void shouldRejectAnUnknownPipeline() {
+    Run run = run("demo", "--pipeline", "central");
+    assertThat(run.status()).isNotZero();
+    assertThat(run.output()).contains("--pipeline").contains("central");
+  }
+
+  @Test
+  @Timeout(120)
   void shouldServeMetricsWhileRunningWhenAskedTo() {
     Run run =
         run(
