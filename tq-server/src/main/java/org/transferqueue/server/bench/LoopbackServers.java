@@ -60,8 +60,9 @@ final class LoopbackServers implements AutoCloseable {
       for (int i = 0; i < SERVERS; i++) {
         List<String> role =
             backend == BenchBackend.SIMPLE_STORAGE
-                ? List.of("storage-unit", "--config", file.toString(), "--unit", "" + i)
-                : List.of("store-node", "--config", file.toString(), "--node", "" + i);
+                ? List.of(
+                    "storage-unit", "--config", file.toString(), "--unit", Integer.toString(i))
+                : List.of("store-node", "--config", file.toString(), "--node", Integer.toString(i));
         servers.startRole(tq, dir, role.getFirst() + " " + i, role);
       }
       return servers;
