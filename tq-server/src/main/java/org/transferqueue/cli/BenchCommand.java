@@ -20,6 +20,7 @@ import org.transferqueue.server.bench.BenchSize;
 import org.transferqueue.server.bench.ChartReporter;
 import org.transferqueue.server.bench.CsvReporter;
 import org.transferqueue.server.bench.JsonReporter;
+import org.transferqueue.server.bench.LoopbackCommands;
 import org.transferqueue.server.bench.MemoryProbe;
 import org.transferqueue.server.bench.TableReporter;
 import picocli.CommandLine;
@@ -83,8 +84,8 @@ final class BenchCommand implements Callable<Integer> {
       names = "--mode",
       defaultValue = "embedded",
       description =
-          "embedded, loopback or all (default ${DEFAULT-VALUE}); loopback needs the network"
-              + " servers, which this build does not have yet.")
+          "embedded, loopback or all (default ${DEFAULT-VALUE}); loopback starts the controller"
+              + " and two storage servers as child processes on 127.0.0.1.")
   String mode;
 
   @Option(names = "--config", description = "YAML configuration every case starts from.")
@@ -116,7 +117,14 @@ final class BenchCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     BenchProgress progress = new BenchProgress(out, System.console() != null);
-    BenchRunner runner = new BenchRunner(plan, probe, progress, System::nanoTime);
+    BenchRunner runner =
+        new BenchRunner(
+            plan,
+            probe,
+            progress,
+            System::nanoTime,
+            new LoopbackCommands(
+                ChildProcesses.javaCommand(), ChildProcesses.javaCommand(LoopbackReceiver.class)));
     try {
       runner.checkMemory();
     } catch (TqException e) {

@@ -19,6 +19,16 @@ final class ChildProcesses {
    * @return java executable, JVM options, class path and the main class
    */
   static List<String> javaCommand() {
+    return javaCommand(TqCommand.class);
+  }
+
+  /**
+   * The command that runs a main class of this class path in a new JVM.
+   *
+   * @param main the class whose {@code main} runs
+   * @return java executable, JVM options, class path and the main class
+   */
+  static List<String> javaCommand(Class<?> main) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     boolean nativeAccess = false;
@@ -34,7 +44,7 @@ final class ChildProcesses {
     }
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
-    command.add(TqCommand.class.getName());
+    command.add(main.getName());
     return command;
   }
 }

@@ -56,7 +56,7 @@ class BenchCommandTest {
             "--seq-len=64",
             "--iterations=2",
             "--backend=SimpleStorage",
-            "--mode=all",
+            "--mode=embedded",
             "--json=" + json,
             "--csv=" + csv,
             "--chart=" + png);
@@ -64,8 +64,7 @@ class BenchCommandTest {
     assertThat(run.status()).as(run.err()).isZero();
     assertThat(run.out())
         .contains("SimpleStorage/embedded")
-        .contains("embedded baseline: memory copy")
-        .contains("not run: loopback");
+        .contains("embedded baseline: memory copy");
 
     Map<String, Object> report = parseJson(json);
     Map<String, Object> config = map(report.get("configuration"));
@@ -80,7 +79,7 @@ class BenchCommandTest {
     assertThat(env.get("jdk")).isEqualTo(System.getProperty("java.runtime.version"));
     assertThat(String.valueOf(env.get("os"))).startsWith(System.getProperty("os.name"));
     assertThat(number(env.get("cores"))).isEqualTo(Runtime.getRuntime().availableProcessors());
-    assertThat(map(report.get("unavailableModes"))).containsKey("loopback");
+    assertThat(map(report.get("unavailableModes"))).isEmpty();
 
     List<Object> sizes = list(report.get("sizes"));
     assertThat(sizes).hasSize(1);
@@ -174,6 +173,67 @@ class BenchCommandTest {
   }
 
   @Test
+  void shouldMeasureBothBackendsOverLoopbackAgainstARawSocketWhenModeAll(@TempDir Path dir)
+      throws IOException {
+    Path json = dir.resolve("loopback.json");
+    Run run =
+        bench(
+            MemoryProbe.system(),
+            "--preset=tiny",
+            "--batch=16",
+            "--fields=3",
+            "--seq-len=64",
+            "--iterations=2",
+            "--backend=all",
+            "--mode=all",
+            "--json=" + json);
+
+    assertThat(run.status()).as(run.err()).isZero();
+    assertThat(run.out())
+        .contains("SimpleStorage/loopback")
+        .contains("MooncakeStore/loopback")
+        .contains("loopback baseline: loopback socket");
+    Map<String, Object> report = parseJson(json);
+    assertThat(map(report.get("configuration")).get("modes"))
+        .isEqualTo(List.of("embedded", "loopback"));
+    Map<String, Object> size = map(list(report.get("sizes")).getFirst());
+    double bytes = number(size.get("bytes"));
+    Map<String, Object> baselines = map(size.get("baselines"));
+    assertThat(baselines).containsOnlyKeys("embedded", "loopback");
+    Map<String, Object> loopback = map(baselines.get("loopback"));
+    assertThat(String.valueOf(loopback.get("kind"))).startsWith("loopback socket");
+    assertThat(number(loopback.get("bytes"))).isEqualTo(bytes);
+    double baselineGbPerSec = number(loopback.get("gbPerSec"));
+    assertThat(baselineGbPerSec).isPositive();
+    assertThat(list(loopback.get("seconds")))
+        .hasSize(5)
+        .allSatisfy(s -> assertThat(number(s)).isPositive());
+
+    List<Map<String, Object>> results =
+        list(size.get("results")).stream().map(BenchCommandTest::map).toList();
+    assertThat(results)
+        .extracting(r -> r.get("backend") + "/" + r.get("mode"))
+        .containsExactly(
+            "SimpleStorage/embedded",
+            "MooncakeStore/embedded",
+            "SimpleStorage/loopback",
+            "MooncakeStore/loopback");
+    for (Map<String, Object> result : results.subList(2, 4)) {
+      assertThat(result.get("verified")).isEqualTo(true);
+      Map<String, Object> mean = map(result.get("mean"));
+      mean.values().forEach(v -> assertThat(number(v)).isPositive());
+      for (Object item : list(result.get("iterations"))) {
+        Map<String, Object> it = map(item);
+        it.values().forEach(v -> assertThat(number(v)).isPositive());
+        assertThat(number(it.get("baselineGbPerSec")))
+            .isCloseTo(baselineGbPerSec, within(1e-6 * baselineGbPerSec));
+        double expected = number(it.get("totalGbPerSec")) / baselineGbPerSec;
+        assertThat(number(it.get("totalRatio"))).isCloseTo(expected, relative(expected));
+      }
+    }
+  }
+
+  @Test
   void shouldRunEveryBackendWhenAll(@TempDir Path dir) throws IOException {
     Path json = dir.resolve("all.json");
     Run run =
@@ -206,16 +266,6 @@ class BenchCommandTest {
         .contains("unknown backend 'Redis'")
         .contains("SimpleStorage")
         .contains("MooncakeStore");
-  }
-
-  @Test
-  void shouldRejectLoopbackNamingWhatIsMissing() {
-    Run run = bench(MemoryProbe.fixed(64 * GIB, 64 * GIB), "--preset=tiny", "--mode=loopback");
-    assertThat(run.status()).isEqualTo(2);
-    assertThat(run.err())
-        .contains("--mode loopback needs the network transport")
-        .contains("storage-unit and store-node servers");
-    assertThat(run.out()).doesNotContain("backend/mode");
   }
 
   @Test

@@ -1,6 +1,9 @@
 package org.transferqueue.server.bench;
 
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,7 +21,8 @@ import org.transferqueue.tensor.ObjectColumn;
  * mode's plain mechanism, without the system. For {@link BenchMode#EMBEDDED} that is {@link
  * MemorySegment#copy} between pre-touched segments, one copy per field ({@link
  * #measureMemoryCopy}): the best an in-process put or get of the same data could do with one copy
- * per direction. A network mode brings its own measurement of the same record.
+ * per direction. For {@link BenchMode#LOOPBACK} it is the same bytes written over a plain loopback
+ * socket to a receiver in another process ({@link #measureLoopback}).
  *
  * @param kind what was measured, e.g. {@value #MEMORY_COPY}
  * @param bytes bytes moved per repetition (the workload's {@link Workload#bytes()})
@@ -27,6 +31,10 @@ import org.transferqueue.tensor.ObjectColumn;
 public record Baseline(String kind, long bytes, List<Double> seconds) {
   /** The {@link #kind()} of {@link #measureMemoryCopy}. */
   public static final String MEMORY_COPY = "memory copy between pre-touched segments";
+
+  /** The {@link #kind()} of {@link #measureLoopback}. */
+  public static final String LOOPBACK_SOCKET =
+      "loopback socket to a receiver process (write all bytes, wait for its 1-byte answer)";
 
   /** Timed repetitions {@link #measureMemoryCopy} makes, after one untimed pass. */
   public static final int REPETITIONS = 5;
@@ -104,6 +112,86 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
     } finally {
       for (NativeBuffer buffer : owned) {
         buffer.close();
+      }
+    }
+  }
+
+  /**
+   * Measures the loopback socket bandwidth of a workload's bytes: per repetition, writes an 8-byte
+   * big-endian length and every field's bytes to {@code channel} and waits for the receiver's
+   * one-byte answer (the protocol of the {@code LoopbackReceiver} child process). String fields'
+   * UTF-8 bytes come from {@code allocator} and are returned to it before this method returns.
+   *
+   * @param allocator where string fields' bytes are staged
+   * @param workload the data whose bytes are sent
+   * @param repetitions timed repetitions, at least 1, after one untimed pass
+   * @param nanoClock the time source
+   * @param channel a blocking channel connected to a receiver
+   * @return the measurement
+   * @throws TqException {@code CONNECTION_FAILED} when the socket fails or closes early
+   */
+  public static Baseline measureLoopback(
+      BufferAllocator allocator,
+      Workload workload,
+      int repetitions,
+      LongSupplier nanoClock,
+      SocketChannel channel) {
+    List<String> fields = workload.batch().fields();
+    long[] fieldBytes = workload.fieldBytes();
+    long total = Arrays.stream(fieldBytes).sum();
+    List<NativeBuffer> owned = new ArrayList<>();
+    try {
+      MemorySegment[] sources = new MemorySegment[fields.size()];
+      for (int i = 0; i < sources.length; i++) {
+        MemorySegment tensor = workload.tensorSegment(fields.get(i));
+        sources[i] =
+            tensor != null ? tensor : stringBytes(allocator, workload, fields.get(i), owned);
+      }
+      ByteBuffer header = ByteBuffer.allocate(Long.BYTES);
+      ByteBuffer ack = ByteBuffer.allocate(1);
+      send(channel, sources, fieldBytes, total, header, ack);
+      Double[] seconds = new Double[repetitions];
+      for (int r = 0; r < repetitions; r++) {
+        long start = nanoClock.getAsLong();
+        send(channel, sources, fieldBytes, total, header, ack);
+        seconds[r] = Math.max(1, nanoClock.getAsLong() - start) / 1e9;
+      }
+      return new Baseline(LOOPBACK_SOCKET, total, Arrays.asList(seconds));
+    } catch (IOException e) {
+      throw new TqException(ErrorCode.CONNECTION_FAILED, "loopback baseline: " + e.getMessage(), e);
+    } finally {
+      for (NativeBuffer buffer : owned) {
+        buffer.close();
+      }
+    }
+  }
+
+  private static void send(
+      SocketChannel channel,
+      MemorySegment[] sources,
+      long[] lengths,
+      long total,
+      ByteBuffer header,
+      ByteBuffer ack)
+      throws IOException {
+    header.clear().putLong(total).flip();
+    while (header.hasRemaining()) {
+      channel.write(header);
+    }
+    for (int i = 0; i < sources.length; i++) {
+      for (long offset = 0; offset < lengths[i]; ) {
+        long n = Math.min(Integer.MAX_VALUE, lengths[i] - offset);
+        ByteBuffer slice = sources[i].asSlice(offset, n).asByteBuffer();
+        while (slice.hasRemaining()) {
+          channel.write(slice);
+        }
+        offset += n;
+      }
+    }
+    ack.clear();
+    while (ack.hasRemaining()) {
+      if (channel.read(ack) < 0) {
+        throw new IOException("the receiver closed the connection before answering");
       }
     }
   }

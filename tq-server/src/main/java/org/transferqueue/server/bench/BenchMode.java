@@ -12,15 +12,10 @@ public enum BenchMode {
   /** Controller, storage and client in this JVM; data moves by memory copy. */
   EMBEDDED("embedded", null),
   /**
-   * Storage and controller servers on this machine, reached over loopback sockets. Needs the
-   * network layer's storage-unit and store-node servers and their client connections, which this
-   * build does not contain yet.
+   * Controller and storage servers as child processes on this machine, reached over loopback
+   * sockets through a {@code TqClient}.
    */
-  LOOPBACK(
-      "loopback",
-      "--mode loopback needs the network transport: the storage-unit and store-node servers and"
-          + " the client connections to them over loopback sockets, which this build does not"
-          + " contain yet; run --mode embedded");
+  LOOPBACK("loopback", null);
 
   private final String optionName;
   private final String missing;

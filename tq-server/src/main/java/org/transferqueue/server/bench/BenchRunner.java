@@ -1,16 +1,25 @@
 package org.transferqueue.server.bench;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
+import java.util.stream.Stream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.client.KvApi;
+import org.transferqueue.client.TqClient;
 import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
@@ -22,7 +31,9 @@ import org.transferqueue.tensor.Batch;
 /**
  * Runs a {@link BenchPlan}: per size, generates the data once; per mode, measures the mode's
  * baseline, then for every backend starts a system and runs the iterations of upstream's perftest
- * on it:
+ * on it. Embedded mode starts the system in this JVM; loopback mode starts the controller and two
+ * storage units (SimpleStorage) or two store nodes (MooncakeStore) as child processes on 127.0.0.1
+ * and drives them through a {@link TqClient}, and always stops them at the end of the case:
  *
  * <pre>
  *   t0  kv.batchPut(keys, "train_0", batch)     timed: put
@@ -38,10 +49,13 @@ public final class BenchRunner {
   /** The partition every iteration writes to, as upstream. */
   public static final String PARTITION = "train_0";
 
+  private static final System.Logger LOG = System.getLogger(BenchRunner.class.getName());
+
   private final BenchPlan plan;
   private final MemoryProbe probe;
   private final BenchListener listener;
   private final LongSupplier nanoClock;
+  private final LoopbackCommands loopback;
   // Progress counters, owned by the thread calling run().
   private int completed;
   private int total;
@@ -56,10 +70,33 @@ public final class BenchRunner {
    */
   public BenchRunner(
       BenchPlan plan, MemoryProbe probe, BenchListener listener, LongSupplier nanoClock) {
+    this(plan, probe, listener, nanoClock, null);
+  }
+
+  /**
+   * Creates a runner that can run {@link BenchMode#LOOPBACK}.
+   *
+   * @param plan what to run
+   * @param probe the machine's memory, checked before each size
+   * @param listener receives progress
+   * @param nanoClock the time source of every measurement, e.g. {@code System::nanoTime}
+   * @param loopback how to start the child processes of loopback mode, or null when the plan has no
+   *     loopback mode
+   */
+  public BenchRunner(
+      BenchPlan plan,
+      MemoryProbe probe,
+      BenchListener listener,
+      LongSupplier nanoClock,
+      LoopbackCommands loopback) {
     this.plan = Objects.requireNonNull(plan, "plan");
     this.probe = Objects.requireNonNull(probe, "probe");
     this.listener = Objects.requireNonNull(listener, "listener");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+    if (loopback == null && plan.modes().contains(BenchMode.LOOPBACK)) {
+      throw new IllegalArgumentException("a plan with loopback mode needs the loopback commands");
+    }
+    this.loopback = loopback;
   }
 
   /**
@@ -129,22 +166,25 @@ public final class BenchRunner {
     return switch (mode) {
       case EMBEDDED ->
           Baseline.measureMemoryCopy(allocator, workload, Baseline.REPETITIONS, nanoClock);
-      case LOOPBACK -> throw unsupported(mode);
+      case LOOPBACK -> measureLoopback(allocator, workload);
     };
   }
 
-  /** Starts the system a case measures: in this JVM for embedded mode. */
-  private static TransferQueueSystem start(BenchMode mode, TqConfig config) {
-    return switch (mode) {
-      case EMBEDDED ->
-          TransferQueueSystem.builder().config(config).storageBackends(backends(config)).start();
-      case LOOPBACK -> throw unsupported(mode);
-    };
-  }
-
-  private static TqException unsupported(BenchMode mode) {
-    return new TqException(
-        ErrorCode.UNSUPPORTED_OPERATION, mode.missing().orElse(mode.optionName()));
+  /** Sends the workload's bytes to a receiver child process over a plain loopback socket. */
+  private Baseline measureLoopback(RootAllocator allocator, Workload workload) {
+    Path dir = tempDir();
+    try (LoopbackProcess receiver =
+            LoopbackProcess.start("receiver", loopback.receiver(), dir.resolve("receiver.err"));
+        SocketChannel channel =
+            SocketChannel.open(
+                new InetSocketAddress(receiver.address().host(), receiver.address().port()))) {
+      return Baseline.measureLoopback(
+          allocator, workload, Baseline.REPETITIONS, nanoClock, channel);
+    } catch (IOException e) {
+      throw new TqException(ErrorCode.CONNECTION_FAILED, "loopback baseline: " + e.getMessage(), e);
+    } finally {
+      deleteTree(dir);
+    }
   }
 
   private CaseResult runCase(
@@ -153,14 +193,54 @@ public final class BenchRunner {
     step(label + ": starting");
     TqConfig config = plan.caseConfig(backend, workload.size(), workload.bytes());
     List<IterationResult> iterations = new ArrayList<>();
-    try (TransferQueueSystem system = start(mode, config)) {
-      KvApi kv = system.kv();
-      for (int i = 1; i <= plan.iterations(); i++) {
-        String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";
-        iterations.add(iterate(kv, workload, prefix, i, i == 1, baseline.gbPerSec()));
+    switch (mode) {
+      case EMBEDDED -> {
+        try (TransferQueueSystem system =
+            TransferQueueSystem.builder()
+                .config(config)
+                .storageBackends(backends(config))
+                .start()) {
+          iterateAll(system.kv(), workload, label, baseline, iterations);
+        }
+      }
+      case LOOPBACK -> {
+        Path dir = tempDir();
+        try (LoopbackServers servers = LoopbackServers.start(loopback.tq(), backend, config, dir);
+            TqClient client = TransferQueueSystem.connect(servers.clientConfig())) {
+          iterateAll(client.kv(), workload, label, baseline, iterations);
+        } finally {
+          deleteTree(dir);
+        }
       }
     }
     return new CaseResult(backend, mode, iterations, true);
+  }
+
+  private void iterateAll(
+      KvApi kv, Workload workload, String label, Baseline baseline, List<IterationResult> into) {
+    for (int i = 1; i <= plan.iterations(); i++) {
+      String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";
+      into.add(iterate(kv, workload, prefix, i, i == 1, baseline.gbPerSec()));
+    }
+  }
+
+  private static Path tempDir() {
+    try {
+      return Files.createTempDirectory("tq-bench-loopback");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Deletes the child processes' configuration and error files; best effort. */
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(path);
+      }
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.DEBUG, "cannot delete " + dir + ": " + e.getMessage());
+    }
   }
 
   private IterationResult iterate(

@@ -72,7 +72,10 @@ public final class ChartReporter {
         + " ("
         + mode.optionName()
         + ")"
-        + (mode == BenchMode.EMBEDDED ? ": memory copy" : "");
+        + switch (mode) {
+          case EMBEDDED -> ": memory copy";
+          case LOOPBACK -> ": raw loopback socket";
+        };
   }
 
   private static String columnLabel(SizeResult size) {

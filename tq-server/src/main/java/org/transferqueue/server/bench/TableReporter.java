@@ -32,7 +32,7 @@ public final class TableReporter {
         String.format(
             Locale.ROOT,
             "%d iterations per case, %s data; means over all iterations; GB/s = 10^9 bytes/s,"
-                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the memory-copy baseline,"
+                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the mode's baseline,"
                 + " rt = round trip (put + get), 2+ = iterations after the first%n",
             report.plan().iterations(),
             report.plan().complex() ? "complex" : "simple"));
