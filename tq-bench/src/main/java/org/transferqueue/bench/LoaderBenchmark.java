@@ -3,6 +3,7 @@ package org.transferqueue.bench;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -174,7 +175,7 @@ public class LoaderBenchmark {
                         List.of(FIELD),
                         task,
                         BATCH,
-                        new SamplingConfig(rank, index, java.util.Map.of()),
+                        new SamplingConfig(rank, index, Map.of()),
                         Duration.ZERO));
             if (meta.isEmpty()) {
               if (consumed) {
