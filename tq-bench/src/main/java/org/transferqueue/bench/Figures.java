@@ -83,7 +83,16 @@ public final class Figures {
               "TransportBenchmark",
               "transport",
               "rawSocketVirtual",
-              "transport vs raw loopback socket"));
+              "transport vs raw loopback socket"),
+          new Comparison(
+              "LoaderBenchmark",
+              "loader",
+              "fetchLoop",
+              "StreamingLoader vs fetch loop, micro-batches/s"),
+          new Comparison(
+              "CheckpointBenchmark", "save", "fileWrite", "checkpoint save vs file write"),
+          new Comparison(
+              "CheckpointBenchmark", "load", "fileRead", "checkpoint load vs file read"));
 
   private Figures() {}
 
@@ -118,7 +127,9 @@ public final class Figures {
             "ObjectStoreBenchmark",
             "MooncakeKvClientBenchmark",
             "ControllerBenchmark",
-            "TransportBenchmark")) {
+            "TransportBenchmark",
+            "LoaderBenchmark",
+            "CheckpointBenchmark")) {
       if (benchmarkClass.matches(only)) {
         options.include(Figures.class.getPackageName() + "." + benchmarkClass + "\\.");
         any = true;
