@@ -60,9 +60,10 @@ final class StorageUnitCommand implements Callable<Integer> {
 
   /**
    * Starts the storage-unit role: the unit, its server and, when {@code metrics.enabled} is true, a
-   * Prometheus endpoint on the unit's host and {@code metrics.port} exporting the unit's gauges
-   * (capacity, active keys, utilisation, memory) refreshed every {@code metrics.collect_interval}.
-   * The endpoint's address is logged, not printed.
+   * Prometheus endpoint on the unit's host and a free port ({@code metrics.port} is the
+   * controller's) exporting the unit's gauges (capacity, active keys, utilisation, memory)
+   * refreshed every {@code metrics.collect_interval}. The endpoint's address is logged, not
+   * printed.
    *
    * @param tq the configuration
    * @param address where the unit serves
@@ -105,7 +106,8 @@ final class StorageUnitCommand implements Callable<Integer> {
                     }),
                 new MetricsErrorHandler());
         collector.start(tq.metrics().collectInterval());
-        endpoint = PrometheusEndpoint.start(registry, address.host(), tq.metrics().port());
+        // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
+        endpoint = PrometheusEndpoint.start(registry, address.host(), 0);
         LOG.log(
             System.Logger.Level.INFO,
             "storage unit "
