@@ -22,7 +22,9 @@ import java.util.zip.CRC32C;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.Controller;
+import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerClock;
+import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerState;
 import org.transferqueue.controller.ControllerStateCodec;
 import org.transferqueue.sampler.SampleResult;
@@ -69,7 +71,7 @@ final class Checkpoints {
   static CheckpointResult save(
       Path directory,
       boolean includeStorage,
-      Controller controller,
+      ControllerApi controller,
       StorageManager storage,
       ControllerClock clock) {
     Path target = directory.toAbsolutePath().normalize();
@@ -278,7 +280,7 @@ final class Checkpoints {
 
   // ---- load --------------------------------------------------------------------------------
 
-  static void load(Path directory, Controller controller, StorageManager storage) {
+  static void load(Path directory, ControllerApi controller, StorageManager storage) {
     Path dir = directory.toAbsolutePath().normalize();
     if (!Files.isDirectory(dir)) {
       throw new TqException(ErrorCode.NOT_FOUND, "checkpoint directory not found: " + dir);
@@ -334,7 +336,7 @@ final class Checkpoints {
   }
 
   /** Restores the state into a scratch controller, so that malformed state fails here. */
-  private static void dryRun(Controller controller, ControllerState state, Path dir) {
+  private static void dryRun(ControllerApi controller, ControllerState state, Path dir) {
     Sampler probe;
     try {
       probe = TransferQueueSystem.samplerNamed(state.samplerType());
@@ -345,7 +347,9 @@ final class Checkpoints {
       probe = new ProbeSampler(state.samplerType());
     }
     try {
-      new Controller(controller.config(), probe, ControllerClock.SYSTEM).restoreState(state);
+      ControllerOptions options =
+          controller instanceof Controller local ? local.config() : ControllerOptions.defaults();
+      new Controller(options, probe, ControllerClock.SYSTEM).restoreState(state);
     } catch (TqException e) {
       throw new TqException(
           ErrorCode.CORRUPT_DATA,

@@ -1,5 +1,6 @@
 package org.transferqueue.client;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -10,6 +11,7 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
@@ -200,6 +202,50 @@ public final class TqClient implements AutoCloseable {
    */
   public BufferAllocator allocator() {
     return allocator;
+  }
+
+  /**
+   * Saves the running system's controller state and stored data into a checkpoint directory, in the
+   * format of {@link TransferQueueSystem#saveCheckpoint} ({@code docs/CHECKPOINT.md}): the
+   * controller's state is fetched over the network and written here, each storage unit writes its
+   * own file on its host. The directory must therefore be the same path for this process and every
+   * storage unit (a shared filesystem, or one host). Written into a temporary sibling directory and
+   * renamed into place; a failed save leaves no partial directory. Quiesce producers for a
+   * consistent checkpoint.
+   *
+   * @param directory the checkpoint directory; its parent is created if needed
+   * @return what was saved
+   * @throws TqException {@code CLOSED} after {@link #close()}, {@code STORAGE_ERROR} naming the
+   *     path on an I/O error, or the error of the controller or a unit
+   */
+  public CheckpointResult saveCheckpoint(Path directory) {
+    Objects.requireNonNull(directory, "directory");
+    ensureOpen();
+    return Checkpoints.save(directory, true, controller, storage, ControllerClock.SYSTEM);
+  }
+
+  /**
+   * Replaces the running system's controller state and stored data by a checkpoint. The manifest,
+   * every file's size and CRC32C, the controller state (decoded and restored into a scratch
+   * controller here), the unit count and the unit files are all checked before anything changes;
+   * then the controller's state is replaced and every unit loads its file. A unit file altered
+   * between the check and the unit's load fails that unit only (it validates the whole file before
+   * it changes). Requests must not run meanwhile.
+   *
+   * @param directory a directory written by {@link #saveCheckpoint} or {@link
+   *     TransferQueueSystem#saveCheckpoint}, at the same path for every storage unit
+   * @throws TqException as {@link TransferQueueSystem#loadCheckpoint}
+   */
+  public void loadCheckpoint(Path directory) {
+    Objects.requireNonNull(directory, "directory");
+    ensureOpen();
+    Checkpoints.load(directory, controller, storage);
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new TqException(ErrorCode.CLOSED, "client is closed");
+    }
   }
 
   /** Releases this client: its APIs, storage manager, connections and memory. Idempotent. */

@@ -738,6 +738,7 @@ public final class Controller implements ControllerApi {
    *
    * @return the state
    */
+  @Override
   public ControllerState snapshotState() {
     return locked(
         () ->
@@ -757,6 +758,7 @@ public final class Controller implements ControllerApi {
    * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} when the state belongs to another
    *     sampler type; nothing changes then
    */
+  @Override
   public void restoreState(ControllerState state) {
     Objects.requireNonNull(state, "state");
     locked(

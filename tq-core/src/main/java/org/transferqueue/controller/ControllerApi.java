@@ -200,4 +200,20 @@ public interface ControllerApi {
    * @return the statistics
    */
   ControllerStatistics statistics();
+
+  /**
+   * A complete copy of the controller's state, for a checkpoint (taken under one lock).
+   *
+   * @return the state
+   */
+  ControllerState snapshotState();
+
+  /**
+   * Replaces all state with a snapshot from {@link #snapshotState()}.
+   *
+   * @param state the snapshot
+   * @throws org.transferqueue.TqException {@code INVALID_CONFIGURATION} when the state belongs to
+   *     another sampler type; nothing changes then
+   */
+  void restoreState(ControllerState state);
 }

@@ -31,7 +31,9 @@ import org.transferqueue.controller.PartitionStatistics;
  * #start} runs collections periodically on one daemon thread until {@link #close()}.
  */
 public final class MetricsCollector implements AutoCloseable {
+  /** Null for a collector of storage-unit gauges only ({@link #forStorageUnits}). */
   private final Supplier<ControllerStatistics> controllerStatistics;
+
   private final List<StorageUnitProbe> probes;
   private final StorageRequestMeters storageRequests;
   private final LongSupplier nanoClock;
@@ -80,8 +82,44 @@ public final class MetricsCollector implements AutoCloseable {
       LongSupplier nanoClock,
       LongSupplier rssBytes,
       MetricsErrorHandler errors) {
+    this(
+        registry,
+        Objects.requireNonNull(controllerStatistics, "statistics"),
+        probes,
+        storageRequests,
+        nanoClock,
+        rssBytes,
+        errors,
+        true);
+  }
+
+  /**
+   * A collector of storage-unit gauges only (capacity, active keys, utilisation, memory), for a
+   * process that serves storage units without a controller: the controller and partition gauges are
+   * not registered.
+   *
+   * @param registry where the gauges live
+   * @param probes one per storage unit
+   * @param errors receives failures
+   * @return the collector
+   */
+  public static MetricsCollector forStorageUnits(
+      MeterRegistry registry, List<StorageUnitProbe> probes, MetricsErrorHandler errors) {
+    return new MetricsCollector(
+        registry, null, probes, null, System::nanoTime, ProcessMemory::rssBytes, errors, false);
+  }
+
+  private MetricsCollector(
+      MeterRegistry registry,
+      Supplier<ControllerStatistics> controllerStatistics,
+      List<StorageUnitProbe> probes,
+      StorageRequestMeters storageRequests,
+      LongSupplier nanoClock,
+      LongSupplier rssBytes,
+      MetricsErrorHandler errors,
+      boolean controllerGauges) {
     Objects.requireNonNull(registry, "registry");
-    this.controllerStatistics = Objects.requireNonNull(controllerStatistics, "statistics");
+    this.controllerStatistics = controllerStatistics;
     this.probes = List.copyOf(probes);
     this.storageRequests = storageRequests;
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
@@ -89,14 +127,20 @@ public final class MetricsCollector implements AutoCloseable {
     this.errors = Objects.requireNonNull(errors, "errors");
     this.startNanos = nanoClock.getAsLong();
 
-    gauge(registry, MetricDescriptor.CONTROLLER_UPTIME, () -> uptimeSeconds);
-    gauge(registry, MetricDescriptor.CONTROLLER_MEMORY_RSS, () -> controllerRss);
-    gauge(registry, MetricDescriptor.PARTITIONS, () -> partitions);
-    gauge(registry, MetricDescriptor.INDEXES_ALLOCATED, () -> allocatedIndexes);
-    gauge(registry, MetricDescriptor.INDEXES_REUSABLE, () -> reusableIndexes);
-    partitionSamples = multi(registry, MetricDescriptor.PARTITION_SAMPLES);
-    productionProgress = multi(registry, MetricDescriptor.PARTITION_PRODUCTION_PROGRESS);
-    consumptionProgress = multi(registry, MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS);
+    if (controllerGauges) {
+      gauge(registry, MetricDescriptor.CONTROLLER_UPTIME, () -> uptimeSeconds);
+      gauge(registry, MetricDescriptor.CONTROLLER_MEMORY_RSS, () -> controllerRss);
+      gauge(registry, MetricDescriptor.PARTITIONS, () -> partitions);
+      gauge(registry, MetricDescriptor.INDEXES_ALLOCATED, () -> allocatedIndexes);
+      gauge(registry, MetricDescriptor.INDEXES_REUSABLE, () -> reusableIndexes);
+      partitionSamples = multi(registry, MetricDescriptor.PARTITION_SAMPLES);
+      productionProgress = multi(registry, MetricDescriptor.PARTITION_PRODUCTION_PROGRESS);
+      consumptionProgress = multi(registry, MetricDescriptor.PARTITION_CONSUMPTION_PROGRESS);
+    } else {
+      partitionSamples = null;
+      productionProgress = null;
+      consumptionProgress = null;
+    }
     storageCapacity = multi(registry, MetricDescriptor.STORAGE_CAPACITY);
     storageActiveKeys = multi(registry, MetricDescriptor.STORAGE_ACTIVE_KEYS);
     storageUtilization = multi(registry, MetricDescriptor.STORAGE_UTILIZATION);
@@ -124,16 +168,18 @@ public final class MetricsCollector implements AutoCloseable {
 
   /** Refreshes every gauge now. Never throws; failures go to the error handler. */
   public synchronized void collectNow() {
-    try {
-      uptimeSeconds = (nanoClock.getAsLong() - startNanos) / 1e9;
-      controllerRss = rssBytes.getAsLong();
-    } catch (RuntimeException e) {
-      errors.onError("process gauges", e);
-    }
-    try {
-      collectController(controllerStatistics.get());
-    } catch (RuntimeException e) {
-      errors.onError("controller statistics", e);
+    if (controllerStatistics != null) {
+      try {
+        uptimeSeconds = (nanoClock.getAsLong() - startNanos) / 1e9;
+        controllerRss = rssBytes.getAsLong();
+      } catch (RuntimeException e) {
+        errors.onError("process gauges", e);
+      }
+      try {
+        collectController(controllerStatistics.get());
+      } catch (RuntimeException e) {
+        errors.onError("controller statistics", e);
+      }
     }
     try {
       collectStorage();

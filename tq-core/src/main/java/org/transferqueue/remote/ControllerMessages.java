@@ -73,5 +73,11 @@ final class ControllerMessages {
   /** {@code [partitionId, fields, sampleCount]} → nil, or the schema error. */
   static final int CHECK_SCHEMA = 121;
 
+  /** {@code []} → the controller state as one binary in the ControllerStateCodec encoding. */
+  static final int SNAPSHOT_STATE = 122;
+
+  /** {@code [state binary]} → nil, or the decode or restore error (nothing changes then). */
+  static final int RESTORE_STATE = 123;
+
   private ControllerMessages() {}
 }

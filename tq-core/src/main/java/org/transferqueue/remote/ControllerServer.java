@@ -18,8 +18,10 @@ import static org.transferqueue.remote.ControllerMessages.PARTITION_STATISTICS;
 import static org.transferqueue.remote.ControllerMessages.RESET_CONSUMPTION;
 import static org.transferqueue.remote.ControllerMessages.RESOLVE_INDEXES;
 import static org.transferqueue.remote.ControllerMessages.RESOLVE_KEYS;
+import static org.transferqueue.remote.ControllerMessages.RESTORE_STATE;
 import static org.transferqueue.remote.ControllerMessages.SCAN_READY;
 import static org.transferqueue.remote.ControllerMessages.SET_TAGS;
+import static org.transferqueue.remote.ControllerMessages.SNAPSHOT_STATE;
 import static org.transferqueue.remote.ControllerMessages.STATISTICS;
 import static org.transferqueue.remote.ControllerMessages.UPDATE_PRODUCTION;
 
@@ -31,6 +33,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerOptions;
+import org.transferqueue.controller.ControllerStateCodec;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestHandler;
@@ -277,6 +280,22 @@ public final class ControllerServer implements AutoCloseable {
                   .ifPresentOrElse(out::partitionStatistics, out::nil);
         });
     register(b, STATISTICS, 0, in -> out -> out.controllerStatistics(controller.statistics()));
+    register(
+        b,
+        SNAPSHOT_STATE,
+        0,
+        in -> out -> out.binary(ControllerStateCodec.encode(controller.snapshotState())));
+    register(
+        b,
+        RESTORE_STATE,
+        1,
+        in -> {
+          byte[] encoded = in.binary("state");
+          return out -> {
+            controller.restoreState(ControllerStateCodec.decode(encoded, "restore request"));
+            out.nil();
+          };
+        });
     ControllerServer started = new ControllerServer(b.start());
     LOG.log(System.Logger.Level.INFO, "controller serving on " + started.address());
     return started;

@@ -15,6 +15,8 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.controller.ControllerState;
+import org.transferqueue.controller.ControllerStateCodec;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
@@ -310,6 +312,29 @@ public final class RemoteController implements ControllerApi {
   @Override
   public ControllerStatistics statistics() {
     return call(ControllerMessages.STATISTICS, 0, w -> {}, MetaReader::controllerStatistics);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The state travels in the {@code ControllerStateCodec} encoding of checkpoints.
+   */
+  @Override
+  public ControllerState snapshotState() {
+    byte[] encoded =
+        call(ControllerMessages.SNAPSHOT_STATE, 0, w -> {}, in -> in.binary("controller state"));
+    return ControllerStateCodec.decode(encoded, "controller " + address);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The controller decodes and validates the state before it changes anything.
+   */
+  @Override
+  public void restoreState(ControllerState state) {
+    byte[] encoded = ControllerStateCodec.encode(state);
+    call(ControllerMessages.RESTORE_STATE, 1, w -> w.binary(encoded), NOTHING);
   }
 
   @Override

@@ -1,11 +1,13 @@
 package org.transferqueue.remote;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -27,6 +29,7 @@ import org.transferqueue.storage.ProductionUpdates;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.simple.SimpleStorageCheckpoints;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
@@ -444,42 +447,76 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   }
 
   /**
-   * Makes every unit save its cells to {@code directory/simple_storage/su_<position>.ckpt} on its
-   * own host, in parallel. Puts and gets may continue; each unit's file is one instant of it.
+   * Makes every unit save its cells to {@code directory/simple_storage/su_<position>_<unitId>.ckpt}
+   * on its own host, in parallel, then writes {@code storage_unit_info.json} here: the layout of
+   * embedded SimpleStorage, so the directory must be the same path for this process and every unit
+   * (a shared filesystem). Puts and gets may continue; each unit's file is one instant of it.
    *
-   * @param directory the checkpoint directory as the units' hosts see it
+   * @param directory the checkpoint directory as every host sees it
    * @throws StorageException with the code of the first unit that failed
    */
   @Override
   public void saveCheckpoint(Path directory) {
     ensureOpen();
+    Path base = directory.resolve(SimpleStorageCheckpoints.CHECKPOINT_DIRECTORY);
+    List<String> ids = new ArrayList<>();
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     for (int u = 0; u < units.size(); u++) {
-      calls.add(units.get(u).saveCheckpointAsync(checkpointFile(directory, u)));
+      String unitId = units.get(u).stats().unitId();
+      ids.add(unitId);
+      String file = base.resolve(SimpleStorageCheckpoints.unitFileName(u, unitId)).toString();
+      calls.add(units.get(u).saveCheckpointAsync(file));
     }
     calls.forEach(RemoteStorageUnit::join);
+    SimpleStorageCheckpoints.writeUnitManifest(base, ids);
   }
 
   /**
-   * Makes every unit replace its cells by the file {@link #saveCheckpoint} wrote for its position.
-   * Each unit loads atomically; unlike embedded units, a failure on one unit does not undo the
-   * others.
+   * Checks the checkpoint's unit list against the running units and that every unit file exists;
+   * the commit makes every unit replace its cells by its file, on its own host. Each unit validates
+   * its whole file before it changes (so a file altered after this check leaves that unit
+   * unchanged); unlike embedded units, a unit failing during the commit does not undo the others.
    *
    * @param directory the directory given to {@link #saveCheckpoint}
-   * @throws StorageException with the code of the first unit that failed
+   * @return the staged load
+   * @throws StorageException {@code NOT_FOUND} for a missing manifest or unit file, {@code
+   *     INVALID_ARGUMENT} for another unit count
    */
   @Override
-  public void loadCheckpoint(Path directory) {
+  public PreparedLoad prepareLoadCheckpoint(Path directory) {
     ensureOpen();
-    List<CompletableFuture<Void>> calls = new ArrayList<>();
-    for (int u = 0; u < units.size(); u++) {
-      calls.add(units.get(u).loadCheckpointAsync(checkpointFile(directory, u)));
+    Path base = directory.resolve(SimpleStorageCheckpoints.CHECKPOINT_DIRECTORY);
+    Map<Integer, String> saved = SimpleStorageCheckpoints.readUnitManifest(base, units.size());
+    List<String> files = new ArrayList<>();
+    for (Map.Entry<Integer, String> e : saved.entrySet()) {
+      Path file = base.resolve(SimpleStorageCheckpoints.unitFileName(e.getKey(), e.getValue()));
+      if (!Files.isRegularFile(file)) {
+        throw new StorageException(
+            ErrorCode.NOT_FOUND, "storage unit checkpoint file not found: " + file);
+      }
+      files.add(file.toString());
     }
-    calls.forEach(RemoteStorageUnit::join);
-  }
+    return new PreparedLoad() {
+      private boolean done;
 
-  private static String checkpointFile(Path directory, int position) {
-    return directory.resolve("simple_storage").resolve("su_" + position + ".ckpt").toString();
+      @Override
+      public synchronized void commit() {
+        if (done) {
+          throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
+        }
+        done = true;
+        List<CompletableFuture<Void>> calls = new ArrayList<>();
+        for (int u = 0; u < units.size(); u++) {
+          calls.add(units.get(u).loadCheckpointAsync(files.get(u)));
+        }
+        calls.forEach(RemoteStorageUnit::join);
+      }
+
+      @Override
+      public synchronized void close() {
+        done = true;
+      }
+    };
   }
 
   /** Closes the transport client (failing calls still in flight). Idempotent. */

@@ -1,6 +1,9 @@
 package org.transferqueue.cli;
 
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.client.TransferQueueSystem;
@@ -9,7 +12,11 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.MetricsCollector;
+import org.transferqueue.metrics.MetricsErrorHandler;
+import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -20,12 +27,15 @@ import picocli.CommandLine.Option;
  * network.bind_host} on the port of {@code network.controller_address} (an ephemeral port when no
  * address is configured), prints exactly one line {@code listening on HOST:PORT} once it accepts
  * requests, and serves until the process receives SIGTERM or SIGINT, when a shutdown hook closes
- * the server and releases its memory.
+ * the server and releases its memory. With {@code metrics.enabled} it also serves Prometheus
+ * metrics (address logged, not printed).
  */
 @Command(
     name = "controller",
     description = "Run the controller role; prints 'listening on HOST:PORT' when ready.")
 final class ControllerCommand implements Callable<Integer> {
+  private static final System.Logger LOG = System.getLogger(ControllerCommand.class.getName());
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--config", required = true, description = "YAML configuration file.")
@@ -35,6 +45,19 @@ final class ControllerCommand implements Callable<Integer> {
   public Integer call() {
     CommandLine commandLine = spec.commandLine();
     TqConfig tq = RoleRunner.load(commandLine, config);
+    return RoleRunner.serve(commandLine.getOut(), start(tq));
+  }
+
+  /**
+   * Starts the controller role: the controller, its server and, when {@code metrics.enabled} is
+   * true, a Prometheus endpoint on {@code network.bind_host} and {@code metrics.port} exporting the
+   * controller gauges (uptime, memory, partitions, indexes, per-partition progress) refreshed every
+   * {@code metrics.collect_interval}. The endpoint's address is logged, not printed.
+   *
+   * @param tq the configuration
+   * @return the started role; the caller closes it
+   */
+  static ControllerRole start(TqConfig tq) {
     int port = tq.network().controllerAddress().map(HostPort::port).orElse(0);
     TransportConfig transport = TransportConfig.builder(tq.network()).bindPort(port).build();
     Controller controller =
@@ -43,28 +66,84 @@ final class ControllerCommand implements Callable<Integer> {
             TransferQueueSystem.samplerNamed(tq.controller().sampler()),
             ControllerClock.SYSTEM);
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-controller");
-    ControllerServer server;
+    ControllerServer server = null;
+    MetricsCollector collector = null;
     try {
       server = ControllerServer.start(controller, transport, allocator);
+      PrometheusEndpoint endpoint = null;
+      if (tq.metrics().enabled()) {
+        PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+        collector =
+            new MetricsCollector(
+                registry,
+                controller::statistics,
+                List.of(),
+                null,
+                System::nanoTime,
+                ProcessMemory::rssBytes,
+                new MetricsErrorHandler());
+        collector.start(tq.metrics().collectInterval());
+        endpoint = PrometheusEndpoint.start(registry, tq.network().bindHost(), tq.metrics().port());
+        LOG.log(
+            System.Logger.Level.INFO,
+            "controller metrics on http://" + endpoint.address() + PrometheusEndpoint.PATH);
+      }
+      return new ControllerRole(allocator, server, collector, endpoint);
     } catch (RuntimeException e) {
+      if (collector != null) {
+        collector.close();
+      }
+      if (server != null) {
+        server.close();
+      }
       allocator.close();
       throw e;
     }
-    return RoleRunner.serve(
-        commandLine.getOut(),
-        new RoleRunner.Role() {
-          @Override
-          public HostPort address() {
-            return server.address();
-          }
+  }
 
-          @Override
-          public void close() {
-            try (allocator;
-                server) {
-              // closes the server, then the allocator
-            }
-          }
-        });
+  /** A running controller role; closing stops the metrics, the server, then releases the memory. */
+  static final class ControllerRole implements RoleRunner.Role {
+    private final RootAllocator allocator;
+    private final ControllerServer server;
+    private final MetricsCollector collector;
+    private final PrometheusEndpoint endpoint;
+
+    private ControllerRole(
+        RootAllocator allocator,
+        ControllerServer server,
+        MetricsCollector collector,
+        PrometheusEndpoint endpoint) {
+      this.allocator = allocator;
+      this.server = server;
+      this.collector = collector;
+      this.endpoint = endpoint;
+    }
+
+    @Override
+    public HostPort address() {
+      return server.address();
+    }
+
+    /**
+     * The metrics endpoint's {@code host:port}.
+     *
+     * @return the address while {@code metrics.enabled}; empty otherwise
+     */
+    Optional<String> metricsAddress() {
+      return Optional.ofNullable(endpoint).map(PrometheusEndpoint::address);
+    }
+
+    @Override
+    public void close() {
+      try (allocator;
+          server) {
+        if (endpoint != null) {
+          endpoint.close();
+        }
+        if (collector != null) {
+          collector.close();
+        }
+      }
+    }
   }
 }

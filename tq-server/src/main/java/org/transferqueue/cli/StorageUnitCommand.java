@@ -1,13 +1,22 @@
 package org.transferqueue.cli;
 
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.MetricsCollector;
+import org.transferqueue.metrics.MetricsErrorHandler;
+import org.transferqueue.metrics.ProcessMemory;
+import org.transferqueue.metrics.StorageUnitReport;
 import org.transferqueue.remote.StorageUnitServer;
+import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -16,10 +25,14 @@ import picocli.CommandLine.Option;
 /**
  * {@code tq storage-unit}: serves one SimpleStorage unit on the address {@code
  * network.storage_unit_addresses[N]} of the configuration file (port 0 picks a free port), with the
- * per-unit capacity of {@code backend.SimpleStorage} and the byte limit of {@code memory}.
+ * per-unit capacity of {@code backend.SimpleStorage} and the byte limit of {@code memory}. With
+ * {@code metrics.enabled} it also serves the unit's Prometheus gauges (address logged, not
+ * printed).
  */
 @Command(name = "storage-unit", description = "Serve one SimpleStorage unit until SIGTERM/SIGINT.")
 final class StorageUnitCommand implements Callable<Integer> {
+  private static final System.Logger LOG = System.getLogger(StorageUnitCommand.class.getName());
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--config", required = true, description = "The YAML configuration file.")
@@ -42,6 +55,22 @@ final class StorageUnitCommand implements Callable<Integer> {
             NetworkConfig.STORAGE_UNIT_ADDRESSES_PROP_NAME,
             "--unit",
             unit);
+    return RoleRunner.serve(commandLine.getOut(), start(tq, address, unit));
+  }
+
+  /**
+   * Starts the storage-unit role: the unit, its server and, when {@code metrics.enabled} is true, a
+   * Prometheus endpoint on the unit's host and a free port ({@code metrics.port} is the
+   * controller's) exporting the unit's gauges (capacity, active keys, utilisation, memory)
+   * refreshed every {@code metrics.collect_interval}. The endpoint's address is logged, not
+   * printed.
+   *
+   * @param tq the configuration
+   * @param address where the unit serves
+   * @param unit the unit's index, part of its id
+   * @return the started role; the caller closes it
+   */
+  static UnitRole start(TqConfig tq, HostPort address, int unit) {
     TransportConfig transport =
         TransportConfig.builder(tq.network())
             .bindHost(address.host())
@@ -49,6 +78,8 @@ final class StorageUnitCommand implements Callable<Integer> {
             .build();
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-storage-unit-" + unit);
     StorageUnit storageUnit = null;
+    StorageUnitServer server = null;
+    MetricsCollector collector = null;
     try {
       storageUnit =
           new StorageUnit(
@@ -56,31 +87,101 @@ final class StorageUnitCommand implements Callable<Integer> {
               tq.backend().simpleStorage().perUnitCapacity(),
               allocator,
               tq.memory().storageUnitLimitBytes().orElse(Long.MAX_VALUE));
-      StorageUnitServer server = StorageUnitServer.start(storageUnit, transport, allocator);
-      StorageUnit owned = storageUnit;
-      return RoleRunner.serve(
-          commandLine.getOut(),
-          new RoleRunner.Role() {
-            @Override
-            public HostPort address() {
-              return server.address();
-            }
-
-            @Override
-            public void close() {
-              try (allocator;
-                  owned;
-                  server) {
-                // closes the server, then the unit, then the allocator
-              }
-            }
-          });
+      server = StorageUnitServer.start(storageUnit, transport, allocator);
+      PrometheusEndpoint endpoint = null;
+      if (tq.metrics().enabled()) {
+        PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+        StorageUnit measured = storageUnit;
+        collector =
+            MetricsCollector.forStorageUnits(
+                registry,
+                List.of(
+                    () -> {
+                      StorageUnitStats stats = measured.stats();
+                      return new StorageUnitReport(
+                          stats.unitId(),
+                          stats.capacitySamples(),
+                          stats.samples(),
+                          ProcessMemory.rssBytes());
+                    }),
+                new MetricsErrorHandler());
+        collector.start(tq.metrics().collectInterval());
+        // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
+        endpoint = PrometheusEndpoint.start(registry, address.host(), 0);
+        LOG.log(
+            System.Logger.Level.INFO,
+            "storage unit "
+                + unit
+                + " metrics on http://"
+                + endpoint.address()
+                + PrometheusEndpoint.PATH);
+      }
+      return new UnitRole(allocator, storageUnit, server, collector, endpoint);
     } catch (RuntimeException e) {
+      if (collector != null) {
+        collector.close();
+      }
+      if (server != null) {
+        server.close();
+      }
       if (storageUnit != null) {
         storageUnit.close();
       }
       allocator.close();
       throw e;
+    }
+  }
+
+  /**
+   * A running storage-unit role; closing stops the metrics and the server, then closes the unit and
+   * releases the memory.
+   */
+  static final class UnitRole implements RoleRunner.Role {
+    private final RootAllocator allocator;
+    private final StorageUnit unit;
+    private final StorageUnitServer server;
+    private final MetricsCollector collector;
+    private final PrometheusEndpoint endpoint;
+
+    private UnitRole(
+        RootAllocator allocator,
+        StorageUnit unit,
+        StorageUnitServer server,
+        MetricsCollector collector,
+        PrometheusEndpoint endpoint) {
+      this.allocator = allocator;
+      this.unit = unit;
+      this.server = server;
+      this.collector = collector;
+      this.endpoint = endpoint;
+    }
+
+    @Override
+    public HostPort address() {
+      return server.address();
+    }
+
+    /**
+     * The metrics endpoint's {@code host:port}.
+     *
+     * @return the address while {@code metrics.enabled}; empty otherwise
+     */
+    Optional<String> metricsAddress() {
+      return Optional.ofNullable(endpoint).map(PrometheusEndpoint::address);
+    }
+
+    @Override
+    public void close() {
+      try (allocator;
+          unit;
+          server) {
+        if (endpoint != null) {
+          endpoint.close();
+        }
+        if (collector != null) {
+          collector.close();
+        }
+      }
     }
   }
 }

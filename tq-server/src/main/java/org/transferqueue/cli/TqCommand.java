@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
       UpCommand.class,
       KvCommand.class,
       StatusCommand.class,
+      CheckpointCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class TqCommand implements Runnable {

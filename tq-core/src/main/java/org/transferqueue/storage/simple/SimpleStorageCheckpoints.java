@@ -26,14 +26,15 @@ import org.transferqueue.storage.StorageManager;
  *      [{"position": 0, "storage_unit_id": "TQ_STORAGE_UNIT_1a2b3c4d"}, ...]
  * </pre>
  *
- * <p>Stateless; the units' own locks make saving safe while requests run.
+ * <p>Stateless; the units' own locks make saving safe while requests run. The layout helpers are
+ * public so that remote units ({@code org.transferqueue.remote}) write the same layout.
  */
-final class SimpleStorageCheckpoints {
+public final class SimpleStorageCheckpoints {
   /** The sub-directory of a checkpoint directory that holds SimpleStorage's files. */
-  static final String CHECKPOINT_DIRECTORY = "simple_storage";
+  public static final String CHECKPOINT_DIRECTORY = "simple_storage";
 
   /** The manifest listing (position, unit id) of every saved unit. */
-  static final String MANIFEST_FILE = "storage_unit_info.json";
+  public static final String MANIFEST_FILE = "storage_unit_info.json";
 
   private static final Pattern MANIFEST_ENTRY =
       Pattern.compile(
@@ -65,14 +66,25 @@ final class SimpleStorageCheckpoints {
           return p;
         },
         null);
+    writeUnitManifest(base, units.stream().map(StorageUnit::id).toList());
+  }
+
+  /**
+   * Writes {@code storage_unit_info.json} into {@code base}, listing position and id of every unit.
+   *
+   * @param base the {@code simple_storage} directory
+   * @param unitIds the unit ids in routing order
+   * @throws StorageException with {@code STORAGE_ERROR} if the file cannot be written
+   */
+  public static void writeUnitManifest(Path base, List<String> unitIds) {
     StringBuilder manifest = new StringBuilder("[");
-    for (int p = 0; p < units.size(); p++) {
+    for (int p = 0; p < unitIds.size(); p++) {
       manifest
           .append(p == 0 ? "" : ", ")
           .append("{\"position\": ")
           .append(p)
           .append(", \"storage_unit_id\": \"")
-          .append(units.get(p).id())
+          .append(unitIds.get(p))
           .append("\"}");
     }
     manifest.append("]\n");
@@ -112,42 +124,7 @@ final class SimpleStorageCheckpoints {
   static StorageManager.PreparedLoad prepare(
       Path directory, List<StorageUnit> units, UnitExecutor executor) {
     Path base = directory.resolve(CHECKPOINT_DIRECTORY);
-    Path manifestPath = base.resolve(MANIFEST_FILE);
-    String manifest;
-    try {
-      manifest = Files.readString(manifestPath);
-    } catch (NoSuchFileException e) {
-      throw new StorageException(
-          ErrorCode.NOT_FOUND, "Storage unit manifest not found: " + manifestPath, e);
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR, "cannot read " + manifestPath + ": " + e, e);
-    }
-    Map<Integer, String> saved = new TreeMap<>();
-    Matcher entry = MANIFEST_ENTRY.matcher(manifest);
-    while (entry.find()) {
-      saved.put(Integer.parseInt(entry.group(1)), entry.group(2));
-    }
-    if (saved.size() != units.size()) {
-      throw new StorageException(
-          ErrorCode.INVALID_ARGUMENT,
-          "Storage unit count mismatch: checkpoint has "
-              + saved.size()
-              + ", current system has "
-              + units.size()
-              + ".");
-    }
-    for (int p = 0; p < units.size(); p++) {
-      if (!saved.containsKey(p)) {
-        throw new StorageException(
-            ErrorCode.CORRUPT_DATA,
-            manifestPath
-                + " lists positions "
-                + saved.keySet()
-                + ", expected 0 to "
-                + (units.size() - 1));
-      }
-    }
+    Map<Integer, String> saved = readUnitManifest(base, units.size());
     List<Integer> positions = new ArrayList<>(saved.keySet());
     List<UnitCheckpoint.Contents> contents =
         executor.runAll(
@@ -207,7 +184,60 @@ final class SimpleStorageCheckpoints {
     }
   }
 
-  private static String unitFileName(int position, String unitId) {
+  /**
+   * Reads {@code storage_unit_info.json} from {@code base} and checks that it lists exactly the
+   * positions {@code 0..units-1}.
+   *
+   * @param base the {@code simple_storage} directory
+   * @param units the number of units of the running system
+   * @return unit id by position, in position order
+   * @throws StorageException with {@code NOT_FOUND} when the file is missing, {@code
+   *     INVALID_ARGUMENT} when the unit count differs, {@code CORRUPT_DATA} for other positions
+   */
+  public static Map<Integer, String> readUnitManifest(Path base, int units) {
+    Path manifestPath = base.resolve(MANIFEST_FILE);
+    String manifest;
+    try {
+      manifest = Files.readString(manifestPath);
+    } catch (NoSuchFileException e) {
+      throw new StorageException(
+          ErrorCode.NOT_FOUND, "Storage unit manifest not found: " + manifestPath, e);
+    } catch (IOException e) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR, "cannot read " + manifestPath + ": " + e, e);
+    }
+    Map<Integer, String> saved = new TreeMap<>();
+    Matcher entry = MANIFEST_ENTRY.matcher(manifest);
+    while (entry.find()) {
+      saved.put(Integer.parseInt(entry.group(1)), entry.group(2));
+    }
+    if (saved.size() != units) {
+      throw new StorageException(
+          ErrorCode.INVALID_ARGUMENT,
+          "Storage unit count mismatch: checkpoint has "
+              + saved.size()
+              + ", current system has "
+              + units
+              + ".");
+    }
+    for (int p = 0; p < units; p++) {
+      if (!saved.containsKey(p)) {
+        throw new StorageException(
+            ErrorCode.CORRUPT_DATA,
+            manifestPath + " lists positions " + saved.keySet() + ", expected 0 to " + (units - 1));
+      }
+    }
+    return saved;
+  }
+
+  /**
+   * The file name of a unit's checkpoint: {@code su_<position>_<unitId>.ckpt}.
+   *
+   * @param position the unit's routing position
+   * @param unitId the unit's id when it was saved
+   * @return the file name
+   */
+  public static String unitFileName(int position, String unitId) {
     return "su_" + position + "_" + unitId + ".ckpt";
   }
 }

@@ -1,0 +1,90 @@
+package org.transferqueue.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.transferqueue.client.CheckpointResult;
+import org.transferqueue.client.TqClient;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code tq checkpoint save|load}: saves or loads a checkpoint of a running multi-process system
+ * (format in {@code docs/CHECKPOINT.md}). The controller's state is written and read by this
+ * process, every storage unit writes and reads its own file on its host, so {@code --dir} must be
+ * the same path for this process and every unit (a shared filesystem, or one host). Failures exit
+ * with status 1 and one line naming the problem; a failed load changes nothing.
+ */
+@Command(
+    name = "checkpoint",
+    description = "Save or load a checkpoint of a running system.",
+    subcommands = {CheckpointCommand.Save.class, CheckpointCommand.Load.class},
+    mixinStandardHelpOptions = true)
+final class CheckpointCommand implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** {@code tq checkpoint save}: writes a checkpoint of the running system. */
+  @Command(
+      name = "save",
+      description =
+          "Save the controller state and every storage unit into --dir (replacing a checkpoint"
+              + " there).")
+  static final class Save extends ConnectedCommand {
+    @Option(names = "--dir", required = true, description = "The checkpoint directory.")
+    Path dir;
+
+    @Override
+    int run(TqClient tq, PrintWriter out) {
+      CheckpointResult saved = tq.saveCheckpoint(dir);
+      if (json) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("directory", saved.directory().toString());
+        result.put("backend", saved.backend());
+        result.put("storage_saved", saved.storageSaved());
+        result.put("files", saved.files().size());
+        result.put("bytes", saved.totalBytes());
+        out.println(Json.write(result));
+      } else {
+        out.println(
+            "saved checkpoint "
+                + saved.directory()
+                + ": "
+                + saved.files().size()
+                + " files, "
+                + saved.totalBytes()
+                + " bytes, backend "
+                + saved.backend());
+      }
+      return 0;
+    }
+  }
+
+  /** {@code tq checkpoint load}: replaces the running system's state by a checkpoint. */
+  @Command(
+      name = "load",
+      description =
+          "Replace the controller state and the stored data by the checkpoint in --dir; everything"
+              + " is validated first.")
+  static final class Load extends ConnectedCommand {
+    @Option(names = "--dir", required = true, description = "The checkpoint directory.")
+    Path dir;
+
+    @Override
+    int run(TqClient tq, PrintWriter out) {
+      tq.loadCheckpoint(dir);
+      if (json) {
+        out.println(Json.write(Map.of("loaded", dir.toAbsolutePath().normalize().toString())));
+      } else {
+        out.println("loaded checkpoint " + dir.toAbsolutePath().normalize());
+      }
+      return 0;
+    }
+  }
+}
