@@ -3,11 +3,14 @@ package org.transferqueue.memory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The process's pool of native blocks, in power-of-two size classes from {@link #MIN_BLOCK_BYTES}.
+ * The process's pool of native blocks in size classes: powers of two from {@link #MIN_BLOCK_BYTES}
+ * up to {@link #FINE_CLASSES_FROM_BYTES}, and above it four classes per power of two (a quarter of
+ * the power apart), so a large block wastes at most a fifth of itself instead of up to half.
  *
  * <p>A block is created once (its pages touched at creation, so a later copy into it runs at full
  * speed) and then circulates between the free list of its class and the buffers that lease it.
@@ -19,28 +22,28 @@ import java.util.concurrent.locks.ReentrantLock;
 final class BlockPool {
   static final int MIN_BLOCK_SHIFT = 6;
   static final long MIN_BLOCK_BYTES = 1L << MIN_BLOCK_SHIFT;
-  private static final int CLASS_COUNT = 63 - MIN_BLOCK_SHIFT;
+  static final long FINE_CLASSES_FROM_BYTES = 1L << 20;
 
-  private final SizeClass[] classes = new SizeClass[CLASS_COUNT];
+  /** Size classes by block size; created on first use, kept for the pool's lifetime. */
+  private final ConcurrentSkipListMap<Long, SizeClass> classes = new ConcurrentSkipListMap<>();
+
   private final AtomicLong reservedBytes = new AtomicLong();
   private final AtomicLong pooledBytes = new AtomicLong();
-
-  BlockPool() {
-    for (int i = 0; i < CLASS_COUNT; i++) {
-      classes[i] = new SizeClass(1L << (i + MIN_BLOCK_SHIFT));
-    }
-  }
 
   /** Block size used for a request of {@code lengthBytes}. */
   static long blockSize(long lengthBytes) {
     if (lengthBytes <= MIN_BLOCK_BYTES) {
       return MIN_BLOCK_BYTES;
     }
-    return Long.highestOneBit(lengthBytes - 1) << 1;
+    if (lengthBytes <= FINE_CLASSES_FROM_BYTES) {
+      return Long.highestOneBit(lengthBytes - 1) << 1;
+    }
+    long step = Long.highestOneBit(lengthBytes - 1) >> 2;
+    return Math.ceilDiv(lengthBytes, step) * step;
   }
 
   private SizeClass sizeClass(long blockSize) {
-    return classes[Long.numberOfTrailingZeros(blockSize) - MIN_BLOCK_SHIFT];
+    return classes.computeIfAbsent(blockSize, SizeClass::new);
   }
 
   /** Takes a pooled block of {@code blockSize}, or null when the class's free list is empty. */
@@ -82,8 +85,11 @@ final class BlockPool {
    */
   long trim(long bytes) {
     long freed = 0;
-    for (int i = CLASS_COUNT - 1; i >= 0 && freed < bytes; i--) {
-      freed += classes[i].trim(bytes - freed);
+    for (SizeClass sizeClass : classes.descendingMap().values()) {
+      if (freed >= bytes) {
+        break;
+      }
+      freed += sizeClass.trim(bytes - freed);
     }
     reservedBytes.addAndGet(-freed);
     pooledBytes.addAndGet(-freed);

@@ -10,10 +10,10 @@ import org.transferqueue.TqException;
  * The process's top allocator: owns the pool of reusable native blocks and bounds the native memory
  * held by it (leased and pooled blocks together) to {@link #limitBytes()}.
  *
- * <p>A request is served from the free list of its power-of-two size class when possible (no system
- * call, pages already touched); otherwise a new block is created, after freeing pooled blocks of
- * other classes if the limit demands it. Pools keep what they grew: memory goes back to the
- * operating system only under the limit's pressure, by {@link #trim()}, or at close.
+ * <p>A request is served from the free list of its size class when possible (no system call, pages
+ * already touched); otherwise a new block is created, after freeing pooled blocks of other classes
+ * if the limit demands it. Pools keep what they grew: memory goes back to the operating system only
+ * under the limit's pressure, by {@link #trim()}, or at close.
  *
  * <p>Thread-safe. Closing frees every pooled block; buffers still outstanding are a leak handled by
  * the {@link LeakPolicy}.

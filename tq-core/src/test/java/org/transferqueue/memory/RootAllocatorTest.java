@@ -180,4 +180,38 @@ class RootAllocatorTest {
     assertThat(allocator.allocatedBytes()).isZero();
     assertThat(allocator.outstandingBuffers()).isZero();
   }
+
+  @Test
+  void shouldUsePowersOfTwoForSmallBlocksAndQuarterStepsForLargeOnes() {
+    assertThat(BlockPool.blockSize(1)).isEqualTo(64);
+    assertThat(BlockPool.blockSize(1000)).isEqualTo(1024);
+    assertThat(BlockPool.blockSize(1 << 20)).isEqualTo(1 << 20);
+    assertThat(BlockPool.blockSize((1 << 20) + 1)).isEqualTo(5L << 18);
+    assertThat(BlockPool.blockSize((100L << 20) + 1)).isEqualTo(112L << 20);
+    assertThat(BlockPool.blockSize(128L << 20)).isEqualTo(128L << 20);
+    java.util.Random random = new java.util.Random(42);
+    for (int i = 0; i < 10_000; i++) {
+      long length = 1 + (random.nextLong() & ((1L << 40) - 1));
+      long block = BlockPool.blockSize(length);
+      assertThat(block).as("length=%d", length).isGreaterThanOrEqualTo(length);
+      if (length > 1 << 20) {
+        assertThat((double) block / length).as("length=%d", length).isLessThanOrEqualTo(1.25);
+      }
+    }
+  }
+
+  @Test
+  void shouldReuseALargeBlockOfAFineClass(RootAllocator allocator) {
+    long length = (3L << 20) + 12345;
+    long address;
+    try (NativeBuffer first = allocator.allocate(length)) {
+      assertThat(first.capacityBytes()).isEqualTo(7L << 19);
+      address = first.segment().address();
+    }
+    long created = allocator.blocksCreated();
+    try (NativeBuffer second = allocator.allocate((7L << 19) - 10)) {
+      assertThat(second.segment().address()).isEqualTo(address);
+    }
+    assertThat(allocator.blocksCreated()).isEqualTo(created);
+  }
 }
