@@ -68,6 +68,30 @@ public abstract class AbstractObjectStore implements ObjectStore {
     return firstFailure(writeBatch(keys, values, config, true, false));
   }
 
+  /** One key through {@link #batchGetInto}, the single read path. */
+  @Override
+  public long getInto(String key, MemorySegment destination) {
+    return batchGetInto(List.of(key), List.of(destination))[0];
+  }
+
+  /** One key through {@link #getBatch}. */
+  @Override
+  public NativeBuffer get(String key) {
+    return getBatch(List.of(key)).get(0);
+  }
+
+  /** One key through {@link #batchIsExist}. */
+  @Override
+  public int isExist(String key) {
+    return batchIsExist(List.of(key))[0];
+  }
+
+  /** One key through {@link #batchRemove}. */
+  @Override
+  public int remove(String key, boolean force) {
+    return batchRemove(List.of(key), force)[0];
+  }
+
   private static int firstFailure(int[] codes) {
     for (int code : codes) {
       if (code != ErrorCode.OK.code()) {

@@ -295,11 +295,6 @@ public final class RemoteObjectStore extends AbstractObjectStore {
   // ---------------------------------------------------------------- reads
 
   @Override
-  public long getInto(String key, MemorySegment destination) {
-    return batchGetInto(List.of(key), List.of(destination))[0];
-  }
-
-  @Override
   public long[] batchGetInto(List<String> keys, List<MemorySegment> destinations) {
     Objects.requireNonNull(keys, "keys");
     Objects.requireNonNull(destinations, "destinations");
@@ -362,11 +357,6 @@ public final class RemoteObjectStore extends AbstractObjectStore {
   }
 
   @Override
-  public NativeBuffer get(String key) {
-    return getBatch(List.of(key)).get(0);
-  }
-
-  @Override
   public List<NativeBuffer> getBatch(List<String> keys) {
     Objects.requireNonNull(keys, "keys");
     int n = keys.size();
@@ -412,11 +402,6 @@ public final class RemoteObjectStore extends AbstractObjectStore {
   // ---------------------------------------------------------------- queries and removal
 
   @Override
-  public int isExist(String key) {
-    return batchIsExist(List.of(key))[0];
-  }
-
-  @Override
   public int[] batchIsExist(List<String> keys) {
     return keyCodes(keys, StoreNodeMessages.EXIST, null);
   }
@@ -441,11 +426,6 @@ public final class RemoteObjectStore extends AbstractObjectStore {
     } catch (TqException e) {
       return failureCode(e);
     }
-  }
-
-  @Override
-  public int remove(String key, boolean force) {
-    return batchRemove(List.of(key), force)[0];
   }
 
   @Override

@@ -406,11 +406,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore {
   // ---------------------------------------------------------------- reads
 
   @Override
-  public long getInto(String key, MemorySegment destination) {
-    return batchGetInto(List.of(key), List.of(destination))[0];
-  }
-
-  @Override
   public long[] batchGetInto(List<String> keys, List<MemorySegment> destinations) {
     Objects.requireNonNull(keys, "keys");
     Objects.requireNonNull(destinations, "destinations");
@@ -475,11 +470,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore {
   }
 
   @Override
-  public NativeBuffer get(String key) {
-    return getBatch(List.of(key)).get(0);
-  }
-
-  @Override
   public List<NativeBuffer> getBatch(List<String> keys) {
     Objects.requireNonNull(keys, "keys");
     int n = keys.size();
@@ -540,11 +530,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore {
   // ---------------------------------------------------------------- queries
 
   @Override
-  public int isExist(String key) {
-    return batchIsExist(List.of(key))[0];
-  }
-
-  @Override
   public int[] batchIsExist(List<String> keys) {
     Objects.requireNonNull(keys, "keys");
     if (!enter()) {
@@ -579,11 +564,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore {
   }
 
   // ---------------------------------------------------------------- removal
-
-  @Override
-  public int remove(String key, boolean force) {
-    return batchRemove(List.of(key), force)[0];
-  }
 
   @Override
   public int[] batchRemove(List<String> keys, boolean force) {
