@@ -160,25 +160,12 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       calls.add(units.get(part.unit()).putAsync(part.gis(), batch, part.positions(), tokens[i]));
     }
     awaitPuts(parts, tokens, calls);
-    int accepted = 0;
-    try {
-      for (; accepted < partitions.size(); accepted++) {
-        ProductionUpdates.publish(
-            notifier, ProductionUpdates.of(meta, partitions.get(accepted), schema, List.of()));
-      }
-    } catch (RuntimeException e) {
-      int firstRejected = accepted;
-      decide(parts, tokens, part -> part.partition() >= firstRejected);
-      if (accepted == 0) {
-        throw e;
-      }
-      List<String> kept =
-          partitions.subList(0, accepted).stream().map(PartitionGroup::partitionId).toList();
-      throw new StorageException(
-          ErrorCode.NOTIFICATION_FAILED,
-          e.getMessage() + "; partitions accepted before it stay stored: " + kept,
-          e);
-    }
+    ProductionUpdates.publishAll(
+        notifier,
+        meta,
+        partitions,
+        schema,
+        firstRejected -> decide(parts, tokens, part -> part.partition() >= firstRejected));
     decide(parts, tokens, part -> false);
     return new PutResult(schema, List.of());
   }

@@ -105,4 +105,46 @@ public final class ProductionUpdates {
           e);
     }
   }
+
+  /**
+   * Notifies the controller of every partition of a put, in order. When partition {@code k} is
+   * rejected, {@code rollBackFrom} is called with {@code k} so that storage takes back the data of
+   * partitions {@code k} onwards; the partitions accepted before it stay stored and are named in
+   * the error.
+   *
+   * @param notifier where to send
+   * @param meta the put's metadata
+   * @param partitions the put's partition groups, in the order to notify
+   * @param schema the schema of the put's data
+   * @param rollBackFrom takes back the data of partitions from the given position on
+   * @throws StorageException with {@code NOTIFICATION_FAILED} after the rollback
+   */
+  public static void publishAll(
+      ProductionNotifier notifier,
+      BatchMeta meta,
+      List<PartitionGroup> partitions,
+      Map<String, FieldSchema> schema,
+      java.util.function.IntConsumer rollBackFrom) {
+    int accepted = 0;
+    try {
+      for (; accepted < partitions.size(); accepted++) {
+        publish(notifier, of(meta, partitions.get(accepted), schema, List.of()));
+      }
+    } catch (RuntimeException e) {
+      try {
+        rollBackFrom.accept(accepted);
+      } catch (RuntimeException rollback) {
+        e.addSuppressed(rollback);
+      }
+      if (accepted == 0) {
+        throw e;
+      }
+      List<String> kept =
+          partitions.subList(0, accepted).stream().map(PartitionGroup::partitionId).toList();
+      throw new StorageException(
+          ErrorCode.NOTIFICATION_FAILED,
+          e.getMessage() + "; partitions accepted before it stay stored: " + kept,
+          e);
+    }
+  }
 }

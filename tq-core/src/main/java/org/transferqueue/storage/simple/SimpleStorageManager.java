@@ -201,30 +201,22 @@ public final class SimpleStorageManager implements StorageManager {
       }
     }
     List<PutUndo> undos = commitAll(staged);
-    int accepted = 0;
     try {
-      for (; accepted < partitions.size(); accepted++) {
-        ProductionUpdates.publish(
-            notifier, ProductionUpdates.of(meta, partitions.get(accepted), schema, List.of()));
-      }
-    } catch (RuntimeException e) {
-      for (int i = undos.size() - 1; i >= 0; i--) {
-        if (staged.get(i).partition() >= accepted) {
-          undos.get(i).rollback();
-        }
-      }
+      ProductionUpdates.publishAll(
+          notifier,
+          meta,
+          partitions,
+          schema,
+          firstRejected -> {
+            for (int i = undos.size() - 1; i >= 0; i--) {
+              if (staged.get(i).partition() >= firstRejected) {
+                undos.get(i).rollback();
+              }
+            }
+          });
+    } finally {
       undos.forEach(PutUndo::close);
-      if (accepted == 0) {
-        throw e;
-      }
-      List<String> kept =
-          partitions.subList(0, accepted).stream().map(PartitionGroup::partitionId).toList();
-      throw new StorageException(
-          ErrorCode.NOTIFICATION_FAILED,
-          e.getMessage() + "; partitions accepted before it stay stored: " + kept,
-          e);
     }
-    undos.forEach(PutUndo::close);
     return new PutResult(schema, List.of());
   }
 
