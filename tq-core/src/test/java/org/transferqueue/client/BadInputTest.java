@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.ErrorCode;
@@ -28,8 +30,12 @@ import org.transferqueue.tensor.Tensor;
  * Bad input through both client APIs over both backends: every rejection is a typed error, and the
  * data already stored stays readable and unchanged.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class BadInputTest {
+  @Parameter Deployment deployment;
+
   private static final String P = "bad";
 
   static ErrorCode code(Throwable error) {
@@ -67,7 +73,7 @@ class BadInputTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void shouldRejectWrongRowCountsWithoutWriting(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Stored stored = new Stored(tq.client(), allocator);
         Batch three =
             batch("x", i64(allocator, new long[] {7, 7}, new long[] {8, 8}, new long[] {9, 9}))) {
@@ -84,7 +90,7 @@ class BadInputTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void shouldRejectReadsOfCellsNeverWritten(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Stored stored = new Stored(tq.client(), allocator)) {
       BatchMeta absentField =
           stored
@@ -112,7 +118,7 @@ class BadInputTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void shouldRejectUnknownPartitionsAndKeys(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Stored stored = new Stored(tq.client(), allocator)) {
       assertThat(
               tq.client().getMeta(GetMetadataRequest.fetch("nowhere", List.of("x"), "t", 1)).size())
@@ -129,7 +135,7 @@ class BadInputTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void shouldRejectADtypeConflictOnStoredSamples(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Stored stored = new Stored(tq.client(), allocator);
         Batch floats =
             batch("x", Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {5, 6, 7, 8}, 2, 2));
@@ -145,7 +151,7 @@ class BadInputTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void shouldRejectADtypeConflictThroughTheKeyValueApi(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Tensor ints = Rows.vector(allocator, 1, 2);
         Tensor floats = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {5, 6}, 2)) {
       KvApi kv = tq.kv();
@@ -166,8 +172,8 @@ class BadInputTest {
 
   @Test
   void shouldRejectAPutBeyondCapacityAndKeepWhatIsStored(BufferAllocator allocator) {
-    try (TransferQueueSystem tq =
-            Systems.start(
+    try (TestSystem tq =
+            deployment.start(
                 Systems.sysConfig(
                     b ->
                         b.backend(
@@ -190,7 +196,7 @@ class BadInputTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void shouldRejectADtypeConflictOnAFieldSomeKeysHave(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Tensor ints = Rows.vector(allocator, 1, 2);
         Batch floats =
             batch("x", Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {5, 6, 7, 8}, 2, 2))) {

@@ -8,6 +8,8 @@ import static org.transferqueue.client.Rows.longRows;
 import java.math.BigInteger;
 import java.util.List;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.ErrorCode;
@@ -26,14 +28,18 @@ import org.transferqueue.tensor.Tensor;
  * Data-plane scenarios (data-plane §5.A, 5.B, 5.E, 5.J) end to end through the low-level client,
  * over SimpleStorage and MooncakeStore: what storage units and managers do, as a user sees it.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class DataPlaneScenariosTest {
+  @Parameter Deployment deployment;
+
   private static final String P = "data_plane";
 
   @ParameterizedTest
   @EnumSource(Backend.class)
   void AS017_variableLengthCellsReadBackForASubset(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data =
             Batch.builder()
                 .add(
@@ -66,7 +72,7 @@ class DataPlaneScenariosTest {
       Backend backend, BufferAllocator allocator) {
     String longText = "x".repeat(11_000);
     String unicode = "你好世界🌍🚀 émojis and ümläuts ".repeat(500);
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch prompts =
             Batch.builder()
                 .objects(
@@ -97,7 +103,7 @@ class DataPlaneScenariosTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void AS020_clearingASubsetKeepsTheRest(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data =
             batch(
                 "log_probs",
@@ -121,7 +127,7 @@ class DataPlaneScenariosTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void AS057_readsFollowTheMetadataOrderAcrossUnits(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data =
             batch("f", Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {0, 1, 2, 3}, 4, 1))) {
       BatchMeta written = tq.client().put(data, P);
@@ -135,7 +141,7 @@ class DataPlaneScenariosTest {
   @ParameterizedTest
   @EnumSource(Backend.class)
   void AS062_batchAndMetadataSizesMustMatch(Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch three =
             batch("x", Rows.i64(allocator, new long[] {1}, new long[] {2}, new long[] {3}))) {
       BatchMeta two = tq.client().getMeta(GetMetadataRequest.insert(P, List.of("x"), 2));
@@ -194,7 +200,7 @@ class DataPlaneScenariosTest {
       }
       builder.dense("t_" + dtype.torchName(), tensor);
     }
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data = builder.build()) {
       BatchMeta written = tq.client().put(data, P);
       try (Batch read = tq.client().getData(written)) {
@@ -215,7 +221,7 @@ class DataPlaneScenariosTest {
   void AS132_integerRangeOfObjectValues(Backend backend) {
     BigInteger u64Max = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
     BigInteger twoTo63 = BigInteger.ONE.shiftLeft(63);
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data =
             Batch.builder().objects("n", List.of(u64Max, twoTo63, Long.MIN_VALUE, -1L)).build()) {
       BatchMeta written = tq.client().put(data, P);

@@ -2,6 +2,7 @@ package org.transferqueue.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.transferqueue.client.Rows.batch;
 import static org.transferqueue.client.Rows.i64;
 import static org.transferqueue.client.Rows.longRows;
@@ -11,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.ErrorCode;
@@ -29,8 +32,12 @@ import org.transferqueue.tensor.Tensor;
  * Client-api §4 B44-B49: argument errors, key validation, duplicates, capacity and data parsers,
  * each in the blocking and the asynchronous form. Every rejected call leaves no key behind.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class KvBadInputScenariosTest {
+  @Parameter Deployment deployment;
+
   private static final String P = "bad_input";
 
   static ErrorCode code(Throwable error) {
@@ -50,7 +57,7 @@ class KvBadInputScenariosTest {
   @ParameterizedTest
   @EnumSource(KvCalls.Form.class)
   void B44_argumentErrorsHaveNoSideEffects(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch three = batch("x", i64(allocator, new long[] {1}, new long[] {2}, new long[] {3}));
         Batch two = batch("x", i64(allocator, new long[] {1}, new long[] {2}));
         JaggedColumn ragged = Rows.jaggedF32(allocator, new float[] {1}, new float[] {2, 3})) {
@@ -84,7 +91,7 @@ class KvBadInputScenariosTest {
   @ParameterizedTest
   @EnumSource(KvCalls.Form.class)
   void B45_keyArgumentValidation(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch one = batch("x", i64(allocator, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
       List notString = List.of(123);
@@ -119,7 +126,7 @@ class KvBadInputScenariosTest {
   @ParameterizedTest
   @EnumSource(KvCalls.Form.class)
   void B46_duplicateKeysWriteNothing(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch two = batch("x", i64(allocator, new long[] {1}, new long[] {2}))) {
       KvCalls kv = form.over(tq.kv());
       assertThatThrownBy(() -> kv.batchPut(List.of("a", "a"), P, two, null))
@@ -134,8 +141,8 @@ class KvBadInputScenariosTest {
   @ParameterizedTest
   @EnumSource(KvCalls.Form.class)
   void B47_capacity(KvCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq =
-            Systems.start(
+    try (TestSystem tq =
+            deployment.start(
                 Systems.sysConfig(
                     b ->
                         b.backend(
@@ -213,8 +220,11 @@ class KvBadInputScenariosTest {
   @ParameterizedTest
   @EnumSource(KvCalls.Form.class)
   void B48_dataParser(KvCalls.Form form, BufferAllocator allocator) {
+    // Data parsers run inside an embedded SimpleStorage manager, registered on it by the user;
+    // storage-unit servers have no parser registry (RemoteSimpleStorageManager rejects them).
+    assumeTrue(deployment == Deployment.EMBEDDED, "data parsers are registered in-process");
     int n = 32;
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch input = parserInput(allocator, n)) {
       SimpleStorageManager storage = (SimpleStorageManager) tq.storage();
       storage.parsers().register("shapes", (rows, args, alloc) -> parseShapes(rows, alloc));
@@ -276,7 +286,7 @@ class KvBadInputScenariosTest {
 
   @Test
   void B49_parserOnAnotherBackendIsUnsupported(BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Backend.MOONCAKE_STORE.fresh();
+    try (TestSystem tq = deployment.fresh(Backend.MOONCAKE_STORE);
         Batch input = parserInput(allocator, 2)) {
       List<String> keys = List.of("p_0", "p_1");
       for (KvCalls.Form form : KvCalls.Form.values()) {

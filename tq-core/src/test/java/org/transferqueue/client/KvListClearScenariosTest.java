@@ -11,7 +11,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -28,8 +31,11 @@ import org.transferqueue.tensor.Tensor;
  * Client-api §4 B34-B43: listings, clears, recycled indexes, default columns and tag-only keys,
  * each in the blocking and the asynchronous form, over SimpleStorage and MooncakeStore.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class KvListClearScenariosTest {
+  @Parameter Deployment deployment;
 
   private static void putTagged(KvCalls kv, String partition, List<String> keys, long firstId) {
     List<Map<String, ?>> tags = new ArrayList<>();
@@ -53,7 +59,7 @@ class KvListClearScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B34_listOnePartition(KvCalls.Form form, Backend backend) {
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       putTagged(kv, "test_partition", List.of("list_0", "list_1", "list_2"), 0);
       putTagged(kv, "other_partition", List.of("list_9"), 9);
@@ -68,7 +74,7 @@ class KvListClearScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B35_listAllPartitions(KvCalls.Form form, Backend backend) {
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       putTagged(kv, "test_partition0", List.of("list_0", "list_1", "list_2"), 0);
       putTagged(kv, "test_partition1", List.of("list_0", "list_1", "list_2"), 3);
@@ -89,7 +95,7 @@ class KvListClearScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B36_listMissingPartition(KvCalls.Form form, Backend backend) {
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       assertThat(kv.list("test_partition_empty")).isEmpty();
     }
@@ -99,7 +105,7 @@ class KvListClearScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B37_lowLevelPartitionsAppearInListings(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data = batch("x", i64(allocator, new long[] {1}, new long[] {2}))) {
       KvCalls kv = form.over(tq.kv());
       tq.client().put(data, "lowlevel");
@@ -112,7 +118,7 @@ class KvListClearScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B38_clearOneKey(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "clear_partition";
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       putValues(kv, allocator, p, List.of("clear_single", "clear_other"));
       kv.batchPut(List.of("clear_single"), p, null, List.of(Map.of("id", "single")));
@@ -133,7 +139,7 @@ class KvListClearScenariosTest {
   void B39_clearSeveralKeys(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "clear_partition";
     List<String> keys = List.of("clear_multi_0", "clear_multi_1", "clear_multi_2", "clear_multi_3");
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       putValues(kv, allocator, p, keys);
       kv.clear(keys.subList(0, 2), p);
@@ -149,7 +155,7 @@ class KvListClearScenariosTest {
   void B40_clearIsIdempotent(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "idempotent_partition";
     List<String> keys = List.of("idempotent_0", "idempotent_1", "idempotent_2", "idempotent_3");
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       putValues(kv, allocator, p, keys);
       kv.clear(List.of("nonexistent_key_1", "nonexistent_key_2"), p);
@@ -169,7 +175,7 @@ class KvListClearScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B41_noLeakThroughRecycledIndexes(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Tensor one = Rows.vector(allocator, 1);
         Tensor two = Rows.vector(allocator, 2)) {
       KvCalls kv = form.over(tq.kv());
@@ -194,7 +200,7 @@ class KvListClearScenariosTest {
   void B42_defaultColumnsAreTheIntersection(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "expand_partition";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch first =
             batch(
                 "field_a",
@@ -224,7 +230,7 @@ class KvListClearScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B43_tagsOnlyNoData(KvCalls.Form form, Backend backend) {
     String p = "tags_only_partition";
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       kv.put("t_only", p, (Batch) null, Map.of("s", 1L));
       // Java has no FieldNotReadyException: "not ready" is ILLEGAL_STATE.
@@ -241,7 +247,7 @@ class KvListClearScenariosTest {
   void B38_clearRemovesEveryStoredCellOfTheKeys(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "clear_cells";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch first =
             batch(
                 "field_a",

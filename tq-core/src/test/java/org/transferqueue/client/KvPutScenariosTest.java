@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
@@ -26,15 +29,19 @@ import org.transferqueue.tensor.Tensor;
  * Client-api §4 B12-B22: key-value writes, each in the blocking and the asynchronous form, over
  * SimpleStorage and MooncakeStore.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class KvPutScenariosTest {
+  @Parameter Deployment deployment;
+
   private static final String P = "test_partition";
 
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B12_mapFieldsGetBatchDimension(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Tensor data = Rows.vector(allocator, 1, 2, 3, 4)) {
       KvCalls kv = form.over(tq.kv());
       kv.put("sample_0", P, Map.of("data", data), Map.of("type", "dict_test"));
@@ -51,7 +58,7 @@ class KvPutScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B13_oneRowBatch(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row = batch("input_ids", i64(allocator, new long[] {1, 2, 3, 4}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("sample_1", P, row, Map.of("type", "tensordict_test"));
@@ -64,7 +71,7 @@ class KvPutScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B14_fieldsAndTagsTogether(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Tensor ids = Rows.vector(allocator, 1, 2, 3);
         Tensor mask = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {1, 1, 1}, 3)) {
       KvCalls kv = form.over(tq.kv());
@@ -90,7 +97,7 @@ class KvPutScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B15_tagOnlyUpdateKeepsData(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row = batch("value", i64(allocator, new long[] {10}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("sample_3", P, row, Map.of("version", 1L));
@@ -109,7 +116,7 @@ class KvPutScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B16_tagMergeIsKeyLevel(KvCalls.Form form, Backend backend) {
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       kv.put("t", P, (Batch) null, Map.of("a", 1L));
       kv.put("t", P, (Batch) null, Map.of("b", 2L));
@@ -124,7 +131,7 @@ class KvPutScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B17_addingAFieldToAnExistingKey(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2, 3, 4}));
         Batch response = batch("response", i64(allocator, new long[] {5, 6}))) {
       KvCalls kv = form.over(tq.kv());
@@ -142,7 +149,7 @@ class KvPutScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B18_returnedFieldsAccumulate(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2, 3}));
         Batch mask = batch("attention_mask", i64(allocator, new long[] {1, 1, 1}));
         Batch response = batch("response", i64(allocator, new long[] {10, 20}))) {
@@ -166,7 +173,7 @@ class KvPutScenariosTest {
             Map.of("idx", 1L, "batch", true),
             Map.of("idx", 2L, "batch", true),
             Map.of("idx", 3L, "batch", true));
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data =
             batch(
                 "input_ids",
@@ -193,7 +200,7 @@ class KvPutScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B20_partialRowColumnUpdate(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("partial_0", "partial_1");
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2}, new long[] {3, 4}));
         Batch response = batch("response", i64(allocator, new long[] {5, 6}))) {
       KvCalls kv = form.over(tq.kv());
@@ -224,7 +231,7 @@ class KvPutScenariosTest {
   void B21_batchPutReturnsCumulativeFields(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("c_0", "c_1");
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch ids = batch("input_ids", i64(allocator, new long[] {1}, new long[] {2}));
         Batch mask = batch("attention_mask", i64(allocator, new long[] {1}, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
@@ -240,7 +247,7 @@ class KvPutScenariosTest {
     long seed = 22L;
     Random random = new Random(seed);
     float[][] rows = new float[3][];
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       for (int k = 0; k < 3; k++) {
         rows[k] = new float[k + 1];

@@ -9,7 +9,10 @@ import static org.transferqueue.client.Rows.longRows;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -23,8 +26,12 @@ import org.transferqueue.tensor.DType;
  * Client-api §4 B23-B33: key-value reads, each in the blocking and the asynchronous form, over
  * SimpleStorage and MooncakeStore.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class KvReadScenariosTest {
+  @Parameter Deployment deployment;
+
   private static final String P = "test_partition";
 
   static ErrorCode code(Throwable error) {
@@ -34,7 +41,7 @@ class KvReadScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B23_singleKeyRead(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row = batch("data", i64(allocator, new long[] {100, 200, 300}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("get_single", P, row, null);
@@ -48,7 +55,7 @@ class KvReadScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B24_multiKeyReadInKeyOrder(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("get_multi_0", "get_multi_1", "get_multi_2");
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch rows =
             batch(
                 "data", i64(allocator, new long[] {1, 2}, new long[] {3, 4}, new long[] {5, 6}))) {
@@ -69,7 +76,7 @@ class KvReadScenariosTest {
   void B25_keySubsetWithMixedColumnKinds(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("get_multi_3", "get_multi_4", "get_multi_5");
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch rows =
             Batch.builder()
                 .dense(
@@ -109,7 +116,7 @@ class KvReadScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B26_columnSelection(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row =
             Batch.builder()
                 .dense("input_ids", i64(allocator, new long[] {1, 2, 3}))
@@ -132,7 +139,7 @@ class KvReadScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B27_unknownKey(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row = batch("data", i64(allocator, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("present", P, row, null);
@@ -149,7 +156,7 @@ class KvReadScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B28_unknownPartition(KvCalls.Form form, Backend backend) {
-    try (TransferQueueSystem tq = backend.fresh()) {
+    try (TestSystem tq = deployment.fresh(backend)) {
       KvCalls kv = form.over(tq.kv());
       assertThatThrownBy(() -> kv.batchGet(List.of("any"), "no_such_partition"))
           .isInstanceOf(TqException.class)
@@ -164,7 +171,7 @@ class KvReadScenariosTest {
   void B29_partiallyUnknownKeysFailByDefaultAndSkipOnRequest(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     try (Batch row = batch("data", i64(allocator, new long[] {7, 8}))) {
-      try (TransferQueueSystem tq = backend.fresh()) {
+      try (TestSystem tq = deployment.fresh(backend)) {
         KvCalls kv = form.over(tq.kv());
         kv.put("a", P, row, null);
         assertThatThrownBy(() -> kv.batchGet(List.of("a", "zzz"), P))
@@ -172,8 +179,7 @@ class KvReadScenariosTest {
             .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.UNKNOWN_KEY))
             .hasMessageContaining("[zzz]");
       }
-      try (TransferQueueSystem tq =
-          Systems.builder(backend.sysConfig()).missingKeyPolicy(MissingKeyPolicy.SKIP).start()) {
+      try (TestSystem tq = deployment.start(backend.sysConfig(), MissingKeyPolicy.SKIP, null)) {
         KvCalls kv = form.over(tq.kv());
         kv.put("a", P, row, null);
         try (Batch read = kv.batchGet(List.of("zzz", "a"), P)) {
@@ -200,7 +206,7 @@ class KvReadScenariosTest {
   void B30_readByMetaWithColumnOverride(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("meta_override_0", "meta_override_1", "meta_override_2");
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data = threeFields(allocator)) {
       KvCalls kv = form.over(tq.kv());
       KvBatchMeta meta =
@@ -225,7 +231,7 @@ class KvReadScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B31_readByMetaWithInvalidSelection(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row = batch("input_ids", i64(allocator, new long[] {1, 2}))) {
       KvCalls kv = form.over(tq.kv());
       KvBatchMeta meta = kv.put("k", P, row, null);
@@ -244,7 +250,7 @@ class KvReadScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B32_readByMetaAfterTwoPuts(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
     List<String> keys = List.of("two_0", "two_1");
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch ids = batch("input_ids", i64(allocator, new long[] {1, 2, 3}, new long[] {4, 5, 6}));
         Batch mask =
             batch("attention_mask", i64(allocator, new long[] {1, 1, 1}, new long[] {1, 1, 1}))) {
@@ -262,7 +268,7 @@ class KvReadScenariosTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B33_metaWithoutPartition(KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row = batch("x", i64(allocator, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("k", P, row, null);
@@ -278,7 +284,7 @@ class KvReadScenariosTest {
   @MethodSource("org.transferqueue.client.Backend#withKvForms")
   void B33_metaWithoutFieldsReadsTheCommonFields(
       KvCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch row = batch("x", i64(allocator, new long[] {1}))) {
       KvCalls kv = form.over(tq.kv());
       kv.put("k", P, row, null);

@@ -16,6 +16,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.DeadlineExceededException;
@@ -33,8 +35,11 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 
 /** Client-api §4 C51, C59 and C64-C77: the low-level client at its edges. */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class MetaClientEdgeCasesTest {
+  @Parameter Deployment deployment;
 
   static ErrorCode code(Throwable error) {
     return ((TqException) error).code();
@@ -43,7 +48,7 @@ class MetaClientEdgeCasesTest {
   @ParameterizedTest
   @EnumSource(MetaCalls.Form.class)
   void C51_putWithoutMetadataOrPartition(MetaCalls.Form form, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}))) {
       MetaCalls calls = form.over(tq.client());
       assertThatThrownBy(() -> calls.put(data, (String) null))
@@ -62,7 +67,7 @@ class MetaClientEdgeCasesTest {
   @EnumSource(Backend.class)
   void C59_dtypeConflictIsRejectedAndLeavesNoTrace(Backend backend, BufferAllocator allocator) {
     String p = "conflict";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch ints = batch("f", i64(allocator, new long[] {1, 2}, new long[] {3, 4}));
         Batch floats =
             batch("f", Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {5, 6, 7, 8}, 2, 2))) {
@@ -89,7 +94,7 @@ class MetaClientEdgeCasesTest {
   @EnumSource(MetaCalls.Form.class)
   void C64_pollingReturnsEmptyAndConsumesNothing(MetaCalls.Form form, BufferAllocator allocator) {
     String p = "polling";
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}, new long[] {2}))) {
       MetaCalls calls = form.over(tq.client());
       calls.put(data, p);
@@ -106,8 +111,8 @@ class MetaClientEdgeCasesTest {
   @Test
   void C65_nonPollingFetchTimesOutAndConsumesNothing(BufferAllocator allocator) {
     String p = "blocking";
-    try (TransferQueueSystem tq =
-            Systems.start(Systems.sysConfig(b -> b.controller(c -> c.pollingMode(false))));
+    try (TestSystem tq =
+            deployment.start(Systems.sysConfig(b -> b.controller(c -> c.pollingMode(false))));
         Batch data = batch("x", i64(allocator, new long[] {1}, new long[] {2}))) {
       MetaClient client = tq.client();
       client.put(data, p);
@@ -123,8 +128,8 @@ class MetaClientEdgeCasesTest {
   @Test
   void C65_nonPollingFetchReturnsOnceEnoughSamplesAreProduced(BufferAllocator allocator) {
     String p = "blocking";
-    try (TransferQueueSystem tq =
-            Systems.start(Systems.sysConfig(b -> b.controller(c -> c.pollingMode(false))));
+    try (TestSystem tq =
+            deployment.start(Systems.sysConfig(b -> b.controller(c -> c.pollingMode(false))));
         Batch two = batch("x", i64(allocator, new long[] {1}, new long[] {2}));
         Batch third = batch("x", i64(allocator, new long[] {3}))) {
       MetaClient client = tq.client();
@@ -161,7 +166,7 @@ class MetaClientEdgeCasesTest {
   @ParameterizedTest
   @EnumSource(MetaCalls.Form.class)
   void C67_forceFetchOfAMissingPartitionIsEmpty(MetaCalls.Form form) {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TestSystem tq = deployment.fresh()) {
       MetaCalls calls = form.over(tq.client());
       BatchMeta meta = calls.getMeta(GetMetadataRequest.forceFetch("missing", List.of("x")));
       assertThat(meta.isEmpty()).isTrue();
@@ -172,7 +177,7 @@ class MetaClientEdgeCasesTest {
   @ParameterizedTest
   @EnumSource(MetaCalls.Form.class)
   void C68_emptyInputsAreNoOps(MetaCalls.Form form) {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TestSystem tq = deployment.fresh()) {
       MetaCalls calls = form.over(tq.client());
       try (Batch empty = calls.getData(BatchMeta.empty())) {
         assertThat(empty.rowCount()).isZero();
@@ -186,7 +191,7 @@ class MetaClientEdgeCasesTest {
 
   @Test
   void C69_partitionListInCreationOrder(BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}))) {
       for (String p : List.of("p1", "p2", "p3")) {
         tq.client().put(data, p);
@@ -198,7 +203,7 @@ class MetaClientEdgeCasesTest {
   @Test
   void C70_statusVectors(BufferAllocator allocator) {
     String p = "train_0";
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch data =
             batch(
                 "prompt_ids",
@@ -241,7 +246,7 @@ class MetaClientEdgeCasesTest {
 
   @Test
   void C71_statusOfUnknownThings(BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}))) {
       MetaClient client = tq.client();
       client.put(data, "p");
@@ -259,7 +264,7 @@ class MetaClientEdgeCasesTest {
 
   @Test
   void C72_keyAndIndexResolution() {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TestSystem tq = deployment.fresh()) {
       MetaClient client = tq.client();
       BatchMeta created =
           client.resolveKeys("kv_test_partition", List.of("key_a", "key_b", "key_c"), true);
@@ -285,7 +290,7 @@ class MetaClientEdgeCasesTest {
 
   @Test
   void C73_indexResolutionErrors() {
-    try (TransferQueueSystem tq = Systems.fresh()) {
+    try (TestSystem tq = deployment.fresh()) {
       MetaClient client = tq.client();
       BatchMeta created = client.resolveKeys("p", List.of("k"), true);
       assertThat(client.resolveIndexes("p", List.of(created.globalIndex(0)))).containsExactly("k");
@@ -305,7 +310,7 @@ class MetaClientEdgeCasesTest {
   @Test
   void C74_blockingApiFromAsynchronousCode(BufferAllocator allocator) throws Exception {
     String p = "from_async";
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}, new long[] {2}));
         ExecutorService virtual = Executors.newVirtualThreadPerTaskExecutor()) {
       MetaClient client = tq.client();
@@ -351,7 +356,7 @@ class MetaClientEdgeCasesTest {
   @EnumSource(KvCalls.Form.class)
   void C76_kvAndLowLevelInteroperate(KvCalls.Form form, BufferAllocator allocator) {
     String p = "interop";
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}, new long[] {2}, new long[] {3}))) {
       KvCalls kv = form.over(tq.kv());
       kv.batchPut(List.of("u", "v", "w"), p, data, null);
@@ -370,7 +375,7 @@ class MetaClientEdgeCasesTest {
   @EnumSource(MetaCalls.Form.class)
   void C77_staleMetadataDoesNotWipeTags(MetaCalls.Form form, BufferAllocator allocator) {
     String p = "stale_tags";
-    try (TransferQueueSystem tq = Systems.fresh();
+    try (TestSystem tq = deployment.fresh();
         Batch column = batch("y", i64(allocator, new long[] {1}, new long[] {2}))) {
       MetaCalls calls = form.over(tq.client());
       BatchMeta stale = calls.getMeta(GetMetadataRequest.insert(p, List.of("y"), 2));

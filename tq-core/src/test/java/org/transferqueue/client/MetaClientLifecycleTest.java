@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.GetMetadataRequest;
@@ -24,8 +27,12 @@ import org.transferqueue.tensor.Batch;
  * Client-api §4 C53-C57 and C61-C63: production, consumption, tags, clears and sampling through the
  * low-level client, in both forms, over SimpleStorage and MooncakeStore.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class MetaClientLifecycleTest {
+  @Parameter Deployment deployment;
+
   private static final List<String> SET_A =
       List.of("tensor_f32", "tensor_i64", "list_int", "list_str");
   private static final List<String> SET_B = List.of("nested_jagged", "np_array", "special_val");
@@ -43,7 +50,7 @@ class MetaClientLifecycleTest {
     String p = "test_production_lifecycle";
     String task = "lifecycle_task";
     List<String> all = union(SET_A, SET_B);
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data = ComplexBatch.range(allocator, 0, 10)) {
       MetaCalls calls = form.over(tq.client());
       MetaClient client = tq.client();
@@ -73,7 +80,7 @@ class MetaClientLifecycleTest {
   @MethodSource("org.transferqueue.client.Backend#withForms")
   void C54_tagsPersist(MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "test_tags";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data = ComplexBatch.range(allocator, 0, 8)) {
       MetaCalls calls = form.over(tq.client());
       BatchMeta written = calls.put(data, p);
@@ -110,7 +117,7 @@ class MetaClientLifecycleTest {
   void C55_resetConsumptionForOneTask(
       MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "test_reset";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data = ComplexBatch.range(allocator, 0, 10)) {
       MetaCalls calls = form.over(tq.client());
       calls.put(data, p);
@@ -132,7 +139,7 @@ class MetaClientLifecycleTest {
   @MethodSource("org.transferqueue.client.Backend#withForms")
   void C56_resetAllTasks(MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "test_reset_all";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data =
             batch(
                 "prompt_ids",
@@ -156,7 +163,7 @@ class MetaClientLifecycleTest {
   @MethodSource("org.transferqueue.client.Backend#withForms")
   void C57_clearAPartition(MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "test_clear_partition";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data = ComplexBatch.range(allocator, 0, 15)) {
       MetaCalls calls = form.over(tq.client());
       BatchMeta written = calls.put(data, p);
@@ -183,7 +190,7 @@ class MetaClientLifecycleTest {
   void C61_sequentialSamplingPerTask(
       MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "sampling";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch data =
             batch(
                 "data",
@@ -217,7 +224,7 @@ class MetaClientLifecycleTest {
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withForms")
   void C62_partitionIsolation(MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch train =
             batch(
                 "input_ids",
@@ -251,7 +258,7 @@ class MetaClientLifecycleTest {
   @MethodSource("org.transferqueue.client.Backend#withForms")
   void C63_rowsAndColumnsGrow(MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String p = "dynamic";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch first =
             batch(
                 "field1",

@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
@@ -23,14 +26,17 @@ import org.transferqueue.tensor.Tensor;
  * Client-api §4 C50, C52, C58 and C60: data round trips through the low-level client, in both
  * forms, over SimpleStorage and MooncakeStore.
  */
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class MetaClientRoundTripTest {
+  @Parameter Deployment deployment;
 
   @ParameterizedTest
   @MethodSource("org.transferqueue.client.Backend#withForms")
   void C50_fullTypeRoundTrip(MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String partition = "test_core_consistency";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch input = ComplexBatch.range(allocator, 0, 20)) {
       MetaCalls calls = form.over(tq.client());
       BatchMeta written = calls.put(input, partition);
@@ -56,10 +62,10 @@ class MetaClientRoundTripTest {
   void C50_everyDtypeNullsAndNestedTensorsRoundTrip(
       MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String partition = "test_every_dtype";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch input = ComplexBatch.extended(allocator, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)) {
       MetaCalls calls = form.over(tq.client());
-      long baseline = tq.allocator().allocatedBytes();
+      long baseline = tq.storedBytes();
       long[] afterCycle = new long[2];
       for (int cycle = 0; cycle < 2; cycle++) {
         BatchMeta written = calls.put(input, partition);
@@ -70,7 +76,7 @@ class MetaClientRoundTripTest {
         }
         calls.clearPartition(partition);
         assertThat(tq.client().getPartitionList()).doesNotContain(partition);
-        afterCycle[cycle] = tq.allocator().allocatedBytes();
+        afterCycle[cycle] = tq.storedBytes();
       }
       // Memory is reused: a second identical cycle holds no more than the first. SimpleStorage
       // frees every cell; MooncakeStore keeps its registered transfer buffers leased for reuse.
@@ -86,7 +92,7 @@ class MetaClientRoundTripTest {
   void C52_allocateFillInPiecesAndUpdateAcrossShards(
       MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String partition = "test_cross_shard_update";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch first = ComplexBatch.range(allocator, 0, 20);
         Batch second = ComplexBatch.range(allocator, 20, 40);
         Batch update = withNewColumns(allocator, ComplexBatch.range(allocator, 1010, 1030))) {
@@ -149,7 +155,7 @@ class MetaClientRoundTripTest {
   void C58_shapeChangeMakesAFieldRagged(
       MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String partition = "dynamic_shape";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch four = Rows.batch("dynamic_feature", Rows.ones(allocator, DType.FLOAT32, 2, 4));
         Batch six = Rows.batch("dynamic_feature", Rows.ones(allocator, DType.FLOAT32, 2, 6))) {
       MetaCalls calls = form.over(tq.client());
@@ -185,7 +191,7 @@ class MetaClientRoundTripTest {
   @MethodSource("org.transferqueue.client.Backend#withForms")
   void C60_readsArePrivateCopies(MetaCalls.Form form, Backend backend, BufferAllocator allocator) {
     String partition = "private_copies";
-    try (TransferQueueSystem tq = backend.fresh();
+    try (TestSystem tq = deployment.fresh(backend);
         Batch input = ComplexBatch.range(allocator, 0, 8)) {
       MetaCalls calls = form.over(tq.client());
       BatchMeta written = calls.put(input, partition);

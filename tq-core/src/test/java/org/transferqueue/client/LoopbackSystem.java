@@ -1,0 +1,271 @@
+package org.transferqueue.client;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.config.NetworkConfig;
+import org.transferqueue.config.StorageBackend;
+import org.transferqueue.config.TqConfig;
+import org.transferqueue.controller.Controller;
+import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.controller.ControllerClock;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakPolicy;
+import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
+import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.remote.RemoteBackends;
+import org.transferqueue.remote.StorageUnitServer;
+import org.transferqueue.remote.StoreNodeServer;
+import org.transferqueue.sampler.Sampler;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.StorageManagerFactory;
+import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.transport.TransportConfig;
+
+/**
+ * A system deployed as servers in this JVM on 127.0.0.1 ephemeral ports, reached only through a
+ * remote client: a {@link ControllerServer}, then {@code backend.SimpleStorage
+ * .num_data_storage_units} {@link StorageUnitServer}s (each with the per-unit capacity of the
+ * configuration) or {@link #STORE_NODES} {@link StoreNodeServer}s (sharing the configured global
+ * segment size), and a {@link TqClient} connected with their addresses, as {@code tq controller},
+ * {@code tq storage-unit} and {@code tq store-node} processes would be. The client's storage
+ * manager is the one {@link TqClient#connect} would build ({@link RemoteBackends}), kept here so
+ * that scenarios can read storage directly as they do embedded.
+ *
+ * <p>The servers allocate from their own allocator, checked for leaks on close, as the client's is.
+ * Closing closes the client, the storage servers and their units or engines, the controller server
+ * and the servers' allocator, in that order, and rethrows the first failure with the later ones
+ * suppressed.
+ */
+final class LoopbackSystem implements TestSystem {
+  /** The number of store nodes a MooncakeStore deployment shards its keys over. */
+  static final int STORE_NODES = 2;
+
+  private final TqConfig config;
+  private final RootAllocator serverAllocator;
+  private final List<AutoCloseable> started = new ArrayList<>();
+  private final List<StorageUnit> units = new ArrayList<>();
+  private Controller controller;
+  private TqClient client;
+  private volatile StorageManager storage;
+
+  private LoopbackSystem(TqConfig config) {
+    this.config = config;
+    this.serverAllocator =
+        RootAllocator.builder()
+            .name("loopback-servers")
+            .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
+            .leakPolicy(LeakPolicy.THROW)
+            .build();
+  }
+
+  /** Starts the servers of {@code config} and connects a client to them. */
+  static LoopbackSystem start(TqConfig config, MissingKeyPolicy policy, Sampler sampler) {
+    LoopbackSystem system = new LoopbackSystem(config);
+    try {
+      system.startServers(sampler, policy);
+      return system;
+    } catch (RuntimeException | Error e) {
+      try {
+        system.close();
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+  }
+
+  private void startServers(Sampler sampler, MissingKeyPolicy policy) {
+    TransportConfig transport =
+        TransportConfig.builder(config.network()).bindHost("127.0.0.1").bindPort(0).build();
+    controller =
+        new Controller(
+            ControllerSettings.from(config),
+            sampler != null
+                ? sampler
+                : TransferQueueSystem.samplerNamed(config.controller().sampler()),
+            ControllerClock.SYSTEM);
+    ControllerServer controllerServer =
+        ControllerServer.start(controller, transport, serverAllocator);
+    started.add(controllerServer);
+    List<HostPort> unitAddresses = List.of();
+    List<HostPort> nodes = List.of();
+    if (config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE) {
+      nodes = startStoreNodes(transport);
+    } else {
+      unitAddresses = startStorageUnits(transport);
+    }
+    NetworkConfig n = config.network();
+    NetworkConfig network =
+        new NetworkConfig(
+            n.bindHost(),
+            n.authToken(),
+            Optional.of(controllerServer.address()),
+            unitAddresses,
+            nodes,
+            n.connectTimeout(),
+            n.maxFrameBytes());
+    TqConfig clientConfig =
+        new TqConfig(
+            config.metrics(),
+            config.logging(),
+            config.controller(),
+            config.backend(),
+            config.storage(),
+            config.client(),
+            config.memory(),
+            network);
+    TransportConfig clientTransport = TransportConfig.from(network);
+    StorageManagerFactory factory =
+        unitAddresses.isEmpty()
+            ? RemoteBackends.mooncakeStore(nodes, clientTransport, config.backend().mooncakeStore())
+            : RemoteBackends.simpleStorage(unitAddresses, clientTransport);
+    String backendName = config.backend().storageBackend().configName();
+    StorageManagerRegistry backends =
+        StorageManagerRegistry.builder()
+            .register(
+                backendName,
+                context -> {
+                  storage = factory.create(context);
+                  return storage;
+                })
+            .build();
+    client =
+        TqClient.builder()
+            .config(clientConfig)
+            .storageBackends(backends)
+            .leakPolicy(LeakPolicy.THROW)
+            .missingKeyPolicy(policy)
+            .connect();
+  }
+
+  private List<HostPort> startStorageUnits(TransportConfig transport) {
+    List<HostPort> addresses = new ArrayList<>();
+    var simple = config.backend().simpleStorage();
+    for (int i = 0; i < simple.numDataStorageUnits(); i++) {
+      StorageUnit unit =
+          new StorageUnit(
+              "TQ_STORAGE_UNIT_" + i,
+              simple.perUnitCapacity(),
+              serverAllocator,
+              config.memory().storageUnitLimitBytes().orElse(Long.MAX_VALUE));
+      started.add(unit);
+      units.add(unit);
+      StorageUnitServer server = StorageUnitServer.start(unit, transport, serverAllocator);
+      started.add(server);
+      addresses.add(server.address());
+    }
+    return addresses;
+  }
+
+  private List<HostPort> startStoreNodes(TransportConfig transport) {
+    List<HostPort> addresses = new ArrayList<>();
+    MooncakeStoreConfig mooncake = config.backend().mooncakeStore();
+    for (int i = 0; i < STORE_NODES; i++) {
+      EmbeddedObjectStore engine =
+          EmbeddedObjectStore.create(serverAllocator, MasterConfig.DEFAULT);
+      started.add(engine);
+      int rc =
+          engine.setup(
+              StoreConfig.builder()
+                  .localHostname("store-node-" + i)
+                  .globalSegmentSize(mooncake.globalSegmentSize() / STORE_NODES)
+                  .localBufferSize(mooncake.localBufferSize())
+                  .build());
+      if (rc != 0) {
+        throw new TqException(ErrorCode.STORAGE_ERROR, "store node " + i + " setup: rc=" + rc);
+      }
+      StoreNodeServer server = StoreNodeServer.start(engine, transport, serverAllocator);
+      started.add(server);
+      addresses.add(server.address());
+    }
+    return addresses;
+  }
+
+  @Override
+  public MetaClient client() {
+    return client.client();
+  }
+
+  @Override
+  public KvApi kv() {
+    return client.kv();
+  }
+
+  @Override
+  public BufferAllocator allocator() {
+    return client.allocator();
+  }
+
+  @Override
+  public TqConfig config() {
+    return config;
+  }
+
+  @Override
+  public ControllerApi controller() {
+    return client.controller();
+  }
+
+  @Override
+  public StorageManager storage() {
+    return storage;
+  }
+
+  @Override
+  public long storedBytes() {
+    if (units.isEmpty()) {
+      return serverAllocator.allocatedBytes();
+    }
+    return units.stream().mapToLong(u -> u.stats().allocatedBytes()).sum();
+  }
+
+  /** The remote client the scenario talks through. */
+  TqClient remote() {
+    return client;
+  }
+
+  @Override
+  public void close() {
+    List<AutoCloseable> order = new ArrayList<>();
+    if (client != null) {
+      order.add(client);
+    }
+    order.addAll(started.reversed());
+    order.add(serverAllocator);
+    started.clear();
+    units.clear();
+    client = null;
+    RuntimeException failure = null;
+    for (AutoCloseable resource : order) {
+      try {
+        resource.close();
+      } catch (Exception e) {
+        if (failure == null) {
+          failure =
+              e instanceof RuntimeException r
+                  ? r
+                  : new TqException(ErrorCode.INTERNAL, "close failed: " + e, e);
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "LoopbackSystem[" + config.backend().storageBackend() + "]";
+  }
+}
