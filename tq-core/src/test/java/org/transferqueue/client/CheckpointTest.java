@@ -2,6 +2,7 @@ package org.transferqueue.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.transferqueue.client.LoaderFixtures.ids;
 import static org.transferqueue.client.LoaderFixtures.putIds;
 
@@ -17,6 +18,9 @@ import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -39,15 +43,19 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.Tensor;
 
+@ParameterizedClass
+@EnumSource(Deployment.class)
 class CheckpointTest {
   @TempDir Path tmp;
 
-  private static TransferQueueSystem system() {
-    return LoaderFixtures.system(new SequentialSampler(), 1);
+  @Parameter Deployment deployment;
+
+  private TestSystem system() {
+    return LoaderFixtures.system(deployment, new SequentialSampler(), 1);
   }
 
   /** Fills a system with dense, object and jagged fields, keys, tags and consumption. */
-  private static void populate(TransferQueueSystem tq) {
+  private static void populate(TestSystem tq) {
     BufferAllocator a = tq.allocator();
     try (Batch rows =
         Batch.builder()
@@ -78,7 +86,7 @@ class CheckpointTest {
   }
 
   /** Everything readable, as comparable values. */
-  private static List<Object> contents(TransferQueueSystem tq) {
+  private static List<Object> contents(TestSystem tq) {
     List<Object> out = new ArrayList<>();
     out.add(tq.client().listKeys(null));
     try (Batch b =
@@ -104,7 +112,7 @@ class CheckpointTest {
 
   @Test
   void D78_D83_roundTripRestoresControllerStateAndData() {
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       populate(tq);
       ControllerState saved = tq.controller().snapshotState();
       List<Object> before = contents(tq);
@@ -139,7 +147,7 @@ class CheckpointTest {
 
   @Test
   void J4_rankAwareCacheSurvivesRoundTrip() {
-    try (TransferQueueSystem tq = LoaderFixtures.system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = LoaderFixtures.system(deployment, new RankAwareSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "p", 0, 1, 2, 3);
       GetMetadataRequest first =
           GetMetadataRequest.fetch("p", List.of("meta_idx"), "t", 2)
@@ -154,7 +162,7 @@ class CheckpointTest {
 
   @Test
   void shouldReplaceAnExistingCheckpointWhenSavingTwice() {
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       Path dir = tmp.resolve("ckpt");
       putIds(tq.client(), tq.allocator(), "first", 1);
       tq.saveCheckpoint(dir, true);
@@ -172,7 +180,7 @@ class CheckpointTest {
 
   private void assertLoadFailsUnchanged(
       Consumer<Path> corruption, ErrorCode code, String fragment) {
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       populate(tq);
       Path dir = tmp.resolve("ckpt");
       tq.saveCheckpoint(dir, true);
@@ -191,7 +199,7 @@ class CheckpointTest {
     }
   }
 
-  private static List<Object> contentsWithout(TransferQueueSystem tq, String skip) {
+  private static List<Object> contentsWithout(TestSystem tq, String skip) {
     List<Object> out = new ArrayList<>();
     for (String p : tq.client().getPartitionList()) {
       if (p.equals(skip)) {
@@ -264,6 +272,10 @@ class CheckpointTest {
 
   @Test
   void shouldRejectMalformedStorageFileEvenWithMatchingChecksums() {
+    // Over loopback the units validate their files only when the load commits, after the
+    // controller's state was replaced: the cross-unit prepare/commit of a remote load is issue #7
+    // (branch ckpt). Remove this assumption when it lands; the test then runs unchanged.
+    assumeTrue(deployment == Deployment.EMBEDDED, "remote unit files are validated at commit");
     // A foreign writer: the unit file's magic is wrong although the manifest agrees with it.
     assertLoadFailsUnchanged(
         dir -> {
@@ -290,12 +302,13 @@ class CheckpointTest {
   @Test
   void D87_shouldRejectUnitCountMismatch() {
     Path dir = tmp.resolve("ckpt");
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       putIds(tq.client(), tq.allocator(), "p", 1, 2);
       tq.saveCheckpoint(dir, true);
     }
-    try (TransferQueueSystem three =
+    try (TestSystem three =
         LoaderFixtures.system(
+            deployment,
             new SequentialSampler(),
             1,
             b -> b.backend(x -> x.simpleStorage(s -> s.numDataStorageUnits(3))))) {
@@ -311,11 +324,11 @@ class CheckpointTest {
   @Test
   void shouldRejectCheckpointOfAnotherSamplerAndDiscardStagedData() {
     Path dir = tmp.resolve("seq");
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       populate(tq);
       tq.saveCheckpoint(dir, true);
     }
-    try (TransferQueueSystem other = LoaderFixtures.system(new RankAwareSampler(), 1)) {
+    try (TestSystem other = LoaderFixtures.system(deployment, new RankAwareSampler(), 1)) {
       putIds(other.client(), other.allocator(), "mine", 1, 2);
       ControllerState reference = other.controller().snapshotState();
       assertThatThrownBy(() -> other.loadCheckpoint(dir))
@@ -334,7 +347,7 @@ class CheckpointTest {
 
   @Test
   void D86_shouldReportMissingDirectoryAndManifest() throws IOException {
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       assertThatThrownBy(() -> tq.loadCheckpoint(tmp.resolve("nope")))
           .isInstanceOf(TqException.class)
           .extracting(e -> ((TqException) e).code())
@@ -350,6 +363,8 @@ class CheckpointTest {
 
   @Test
   void D88_failedSaveLeavesNoPartialDirectoryAndKeepsTheOldCheckpoint() {
+    // The failing storage manager is injected into an embedded system's registry.
+    assumeTrue(deployment == Deployment.EMBEDDED, "storage manager injected in-process");
     try (TransferQueueSystem tq = systemWith("SimpleStorage", true)) {
       putIds(tq.client(), tq.allocator(), "p", 1, 2);
       Path dir = tmp.resolve("ck");
@@ -357,7 +372,7 @@ class CheckpointTest {
           .hasMessageContaining("simulated dump failure");
       assertThat(siblings()).isEmpty();
     }
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       putIds(tq.client(), tq.allocator(), "kept", 1);
       tq.saveCheckpoint(tmp.resolve("ck"), true);
     }
@@ -366,7 +381,7 @@ class CheckpointTest {
           .hasMessageContaining("simulated dump failure");
       assertThat(siblings()).containsExactly("ck");
     }
-    try (TransferQueueSystem tq = system()) {
+    try (TestSystem tq = system()) {
       tq.loadCheckpoint(tmp.resolve("ck"));
       assertThat(tq.client().getPartitionList()).containsExactly("kept");
     }
@@ -374,6 +389,8 @@ class CheckpointTest {
 
   @Test
   void shouldReportStorageNotSavedForBackendWithoutCheckpoints() {
+    // The storage manager without checkpoints is injected into an embedded system's registry.
+    assumeTrue(deployment == Deployment.EMBEDDED, "storage manager injected in-process");
     try (TransferQueueSystem tq = systemWith("MooncakeStore", false)) {
       putIds(tq.client(), tq.allocator(), "p", 1, 2);
       ControllerState saved = tq.controller().snapshotState();
@@ -391,7 +408,7 @@ class CheckpointTest {
 
   @Test
   void shouldRefuseCheckpointsOnClosedSystem() {
-    TransferQueueSystem tq = system();
+    TestSystem tq = system();
     tq.close();
     assertThatThrownBy(() -> tq.saveCheckpoint(tmp.resolve("x"), true))
         .extracting(e -> ((TqException) e).code())

@@ -13,6 +13,8 @@ import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.ConfigException;
@@ -29,9 +31,12 @@ import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.tensor.Batch;
 
 /**
- * Client-api §4 A1, A2, A4, A5, A8 and A9: starting, configuring and closing an embedded system.
- * A3, A6, A7, A10 and A11 concern processes attaching over the network and metrics endpoints, which
- * an embedded system does not have.
+ * Client-api §4 A1, A2, A4, A5, A8 and A9: starting, configuring and closing a system. The
+ * scenarios a deployment can change (samplers, closing, other clients) run embedded and over
+ * loopback; A1 inspects the embedded storage manager and A2, A5 and the unknown-sampler case only
+ * build configurations or an embedded registry, so they run embedded. A3, A6, A7, A10 and A11
+ * concern processes attaching over the network and metrics endpoints (TqClientTest and the server
+ * tests).
  */
 @ExtendWith(LeakCheckExtension.class)
 class LifecycleScenariosTest {
@@ -75,10 +80,12 @@ class LifecycleScenariosTest {
     }
   }
 
-  @Test
-  void A4_samplerByName(BufferAllocator allocator) {
-    try (TransferQueueSystem tq =
-        Systems.start(Systems.sysConfig(b -> b.controller(c -> c.sampler("GRPOGroupNSampler"))))) {
+  @ParameterizedTest
+  @EnumSource(Deployment.class)
+  void A4_samplerByName(Deployment deployment, BufferAllocator allocator) {
+    try (TestSystem tq =
+        deployment.start(
+            Systems.sysConfig(b -> b.controller(c -> c.sampler("GRPOGroupNSampler"))))) {
       assertThat(tq.controller().snapshotState().samplerType())
           .isEqualTo(GrpoGroupNSampler.class.getSimpleName());
     }
@@ -86,10 +93,11 @@ class LifecycleScenariosTest {
         .isInstanceOf(GrpoGroupNSampler.class);
   }
 
-  @Test
-  void A4_samplerInstanceSamplesGroups(BufferAllocator allocator) {
-    try (TransferQueueSystem tq =
-            Systems.builder(Systems.sysConfig()).sampler(new GrpoGroupNSampler(2)).start();
+  @ParameterizedTest
+  @EnumSource(Deployment.class)
+  void A4_samplerInstanceSamplesGroups(Deployment deployment, BufferAllocator allocator) {
+    try (TestSystem tq =
+            deployment.start(Systems.sysConfig(), MissingKeyPolicy.FAIL, new GrpoGroupNSampler(2));
         Batch data = batch("x", i64(allocator, new long[] {0}, new long[] {1}, new long[] {2}))) {
       tq.client().put(data, "groups");
       assertThatThrownBy(
@@ -143,11 +151,12 @@ class LifecycleScenariosTest {
         .hasMessageContaining("backend.SimpleStorage.num_data_storage_units");
   }
 
-  @Test
-  void A8_closeIsIdempotentAndRestartIsFresh(BufferAllocator allocator) {
+  @ParameterizedTest
+  @EnumSource(Deployment.class)
+  void A8_closeIsIdempotentAndRestartIsFresh(Deployment deployment, BufferAllocator allocator) {
     try (Batch three = batch("x", i64(allocator, new long[] {1}, new long[] {2}, new long[] {3}));
         Batch two = batch("x", i64(allocator, new long[] {4}, new long[] {5}))) {
-      TransferQueueSystem first = Systems.fresh();
+      TestSystem first = deployment.fresh();
       first.client().put(three, "p");
       first.kv().put("k", "kv", (Batch) null, Map.of("tag", 1L));
       first.close();
@@ -155,7 +164,7 @@ class LifecycleScenariosTest {
       assertThatThrownBy(() -> first.client().getPartitionList())
           .isInstanceOf(TqException.class)
           .satisfies(e -> assertThat(((TqException) e).code()).isEqualTo(ErrorCode.CLOSED));
-      try (TransferQueueSystem second = Systems.fresh()) {
+      try (TestSystem second = deployment.fresh()) {
         assertThat(second.client().getPartitionList()).isEmpty();
         assertThat(second.kv().list(null)).isEmpty();
         assertThat(second.client().put(two, "p").globalIndexes()).containsExactly(0L, 1L);
@@ -163,9 +172,10 @@ class LifecycleScenariosTest {
     }
   }
 
-  @Test
-  void A9_closingAClientLeavesTheSystemRunning(BufferAllocator allocator) {
-    try (TransferQueueSystem tq = Systems.fresh();
+  @ParameterizedTest
+  @EnumSource(Deployment.class)
+  void A9_closingAClientLeavesTheSystemRunning(Deployment deployment, BufferAllocator allocator) {
+    try (TestSystem tq = deployment.fresh();
         Batch data = batch("x", i64(allocator, new long[] {1}, new long[] {2}))) {
       MetaClient other = tq.newClient();
       BatchMeta written = other.put(data, "shared");

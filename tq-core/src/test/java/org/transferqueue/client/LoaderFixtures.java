@@ -26,16 +26,31 @@ final class LoaderFixtures {
 
   static TransferQueueSystem system(
       Sampler sampler, int prealloc, Consumer<TqConfig.Builder> extra) {
+    return TransferQueueSystem.builder()
+        .config(config(prealloc, extra))
+        .sampler(sampler)
+        .leakPolicy(LeakPolicy.THROW)
+        .start();
+  }
+
+  /** The same system as {@link #system(Sampler, int)}, deployed as {@code deployment}. */
+  static TestSystem system(Deployment deployment, Sampler sampler, int prealloc) {
+    return system(deployment, sampler, prealloc, b -> {});
+  }
+
+  /** The same system as {@link #system(Sampler, int, Consumer)}, deployed as {@code deployment}. */
+  static TestSystem system(
+      Deployment deployment, Sampler sampler, int prealloc, Consumer<TqConfig.Builder> extra) {
+    return deployment.start(config(prealloc, extra), MissingKeyPolicy.FAIL, sampler);
+  }
+
+  private static TqConfig config(int prealloc, Consumer<TqConfig.Builder> extra) {
     TqConfig.Builder config =
         TqConfig.builder()
             .controller(c -> c.pollingMode(true).preallocSampleNum(prealloc))
             .backend(b -> b.simpleStorage(s -> s.numDataStorageUnits(2)));
     extra.accept(config);
-    return TransferQueueSystem.builder()
-        .config(config.build())
-        .sampler(sampler)
-        .leakPolicy(LeakPolicy.THROW)
-        .start();
+    return config.build();
   }
 
   /** Puts one sample per id with field {@code field} = [[id]] (int64) and returns its metadata. */

@@ -1,5 +1,6 @@
 package org.transferqueue.client;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -56,6 +57,9 @@ final class LoopbackSystem implements TestSystem {
   private Controller controller;
   private TqClient client;
   private volatile StorageManager storage;
+  private final List<TqClient> otherClients = new ArrayList<>();
+  private TqConfig clientConfig;
+  private boolean closed;
 
   private LoopbackSystem(TqConfig config) {
     this.config = config;
@@ -138,6 +142,7 @@ final class LoopbackSystem implements TestSystem {
                   return storage;
                 })
             .build();
+    this.clientConfig = clientConfig;
     client =
         TqClient.builder()
             .config(clientConfig)
@@ -201,6 +206,13 @@ final class LoopbackSystem implements TestSystem {
   }
 
   @Override
+  public MetaClient newClient() {
+    TqClient other = TqClient.builder().config(clientConfig).leakPolicy(LeakPolicy.THROW).connect();
+    otherClients.add(other);
+    return other.client();
+  }
+
+  @Override
   public BufferAllocator allocator() {
     return client.allocator();
   }
@@ -221,6 +233,19 @@ final class LoopbackSystem implements TestSystem {
   }
 
   @Override
+  public CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
+    if (!includeStorage) {
+      throw new IllegalArgumentException("a remote client always saves storage");
+    }
+    return client.saveCheckpoint(directory);
+  }
+
+  @Override
+  public void loadCheckpoint(Path directory) {
+    client.loadCheckpoint(directory);
+  }
+
+  @Override
   public long storedBytes() {
     if (units.isEmpty()) {
       return serverAllocator.allocatedBytes();
@@ -235,7 +260,11 @@ final class LoopbackSystem implements TestSystem {
 
   @Override
   public void close() {
-    List<AutoCloseable> order = new ArrayList<>();
+    if (closed) {
+      return;
+    }
+    closed = true;
+    List<AutoCloseable> order = new ArrayList<>(otherClients);
     if (client != null) {
       order.add(client);
     }
@@ -243,7 +272,6 @@ final class LoopbackSystem implements TestSystem {
     order.add(serverAllocator);
     started.clear();
     units.clear();
-    client = null;
     RuntimeException failure = null;
     for (AutoCloseable resource : order) {
       try {

@@ -23,6 +23,9 @@ import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -37,9 +40,13 @@ import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.testing.Await;
 
+@ParameterizedClass
+@EnumSource(Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class StreamingLoaderTest {
+  @Parameter Deployment deployment;
+
   private static final Duration FAST_POLL = Duration.ofMillis(5);
 
   private static StreamingLoader.Builder loader(MetaClient client, String partition, int dpRank) {
@@ -71,7 +78,7 @@ class StreamingLoaderTest {
 
   @Test
   void E96_finiteLoadersOfTwoGroupsCoverEverySampleOnceAndTerminate() throws Exception {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 8)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 8)) {
       putIds(tq.client(), tq.allocator(), "relax_demo_0", LongStream.range(0, 8).toArray());
       List<List<Long>> perLoader = Collections.synchronizedList(new ArrayList<>());
       try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -103,7 +110,7 @@ class StreamingLoaderTest {
 
   @Test
   void US6_E98_replicasOfOneGroupSeeIdenticalSamplesAndGroupsAreDisjoint() throws Exception {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1);
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1);
         ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       List<Future<?>> producers = new ArrayList<>();
       for (int rank = 0; rank < 2; rank++) {
@@ -175,8 +182,8 @@ class StreamingLoaderTest {
               + prefetch
               + " rankAware="
               + rankAware;
-      try (TransferQueueSystem tq =
-          system(rankAware ? new RankAwareSampler() : new SequentialSampler(), 1)) {
+      try (TestSystem tq =
+          system(deployment, rankAware ? new RankAwareSampler() : new SequentialSampler(), 1)) {
         long[] values = LongStream.range(100, 100 + (long) batch * batches).toArray();
         putIds(tq.client(), tq.allocator(), "p", values);
         List<Long> seen = new ArrayList<>();
@@ -204,7 +211,7 @@ class StreamingLoaderTest {
 
   @Test
   void E94_microBatchMetadataMatchesDataWhenBatchIsNotAMultiple() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       BatchMeta written =
           putIds(
               tq.client(), tq.allocator(), "p", LongStream.range(0, 14).map(i -> i * 7).toArray());
@@ -294,7 +301,7 @@ class StreamingLoaderTest {
 
   @Test
   void E97_producerDoneKeepsLoaderWaitingBetweenPutsWithoutPreallocation() throws Exception {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1);
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1);
         StreamingLoader l =
             loader(tq.client(), "p", 0).termination(Termination.UNTIL_PRODUCER_DONE).build()) {
       List<Long> seen = Collections.synchronizedList(new ArrayList<>());
@@ -320,7 +327,7 @@ class StreamingLoaderTest {
 
   @Test
   void E97_preallocationKeepsFiniteLoaderWaitingUntilAllSamplesArrive() throws Exception {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 8);
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 8);
         StreamingLoader l =
             loader(tq.client(), "p", 0).termination(Termination.UNTIL_CONSUMED).build()) {
       List<Long> seen = Collections.synchronizedList(new ArrayList<>());
@@ -343,7 +350,7 @@ class StreamingLoaderTest {
 
   @Test
   void E101_infiniteLoaderPollsAtMostOncePerIntervalAndEndsOnClose() throws Exception {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       LoaderFixtures.CountingClient counting = new LoaderFixtures.CountingClient(tq.client());
       Duration interval = Duration.ofMillis(50);
       StreamingLoader l = loader(counting.client, "empty", 0).pollInterval(interval).build();
@@ -365,7 +372,7 @@ class StreamingLoaderTest {
 
   @Test
   void E102_resetDropsBufferedBatchesAndReplaysFromTheSamplerCache() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "p", LongStream.range(0, 8).toArray());
       try (StreamingLoader l =
           loader(tq.client(), "p", 0).prefetch(3).termination(Termination.UNTIL_CONSUMED).build()) {
@@ -385,7 +392,7 @@ class StreamingLoaderTest {
     }
   }
 
-  private static int bufferedAhead(TransferQueueSystem tq) {
+  private static int bufferedAhead(TestSystem tq) {
     return tq.client()
         .getConsumptionStatus("p", "update_task")
         .map(s -> s.consumed().size())
@@ -394,7 +401,7 @@ class StreamingLoaderTest {
 
   @Test
   void E103_stepSwitchesToTheNextPartition() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "relax_demo_0", 0, 1, 2, 3);
       putIds(tq.client(), tq.allocator(), "relax_demo_1", 10, 11);
       try (StreamingLoader l =
@@ -409,7 +416,7 @@ class StreamingLoaderTest {
 
   @Test
   void shouldRedeliverUnacknowledgedMicroBatchWhenAckDeadlinePasses() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "p", 0, 1, 2, 3);
       try (StreamingLoader l =
           loader(tq.client(), "p", 0)
@@ -434,7 +441,7 @@ class StreamingLoaderTest {
 
   @Test
   void shouldDeliverAtMostOnceWhenAcknowledgementIsOff() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "p", 0, 1, 2, 3);
       try (StreamingLoader l =
           loader(tq.client(), "p", 0).termination(Termination.UNTIL_CONSUMED).build()) {
@@ -449,7 +456,7 @@ class StreamingLoaderTest {
 
   @Test
   void shouldBalanceRanksWithSeqlenBalancedSampler() throws Exception {
-    try (TransferQueueSystem tq = system(new SeqlenBalancedSampler(1, 2), 1)) {
+    try (TestSystem tq = system(deployment, new SeqlenBalancedSampler(1, 2), 1)) {
       putIds(tq.client(), tq.allocator(), "p", LongStream.range(0, 8).toArray());
       Set<Long> all = Collections.synchronizedSet(new HashSet<>());
       List<Integer> counts = Collections.synchronizedList(new ArrayList<>());
@@ -482,7 +489,7 @@ class StreamingLoaderTest {
 
   @Test
   void shouldSurfaceReadFailureToTheConsumer() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "p", 0, 1);
       MetaClient failing =
           (MetaClient)
@@ -509,7 +516,7 @@ class StreamingLoaderTest {
 
   @Test
   void US9_E100_pipelinedStagesReuseLoadersAcrossStepsAndSeeEachSampleOnce() throws Exception {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 8);
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 8);
         ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       StreamingLoader rollout =
           loader(tq.client(), "relax_demo_0", 0)
@@ -586,7 +593,7 @@ class StreamingLoaderTest {
   @Test
   void shouldReleaseEveryBufferedBatchWhenClosedMidStream() {
     // The system throws on close if any micro-batch's memory is still leased.
-    try (TransferQueueSystem tq = system(new SequentialSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new SequentialSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "p", LongStream.range(0, 40).toArray());
       StreamingLoader l =
           loader(tq.client(), "p", 0).batchSize(4).fetchWorkers(3).prefetch(4).build();
@@ -608,7 +615,7 @@ class StreamingLoaderTest {
 
   @Test
   void shouldLetALaggingReplicaReadEveryBatchOfItsGroupBeforeStopping() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       putIds(tq.client(), tq.allocator(), "p", LongStream.range(0, 8).toArray());
       List<Long> leader;
       try (StreamingLoader a =
@@ -630,7 +637,7 @@ class StreamingLoaderTest {
 
   @Test
   void E95_constructionErrorsNameTheSetting() {
-    try (TransferQueueSystem tq = system(new RankAwareSampler(), 1)) {
+    try (TestSystem tq = system(deployment, new RankAwareSampler(), 1)) {
       MetaClient c = tq.client();
       assertInvalid(() -> loader(c, "p", 0).microBatchSize(0).build(), "micro_batch_size=0");
       assertInvalid(() -> loader(c, "p", 0).fields(List.of()).build(), "data_fields");

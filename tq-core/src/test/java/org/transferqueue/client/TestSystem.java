@@ -1,5 +1,6 @@
 package org.transferqueue.client;
 
+import java.nio.file.Path;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
@@ -24,6 +25,13 @@ sealed interface TestSystem extends AutoCloseable permits TestSystem.Embedded, L
   /** The configuration the scenario asked for (without the addresses a loopback adds). */
   TqConfig config();
 
+  /**
+   * Another client of the same system, closed independently (embedded: {@link
+   * TransferQueueSystem#newClient()}; over loopback: the client of another {@link TqClient}
+   * connection, released with the system).
+   */
+  MetaClient newClient();
+
   /** The controller the client talks to. */
   ControllerApi controller();
 
@@ -32,6 +40,15 @@ sealed interface TestSystem extends AutoCloseable permits TestSystem.Embedded, L
    * storage servers over loopback.
    */
   StorageManager storage();
+
+  /**
+   * Saves a checkpoint ({@link TransferQueueSystem#saveCheckpoint}, or {@link
+   * TqClient#saveCheckpoint}, which always includes storage, over loopback).
+   */
+  CheckpointResult saveCheckpoint(Path directory, boolean includeStorage);
+
+  /** Loads a checkpoint. */
+  void loadCheckpoint(Path directory);
 
   /**
    * The bytes the system's storage holds: when embedded, all of the system's allocator (storage and
@@ -56,6 +73,11 @@ sealed interface TestSystem extends AutoCloseable permits TestSystem.Embedded, L
     }
 
     @Override
+    public MetaClient newClient() {
+      return system.newClient();
+    }
+
+    @Override
     public BufferAllocator allocator() {
       return system.allocator();
     }
@@ -73,6 +95,16 @@ sealed interface TestSystem extends AutoCloseable permits TestSystem.Embedded, L
     @Override
     public StorageManager storage() {
       return system.storage();
+    }
+
+    @Override
+    public CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
+      return system.saveCheckpoint(directory, includeStorage);
+    }
+
+    @Override
+    public void loadCheckpoint(Path directory) {
+      system.loadCheckpoint(directory);
     }
 
     @Override
