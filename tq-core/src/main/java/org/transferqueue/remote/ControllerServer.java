@@ -339,6 +339,11 @@ public final class ControllerServer implements AutoCloseable {
             }));
   }
 
+  /** The transport server, for protocol tests that call its handlers in-process. */
+  TransportServer transport() {
+    return server;
+  }
+
   /**
    * The address the server listens on (the bound port when 0 was configured).
    *

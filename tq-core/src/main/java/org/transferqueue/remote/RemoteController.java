@@ -50,7 +50,7 @@ import org.transferqueue.transport.TransportClient;
  * closes.
  */
 public final class RemoteController implements ControllerApi {
-  private final TransportClient transport;
+  private final Exchange exchange;
   private final HostPort address;
   private final Duration callTimeout;
   private final Duration fetchTimeout;
@@ -65,10 +65,37 @@ public final class RemoteController implements ControllerApi {
    */
   public RemoteController(
       TransportClient transport, HostPort address, Duration callTimeout, Duration fetchTimeout) {
-    this.transport = Objects.requireNonNull(transport, "transport");
+    this(overTransport(transport, address), address, callTimeout, fetchTimeout);
+  }
+
+  /**
+   * Creates a proxy whose requests go through {@code exchange} (the protocol tests answer them
+   * in-process, without sockets).
+   */
+  RemoteController(
+      Exchange exchange, HostPort address, Duration callTimeout, Duration fetchTimeout) {
+    this.exchange = Objects.requireNonNull(exchange, "exchange");
     this.address = Objects.requireNonNull(address, "address");
     this.callTimeout = positive(callTimeout, "callTimeout");
     this.fetchTimeout = positive(fetchTimeout, "fetchTimeout");
+  }
+
+  /** Sends one request (metadata only) and returns the reply's metadata or throws its error. */
+  @FunctionalInterface
+  interface Exchange {
+    byte[] call(int type, byte[] metadata, Duration timeout);
+  }
+
+  private static Exchange overTransport(TransportClient transport, HostPort address) {
+    Objects.requireNonNull(transport, "transport");
+    Objects.requireNonNull(address, "address");
+    return (type, metadata, timeout) -> {
+      try (Response response =
+          transport.call(
+              address, Request.of(type, metadata), BodyDestination.into(List.of()), timeout)) {
+        return response.metadata();
+      }
+    };
   }
 
   private static Duration positive(Duration d, String name) {
@@ -101,11 +128,7 @@ public final class RemoteController implements ControllerApi {
       Duration timeout) {
     MetaWriter w = new MetaWriter().arrayHeader(arity);
     args.accept(w);
-    try (Response response =
-        transport.call(
-            address, Request.of(type, w.toByteArray()), BodyDestination.into(List.of()), timeout)) {
-      return MetaCodec.decode(response.metadata(), result);
-    }
+    return MetaCodec.decode(exchange.call(type, w.toByteArray(), timeout), result);
   }
 
   private static <T> Function<MetaReader, Optional<T>> optional(Function<MetaReader, T> read) {

@@ -58,7 +58,9 @@ public final class RemoteObjectStore extends AbstractObjectStore {
   private static final int RPC_TIMEOUT = ErrorCode.RPC_TIMEOUT.code();
 
   private final List<HostPort> nodes;
+  // Null when requests go through an exchange given to connect (the protocol tests).
   private final TransportClient client;
+  private final AsyncExchange exchange;
   private final BufferAllocator allocator;
   private final Duration timeout;
   private final RegisteredRegions regions = new RegisteredRegions();
@@ -71,7 +73,10 @@ public final class RemoteObjectStore extends AbstractObjectStore {
   private volatile boolean closed;
 
   private RemoteObjectStore(
-      List<HostPort> nodes, TransportConfig transport, BufferAllocator allocator) {
+      List<HostPort> nodes,
+      TransportConfig transport,
+      BufferAllocator allocator,
+      AsyncExchange exchange) {
     if (nodes.isEmpty()) {
       throw new TqException(
           org.transferqueue.ErrorCode.INVALID_ARGUMENT, "no store node addresses");
@@ -79,7 +84,13 @@ public final class RemoteObjectStore extends AbstractObjectStore {
     this.nodes = List.copyOf(nodes);
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.timeout = transport.defaultCallTimeout();
-    this.client = new TransportClient(transport, allocator);
+    if (exchange == null) {
+      this.client = new TransportClient(transport, allocator);
+      this.exchange = client::callAsync;
+    } else {
+      this.client = null;
+      this.exchange = exchange;
+    }
   }
 
   /**
@@ -94,7 +105,19 @@ public final class RemoteObjectStore extends AbstractObjectStore {
    */
   public static RemoteObjectStore connect(
       List<HostPort> nodes, TransportConfig transport, BufferAllocator allocator) {
-    return new RemoteObjectStore(nodes, transport, allocator);
+    return new RemoteObjectStore(nodes, transport, allocator, null);
+  }
+
+  /**
+   * A store whose requests go through {@code exchange} instead of a transport client of its own
+   * (in-process in the protocol tests).
+   */
+  static RemoteObjectStore connect(
+      List<HostPort> nodes,
+      TransportConfig transport,
+      BufferAllocator allocator,
+      AsyncExchange exchange) {
+    return new RemoteObjectStore(nodes, transport, allocator, Objects.requireNonNull(exchange));
   }
 
   /**
@@ -141,7 +164,9 @@ public final class RemoteObjectStore extends AbstractObjectStore {
     if (toStop != null) {
       toStop.close();
     }
-    client.close();
+    if (client != null) {
+      client.close();
+    }
     return OK;
   }
 
@@ -557,7 +582,7 @@ public final class RemoteObjectStore extends AbstractObjectStore {
   }
 
   private CompletableFuture<Response> call(int node, Request request, BodyDestination destination) {
-    return client.callAsync(nodes.get(node), request, destination, timeout);
+    return exchange.call(nodes.get(node), request, destination, timeout);
   }
 
   private static Response join(CompletableFuture<Response> call) {

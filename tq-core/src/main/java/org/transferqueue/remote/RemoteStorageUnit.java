@@ -40,7 +40,7 @@ import org.transferqueue.transport.TransportClient;
  * <p>Does not own the transport client. Thread-safe.
  */
 public final class RemoteStorageUnit {
-  private final TransportClient client;
+  private final AsyncExchange exchange;
   private final HostPort address;
   private final Duration timeout;
 
@@ -52,7 +52,12 @@ public final class RemoteStorageUnit {
    * @param timeout the deadline of each call
    */
   public RemoteStorageUnit(TransportClient client, HostPort address, Duration timeout) {
-    this.client = Objects.requireNonNull(client, "client");
+    this(Objects.requireNonNull(client, "client")::callAsync, address, timeout);
+  }
+
+  /** A proxy whose requests go through {@code exchange} (in-process in the protocol tests). */
+  RemoteStorageUnit(AsyncExchange exchange, HostPort address, Duration timeout) {
+    this.exchange = Objects.requireNonNull(exchange, "exchange");
     this.address = Objects.requireNonNull(address, "address");
     this.timeout = Objects.requireNonNull(timeout, "timeout");
   }
@@ -250,8 +255,8 @@ public final class RemoteStorageUnit {
   }
 
   private CompletableFuture<Response> call(Request request, BodyDestination destination) {
-    return client
-        .callAsync(address, request, destination, timeout)
+    return exchange
+        .call(address, request, destination, timeout)
         .exceptionallyCompose(e -> CompletableFuture.failedFuture(storageError(e)));
   }
 

@@ -85,6 +85,11 @@ public final class StorageUnitServer implements AutoCloseable {
     return new StorageUnitServer(unit, config, allocator);
   }
 
+  /** The transport server, for protocol tests that call its handlers in-process. */
+  TransportServer transport() {
+    return server;
+  }
+
   /**
    * The address the server listens on (the real port when the config asked for port 0).
    *

@@ -63,6 +63,11 @@ public final class StoreNodeServer implements AutoCloseable {
     return new StoreNodeServer(store, config, allocator);
   }
 
+  /** The transport server, for protocol tests that call its handlers in-process. */
+  TransportServer transport() {
+    return server;
+  }
+
   /**
    * The address the server listens on.
    *

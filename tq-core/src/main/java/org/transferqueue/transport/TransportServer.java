@@ -94,6 +94,16 @@ public final class TransportServer implements AutoCloseable {
   }
 
   /**
+   * The handler registered for a message type, for protocol tests that answer requests in-process.
+   *
+   * @param type the message type
+   * @return the handler, or null if the type has none
+   */
+  RequestHandler handler(int type) {
+    return handlers.get(type);
+  }
+
+  /**
    * Starts building a server.
    *
    * @param config bind address, limits and token

@@ -3,11 +3,15 @@ package org.transferqueue.remote;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -24,6 +28,7 @@ import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.controller.ControllerOptions;
+import org.transferqueue.controller.ControllerState;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.controller.TagUpdate;
@@ -35,6 +40,7 @@ import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.testing.Await;
 import org.transferqueue.transport.BodyDestination;
+import org.transferqueue.transport.InProcessExchange;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
@@ -197,6 +203,80 @@ class ControllerServerTest {
       assertThat(expected).contains("error " + ErrorCode.SCHEMA_CONFLICT);
       assertThat(remote.controllerId()).isEqualTo(served.controllerId());
     }
+  }
+
+  @Test
+  void shouldEncodeAndDecodeEveryMessageTypeWithoutSockets(BufferAllocator allocator) {
+    Controller local = controller(CALL);
+    Controller served = controller(CALL);
+    List<Object> expected = scenario(local);
+    expected.add(local.controllerId().equals(local.snapshotState().controllerId()));
+    try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator)) {
+      Set<Integer> sent = new TreeSet<>();
+      // Requests are encoded by the proxy, decoded and answered by the server's handlers and the
+      // replies decoded by the proxy, all in this thread: no byte crosses a socket.
+      RemoteController remote =
+          new RemoteController(
+              (type, metadata, timeout) -> {
+                sent.add(type);
+                try (InProcessExchange reply =
+                    InProcessExchange.call(
+                        server.transport(), type, metadata, List.of(), allocator)) {
+                  return reply.metadata();
+                }
+              },
+              server.address(),
+              CALL,
+              CALL);
+      List<Object> actual = scenario(remote);
+      actual.add(remote.controllerId().equals(remote.snapshotState().controllerId()));
+      assertThat(actual).hasSameSizeAs(expected);
+      for (int i = 0; i < expected.size(); i++) {
+        assertThat(actual.get(i)).as("answer %d", i).isEqualTo(expected.get(i));
+      }
+      ControllerState before = served.snapshotState();
+      remote.clearPartition("train");
+      remote.restoreState(before);
+      assertThat(served.snapshotState()).isEqualTo(before);
+      assertThat(sent).containsExactlyElementsOf(messageTypes(ControllerMessages.class));
+    }
+  }
+
+  @Test
+  void shouldRejectWrongArgumentCountsOfEveryMessageTypeWithoutSockets(BufferAllocator allocator) {
+    Controller served = controller(CALL);
+    try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator)) {
+      for (int type : messageTypes(ControllerMessages.class)) {
+        byte[] tooMany = new MetaWriter().arrayHeader(9).toByteArray();
+        assertThatThrownBy(
+                () ->
+                    InProcessExchange.call(server.transport(), type, tooMany, List.of(), allocator)
+                        .close())
+            .as("type %d", type)
+            .isInstanceOf(ProtocolException.class)
+            .hasMessageContaining("message type " + type);
+      }
+      assertThat(served.listPartitions()).isEmpty();
+    }
+  }
+
+  /** The values of the {@code static final int} message-type constants of a catalogue class. */
+  static List<Integer> messageTypes(Class<?> catalogue) {
+    List<Integer> types = new ArrayList<>();
+    for (Field f : catalogue.getDeclaredFields()) {
+      if (Modifier.isStatic(f.getModifiers())
+          && f.getType() == int.class
+          && !f.getName().startsWith("MAX_")) {
+        try {
+          f.setAccessible(true);
+          types.add(f.getInt(null));
+        } catch (IllegalAccessException e) {
+          throw new AssertionError(e);
+        }
+      }
+    }
+    types.sort(null);
+    return types;
   }
 
   @Test

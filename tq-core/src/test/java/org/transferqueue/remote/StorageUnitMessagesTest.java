@@ -1,0 +1,157 @@
+package org.transferqueue.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.ProtocolException;
+import org.transferqueue.StorageException;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.tensor.Batch;
+import org.transferqueue.tensor.ColumnKind;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.JaggedColumn;
+import org.transferqueue.tensor.Tensor;
+import org.transferqueue.transport.InProcessExchange;
+import org.transferqueue.transport.Request;
+
+/**
+ * Every storage-unit message type (200-206) encoded by {@link RemoteStorageUnit}, decoded and
+ * answered by {@link StorageUnitServer}'s handlers and decoded again by the proxy, in this thread:
+ * no byte crosses a socket.
+ */
+@ExtendWith(LeakCheckExtension.class)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StorageUnitMessagesTest {
+  private static final List<String> FIELDS = List.of("ids", "seq", "note");
+
+  private static Batch rows(BufferAllocator allocator) {
+    try (Tensor r0 = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {0.5f}, 1);
+        Tensor r1 = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {1, 2, 3}, 3);
+        Tensor r2 = Tensor.ofFloats(allocator, DType.FLOAT32, new float[] {-1, -2}, 2)) {
+      return Batch.builder()
+          .dense("ids", Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3, 4, 5, 6}, 3, 2))
+          .add("seq", JaggedColumn.copyOf(allocator, DType.FLOAT32, List.of(r0, r1, r2)))
+          .objects("note", List.of("a", 7L, Map.of("k", 1L)))
+          .build();
+    }
+  }
+
+  @Test
+  void shouldEncodeAndDecodeEveryMessageTypeWithoutSockets(
+      BufferAllocator allocator, @TempDir Path dir) {
+    Set<Integer> sent = new TreeSet<>();
+    try (StorageUnit unit = new StorageUnit("unit-0", OptionalLong.of(8), allocator, 1L << 26);
+        StorageUnitServer server = StorageUnitServer.start(unit, RemoteUnits.config(), allocator);
+        Batch batch = rows(allocator)) {
+      RemoteStorageUnit remote =
+          new RemoteStorageUnit(
+              (address, request, destination, timeout) -> {
+                sent.add(request.type());
+                return InProcessExchange.respond(
+                    server.transport(), request, destination, allocator);
+              },
+              server.address(),
+              Duration.ofSeconds(20));
+      int[] all = {0, 1, 2};
+      // PUT (plain), GET
+      RemoteStorageUnit.join(remote.putAsync(new long[] {10, 11, 12}, batch, all, 0));
+      assertThat(unit.contains(11, FIELDS)).isTrue();
+      try (UnitRows read =
+          RemoteStorageUnit.join(remote.getAsync(new long[] {12, 10}, FIELDS, allocator))) {
+        UnitRows.FieldRows ids = read.field(0);
+        assertThat(ids.objects()).isFalse();
+        assertThat(ids.kinds()).containsExactly(ColumnKind.DENSE, ColumnKind.DENSE);
+        assertThat(ids.dtypes()).containsExactly(DType.INT64, DType.INT64);
+        assertThat(ids.shapes()).isDeepEqualTo(new long[][] {{2}, {2}});
+        assertThat(longs(ids.rows().get(0))).containsExactly(5, 6);
+        assertThat(longs(ids.rows().get(1))).containsExactly(1, 2);
+        UnitRows.FieldRows seq = read.field(1);
+        assertThat(seq.kinds()).containsExactly(ColumnKind.JAGGED, ColumnKind.JAGGED);
+        assertThat(seq.shapes()).isDeepEqualTo(new long[][] {{2}, {1}});
+        assertThat(floats(seq.rows().get(0))).containsExactly(-1f, -2f);
+        assertThat(floats(seq.rows().get(1))).containsExactly(0.5f);
+        UnitRows.FieldRows note = read.field(2);
+        assertThat(note.objects()).isTrue();
+        assertThat(List.<Object>copyOf(note.decodeValues(allocator)))
+            .containsExactly(Map.of("k", 1L), "a");
+      }
+      // PUT held under a token, FINISH rolling it back, then another committed
+      RemoteStorageUnit.join(remote.putAsync(new long[] {20}, batch, new int[] {1}, 5));
+      RemoteStorageUnit.join(remote.finishAsync(new long[] {5}, true));
+      assertThat(unit.contains(20, List.of("ids"))).isFalse();
+      RemoteStorageUnit.join(remote.putAsync(new long[] {21}, batch, new int[] {1}, 6));
+      RemoteStorageUnit.join(remote.finishAsync(new long[] {6}, false));
+      assertThat(unit.contains(21, FIELDS)).isTrue();
+      // CLEAR, STATS
+      assertThat(RemoteStorageUnit.join(remote.clearAsync(new long[] {10, 99}))).isEqualTo(1L);
+      assertThat(remote.stats()).isEqualTo(unit.stats());
+      assertThat(remote.stats().samples()).isEqualTo(3);
+      assertThat(remote.stats().capacitySamples()).hasValue(8);
+      // SAVE_CHECKPOINT, LOAD_CHECKPOINT
+      String file = dir.resolve("unit-0.ckpt").toString();
+      RemoteStorageUnit.join(remote.saveCheckpointAsync(file));
+      RemoteStorageUnit.join(remote.clearAsync(new long[] {11, 12, 21}));
+      assertThat(unit.stats().samples()).isZero();
+      RemoteStorageUnit.join(remote.loadCheckpointAsync(file));
+      assertThat(unit.contains(12, FIELDS)).isTrue();
+      assertThat(unit.contains(21, FIELDS)).isTrue();
+      assertThat(unit.contains(10, FIELDS)).isFalse();
+      // Typed errors travel with their codes.
+      assertThatThrownBy(
+              () ->
+                  RemoteStorageUnit.join(
+                      remote.getAsync(new long[] {12}, List.of("missing"), allocator)))
+          .isInstanceOf(StorageException.class)
+          .extracting(e -> ((StorageException) e).code())
+          .isEqualTo(ErrorCode.UNKNOWN_FIELD);
+    }
+    assertThat(sent)
+        .containsExactlyElementsOf(ControllerServerTest.messageTypes(StorageUnitMessages.class));
+  }
+
+  @Test
+  void shouldRejectMalformedMetadataOfEveryMessageTypeWithoutSockets(BufferAllocator allocator) {
+    try (StorageUnit unit = new StorageUnit("unit-0", OptionalLong.empty(), allocator, 1L << 26);
+        StorageUnitServer server = StorageUnitServer.start(unit, RemoteUnits.config(), allocator)) {
+      byte[] notAnArray = new Wire.Writer().str("not an array").toBytes();
+      for (int type : ControllerServerTest.messageTypes(StorageUnitMessages.class)) {
+        assertThat(
+                InProcessExchange.respond(
+                    server.transport(),
+                    Request.of(type, notAnArray),
+                    org.transferqueue.transport.BodyDestination.allocateFrom(allocator),
+                    allocator))
+            .as("type %d", type)
+            .failsWithin(Duration.ofSeconds(10))
+            .withThrowableThat()
+            .havingCause()
+            .isInstanceOf(ProtocolException.class);
+      }
+      assertThat(unit.stats().samples()).isZero();
+    }
+  }
+
+  private static long[] longs(MemorySegment row) {
+    return row.toArray(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED);
+  }
+
+  private static float[] floats(MemorySegment row) {
+    return row.toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED);
+  }
+}
