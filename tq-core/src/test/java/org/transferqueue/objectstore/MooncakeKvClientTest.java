@@ -19,6 +19,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.TqException;
 import org.transferqueue.config.MooncakeStoreConfig;
@@ -27,17 +30,40 @@ import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.remote.RemoteObjectStore;
+import org.transferqueue.remote.StoreNodeServer;
 import org.transferqueue.storage.kv.KvValues;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
+import org.transferqueue.transport.TransportConfig;
 
-/** Scenarios 5.I: the MooncakeStore client against a counting store over the embedded engine. */
+/**
+ * Scenarios 5.I: the MooncakeStore client against a counting store over the embedded engine, and
+ * over two store-node servers in this JVM reached through a {@link RemoteObjectStore} on loopback
+ * sockets (the same segment capacity in total).
+ */
+@ParameterizedClass
+@EnumSource(MooncakeKvClientTest.Deployment.class)
 @ExtendWith(LeakCheckExtension.class)
 class MooncakeKvClientTest {
   private static final long SEGMENT = 32L << 20;
+  private static final int NODES = 2;
+
+  /** Where the store runs: the engine in this client, or store nodes over loopback. */
+  enum Deployment {
+    EMBEDDED,
+    LOOPBACK
+  }
+
+  @Parameter Deployment deployment;
 
   private BufferAllocator allocator;
-  private EmbeddedObjectStore engine;
+  private final List<EmbeddedObjectStore> engines = new ArrayList<>();
+  private final List<StoreNodeServer> servers = new ArrayList<>();
+
+  /** The store the client runs over, without counting: the engine, or the remote store. */
+  private ObjectStore backing;
+
   private CountingObjectStore store;
   private final AtomicLong clock = new AtomicLong(1_000_000_000L);
   private final List<Long> pauses = Collections.synchronizedList(new ArrayList<>());
@@ -46,12 +72,46 @@ class MooncakeKvClientTest {
   @BeforeEach
   void setUp(BufferAllocator allocator) {
     this.allocator = allocator;
-    engine = EmbeddedObjectStore.create(allocator, MasterConfig.builder().asyncThreads(1).build());
-    assertThat(
-            engine.setup(
-                StoreConfig.builder().globalSegmentSize(SEGMENT).localBufferSize(1L << 20).build()))
-        .isZero();
-    store = new CountingObjectStore(engine);
+    int engineCount = deployment == Deployment.EMBEDDED ? 1 : NODES;
+    for (int i = 0; i < engineCount; i++) {
+      EmbeddedObjectStore engine =
+          EmbeddedObjectStore.create(allocator, MasterConfig.builder().asyncThreads(1).build());
+      engines.add(engine);
+      assertThat(
+              engine.setup(
+                  StoreConfig.builder()
+                      .localHostname("node-" + i)
+                      .globalSegmentSize(SEGMENT / engineCount)
+                      .localBufferSize(1L << 20)
+                      .build()))
+          .isZero();
+    }
+    if (deployment == Deployment.EMBEDDED) {
+      backing = engines.getFirst();
+    } else {
+      TransportConfig loopback =
+          TransportConfig.builder()
+              .bindHost("127.0.0.1")
+              .bindPort(0)
+              .defaultCallTimeout(Duration.ofSeconds(20))
+              .build();
+      for (EmbeddedObjectStore engine : engines) {
+        servers.add(StoreNodeServer.start(engine, loopback, allocator));
+      }
+      RemoteObjectStore remote =
+          RemoteObjectStore.connect(
+              servers.stream().map(StoreNodeServer::address).toList(), loopback, allocator);
+      backing = remote;
+      assertThat(
+              remote.setup(
+                  StoreConfig.builder()
+                      .localHostname("client")
+                      .globalSegmentSize(SEGMENT)
+                      .localBufferSize(1L << 20)
+                      .build()))
+          .isZero();
+    }
+    store = new CountingObjectStore(backing);
   }
 
   @AfterEach
@@ -59,7 +119,11 @@ class MooncakeKvClientTest {
     for (int i = toClose.size() - 1; i >= 0; i--) {
       toClose.get(i).close();
     }
-    engine.close();
+    if (!servers.isEmpty()) {
+      backing.close();
+    }
+    servers.reversed().forEach(StoreNodeServer::close);
+    engines.reversed().forEach(EmbeddedObjectStore::close);
   }
 
   private MooncakeKvClient client() {
@@ -147,7 +211,7 @@ class MooncakeKvClientTest {
     CountDownLatch bothStarted = new CountDownLatch(2);
     List<Boolean> sawOther = Collections.synchronizedList(new ArrayList<>());
     CountingObjectStore gated =
-        new CountingObjectStore(engine) {
+        new CountingObjectStore(backing) {
           @Override
           public int[] batchUpsertFrom(
               List<String> keys, List<java.lang.foreign.MemorySegment> s, ReplicateConfig c) {
@@ -448,7 +512,7 @@ class MooncakeKvClientTest {
     List<CountingObjectStore.Call> removes = store.calls("batchRemove");
     assertThat(removes).hasSize(1);
     assertThat(removes.get(0).keys()).containsExactly("a", "b", "c");
-    assertThat(engine.isExist("a")).isZero();
+    assertThat(backing.isExist("a")).isZero();
 
     store.script("x", -1);
     assertThat(client.clear(List.of("x", "y"), null)).containsExactly(Map.entry("x", -1));
