@@ -13,7 +13,6 @@ import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -21,6 +20,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -37,20 +39,17 @@ import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
 
 /**
- * Scenarios 5.B (storage-unit protocol semantics, without the network) and 5.J (value round trips,
- * here through storage instead of a wire encoding).
+ * Scenarios 5.B (storage-unit protocol semantics) and 5.J (value round trips), through the
+ * in-process router and again through the remote router to storage-unit servers on loopback.
  */
+@ParameterizedClass
+@EnumSource(RouterUnderTest.Placement.class)
 @ExtendWith(LeakCheckExtension.class)
 class SimpleStorageRoundTripTest {
+  @Parameter RouterUnderTest.Placement placement;
 
-  private static SimpleStorageManager manager(BufferAllocator allocator, int units, long total) {
-    SimpleStorageSettings config =
-        SimpleStorageSettings.builder()
-            .unitCount(units)
-            .totalStorageSize(total < 0 ? OptionalLong.empty() : OptionalLong.of(total))
-            .build();
-    return new SimpleStorageManager(
-        config, allocator, new RecordingNotifier(), new DataParserRegistry());
+  private RouterUnderTest manager(BufferAllocator allocator, int units, long total) {
+    return RouterUnderTest.start(placement, allocator, units, total);
   }
 
   private static BatchMeta meta(List<String> fields, long... gis) {
@@ -67,7 +66,7 @@ class SimpleStorageRoundTripTest {
     return gis;
   }
 
-  private static void put(SimpleStorageManager manager, long[] gis, Batch.Builder data) {
+  private static void put(RouterUnderTest manager, long[] gis, Batch.Builder data) {
     try (Batch batch = data.build()) {
       manager.put(batch, meta(List.of(), gis));
     }
@@ -75,7 +74,7 @@ class SimpleStorageRoundTripTest {
 
   /** Puts {@code batch} under gis 0..B-1 and checks that a get returns equal columns. */
   private static void assertRoundTrip(
-      SimpleStorageManager manager, BufferAllocator allocator, Batch batch) {
+      RouterUnderTest manager, BufferAllocator allocator, Batch batch) {
     long[] gis = range(batch.rowCount());
     manager.put(batch, meta(List.of(), gis));
     List<String> fields = batch.fields().stream().sorted().toList();
@@ -94,7 +93,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS015_putThenGetASubset(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 1, 10_000)) {
+    try (RouterUnderTest manager = manager(allocator, 1, 10_000)) {
       put(
           manager,
           range(3),
@@ -122,7 +121,7 @@ class SimpleStorageRoundTripTest {
   @Test
   void AS016_concurrentClientsAndOverwrite(BufferAllocator allocator) throws Exception {
     ExecutorService clients = Executors.newFixedThreadPool(3);
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       List<Future<?>> puts = new ArrayList<>();
       for (int c = 0; c < 3; c++) {
         long i = c;
@@ -175,7 +174,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS017_variableLengthCells(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       put(
           manager,
           range(3),
@@ -207,7 +206,7 @@ class SimpleStorageRoundTripTest {
   void AS018_stringsComeBackEqual(BufferAllocator allocator) {
     List<Object> prompts =
         List.of("Hello world!", "This is a longer sentence for testing", "Test case");
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       put(manager, range(3), Batch.builder().objects("prompt", prompts));
 
       try (Batch read = manager.get(meta(List.of("prompt"), range(3)), allocator)) {
@@ -218,7 +217,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS019_singleSampleOfMixedKinds(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       put(
           manager,
           new long[] {0},
@@ -235,7 +234,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS020_clearASubset(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       put(
           manager,
           range(3),
@@ -256,7 +255,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS022_capacityErrorNamesTheLimit(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 1, 2)) {
+    try (RouterUnderTest manager = manager(allocator, 1, 2)) {
       put(manager, range(2), Batch.builder().add("f", objects(0L, 1L)));
 
       assertThatThrownBy(() -> put(manager, new long[] {2}, Batch.builder().add("f", objects(2L))))
@@ -268,7 +267,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS023_statisticsOfAnUnlimitedUnit(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 1, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 1, -1)) {
       put(
           manager,
           range(3),
@@ -290,7 +289,7 @@ class SimpleStorageRoundTripTest {
   @Test
   void AS119_floatTensorsRoundTripBitExactly(BufferAllocator allocator) {
     Random random = new Random(119);
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       for (DType dtype : List.of(DType.FLOAT16, DType.BFLOAT16, DType.FLOAT32)) {
         float[] values = new float[100 * 10];
         for (int i = 0; i < values.length; i++) {
@@ -308,7 +307,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS123_batchSizes(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       for (int size : new int[] {1, 5, 10, 32}) {
         float[] data = new float[size * 10];
         long[] labels = new long[size];
@@ -335,7 +334,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS124_emptyAndSpecialValues(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1);
+    try (RouterUnderTest manager = manager(allocator, 2, -1);
         Batch batch =
             Batch.builder()
                 .dense("empty", Tensor.zeros(allocator, DType.FLOAT32, 3, 0))
@@ -367,7 +366,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS125_dtypesArePreserved(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       Batch.Builder builder = Batch.builder();
       for (DType dtype : DType.values()) {
         Tensor t = Tensor.zeros(allocator, dtype, 2, 3);
@@ -388,7 +387,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS126_singleRowJaggedStaysJaggedAndDenseStaysDense(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1)) {
+    try (RouterUnderTest manager = manager(allocator, 2, -1)) {
       Tensor component = Tensor.zeros(allocator, DType.FLOAT32, 4, 3);
       try (component;
           Batch batch =
@@ -409,7 +408,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS127_longAndUnicodeStrings(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1);
+    try (RouterUnderTest manager = manager(allocator, 2, -1);
         Batch batch =
             Batch.builder()
                 .objects(
@@ -427,7 +426,7 @@ class SimpleStorageRoundTripTest {
   @Test
   void AS132_unsignedSixtyFourBitIntegersRoundTrip(BufferAllocator allocator) {
     BigInteger max = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
-    try (SimpleStorageManager manager = manager(allocator, 2, -1);
+    try (RouterUnderTest manager = manager(allocator, 2, -1);
         Batch batch =
             Batch.builder()
                 .objects("n", List.of(max, BigInteger.ONE.shiftLeft(63), Long.MIN_VALUE))
@@ -438,7 +437,7 @@ class SimpleStorageRoundTripTest {
 
   @Test
   void AS133_mapsKeepTheirKeysAndNestedValues(BufferAllocator allocator) {
-    try (SimpleStorageManager manager = manager(allocator, 2, -1);
+    try (RouterUnderTest manager = manager(allocator, 2, -1);
         Batch batch =
             Batch.builder()
                 .objects(
