@@ -77,6 +77,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   private final BufferAllocator allocator;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong directReads = new AtomicLong();
+  private final TransportConfig limits;
 
   /**
    * Creates the router; it connects to the units on first use.
@@ -100,6 +101,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.notifier = Objects.requireNonNull(notifier, "notifier");
     this.id = "TQ_STORAGE_" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    this.limits = config;
     this.client = new TransportClient(config, allocator);
     Duration timeout = config.defaultCallTimeout();
     this.units =
@@ -151,7 +153,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
     FieldSchemas.requireCompatible(meta, schema);
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
-    List<Part> parts = plan(partitions, gis);
+    List<Part> parts = plan(partitions, gis, batch);
     long[] tokens = new long[parts.size()];
     List<CompletableFuture<Void>> calls = new ArrayList<>(parts.size());
     for (int i = 0; i < parts.size(); i++) {
@@ -238,16 +240,30 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     }
   }
 
-  /** Splits a put into one part per (partition group, unit), in partition order. */
-  private List<Part> plan(List<PartitionGroup> partitions, long[] gis) {
+  /**
+   * Splits a put into parts per (partition group, unit), in partition order: one part each, or
+   * several where one request would exceed the transport's limits ({@link RoutePieces}).
+   */
+  private List<Part> plan(List<PartitionGroup> partitions, long[] gis, Batch batch) {
     List<Part> parts = new ArrayList<>();
     for (int p = 0; p < partitions.size(); p++) {
       int[] rows = partitions.get(p).positions();
       for (Route route : route(gis, rows, units.size())) {
-        parts.add(new Part(p, route.unit(), route.gis(), route.positions()));
+        for (Route piece : RoutePieces.ofPut(route, batch, limits)) {
+          parts.add(new Part(p, piece.unit(), piece.gis(), piece.positions()));
+        }
       }
     }
     return parts;
+  }
+
+  /** The requests of a get: the routes, each split where one reply would exceed the limits. */
+  private List<Route> getRequests(long[] gis, int fieldCount) {
+    List<Route> requests = new ArrayList<>();
+    for (Route route : route(gis, allRows(gis.length), units.size())) {
+      requests.addAll(RoutePieces.ofGet(route, fieldCount, limits));
+    }
+    return requests;
   }
 
   /** Groups {@code rows} of {@code gis} by unit ({@code gi mod n}), in unit order. */
@@ -299,7 +315,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       return Batch.builder().rowCount(meta.size()).build();
     }
     long[] gis = meta.globalIndexArray();
-    List<Route> routes = route(gis, allRows(gis.length), units.size());
+    List<Route> routes = getRequests(gis, fields.size());
     Batch direct = getIntoExpected(meta, fields, routes, allocator);
     if (direct != null) {
       return direct;
@@ -526,7 +542,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   }
 
   /**
-   * The rows of one request routed to one unit.
+   * The rows of one request routed to one unit (several requests may go to one unit).
    *
    * @param unit the unit's position
    * @param gis the rows' global indexes
