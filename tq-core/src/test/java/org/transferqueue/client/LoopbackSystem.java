@@ -50,6 +50,17 @@ final class LoopbackSystem implements TestSystem {
   /** The number of store nodes a MooncakeStore deployment shards its keys over. */
   static final int STORE_NODES = 2;
 
+  /**
+   * The controller server's logger, kept (loggers are held weakly) at WARNING: each of the hundreds
+   * of loopback systems the suites start would otherwise log its address at INFO.
+   */
+  private static final java.util.logging.Logger CONTROLLER_SERVER_LOG =
+      java.util.logging.Logger.getLogger(ControllerServer.class.getName());
+
+  static {
+    CONTROLLER_SERVER_LOG.setLevel(java.util.logging.Level.WARNING);
+  }
+
   private final TqConfig config;
   private final RootAllocator serverAllocator;
   private final List<AutoCloseable> started = new ArrayList<>();
