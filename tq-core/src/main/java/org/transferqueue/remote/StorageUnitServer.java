@@ -1,9 +1,6 @@
 package org.transferqueue.remote;
 
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -51,9 +48,13 @@ public final class StorageUnitServer implements AutoCloseable {
   private final TransportServer server;
   private final Map<Long, HeldPut> held = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final StagedCheckpointLoads checkpoints;
 
   private StorageUnitServer(StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
     this.unit = Objects.requireNonNull(unit, "unit");
+    this.checkpoints =
+        new StagedCheckpointLoads(
+            "storage unit " + unit.id(), unit::saveCheckpoint, unit::prepareLoadCheckpoint);
     this.server =
         TransportServer.builder(config, allocator)
             .name("storage-unit-server:" + unit.id())
@@ -63,11 +64,12 @@ public final class StorageUnitServer implements AutoCloseable {
             .handler(StorageUnitMessages.STATS, RequestHandler.replying(this::onStats))
             .handler(StorageUnitMessages.FINISH, RequestHandler.replying(this::onFinish))
             .handler(
-                StorageUnitMessages.SAVE_CHECKPOINT,
-                RequestHandler.replying(r -> onCheckpoint(r, true)))
+                StorageUnitMessages.SAVE_CHECKPOINT, RequestHandler.replying(checkpoints::onSave))
             .handler(
-                StorageUnitMessages.LOAD_CHECKPOINT,
-                RequestHandler.replying(r -> onCheckpoint(r, false)))
+                StorageUnitMessages.PREPARE_LOAD, RequestHandler.replying(checkpoints::onPrepare))
+            .handler(
+                StorageUnitMessages.COMMIT_LOAD, RequestHandler.replying(checkpoints::onCommit))
+            .handler(StorageUnitMessages.ABORT_LOAD, RequestHandler.replying(checkpoints::onAbort))
             .start();
   }
 
@@ -306,33 +308,10 @@ public final class StorageUnitServer implements AutoCloseable {
     return Reply.of(new Wire.Writer().array(1).i64(decided).toBytes());
   }
 
-  private Reply onCheckpoint(ReceivedRequest request, boolean save) {
-    String path;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit checkpoint")) {
-      if (in.array() != 1) {
-        throw in.malformed("expected [path]");
-      }
-      path = in.str();
-    }
-    Path file = Path.of(path);
-    if (save) {
-      try {
-        Path parent = file.toAbsolutePath().getParent();
-        if (parent != null) {
-          Files.createDirectories(parent);
-        }
-      } catch (IOException e) {
-        throw new StorageException(
-            ErrorCode.STORAGE_ERROR, "cannot create the directory of " + file + ": " + e, e);
-      }
-      unit.saveCheckpoint(file);
-    } else {
-      unit.loadCheckpoint(file);
-    }
-    return Reply.empty();
-  }
-
-  /** Stops serving (waiting for running requests), then keeps every undecided held put. */
+  /**
+   * Stops serving (waiting for running requests), then keeps every undecided held put and discards
+   * a staged checkpoint load.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -341,6 +320,7 @@ public final class StorageUnitServer implements AutoCloseable {
     try {
       server.close();
     } finally {
+      checkpoints.close();
       for (Long token : List.copyOf(held.keySet())) {
         HeldPut put = held.remove(token);
         if (put != null) {

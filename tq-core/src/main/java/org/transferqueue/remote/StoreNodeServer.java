@@ -4,12 +4,15 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestHandler;
@@ -33,10 +36,16 @@ public final class StoreNodeServer implements AutoCloseable {
   private final ObjectStore store;
   private final BufferAllocator allocator;
   private final TransportServer server;
+  private final StagedCheckpointLoads checkpoints;
 
   private StoreNodeServer(ObjectStore store, TransportConfig config, BufferAllocator allocator) {
     this.store = Objects.requireNonNull(store, "store");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.checkpoints =
+        new StagedCheckpointLoads(
+            "store node " + store.hostname(),
+            file -> engine().saveCheckpointFile(file),
+            (file, expected) -> engine().prepareCheckpointFile(file, expected, null));
     this.server =
         TransportServer.builder(config, allocator)
             .name("store-node-server:" + store.hostname())
@@ -47,6 +56,12 @@ public final class StoreNodeServer implements AutoCloseable {
             .handler(StoreNodeMessages.REMOVE, RequestHandler.replying(this::onRemove))
             .handler(StoreNodeMessages.REMOVE_REGEX, RequestHandler.replying(this::onRemoveRegex))
             .handler(StoreNodeMessages.REMOVE_ALL, RequestHandler.replying(this::onRemoveAll))
+            .handler(
+                StoreNodeMessages.SAVE_CHECKPOINT, RequestHandler.replying(checkpoints::onSave))
+            .handler(
+                StoreNodeMessages.PREPARE_LOAD, RequestHandler.replying(checkpoints::onPrepare))
+            .handler(StoreNodeMessages.COMMIT_LOAD, RequestHandler.replying(checkpoints::onCommit))
+            .handler(StoreNodeMessages.ABORT_LOAD, RequestHandler.replying(checkpoints::onAbort))
             .start();
   }
 
@@ -262,10 +277,23 @@ public final class StoreNodeServer implements AutoCloseable {
     return Reply.of(new Wire.Writer().array(1).i64(count).toBytes());
   }
 
-  /** Stops serving, waiting for running requests. Idempotent. */
+  private EmbeddedObjectStore engine() {
+    if (store instanceof EmbeddedObjectStore engine) {
+      return engine;
+    }
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        "store node " + store.hostname() + " serves a store without checkpoints");
+  }
+
+  /** Stops serving, waiting for running requests, then discards a staged checkpoint load. */
   @Override
   public void close() {
-    server.close();
+    try {
+      server.close();
+    } finally {
+      checkpoints.close();
+    }
   }
 
   @Override
