@@ -1,5 +1,9 @@
 package org.transferqueue.remote;
 
+import static org.transferqueue.metrics.StorageOp.CLEAR_DATA;
+import static org.transferqueue.metrics.StorageOp.GET_DATA;
+import static org.transferqueue.metrics.StorageOp.PUT_DATA;
+
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -7,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongConsumer;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.codec.EncodedValue;
@@ -14,6 +19,7 @@ import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.storage.simple.CellColumn;
 import org.transferqueue.storage.simple.HeldPut;
 import org.transferqueue.storage.simple.StorageUnit;
@@ -50,17 +56,28 @@ public final class StorageUnitServer implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final StagedCheckpointLoads checkpoints;
 
-  private StorageUnitServer(StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
+  private StorageUnitServer(
+      StorageUnit unit,
+      TransportConfig config,
+      BufferAllocator allocator,
+      StorageRequests requests) {
     this.unit = Objects.requireNonNull(unit, "unit");
+    Objects.requireNonNull(requests, "requests");
     this.checkpoints =
         new StagedCheckpointLoads(
             "storage unit " + unit.id(), unit::saveCheckpoint, unit::prepareLoadCheckpoint);
     this.server =
         TransportServer.builder(config, allocator)
             .name("storage-unit-server:" + unit.id())
-            .handler(StorageUnitMessages.PUT, RequestHandler.replying(this::onPut))
-            .handler(StorageUnitMessages.GET, RequestHandler.replying(this::onGet))
-            .handler(StorageUnitMessages.CLEAR, RequestHandler.replying(this::onClear))
+            .handler(
+                StorageUnitMessages.PUT,
+                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onPut(r, n))))
+            .handler(
+                StorageUnitMessages.GET,
+                RequestHandler.replying(r -> requests.measure(GET_DATA, n -> onGet(r, n))))
+            .handler(
+                StorageUnitMessages.CLEAR,
+                RequestHandler.replying(r -> requests.measure(CLEAR_DATA, n -> onClear(r, n))))
             .handler(StorageUnitMessages.STATS, RequestHandler.replying(this::onStats))
             .handler(StorageUnitMessages.FINISH, RequestHandler.replying(this::onFinish))
             .handler(
@@ -84,7 +101,26 @@ public final class StorageUnitServer implements AutoCloseable {
    */
   public static StorageUnitServer start(
       StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
-    return new StorageUnitServer(unit, config, allocator);
+    return new StorageUnitServer(unit, config, allocator, StorageRequests.NOOP);
+  }
+
+  /**
+   * Starts serving {@code unit} and measures its PUT, GET and CLEAR requests ({@code op_type}
+   * {@code PUT_DATA}, {@code GET_DATA}, {@code CLEAR_DATA}, samples = rows named).
+   *
+   * @param unit the unit to serve; not owned, must outlive the server
+   * @param config bind address, token and limits
+   * @param allocator the parent of the server's connection allocators (request bodies)
+   * @param requests where requests are measured ({@link StorageRequests#NOOP} for none)
+   * @return the running server; the caller closes it
+   * @throws org.transferqueue.TqException with {@code CONNECTION_FAILED} if binding fails
+   */
+  public static StorageUnitServer start(
+      StorageUnit unit,
+      TransportConfig config,
+      BufferAllocator allocator,
+      StorageRequests requests) {
+    return new StorageUnitServer(unit, config, allocator, requests);
   }
 
   /**
@@ -123,7 +159,7 @@ public final class StorageUnitServer implements AutoCloseable {
     return server.errorCount();
   }
 
-  private Reply onPut(ReceivedRequest request) {
+  private Reply onPut(ReceivedRequest request, LongConsumer samples) {
     List<CellColumn> columns = new ArrayList<>();
     long token;
     long[] gis;
@@ -133,6 +169,7 @@ public final class StorageUnitServer implements AutoCloseable {
       }
       token = in.i64();
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      samples.accept(gis.length);
       int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
       int body = 0;
       for (int f = 0; f < fieldCount; f++) {
@@ -193,7 +230,7 @@ public final class StorageUnitServer implements AutoCloseable {
     return out;
   }
 
-  private Reply onGet(ReceivedRequest request) {
+  private Reply onGet(ReceivedRequest request, LongConsumer samples) {
     long[] gis;
     List<String> fields;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit GET")) {
@@ -201,6 +238,7 @@ public final class StorageUnitServer implements AutoCloseable {
         throw in.malformed("expected [gis, fieldNames]");
       }
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      samples.accept(gis.length);
       fields = in.strings(StorageUnitMessages.MAX_FIELDS);
     }
     UnitCells cells = unit.readCells(gis, fields);
@@ -251,13 +289,14 @@ public final class StorageUnitServer implements AutoCloseable {
     }
   }
 
-  private Reply onClear(ReceivedRequest request) {
+  private Reply onClear(ReceivedRequest request, LongConsumer samples) {
     long[] gis;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit CLEAR")) {
       if (in.array() != 1) {
         throw in.malformed("expected [gis]");
       }
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      samples.accept(gis.length);
     }
     int removed = unit.clear(gis);
     return Reply.of(new Wire.Writer().array(1).i64(removed).toBytes());
