@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -140,6 +142,7 @@ public final class Figures {
     }
     Collection<RunResult> results = new Runner(options.build()).run();
     print(index(results));
+    printInterleaved(results);
     if (gc) {
       printAllocation(results);
     }
@@ -217,6 +220,54 @@ public final class Figures {
                 : run.getParams().getParam(run.getParams().getParamsKeys().iterator().next()),
             norm.getScore(),
             norm.getScoreUnit());
+      }
+    }
+  }
+
+  /**
+   * Figures of benchmarks that time a method and its baseline back to back in every invocation and
+   * report both times as secondary results {@code <method>Nanos} / {@code <baseline>Nanos} (such as
+   * {@code LoaderBenchmark.interleaved}): the ratio over all iterations, and its range over the
+   * single iterations.
+   */
+  private static void printInterleaved(Collection<RunResult> results) {
+    for (RunResult run : results) {
+      String label = run.getParams().getBenchmark();
+      if (!label.endsWith("LoaderBenchmark.interleaved")) {
+        continue;
+      }
+      double loader = 0;
+      double loop = 0;
+      double min = Double.MAX_VALUE;
+      double max = 0;
+      for (BenchmarkResult benchmark : run.getBenchmarkResults()) {
+        for (IterationResult iteration : benchmark.getIterationResults()) {
+          Result<?> l = iteration.getSecondaryResults().get("loaderNanos");
+          Result<?> f = iteration.getSecondaryResults().get("fetchLoopNanos");
+          if (l == null || f == null || l.getScore() == 0) {
+            continue;
+          }
+          loader += l.getScore();
+          loop += f.getScore();
+          double ratio = f.getScore() / l.getScore();
+          min = Math.min(min, ratio);
+          max = Math.max(max, ratio);
+        }
+      }
+      if (loader > 0) {
+        System.out.printf(
+            Locale.ROOT,
+            "  %-42s %-24s loader %8.1f s vs fetch loop %8.1f s   ratio %.2f (iterations %.2f to"
+                + " %.2f)%n",
+            "StreamingLoader vs fetch loop, interleaved",
+            run.getParams().getParamsKeys().isEmpty()
+                ? "[]"
+                : "[prefetch=" + run.getParams().getParam("prefetch") + "]",
+            loader / 1e9,
+            loop / 1e9,
+            loop / loader,
+            min,
+            max);
       }
     }
   }

@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -17,6 +18,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -42,18 +44,30 @@ import org.transferqueue.tensor.Tensor;
  * {@link StreamingLoader} throughput against a plain fetch loop doing the same reads, on the
  * embedded system, measured in the same run.
  *
- * <p>The partition holds {@value #SAMPLES} samples of one float32 field of 64 KiB each, written
- * once per trial. Each operation consumes the whole partition with four ranks on four threads: two
- * data-parallel groups of two replicas, batch size {@value #BATCH}, micro-batch size {@value
- * #MICRO}, {@link RankAwareSampler}. Every operation uses a fresh task name, so consumption starts
- * from zero and the sampler cache starts empty without re-writing the data; the timed part is only
- * the consumption. {@code loader} drains one {@link StreamingLoader} per rank (prefetch 2, two
- * fetch workers, until consumed); {@code fetchLoop} issues the same metadata requests ({@code
- * dp_rank}, {@code batch_index} = 0, 1, ...) and one {@code getData} per micro-batch slice, one
- * batch at a time, and stops at the first empty answer once the task has consumed the partition.
+ * <p>The partition holds {@value #SAMPLES} samples of one float32 field of 64 KiB each (128 MiB).
+ * Each operation consumes the whole partition with four ranks on four threads: two data-parallel
+ * groups of two replicas, batch size {@value #BATCH}, micro-batch size {@value #MICRO}, {@link
+ * RankAwareSampler}. Every operation uses a fresh task name, so consumption starts from zero and
+ * the sampler cache starts empty without re-writing the data; the timed part is only the
+ * consumption. {@code loader} drains one {@link StreamingLoader} per rank (prefetch {@code
+ * prefetch}, two fetch workers, until consumed); {@code fetchLoop} issues the same metadata
+ * requests ({@code dp_rank}, {@code batch_index} = 0, 1, ...) and one {@code getData} per
+ * micro-batch slice, one batch at a time, and stops at the first empty answer once the task has
+ * consumed the partition.
  *
- * <p>Each operation delivers 2 replicas x 512 / 8 = {@value #MICRO_BATCHES} micro-batches, so the
- * score is micro-batches per second; GB/s = score x 8 x 65536 bytes / 10^9.
+ * <p>Stability: an operation is {@value #MICRO_BATCHES} micro-batches (tens of milliseconds, so the
+ * per-pass start and end of the loaders are amortised); the trial setup runs {@value
+ * #WARMUP_PASSES} untimed passes of both loops, so the JIT is warm whatever warm-up time the runner
+ * gives; every iteration starts from a rewritten partition, so the consumption state and sampler
+ * cache entries of earlier tasks do not accumulate. On a machine shared with other processes the
+ * two separate benchmarks still run at different moments, so {@code interleaved} runs one pass of
+ * each back to back in every invocation (alternating the order) and reports the time of each as
+ * secondary results: {@code fetchLoopNanos / loaderNanos} is the same-moment ratio that {@code
+ * Figures} prints with its range over the iterations.
+ *
+ * <p>Each operation of {@code loader} or {@code fetchLoop} delivers 2 replicas x {@value #SAMPLES}
+ * / {@value #MICRO} = {@value #MICRO_BATCHES} micro-batches, so the score is micro-batches per
+ * second; GB/s = score x 8 x 65536 bytes / 10^9.
  *
  * <pre>
  * java --enable-native-access=ALL-UNNAMED -jar tq-bench/target/tq-benchmarks.jar \
@@ -67,7 +81,7 @@ import org.transferqueue.tensor.Tensor;
 @Warmup(iterations = 2, time = 2)
 @Measurement(iterations = 3, time = 2)
 public class LoaderBenchmark {
-  private static final int SAMPLES = 512;
+  private static final int SAMPLES = 2048;
   private static final int ELEMENTS = 16384;
   private static final int BATCH = 32;
   private static final int MICRO = 8;
@@ -76,13 +90,24 @@ public class LoaderBenchmark {
   private static final String PARTITION = "train";
   private static final String FIELD = "obs";
 
+  /** Untimed passes of both loops at the start of a trial, so the JIT is warm in any runner. */
+  private static final int WARMUP_PASSES = 20;
+
+  /** Batches each rank's loader fetches ahead of its consumer. */
+  @Param("2")
+  public int prefetch;
+
   private TransferQueueSystem tq;
   private ExecutorService threads;
   private int tasks;
 
-  /** Starts the system and writes the partition. */
+  /**
+   * Starts the system, writes the partition and runs both loops untimed a few times.
+   *
+   * @throws Exception if a warm-up pass fails
+   */
   @Setup(Level.Trial)
-  public void setUp() {
+  public void setUp() throws Exception {
     tq =
         TransferQueueSystem.builder()
             .config(
@@ -93,6 +118,30 @@ public class LoaderBenchmark {
                     .build())
             .sampler(new RankAwareSampler())
             .start();
+    write();
+    threads = Executors.newFixedThreadPool(RANKS.length);
+    Blackhole bh =
+        new Blackhole(
+            "Today's password is swordfish. I understand instantiating Blackholes directly is"
+                + " dangerous.");
+    for (int i = 0; i < WARMUP_PASSES; i++) {
+      loader(bh);
+      fetchLoop(bh);
+    }
+    bh.evaporate("Yes, I am Stephen Hawking, and know a thing or two about black holes.");
+  }
+
+  /**
+   * Drops the consumption state of the finished tasks (and their sampler cache entries) by clearing
+   * the partition and writing it again, so that no iteration pays for earlier ones.
+   */
+  @Setup(Level.Iteration)
+  public void rewrite() {
+    tq.client().clearPartition(PARTITION);
+    write();
+  }
+
+  private void write() {
     for (int start = 0; start < SAMPLES; start += 128) {
       try (Batch batch =
           Batch.builder()
@@ -101,7 +150,6 @@ public class LoaderBenchmark {
         tq.client().put(batch, PARTITION);
       }
     }
-    threads = Executors.newFixedThreadPool(RANKS.length);
   }
 
   private static Tensor filled(Tensor tensor) {
@@ -138,7 +186,7 @@ public class LoaderBenchmark {
                   .microBatchSize(MICRO)
                   .dpRank(rank)
                   .termination(Termination.UNTIL_CONSUMED)
-                  .prefetch(2)
+                  .prefetch(prefetch)
                   .fetchWorkers(2)
                   .pollInterval(Duration.ofMillis(1))
                   .build()) {
@@ -196,6 +244,62 @@ public class LoaderBenchmark {
             }
           }
         });
+  }
+
+  /**
+   * The time spent in each loop by {@link #interleaved}, reported as JMH secondary results ({@code
+   * interleaved:loaderNanos}, {@code interleaved:fetchLoopNanos}), summed over the iteration.
+   */
+  @AuxCounters(AuxCounters.Type.EVENTS)
+  @State(Scope.Thread)
+  public static class PassTimes {
+    /** Nanoseconds spent in loader passes. */
+    public long loaderNanos;
+
+    /** Nanoseconds spent in fetch-loop passes. */
+    public long fetchLoopNanos;
+
+    private boolean loaderFirst;
+
+    /** Starts each iteration at zero. */
+    @Setup(Level.Iteration)
+    public void clear() {
+      loaderNanos = 0;
+      fetchLoopNanos = 0;
+    }
+  }
+
+  /**
+   * One loader pass and one fetch-loop pass back to back (alternating which goes first), each
+   * timed: both see the same machine at nearly the same moment, so their ratio ({@code
+   * fetchLoopNanos / loaderNanos}) is stable even when other processes share the cores.
+   *
+   * @param bh sink for the delivered rows
+   * @param times where the two passes' times are summed
+   * @throws Exception if a rank fails
+   */
+  @Benchmark
+  @OperationsPerInvocation(2 * MICRO_BATCHES)
+  public void interleaved(Blackhole bh, PassTimes times) throws Exception {
+    times.loaderFirst = !times.loaderFirst;
+    if (times.loaderFirst) {
+      times.loaderNanos += timed(() -> loader(bh));
+      times.fetchLoopNanos += timed(() -> fetchLoop(bh));
+    } else {
+      times.fetchLoopNanos += timed(() -> fetchLoop(bh));
+      times.loaderNanos += timed(() -> loader(bh));
+    }
+  }
+
+  /** One pass of a loop. */
+  private interface Pass {
+    void run() throws Exception;
+  }
+
+  private static long timed(Pass pass) throws Exception {
+    long start = System.nanoTime();
+    pass.run();
+    return System.nanoTime() - start;
   }
 
   /** What one rank does; returns the micro-batches it received. */

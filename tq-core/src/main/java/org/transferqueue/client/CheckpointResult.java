@@ -13,8 +13,7 @@ import java.util.Objects;
  * @param createdAt when the checkpoint was taken
  * @param backend the storage backend's name
  * @param storageSaved whether stored data is in the checkpoint; false for backends without
- *     checkpoints (such as MooncakeStore) or when storage was excluded, in which case loading
- *     restores only the controller
+ *     checkpoints or when storage was excluded, in which case loading restores only the controller
  * @param files every data file with its size and checksum, as listed in the manifest
  */
 public record CheckpointResult(

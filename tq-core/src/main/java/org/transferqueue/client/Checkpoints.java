@@ -14,8 +14,10 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
@@ -33,6 +35,8 @@ import org.transferqueue.sampler.SamplerState;
 import org.transferqueue.sampler.SamplingRequest;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
+import org.transferqueue.storage.checkpoint.FileDigest;
 
 /**
  * Writes and reads whole-system checkpoints: the manifest, the controller state and the storage
@@ -42,13 +46,16 @@ import org.transferqueue.storage.StorageManagerRegistry;
  *  dir/MANIFEST                    text: magic and version line, facts, files with sizes and CRC32C
  *  dir/controller_state.msgpack    ControllerStateCodec
  *  dir/simple_storage/...          written by the storage manager into the same directory
+ *  dir/mooncake_store/...          (or the object store's files)
  * </pre>
  *
  * Saving writes everything into a temporary sibling directory, fsyncs it and renames it into place
  * (an existing checkpoint is moved aside first and deleted only after the rename); any failure
- * deletes the temporary directory. Loading verifies the manifest, every file's size and checksum,
- * decodes the controller state, restores it into a scratch controller and stages the storage data
- * before it changes anything. Stateless; callers serialise saves and loads of one system.
+ * deletes the temporary directory; file checksums are computed while the files are written. Loading
+ * verifies the manifest, every file's size and the small files' checksums, decodes the controller
+ * state, restores it into a scratch controller and stages the storage data (whose checksums the
+ * storage readers verify in the same pass) before it changes anything. Stateless; callers serialise
+ * saves and loads of one system.
  */
 final class Checkpoints {
   /** The first word of a manifest. */
@@ -61,6 +68,9 @@ final class Checkpoints {
   static final String CONTROLLER_FILE = "controller_state.msgpack";
 
   private static final long MAP_CHUNK = 1L << 28;
+
+  /** Files up to this size are checksummed before the load reads them; larger ones while read. */
+  private static final long SMALL_FILE_BYTES = 1L << 20;
 
   private static final System.Logger LOG = System.getLogger(Checkpoints.class.getName());
 
@@ -87,11 +97,12 @@ final class Checkpoints {
       Files.createDirectory(tmp);
       Instant createdAt = Instant.ofEpochMilli(clock.epochMillis());
       ControllerState state = controller.snapshotState();
-      writeFile(tmp.resolve(CONTROLLER_FILE), ControllerStateCodec.encode(state));
-      boolean storageSaved = saveStorage(tmp, includeStorage, storage);
-      List<CheckpointResult.CheckpointFile> files = describe(tmp);
+      CheckpointDigests digests = CheckpointDigests.recording(tmp);
+      writeFile(tmp.resolve(CONTROLLER_FILE), ControllerStateCodec.encode(state), digests);
+      boolean storageSaved = saveStorage(tmp, includeStorage, storage, digests);
+      List<CheckpointResult.CheckpointFile> files = describe(tmp, digests);
       String manifest = manifest(createdAt, storage.backendName(), state, storageSaved, files);
-      writeFile(tmp.resolve(MANIFEST), manifest.getBytes(StandardCharsets.UTF_8));
+      writeFile(tmp.resolve(MANIFEST), manifest.getBytes(StandardCharsets.UTF_8), null);
       syncDirectories(tmp);
       replace(tmp, target, suffix);
       return new CheckpointResult(
@@ -106,7 +117,8 @@ final class Checkpoints {
     }
   }
 
-  private static boolean saveStorage(Path dir, boolean includeStorage, StorageManager storage) {
+  private static boolean saveStorage(
+      Path dir, boolean includeStorage, StorageManager storage, CheckpointDigests digests) {
     boolean inMemory = StorageManagerRegistry.SIMPLE_STORAGE.equals(storage.backendName());
     if (!includeStorage && !inMemory) {
       return false;
@@ -118,7 +130,7 @@ final class Checkpoints {
           storage.backendName());
     }
     try {
-      storage.saveCheckpoint(dir);
+      storage.saveCheckpoint(dir, digests);
       return true;
     } catch (TqException e) {
       if (e.code() != ErrorCode.UNSUPPORTED_OPERATION) {
@@ -171,8 +183,12 @@ final class Checkpoints {
     return String.format("%08x", crc);
   }
 
-  /** Every regular file under {@code root}, sorted, with size and CRC32C. */
-  private static List<CheckpointResult.CheckpointFile> describe(Path root) throws IOException {
+  /**
+   * Every regular file under {@code root}, sorted, with size and CRC32C: the digest its writer
+   * recorded, or (for a file nobody recorded) computed by reading it.
+   */
+  private static List<CheckpointResult.CheckpointFile> describe(
+      Path root, CheckpointDigests digests) throws IOException {
     List<Path> paths;
     try (Stream<Path> walk = Files.walk(root)) {
       paths = walk.filter(Files::isRegularFile).sorted().toList();
@@ -180,7 +196,13 @@ final class Checkpoints {
     List<CheckpointResult.CheckpointFile> out = new ArrayList<>();
     for (Path p : paths) {
       String relative = root.relativize(p).toString().replace('\\', '/');
-      out.add(new CheckpointResult.CheckpointFile(relative, Files.size(p), crc32c(p)));
+      FileDigest recorded = digests.recorded().get(relative);
+      long size = Files.size(p);
+      if (recorded != null && recorded.sizeBytes() == size) {
+        out.add(new CheckpointResult.CheckpointFile(relative, size, recorded.crc32c()));
+      } else {
+        out.add(new CheckpointResult.CheckpointFile(relative, size, crc32c(p)));
+      }
     }
     return out;
   }
@@ -197,7 +219,13 @@ final class Checkpoints {
     return crc.getValue();
   }
 
-  private static void writeFile(Path file, byte[] bytes) throws IOException {
+  private static void writeFile(Path file, byte[] bytes, CheckpointDigests digests)
+      throws IOException {
+    if (digests != null) {
+      CRC32C crc = new CRC32C();
+      crc.update(bytes);
+      digests.record(file, new FileDigest(bytes.length, crc.getValue()));
+    }
     try (FileChannel out =
         FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
       ByteBuffer buffer = ByteBuffer.wrap(bytes);
@@ -286,11 +314,22 @@ final class Checkpoints {
       throw new TqException(ErrorCode.NOT_FOUND, "checkpoint directory not found: " + dir);
     }
     Manifest manifest = Manifest.read(dir);
-    for (CheckpointResult.CheckpointFile f : manifest.files()) {
-      verify(dir, f);
-    }
     if (!manifest.hasFile(CONTROLLER_FILE)) {
       throw corrupt(dir, "the manifest lists no " + CONTROLLER_FILE);
+    }
+    Map<String, FileDigest> expected = new HashMap<>();
+    for (CheckpointResult.CheckpointFile f : manifest.files()) {
+      checkPresent(dir, f);
+      expected.put(f.path(), new FileDigest(f.sizeBytes(), f.crc32c()));
+    }
+    CheckpointDigests digests = CheckpointDigests.expecting(dir, expected);
+    // Small files (the controller state, storage manifests) are checked before anything reads
+    // them; large data files are checked by the storage reader in the pass that stages them.
+    ControllerState state = readControllerState(dir, expected.get(CONTROLLER_FILE), digests);
+    for (CheckpointResult.CheckpointFile f : manifest.files()) {
+      if (f.sizeBytes() <= SMALL_FILE_BYTES && !digests.isVerified(f.path())) {
+        verify(dir, f, digests);
+      }
     }
     if (manifest.storageSaved() && !manifest.backend().equals(storage.backendName())) {
       throw new TqException(
@@ -301,20 +340,15 @@ final class Checkpoints {
               + " cannot be loaded into "
               + storage.backendName());
     }
-    ControllerState state;
-    try {
-      state =
-          ControllerStateCodec.decode(
-              Files.readAllBytes(dir.resolve(CONTROLLER_FILE)),
-              dir.resolve(CONTROLLER_FILE).toString());
-    } catch (IOException e) {
-      throw new TqException(
-          ErrorCode.STORAGE_ERROR, "cannot read " + dir.resolve(CONTROLLER_FILE) + ": " + e, e);
-    }
     dryRun(controller, state, dir);
     StorageManager.PreparedLoad staged =
-        manifest.storageSaved() ? storage.prepareLoadCheckpoint(dir) : null;
+        manifest.storageSaved() ? storage.prepareLoadCheckpoint(dir, digests) : null;
     try {
+      for (CheckpointResult.CheckpointFile f : manifest.files()) {
+        if (!digests.isVerified(f.path())) {
+          verify(dir, f, digests); // a listed file the backend did not read
+        }
+      }
       controller.restoreState(state);
     } catch (RuntimeException e) {
       if (staged != null) {
@@ -333,6 +367,25 @@ final class Checkpoints {
               + " restored",
           dir);
     }
+  }
+
+  /** Reads the controller state once, checks its size and CRC32C, then decodes it. */
+  private static ControllerState readControllerState(
+      Path dir, FileDigest expected, CheckpointDigests digests) {
+    Path file = dir.resolve(CONTROLLER_FILE);
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(file);
+    } catch (NoSuchFileException e) {
+      throw corrupt(dir, "missing file " + CONTROLLER_FILE);
+    } catch (IOException e) {
+      throw new TqException(ErrorCode.STORAGE_ERROR, "cannot read " + file + ": " + e, e);
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(bytes);
+    check(dir, CONTROLLER_FILE, new FileDigest(bytes.length, crc.getValue()), expected);
+    digests.verified(CONTROLLER_FILE);
+    return ControllerStateCodec.decode(bytes, file.toString());
   }
 
   /** Restores the state into a scratch controller, so that malformed state fails here. */
@@ -358,7 +411,8 @@ final class Checkpoints {
     }
   }
 
-  private static void verify(Path dir, CheckpointResult.CheckpointFile f) {
+  /** Checks that a listed file lies inside the checkpoint, exists and has the recorded size. */
+  private static void checkPresent(Path dir, CheckpointResult.CheckpointFile f) {
     Path file = dir.resolve(f.path()).normalize();
     if (!file.startsWith(dir)) {
       throw corrupt(dir, "the manifest names a file outside the checkpoint: " + f.path());
@@ -375,16 +429,46 @@ final class Checkpoints {
                 + f.sizeBytes()
                 + " (truncated?)");
       }
-      long crc = crc32c(file);
-      if (crc != f.crc32c()) {
-        throw corrupt(
-            dir,
-            f.path() + " has CRC32C " + hex(crc) + ", the manifest records " + hex(f.crc32c()));
-      }
     } catch (NoSuchFileException e) {
       throw corrupt(dir, "missing file " + f.path());
     } catch (IOException e) {
       throw new TqException(ErrorCode.STORAGE_ERROR, "cannot read " + file + ": " + e, e);
+    }
+  }
+
+  /** Reads a whole file to check its CRC32C (for files no storage reader verified). */
+  private static void verify(
+      Path dir, CheckpointResult.CheckpointFile f, CheckpointDigests digests) {
+    Path file = dir.resolve(f.path()).normalize();
+    try {
+      check(dir, f.path(), new FileDigest(Files.size(file), crc32c(file)), digestOf(f));
+      digests.verified(f.path());
+    } catch (NoSuchFileException e) {
+      throw corrupt(dir, "missing file " + f.path());
+    } catch (IOException e) {
+      throw new TqException(ErrorCode.STORAGE_ERROR, "cannot read " + file + ": " + e, e);
+    }
+  }
+
+  private static FileDigest digestOf(CheckpointResult.CheckpointFile f) {
+    return new FileDigest(f.sizeBytes(), f.crc32c());
+  }
+
+  private static void check(Path dir, String path, FileDigest actual, FileDigest expected) {
+    if (actual.sizeBytes() != expected.sizeBytes()) {
+      throw corrupt(
+          dir,
+          path
+              + " is "
+              + actual.sizeBytes()
+              + " bytes, the manifest records "
+              + expected.sizeBytes()
+              + " (truncated?)");
+    }
+    if (actual.crc32c() != expected.crc32c()) {
+      throw corrupt(
+          dir,
+          path + " has CRC32C " + actual.crcHex() + ", the manifest records " + expected.crcHex());
     }
   }
 

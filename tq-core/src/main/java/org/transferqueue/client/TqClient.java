@@ -207,11 +207,11 @@ public final class TqClient implements AutoCloseable {
   /**
    * Saves the running system's controller state and stored data into a checkpoint directory, in the
    * format of {@link TransferQueueSystem#saveCheckpoint} ({@code docs/CHECKPOINT.md}): the
-   * controller's state is fetched over the network and written here, each storage unit writes its
-   * own file on its host. The directory must therefore be the same path for this process and every
-   * storage unit (a shared filesystem, or one host). Written into a temporary sibling directory and
-   * renamed into place; a failed save leaves no partial directory. Quiesce producers for a
-   * consistent checkpoint.
+   * controller's state is fetched over the network and written here, each storage unit or store
+   * node writes its own file on its host. The directory must therefore be the same path for this
+   * process and every storage unit or node (a shared filesystem, or one host). Written into a
+   * temporary sibling directory and renamed into place; a failed save leaves no partial directory.
+   * Quiesce producers for a consistent checkpoint.
    *
    * @param directory the checkpoint directory; its parent is created if needed
    * @return what was saved
@@ -225,15 +225,16 @@ public final class TqClient implements AutoCloseable {
   }
 
   /**
-   * Replaces the running system's controller state and stored data by a checkpoint. The manifest,
-   * every file's size and CRC32C, the controller state (decoded and restored into a scratch
-   * controller here), the unit count and the unit files are all checked before anything changes;
-   * then the controller's state is replaced and every unit loads its file. A unit file altered
-   * between the check and the unit's load fails that unit only (it validates the whole file before
-   * it changes). Requests must not run meanwhile.
+   * Replaces the running system's controller state and stored data by a checkpoint, in two phases
+   * across the storage processes. The manifest, every file's size, the small files' CRC32C and the
+   * controller state (decoded and restored into a scratch controller here) are checked first; then
+   * every storage unit or store node reads its own file on its host, verifies it (structure and
+   * CRC32C in one pass) and stages its data without applying it. If any of them fails, all discard
+   * what they staged and nothing changed; otherwise the controller's state is replaced and every
+   * unit or node swaps its staged data in. Requests must not run meanwhile.
    *
    * @param directory a directory written by {@link #saveCheckpoint} or {@link
-   *     TransferQueueSystem#saveCheckpoint}, at the same path for every storage unit
+   *     TransferQueueSystem#saveCheckpoint}, at the same path for every storage unit or node
    * @throws TqException as {@link TransferQueueSystem#loadCheckpoint}
    */
   public void loadCheckpoint(Path directory) {

@@ -252,10 +252,11 @@ public final class TransferQueueSystem implements AutoCloseable {
    * <p>Everything is written into a temporary sibling directory, synced to disk and renamed into
    * place; an existing checkpoint at {@code directory} is replaced only once the new one is
    * complete. A failed save leaves no partial directory behind. SimpleStorage keeps its data only
-   * in memory, so it is always saved ({@code includeStorage=false} is ignored with a warning); a
-   * backend without checkpoints (MooncakeStore) saves only the controller and the result says
-   * {@code storageSaved=false}. Requests running during a save may or may not be included; quiesce
-   * producers for a consistent checkpoint.
+   * in memory, so it is always saved ({@code includeStorage=false} is ignored with a warning);
+   * MooncakeStore saves its objects when {@code includeStorage} is true; a backend without
+   * checkpoints saves only the controller and the result says {@code storageSaved=false}. Requests
+   * running during a save may or may not be included; quiesce producers for a consistent
+   * checkpoint.
    *
    * @param directory the checkpoint directory; its parent is created if needed
    * @param includeStorage whether to save stored data

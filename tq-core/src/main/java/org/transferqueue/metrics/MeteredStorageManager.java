@@ -12,6 +12,7 @@ import org.transferqueue.storage.ClearResult;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -118,8 +119,13 @@ public final class MeteredStorageManager implements StorageManager {
   }
 
   @Override
-  public void saveCheckpoint(Path directory) {
-    delegate.saveCheckpoint(directory);
+  public void saveCheckpoint(Path directory, CheckpointDigests digests) {
+    delegate.saveCheckpoint(directory, digests);
+  }
+
+  @Override
+  public PreparedLoad prepareLoadCheckpoint(Path directory, CheckpointDigests digests) {
+    return delegate.prepareLoadCheckpoint(directory, digests);
   }
 
   @Override

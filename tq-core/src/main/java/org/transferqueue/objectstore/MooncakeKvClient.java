@@ -1,6 +1,7 @@
 package org.transferqueue.objectstore;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,6 +26,8 @@ import org.transferqueue.TqException;
 import org.transferqueue.codec.PackedValueCodec;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.kv.KvCellKind;
 import org.transferqueue.storage.kv.KvClient;
 import org.transferqueue.storage.kv.KvValues;
@@ -530,6 +533,35 @@ public final class MooncakeKvClient implements KvClient {
       thread.setDaemon(true);
       return thread;
     };
+  }
+
+  /**
+   * Saves the store's objects, when the store is a {@link CheckpointableObjectStore} (the embedded
+   * engine and remote nodes are).
+   *
+   * @throws org.transferqueue.StorageException {@code UNSUPPORTED_OPERATION} for another store
+   */
+  @Override
+  public void saveCheckpoint(Path directory, CheckpointDigests digests) {
+    checkpointable().saveCheckpoint(directory, digests);
+  }
+
+  @Override
+  public StorageManager.PreparedLoad prepareLoadCheckpoint(
+      Path directory, CheckpointDigests digests) {
+    return checkpointable().prepareLoadCheckpoint(directory, digests);
+  }
+
+  private CheckpointableObjectStore checkpointable() {
+    if (closed.get()) {
+      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "Mooncake client is closed");
+    }
+    if (store instanceof CheckpointableObjectStore checkpointable) {
+      return checkpointable;
+    }
+    throw new StorageException(
+        org.transferqueue.ErrorCode.UNSUPPORTED_OPERATION,
+        "object store " + store.getClass().getSimpleName() + " does not support checkpoint");
   }
 
   /**

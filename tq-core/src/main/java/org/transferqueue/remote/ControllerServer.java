@@ -26,6 +26,7 @@ import static org.transferqueue.remote.ControllerMessages.STATISTICS;
 import static org.transferqueue.remote.ControllerMessages.UPDATE_PRODUCTION;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 import org.transferqueue.ErrorCode;
@@ -35,6 +36,9 @@ import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerStateCodec;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.metrics.ControllerOp;
+import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestHandler;
 import org.transferqueue.transport.TransportConfig;
@@ -82,20 +86,45 @@ public final class ControllerServer implements AutoCloseable {
    */
   public static ControllerServer start(
       ControllerApi controller, TransportConfig config, BufferAllocator allocator) {
+    return start(controller, config, allocator, ControllerRequests.NOOP);
+  }
+
+  /**
+   * Starts serving a controller and measures its requests by {@code op_type} (the upstream
+   * controller operations of {@link ControllerOp}; the other message types are not measured): a
+   * request's latency covers running it and encoding the reply, and samples are counted for {@code
+   * NOTIFY_DATA_UPDATE} (produced) and {@code CLEAR_META} (cleared).
+   *
+   * @param controller the controller; borrowed, not closed
+   * @param config transport settings: bind host and port (0 for an ephemeral port), auth token
+   * @param allocator the allocator for the transport's buffers
+   * @param requests where requests are measured ({@link ControllerRequests#NOOP} for none)
+   * @return the running server
+   * @throws TqException {@link ErrorCode#CONNECTION_FAILED} if the address cannot be bound
+   */
+  public static ControllerServer start(
+      ControllerApi controller,
+      TransportConfig config,
+      BufferAllocator allocator,
+      ControllerRequests requests) {
     Objects.requireNonNull(controller, "controller");
+    Objects.requireNonNull(requests, "requests");
     TransportServer.Builder b = TransportServer.builder(config, allocator).name("tq-controller");
-    register(b, CONTROLLER_ID, 0, in -> out -> out.string(controller.controllerId()));
+    register(b, requests, CONTROLLER_ID, 0, in -> out -> out.string(controller.controllerId()));
     register(
         b,
+        requests,
         CREATE_PARTITION,
         1,
         in -> {
           String partition = in.string("partitionId");
           return out -> out.bool(controller.createPartition(partition));
         });
-    register(b, LIST_PARTITIONS, 0, in -> out -> out.strings(controller.listPartitions()));
+    register(
+        b, requests, LIST_PARTITIONS, 0, in -> out -> out.strings(controller.listPartitions()));
     register(
         b,
+        requests,
         PARTITION_INDEX_RANGE,
         1,
         in -> {
@@ -104,17 +133,25 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         UPDATE_PRODUCTION,
         1,
         in -> {
           var update = in.productionUpdate();
           return out -> {
-            controller.updateProductionStatus(update);
+            requests.measure(
+                ControllerOp.NOTIFY_DATA_UPDATE,
+                () -> {
+                  controller.updateProductionStatus(update);
+                  return update.indexes().size();
+                },
+                n -> n);
             out.nil();
           };
         });
     register(
         b,
+        requests,
         CHECK_SCHEMA,
         3,
         in -> {
@@ -128,6 +165,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         GET_PRODUCTION,
         2,
         in -> {
@@ -140,6 +178,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         SCAN_READY,
         3,
         in -> {
@@ -150,6 +189,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         GET_CONSUMPTION,
         2,
         in -> {
@@ -162,6 +202,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         RESET_CONSUMPTION,
         2,
         in -> {
@@ -174,6 +215,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         GET_METADATA,
         1,
         in -> {
@@ -191,6 +233,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         GET_PARTITION_META,
         1,
         in -> {
@@ -200,6 +243,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         SET_TAGS,
         1,
         in -> {
@@ -208,6 +252,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         GET_TAGS,
         2,
         in -> {
@@ -217,6 +262,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         GET_BACKEND_META,
         3,
         in -> {
@@ -227,6 +273,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         CLEAR_PARTITION,
         1,
         in -> {
@@ -235,14 +282,19 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         CLEAR_SAMPLES,
         1,
         in -> {
           var request = in.clearSamplesRequest();
-          return out -> out.integer(controller.clearSamples(request));
+          return out ->
+              out.integer(
+                  requests.measure(
+                      ControllerOp.CLEAR_META, () -> controller.clearSamples(request), n -> n));
         });
     register(
         b,
+        requests,
         RESOLVE_KEYS,
         3,
         in -> {
@@ -253,6 +305,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         RESOLVE_INDEXES,
         2,
         in -> {
@@ -262,6 +315,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         LIST_KEYS,
         1,
         in -> {
@@ -270,6 +324,7 @@ public final class ControllerServer implements AutoCloseable {
         });
     register(
         b,
+        requests,
         PARTITION_STATISTICS,
         1,
         in -> {
@@ -279,14 +334,17 @@ public final class ControllerServer implements AutoCloseable {
                   .partitionStatistics(partition)
                   .ifPresentOrElse(out::partitionStatistics, out::nil);
         });
-    register(b, STATISTICS, 0, in -> out -> out.controllerStatistics(controller.statistics()));
+    register(
+        b, requests, STATISTICS, 0, in -> out -> out.controllerStatistics(controller.statistics()));
     register(
         b,
+        requests,
         SNAPSHOT_STATE,
         0,
         in -> out -> out.binary(ControllerStateCodec.encode(controller.snapshotState())));
     register(
         b,
+        requests,
         RESTORE_STATE,
         1,
         in -> {
@@ -309,34 +367,57 @@ public final class ControllerServer implements AutoCloseable {
     Consumer<MetaWriter> decode(MetaReader in);
   }
 
-  private static void register(TransportServer.Builder b, int type, int arity, Operation op) {
+  /**
+   * The {@code op_type} of each measured message type whose samples are not counted ({@code
+   * UPDATE_PRODUCTION} and {@code CLEAR_SAMPLES} are measured in their handlers).
+   */
+  private static final Map<Integer, ControllerOp> MEASURED =
+      Map.ofEntries(
+          Map.entry(GET_METADATA, ControllerOp.GET_META),
+          Map.entry(GET_PARTITION_META, ControllerOp.GET_PARTITION_META),
+          Map.entry(SET_TAGS, ControllerOp.SET_CUSTOM_META),
+          Map.entry(CLEAR_PARTITION, ControllerOp.CLEAR_PARTITION),
+          Map.entry(GET_CONSUMPTION, ControllerOp.GET_CONSUMPTION),
+          Map.entry(RESET_CONSUMPTION, ControllerOp.RESET_CONSUMPTION),
+          Map.entry(GET_PRODUCTION, ControllerOp.GET_PRODUCTION),
+          Map.entry(LIST_PARTITIONS, ControllerOp.GET_LIST_PARTITIONS),
+          Map.entry(RESOLVE_KEYS, ControllerOp.KV_RETRIEVE_META),
+          Map.entry(RESOLVE_INDEXES, ControllerOp.KV_RETRIEVE_KEYS),
+          Map.entry(LIST_KEYS, ControllerOp.KV_LIST));
+
+  private static void register(
+      TransportServer.Builder b, ControllerRequests requests, int type, int arity, Operation op) {
+    ControllerOp measured = MEASURED.get(type);
     b.handler(
         type,
         RequestHandler.replying(
-            request -> {
-              MetaReader in = new MetaReader(request.metadata());
-              in.expectArray(arity, "arguments of message type " + type);
-              Consumer<MetaWriter> action;
-              try {
-                action = op.decode(in);
-              } catch (NullPointerException | IllegalArgumentException e) {
-                throw new TqException(
-                    ErrorCode.INVALID_ARGUMENT,
-                    "invalid arguments of message type " + type + ": " + e.getMessage(),
-                    e);
-              }
-              in.expectEnd();
-              MetaWriter out = new MetaWriter();
-              try {
-                action.accept(out);
-              } catch (NullPointerException | IllegalArgumentException e) {
-                throw new TqException(
-                    ErrorCode.INVALID_ARGUMENT,
-                    "message type " + type + " rejected: " + e.getMessage(),
-                    e);
-              }
-              return Reply.of(out.toByteArray());
-            }));
+            request ->
+                measured == null
+                    ? handle(request, type, arity, op)
+                    : requests.measure(measured, () -> handle(request, type, arity, op))));
+  }
+
+  private static Reply handle(ReceivedRequest request, int type, int arity, Operation op) {
+    MetaReader in = new MetaReader(request.metadata());
+    in.expectArray(arity, "arguments of message type " + type);
+    Consumer<MetaWriter> action;
+    try {
+      action = op.decode(in);
+    } catch (NullPointerException | IllegalArgumentException e) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "invalid arguments of message type " + type + ": " + e.getMessage(),
+          e);
+    }
+    in.expectEnd();
+    MetaWriter out = new MetaWriter();
+    try {
+      action.accept(out);
+    } catch (NullPointerException | IllegalArgumentException e) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "message type " + type + " rejected: " + e.getMessage(), e);
+    }
+    return Reply.of(out.toByteArray());
   }
 
   /** The transport server, for protocol tests that call its handlers in-process. */

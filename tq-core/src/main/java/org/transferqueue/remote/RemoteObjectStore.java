@@ -1,6 +1,7 @@
 package org.transferqueue.remote;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,16 +19,21 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.memory.RegisteredRegions;
 import org.transferqueue.objectstore.AbstractObjectStore;
+import org.transferqueue.objectstore.CheckpointableObjectStore;
 import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ObjectStore;
+import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.Response;
@@ -51,7 +57,8 @@ import org.transferqueue.transport.TransportConfig;
  * their own process), {@link #closeStore} closes the transport client. Thread-safe; the async twins
  * run on virtual threads.
  */
-public final class RemoteObjectStore extends AbstractObjectStore {
+public final class RemoteObjectStore extends AbstractObjectStore
+    implements CheckpointableObjectStore {
   private static final int OK = ErrorCode.OK.code();
   private static final int INVALID = ErrorCode.INVALID_PARAMS.code();
   private static final int RPC_FAIL = ErrorCode.RPC_FAIL.code();
@@ -542,6 +549,95 @@ public final class RemoteObjectStore extends AbstractObjectStore {
       }
     }
     return failure != 0 ? failure : total;
+  }
+
+  // ---------------------------------------------------------------- checkpoints
+
+  /**
+   * Makes every node save its objects to {@code directory/mooncake_store/node_<position>.ckpt} on
+   * its own host, in parallel, then writes {@code store_node_info.json} here; so the directory must
+   * be the same path for this process and every node (a shared filesystem, or one host).
+   */
+  @Override
+  public void saveCheckpoint(Path directory, CheckpointDigests digests) {
+    Path base = directory.resolve(ObjectStoreCheckpoints.CHECKPOINT_DIRECTORY);
+    List<Path> files = new ArrayList<>();
+    List<CompletableFuture<Response>> calls = new ArrayList<>();
+    for (int p = 0; p < nodes.size(); p++) {
+      Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(p));
+      files.add(file);
+      byte[] meta = new Wire.Writer().array(1).str(file.toString()).toBytes();
+      calls.add(
+          call(
+              p,
+              Request.of(StoreNodeMessages.SAVE_CHECKPOINT, meta),
+              BodyDestination.into(List.of())));
+    }
+    TqException failure = null;
+    for (int p = 0; p < nodes.size(); p++) {
+      try {
+        digests.record(files.get(p), RemoteStorageUnit.digest(join(calls.get(p))));
+      } catch (TqException e) {
+        TqException named =
+            new StorageException(
+                e.code(), "store node " + nodes.get(p) + " failed to save: " + e.getMessage(), e);
+        if (failure == null) {
+          failure = named;
+        } else {
+          failure.addSuppressed(named);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    ObjectStoreCheckpoints.writeNodeManifest(base, nodes.stream().map(HostPort::toString).toList());
+  }
+
+  /**
+   * Runs the first phase of a two-phase load on every node in parallel: each reads its file on its
+   * host, verifies it in the same pass and stages its objects; if one fails, all discard and
+   * nothing changed (see {@link DistributedCheckpointLoad}).
+   */
+  @Override
+  public StorageManager.PreparedLoad prepareLoadCheckpoint(
+      Path directory, CheckpointDigests digests) {
+    Path base = directory.resolve(ObjectStoreCheckpoints.CHECKPOINT_DIRECTORY);
+    ObjectStoreCheckpoints.readNodeManifest(base, nodes.size());
+    List<DistributedCheckpointLoad.Participant> participants = new ArrayList<>();
+    List<Path> files = new ArrayList<>();
+    for (int p = 0; p < nodes.size(); p++) {
+      int node = p;
+      Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(p));
+      files.add(file);
+      participants.add(
+          new DistributedCheckpointLoad.Participant(
+              "store node " + p + " (" + nodes.get(p) + ", file " + file + ")",
+              token ->
+                  checkpointCall(
+                      node,
+                      StoreNodeMessages.PREPARE_LOAD,
+                      RemoteStorageUnit.prepareMeta(
+                          token, file.toString(), digests.expected(file))),
+              token -> checkpointCall(node, StoreNodeMessages.COMMIT_LOAD, tokenMeta(token)),
+              token -> checkpointCall(node, StoreNodeMessages.ABORT_LOAD, tokenMeta(token))));
+    }
+    DistributedCheckpointLoad load = DistributedCheckpointLoad.prepare(participants);
+    for (Path file : files) {
+      if (digests.expected(file) != null) {
+        digests.verified(file);
+      }
+    }
+    return load;
+  }
+
+  private static byte[] tokenMeta(long token) {
+    return new Wire.Writer().array(1).i64(token).toBytes();
+  }
+
+  private CompletableFuture<Void> checkpointCall(int node, int type, byte[] meta) {
+    return call(node, Request.of(type, meta), BodyDestination.into(List.of()))
+        .thenAccept(Response::close);
   }
 
   // ---------------------------------------------------------------- plumbing

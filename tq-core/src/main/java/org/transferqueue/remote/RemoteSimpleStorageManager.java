@@ -1,6 +1,5 @@
 package org.transferqueue.remote;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +28,8 @@ import org.transferqueue.storage.ProductionUpdates;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
+import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.storage.simple.SimpleStorageCheckpoints;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
@@ -453,73 +454,72 @@ public final class RemoteSimpleStorageManager implements StorageManager {
    * Makes every unit save its cells to {@code directory/simple_storage/su_<position>_<unitId>.ckpt}
    * on its own host, in parallel, then writes {@code storage_unit_info.json} here: the layout of
    * embedded SimpleStorage, so the directory must be the same path for this process and every unit
-   * (a shared filesystem). Puts and gets may continue; each unit's file is one instant of it.
+   * (a shared filesystem). Puts and gets may continue; each unit's file is one instant of it. Each
+   * unit computes its file's CRC32C while writing and returns it, so nobody reads the file back.
    *
    * @param directory the checkpoint directory as every host sees it
+   * @param digests receives every unit file's digest
    * @throws StorageException with the code of the first unit that failed
    */
   @Override
-  public void saveCheckpoint(Path directory) {
+  public void saveCheckpoint(Path directory, CheckpointDigests digests) {
     ensureOpen();
     Path base = directory.resolve(SimpleStorageCheckpoints.CHECKPOINT_DIRECTORY);
     List<String> ids = new ArrayList<>();
-    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    List<Path> files = new ArrayList<>();
+    List<CompletableFuture<FileDigest>> calls = new ArrayList<>();
     for (int u = 0; u < units.size(); u++) {
       String unitId = units.get(u).stats().unitId();
       ids.add(unitId);
-      String file = base.resolve(SimpleStorageCheckpoints.unitFileName(u, unitId)).toString();
-      calls.add(units.get(u).saveCheckpointAsync(file));
+      Path file = base.resolve(SimpleStorageCheckpoints.unitFileName(u, unitId));
+      files.add(file);
+      calls.add(units.get(u).saveCheckpointAsync(file.toString()));
     }
-    calls.forEach(RemoteStorageUnit::join);
+    for (int u = 0; u < units.size(); u++) {
+      digests.record(files.get(u), RemoteStorageUnit.join(calls.get(u)));
+    }
     SimpleStorageCheckpoints.writeUnitManifest(base, ids);
   }
 
   /**
-   * Checks the checkpoint's unit list against the running units and that every unit file exists;
-   * the commit makes every unit replace its cells by its file, on its own host. Each unit validates
-   * its whole file before it changes (so a file altered after this check leaves that unit
-   * unchanged); unlike embedded units, a unit failing during the commit does not undo the others.
+   * Checks the checkpoint's unit list against the running units, then runs the first phase of a
+   * two-phase load on every unit in parallel: each unit reads its own file on its host, verifies it
+   * against the manifest's size and CRC32C in the same pass and stages its cells, changing nothing.
+   * If any unit fails, every unit discards what it staged and the first failure is thrown (nothing
+   * changed anywhere). {@link PreparedLoad#commit()} makes every unit swap its staged cells in;
+   * {@link PreparedLoad#close()} before that discards them.
    *
    * @param directory the directory given to {@link #saveCheckpoint}
-   * @return the staged load
+   * @param digests the manifest's digests; the unit files are marked verified
+   * @return the load, staged on every unit
    * @throws StorageException {@code NOT_FOUND} for a missing manifest or unit file, {@code
-   *     INVALID_ARGUMENT} for another unit count
+   *     INVALID_ARGUMENT} for another unit count, {@code CORRUPT_DATA} naming the unit and file
    */
   @Override
-  public PreparedLoad prepareLoadCheckpoint(Path directory) {
+  public PreparedLoad prepareLoadCheckpoint(Path directory, CheckpointDigests digests) {
     ensureOpen();
     Path base = directory.resolve(SimpleStorageCheckpoints.CHECKPOINT_DIRECTORY);
     Map<Integer, String> saved = SimpleStorageCheckpoints.readUnitManifest(base, units.size());
-    List<String> files = new ArrayList<>();
+    List<DistributedCheckpointLoad.Participant> participants = new ArrayList<>();
     for (Map.Entry<Integer, String> e : saved.entrySet()) {
       Path file = base.resolve(SimpleStorageCheckpoints.unitFileName(e.getKey(), e.getValue()));
-      if (!Files.isRegularFile(file)) {
-        throw new StorageException(
-            ErrorCode.NOT_FOUND, "storage unit checkpoint file not found: " + file);
-      }
-      files.add(file.toString());
+      RemoteStorageUnit unit = units.get(e.getKey());
+      FileDigest expected = digests.expected(file);
+      participants.add(
+          new DistributedCheckpointLoad.Participant(
+              "storage unit " + e.getKey() + " (" + unit.address() + ", file " + file + ")",
+              token -> unit.prepareLoadAsync(token, file.toString(), expected),
+              unit::commitLoadAsync,
+              unit::abortLoadAsync));
     }
-    return new PreparedLoad() {
-      private boolean done;
-
-      @Override
-      public synchronized void commit() {
-        if (done) {
-          throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
-        }
-        done = true;
-        List<CompletableFuture<Void>> calls = new ArrayList<>();
-        for (int u = 0; u < units.size(); u++) {
-          calls.add(units.get(u).loadCheckpointAsync(files.get(u)));
-        }
-        calls.forEach(RemoteStorageUnit::join);
+    DistributedCheckpointLoad load = DistributedCheckpointLoad.prepare(participants);
+    for (Map.Entry<Integer, String> e : saved.entrySet()) {
+      Path file = base.resolve(SimpleStorageCheckpoints.unitFileName(e.getKey(), e.getValue()));
+      if (digests.expected(file) != null) {
+        digests.verified(file);
       }
-
-      @Override
-      public synchronized void close() {
-        done = true;
-      }
-    };
+    }
+    return load;
   }
 
   /** Closes the transport client (failing calls still in flight). Idempotent. */

@@ -16,6 +16,7 @@ import org.transferqueue.codec.EncodedValue;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
@@ -234,23 +235,73 @@ public final class RemoteStorageUnit {
    * Saves the unit's cells to {@code path} on the unit's host.
    *
    * @param path the checkpoint file on the unit's host; parent directories are created
-   * @return completes when written
+   * @return completes with the file's size and CRC32C when written
    */
-  public CompletableFuture<Void> saveCheckpointAsync(String path) {
+  public CompletableFuture<FileDigest> saveCheckpointAsync(String path) {
     byte[] meta = new Wire.Writer().array(1).str(path).toBytes();
     return call(Request.of(StorageUnitMessages.SAVE_CHECKPOINT, meta), noBodies())
+        .thenApply(RemoteStorageUnit::digest);
+  }
+
+  static FileDigest digest(Response response) {
+    try (response;
+        Wire.Reader in = new Wire.Reader(response.metadata(), "checkpoint save reply")) {
+      if (in.array() != 2) {
+        throw in.malformed("expected [size, crc32c]");
+      }
+      return new FileDigest(in.i64(), in.i64());
+    } catch (IllegalArgumentException e) {
+      throw new StorageException(ErrorCode.CORRUPT_DATA, "bad checkpoint save reply: " + e, e);
+    }
+  }
+
+  /**
+   * First phase of a checkpoint load: the unit reads and verifies {@code path} on its host and
+   * stages its cells under {@code token}, changing nothing (see {@link StagedCheckpointLoads}).
+   *
+   * @param token the load's token
+   * @param path the checkpoint file on the unit's host
+   * @param expected the manifest's size and CRC32C of the file, or null to check its structure only
+   * @return completes when staged
+   */
+  public CompletableFuture<Void> prepareLoadAsync(long token, String path, FileDigest expected) {
+    return call(
+            Request.of(StorageUnitMessages.PREPARE_LOAD, prepareMeta(token, path, expected)),
+            noBodies())
+        .thenAccept(Response::close);
+  }
+
+  static byte[] prepareMeta(long token, String path, FileDigest expected) {
+    return new Wire.Writer()
+        .array(4)
+        .i64(token)
+        .str(path)
+        .i64(expected == null ? -1 : expected.sizeBytes())
+        .i64(expected == null ? 0 : expected.crc32c())
+        .toBytes();
+  }
+
+  /**
+   * Second phase: the unit replaces its cells by the load staged under {@code token}.
+   *
+   * @param token the load's token
+   * @return completes when applied
+   */
+  public CompletableFuture<Void> commitLoadAsync(long token) {
+    byte[] meta = new Wire.Writer().array(1).i64(token).toBytes();
+    return call(Request.of(StorageUnitMessages.COMMIT_LOAD, meta), noBodies())
         .thenAccept(Response::close);
   }
 
   /**
-   * Replaces the unit's cells by a checkpoint at {@code path} on the unit's host.
+   * Makes the unit discard the load staged under {@code token}, if any.
    *
-   * @param path the checkpoint file on the unit's host
-   * @return completes when loaded
+   * @param token the load's token
+   * @return completes when discarded
    */
-  public CompletableFuture<Void> loadCheckpointAsync(String path) {
-    byte[] meta = new Wire.Writer().array(1).str(path).toBytes();
-    return call(Request.of(StorageUnitMessages.LOAD_CHECKPOINT, meta), noBodies())
+  public CompletableFuture<Void> abortLoadAsync(long token) {
+    byte[] meta = new Wire.Writer().array(1).i64(token).toBytes();
+    return call(Request.of(StorageUnitMessages.ABORT_LOAD, meta), noBodies())
         .thenAccept(Response::close);
   }
 

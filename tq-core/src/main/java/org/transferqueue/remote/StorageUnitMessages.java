@@ -19,13 +19,16 @@ import org.transferqueue.StorageException;
  *                                                                           fields, allocated,
  *                                                                           peak, capacity|-1]
  *  204   FINISH [rollback, tokens[]]                    -                  [decided]
- *  205   SAVE_CHECKPOINT [path]                         -                  []
- *  206   LOAD_CHECKPOINT [path]                         -                  []
+ *  205   SAVE_CHECKPOINT [path]                         -                  [size, crc32c]
+ *  206   PREPARE_LOAD [token, path, size|-1, crc32c]    -                  []
+ *  207   COMMIT_LOAD [token]                            -                  []
+ *  208   ABORT_LOAD [token]                             -                  []
  * </pre>
  *
  * Kinds are {@link org.transferqueue.tensor.ColumnKind} ordinals, dtypes their PyTorch names, all
  * msgpack. A put with a token other than 0 is held: it stays revocable until a FINISH names the
  * token, which the client chooses (so that it can decide a put whose reply it never received).
+ * Checkpoint loads run in two phases across all units ({@link StagedCheckpointLoads}).
  */
 final class StorageUnitMessages {
   static final int PUT = 200;
@@ -34,7 +37,9 @@ final class StorageUnitMessages {
   static final int STATS = 203;
   static final int FINISH = 204;
   static final int SAVE_CHECKPOINT = 205;
-  static final int LOAD_CHECKPOINT = 206;
+  static final int PREPARE_LOAD = 206;
+  static final int COMMIT_LOAD = 207;
+  static final int ABORT_LOAD = 208;
 
   /** The most rows (global indexes) one request may name. */
   static final int MAX_ROWS = 1 << 24;

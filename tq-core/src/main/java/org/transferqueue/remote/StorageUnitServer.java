@@ -1,15 +1,17 @@
 package org.transferqueue.remote;
 
-import java.io.IOException;
+import static org.transferqueue.metrics.StorageOp.CLEAR_DATA;
+import static org.transferqueue.metrics.StorageOp.GET_DATA;
+import static org.transferqueue.metrics.StorageOp.PUT_DATA;
+
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongConsumer;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.codec.EncodedValue;
@@ -17,6 +19,7 @@ import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.storage.simple.CellColumn;
 import org.transferqueue.storage.simple.HeldPut;
 import org.transferqueue.storage.simple.StorageUnit;
@@ -51,23 +54,39 @@ public final class StorageUnitServer implements AutoCloseable {
   private final TransportServer server;
   private final Map<Long, HeldPut> held = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final StagedCheckpointLoads checkpoints;
 
-  private StorageUnitServer(StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
+  private StorageUnitServer(
+      StorageUnit unit,
+      TransportConfig config,
+      BufferAllocator allocator,
+      StorageRequests requests) {
     this.unit = Objects.requireNonNull(unit, "unit");
+    Objects.requireNonNull(requests, "requests");
+    this.checkpoints =
+        new StagedCheckpointLoads(
+            "storage unit " + unit.id(), unit::saveCheckpoint, unit::prepareLoadCheckpoint);
     this.server =
         TransportServer.builder(config, allocator)
             .name("storage-unit-server:" + unit.id())
-            .handler(StorageUnitMessages.PUT, RequestHandler.replying(this::onPut))
-            .handler(StorageUnitMessages.GET, RequestHandler.replying(this::onGet))
-            .handler(StorageUnitMessages.CLEAR, RequestHandler.replying(this::onClear))
+            .handler(
+                StorageUnitMessages.PUT,
+                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onPut(r, n))))
+            .handler(
+                StorageUnitMessages.GET,
+                RequestHandler.replying(r -> requests.measure(GET_DATA, n -> onGet(r, n))))
+            .handler(
+                StorageUnitMessages.CLEAR,
+                RequestHandler.replying(r -> requests.measure(CLEAR_DATA, n -> onClear(r, n))))
             .handler(StorageUnitMessages.STATS, RequestHandler.replying(this::onStats))
             .handler(StorageUnitMessages.FINISH, RequestHandler.replying(this::onFinish))
             .handler(
-                StorageUnitMessages.SAVE_CHECKPOINT,
-                RequestHandler.replying(r -> onCheckpoint(r, true)))
+                StorageUnitMessages.SAVE_CHECKPOINT, RequestHandler.replying(checkpoints::onSave))
             .handler(
-                StorageUnitMessages.LOAD_CHECKPOINT,
-                RequestHandler.replying(r -> onCheckpoint(r, false)))
+                StorageUnitMessages.PREPARE_LOAD, RequestHandler.replying(checkpoints::onPrepare))
+            .handler(
+                StorageUnitMessages.COMMIT_LOAD, RequestHandler.replying(checkpoints::onCommit))
+            .handler(StorageUnitMessages.ABORT_LOAD, RequestHandler.replying(checkpoints::onAbort))
             .start();
   }
 
@@ -82,7 +101,26 @@ public final class StorageUnitServer implements AutoCloseable {
    */
   public static StorageUnitServer start(
       StorageUnit unit, TransportConfig config, BufferAllocator allocator) {
-    return new StorageUnitServer(unit, config, allocator);
+    return new StorageUnitServer(unit, config, allocator, StorageRequests.NOOP);
+  }
+
+  /**
+   * Starts serving {@code unit} and measures its PUT, GET and CLEAR requests ({@code op_type}
+   * {@code PUT_DATA}, {@code GET_DATA}, {@code CLEAR_DATA}, samples = rows named).
+   *
+   * @param unit the unit to serve; not owned, must outlive the server
+   * @param config bind address, token and limits
+   * @param allocator the parent of the server's connection allocators (request bodies)
+   * @param requests where requests are measured ({@link StorageRequests#NOOP} for none)
+   * @return the running server; the caller closes it
+   * @throws org.transferqueue.TqException with {@code CONNECTION_FAILED} if binding fails
+   */
+  public static StorageUnitServer start(
+      StorageUnit unit,
+      TransportConfig config,
+      BufferAllocator allocator,
+      StorageRequests requests) {
+    return new StorageUnitServer(unit, config, allocator, requests);
   }
 
   /** The transport server, for protocol tests that call its handlers in-process. */
@@ -126,7 +164,7 @@ public final class StorageUnitServer implements AutoCloseable {
     return server.errorCount();
   }
 
-  private Reply onPut(ReceivedRequest request) {
+  private Reply onPut(ReceivedRequest request, LongConsumer samples) {
     List<CellColumn> columns = new ArrayList<>();
     long token;
     long[] gis;
@@ -136,6 +174,7 @@ public final class StorageUnitServer implements AutoCloseable {
       }
       token = in.i64();
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      samples.accept(gis.length);
       int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
       int body = 0;
       for (int f = 0; f < fieldCount; f++) {
@@ -196,7 +235,7 @@ public final class StorageUnitServer implements AutoCloseable {
     return out;
   }
 
-  private Reply onGet(ReceivedRequest request) {
+  private Reply onGet(ReceivedRequest request, LongConsumer samples) {
     long[] gis;
     List<String> fields;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit GET")) {
@@ -204,6 +243,7 @@ public final class StorageUnitServer implements AutoCloseable {
         throw in.malformed("expected [gis, fieldNames]");
       }
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      samples.accept(gis.length);
       fields = in.strings(StorageUnitMessages.MAX_FIELDS);
     }
     UnitCells cells = unit.readCells(gis, fields);
@@ -254,13 +294,14 @@ public final class StorageUnitServer implements AutoCloseable {
     }
   }
 
-  private Reply onClear(ReceivedRequest request) {
+  private Reply onClear(ReceivedRequest request, LongConsumer samples) {
     long[] gis;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit CLEAR")) {
       if (in.array() != 1) {
         throw in.malformed("expected [gis]");
       }
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      samples.accept(gis.length);
     }
     int removed = unit.clear(gis);
     return Reply.of(new Wire.Writer().array(1).i64(removed).toBytes());
@@ -311,33 +352,10 @@ public final class StorageUnitServer implements AutoCloseable {
     return Reply.of(new Wire.Writer().array(1).i64(decided).toBytes());
   }
 
-  private Reply onCheckpoint(ReceivedRequest request, boolean save) {
-    String path;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit checkpoint")) {
-      if (in.array() != 1) {
-        throw in.malformed("expected [path]");
-      }
-      path = in.str();
-    }
-    Path file = Path.of(path);
-    if (save) {
-      try {
-        Path parent = file.toAbsolutePath().getParent();
-        if (parent != null) {
-          Files.createDirectories(parent);
-        }
-      } catch (IOException e) {
-        throw new StorageException(
-            ErrorCode.STORAGE_ERROR, "cannot create the directory of " + file + ": " + e, e);
-      }
-      unit.saveCheckpoint(file);
-    } else {
-      unit.loadCheckpoint(file);
-    }
-    return Reply.empty();
-  }
-
-  /** Stops serving (waiting for running requests), then keeps every undecided held put. */
+  /**
+   * Stops serving (waiting for running requests), then keeps every undecided held put and discards
+   * a staged checkpoint load.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -346,6 +364,7 @@ public final class StorageUnitServer implements AutoCloseable {
     try {
       server.close();
     } finally {
+      checkpoints.close();
       for (Long token : List.copyOf(held.keySet())) {
         HeldPut put = held.remove(token);
         if (put != null) {

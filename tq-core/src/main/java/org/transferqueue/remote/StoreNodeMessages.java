@@ -16,7 +16,13 @@ package org.transferqueue.remote;
  *  304   REMOVE [force, keys[]]                           -                 [codes[]]
  *  305   REMOVE_REGEX [force, regex]                      -                 [count]
  *  306   REMOVE_ALL [force]                               -                 [count]
+ *  307   SAVE_CHECKPOINT [path]                           -                 [size, crc32c]
+ *  308   PREPARE_LOAD [token, path, size|-1, crc32c]      -                 []
+ *  309   COMMIT_LOAD [token]                              -                 []
+ *  310   ABORT_LOAD [token]                               -                 []
  * </pre>
+ *
+ * Checkpoint loads run in two phases across all nodes ({@link StagedCheckpointLoads}).
  */
 final class StoreNodeMessages {
   static final int WRITE = 300;
@@ -26,6 +32,10 @@ final class StoreNodeMessages {
   static final int REMOVE = 304;
   static final int REMOVE_REGEX = 305;
   static final int REMOVE_ALL = 306;
+  static final int SAVE_CHECKPOINT = 307;
+  static final int PREPARE_LOAD = 308;
+  static final int COMMIT_LOAD = 309;
+  static final int ABORT_LOAD = 310;
 
   /** The most keys one request may name. */
   static final int MAX_KEYS = 1 << 20;

@@ -1,15 +1,24 @@
 package org.transferqueue.remote;
 
+import static org.transferqueue.metrics.StorageOp.CLEAR_DATA;
+import static org.transferqueue.metrics.StorageOp.GET_DATA;
+import static org.transferqueue.metrics.StorageOp.PUT_DATA;
+
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.LongConsumer;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestHandler;
@@ -33,20 +42,48 @@ public final class StoreNodeServer implements AutoCloseable {
   private final ObjectStore store;
   private final BufferAllocator allocator;
   private final TransportServer server;
+  private final StagedCheckpointLoads checkpoints;
 
-  private StoreNodeServer(ObjectStore store, TransportConfig config, BufferAllocator allocator) {
+  private StoreNodeServer(
+      ObjectStore store,
+      TransportConfig config,
+      BufferAllocator allocator,
+      StorageRequests requests) {
     this.store = Objects.requireNonNull(store, "store");
+    Objects.requireNonNull(requests, "requests");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.checkpoints =
+        new StagedCheckpointLoads(
+            "store node " + store.hostname(),
+            file -> engine().saveCheckpointFile(file),
+            (file, expected) -> engine().prepareCheckpointFile(file, expected, null));
     this.server =
         TransportServer.builder(config, allocator)
             .name("store-node-server:" + store.hostname())
-            .handler(StoreNodeMessages.WRITE, RequestHandler.replying(this::onWrite))
-            .handler(StoreNodeMessages.READ, RequestHandler.replying(this::onRead))
+            .handler(
+                StoreNodeMessages.WRITE,
+                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onWrite(r, n))))
+            .handler(
+                StoreNodeMessages.READ,
+                RequestHandler.replying(r -> requests.measure(GET_DATA, n -> onRead(r, n))))
             .handler(StoreNodeMessages.EXIST, RequestHandler.replying(this::onExist))
             .handler(StoreNodeMessages.SIZE, RequestHandler.replying(this::onSize))
-            .handler(StoreNodeMessages.REMOVE, RequestHandler.replying(this::onRemove))
-            .handler(StoreNodeMessages.REMOVE_REGEX, RequestHandler.replying(this::onRemoveRegex))
-            .handler(StoreNodeMessages.REMOVE_ALL, RequestHandler.replying(this::onRemoveAll))
+            .handler(
+                StoreNodeMessages.REMOVE,
+                RequestHandler.replying(r -> requests.measure(CLEAR_DATA, n -> onRemove(r, n))))
+            .handler(
+                StoreNodeMessages.REMOVE_REGEX,
+                RequestHandler.replying(
+                    r -> requests.measure(CLEAR_DATA, n -> onRemoveRegex(r, n))))
+            .handler(
+                StoreNodeMessages.REMOVE_ALL,
+                RequestHandler.replying(r -> requests.measure(CLEAR_DATA, n -> onRemoveAll(r, n))))
+            .handler(
+                StoreNodeMessages.SAVE_CHECKPOINT, RequestHandler.replying(checkpoints::onSave))
+            .handler(
+                StoreNodeMessages.PREPARE_LOAD, RequestHandler.replying(checkpoints::onPrepare))
+            .handler(StoreNodeMessages.COMMIT_LOAD, RequestHandler.replying(checkpoints::onCommit))
+            .handler(StoreNodeMessages.ABORT_LOAD, RequestHandler.replying(checkpoints::onAbort))
             .start();
   }
 
@@ -60,7 +97,27 @@ public final class StoreNodeServer implements AutoCloseable {
    */
   public static StoreNodeServer start(
       ObjectStore store, TransportConfig config, BufferAllocator allocator) {
-    return new StoreNodeServer(store, config, allocator);
+    return new StoreNodeServer(store, config, allocator, StorageRequests.NOOP);
+  }
+
+  /**
+   * Starts serving {@code store} and measures its requests as a storage unit's: WRITE as {@code
+   * PUT_DATA}, READ as {@code GET_DATA}, the three removals as {@code CLEAR_DATA}; samples = keys
+   * named (objects removed for the regex and all removals). EXIST, SIZE and checkpoints are not
+   * measured.
+   *
+   * @param store a set-up engine; not owned, must outlive the server
+   * @param config bind address, token and limits
+   * @param allocator the parent of the connection allocators and of the read reply buffers
+   * @param requests where requests are measured ({@link StorageRequests#NOOP} for none)
+   * @return the running server; the caller closes it
+   */
+  public static StoreNodeServer start(
+      ObjectStore store,
+      TransportConfig config,
+      BufferAllocator allocator,
+      StorageRequests requests) {
+    return new StoreNodeServer(store, config, allocator, requests);
   }
 
   /** The transport server, for protocol tests that call its handlers in-process. */
@@ -77,7 +134,7 @@ public final class StoreNodeServer implements AutoCloseable {
     return server.address();
   }
 
-  private Reply onWrite(ReceivedRequest request) {
+  private Reply onWrite(ReceivedRequest request, LongConsumer samples) {
     boolean upsert;
     ReplicateConfig config;
     List<String> keys;
@@ -90,6 +147,7 @@ public final class StoreNodeServer implements AutoCloseable {
       boolean hardPin = in.bool();
       boolean softPin = in.bool();
       keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      samples.accept(keys.size());
       if (keys.size() != request.bodyCount()) {
         throw in.malformed("keys=" + keys.size() + " != bodies=" + request.bodyCount());
       }
@@ -126,7 +184,7 @@ public final class StoreNodeServer implements AutoCloseable {
     return Reply.of(out.toBytes());
   }
 
-  private Reply onRead(ReceivedRequest request) {
+  private Reply onRead(ReceivedRequest request, LongConsumer samples) {
     List<String> keys;
     long[] capacities;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node READ")) {
@@ -134,6 +192,7 @@ public final class StoreNodeServer implements AutoCloseable {
         throw in.malformed("expected [keys, capacities]");
       }
       keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      samples.accept(keys.size());
       capacities = in.longs(StoreNodeMessages.MAX_KEYS);
       if (capacities.length != keys.size()) {
         throw in.malformed("keys=" + keys.size() + " != capacities=" + capacities.length);
@@ -209,7 +268,7 @@ public final class StoreNodeServer implements AutoCloseable {
     return Reply.of(new Wire.Writer().array(1).longs(sizes).toBytes());
   }
 
-  private Reply onRemove(ReceivedRequest request) {
+  private Reply onRemove(ReceivedRequest request, LongConsumer samples) {
     boolean force;
     List<String> keys;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE")) {
@@ -219,10 +278,11 @@ public final class StoreNodeServer implements AutoCloseable {
       force = in.bool();
       keys = in.strings(StoreNodeMessages.MAX_KEYS);
     }
+    samples.accept(keys.size());
     return codes(store.batchRemove(keys, force));
   }
 
-  private Reply onRemoveRegex(ReceivedRequest request) {
+  private Reply onRemoveRegex(ReceivedRequest request, LongConsumer samples) {
     boolean force;
     String regex;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE_REGEX")) {
@@ -232,10 +292,10 @@ public final class StoreNodeServer implements AutoCloseable {
       force = in.bool();
       regex = in.str();
     }
-    return count(store.removeByRegex(regex, force));
+    return count(removed(store.removeByRegex(regex, force), samples));
   }
 
-  private Reply onRemoveAll(ReceivedRequest request) {
+  private Reply onRemoveAll(ReceivedRequest request, LongConsumer samples) {
     boolean force;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE_ALL")) {
       if (in.array() != 1) {
@@ -243,7 +303,12 @@ public final class StoreNodeServer implements AutoCloseable {
       }
       force = in.bool();
     }
-    return count(store.removeAll(force));
+    return count(removed(store.removeAll(force), samples));
+  }
+
+  private static long removed(long count, LongConsumer samples) {
+    samples.accept(Math.max(0, count));
+    return count;
   }
 
   private static List<String> keysOnly(ReceivedRequest request, String what) {
@@ -267,10 +332,23 @@ public final class StoreNodeServer implements AutoCloseable {
     return Reply.of(new Wire.Writer().array(1).i64(count).toBytes());
   }
 
-  /** Stops serving, waiting for running requests. Idempotent. */
+  private EmbeddedObjectStore engine() {
+    if (store instanceof EmbeddedObjectStore engine) {
+      return engine;
+    }
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        "store node " + store.hostname() + " serves a store without checkpoints");
+  }
+
+  /** Stops serving, waiting for running requests, then discards a staged checkpoint load. */
   @Override
   public void close() {
-    server.close();
+    try {
+      server.close();
+    } finally {
+      checkpoints.close();
+    }
   }
 
   @Override

@@ -5,6 +5,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -97,13 +98,28 @@ public interface StorageManager extends AutoCloseable {
   ClearResult clear(BatchMeta meta);
 
   /**
-   * Saves all stored data under {@code directory}.
+   * Saves all stored data under {@code directory}: {@link #saveCheckpoint(Path, CheckpointDigests)}
+   * without collecting digests.
    *
    * @param directory a directory reachable by every storage process
    * @throws StorageException with {@code UNSUPPORTED_OPERATION} if the backend has no checkpoints,
    *     {@code STORAGE_ERROR} if saving failed
    */
   default void saveCheckpoint(Path directory) {
+    saveCheckpoint(directory, CheckpointDigests.recording(directory));
+  }
+
+  /**
+   * Saves all stored data under {@code directory} and records the size and CRC32C of every file it
+   * writes in {@code digests} (computed while writing; a file not recorded is checksummed by the
+   * caller).
+   *
+   * @param directory a directory reachable by every storage process
+   * @param digests receives the digests of the written files
+   * @throws StorageException with {@code UNSUPPORTED_OPERATION} if the backend has no checkpoints,
+   *     {@code STORAGE_ERROR} if saving failed
+   */
+  default void saveCheckpoint(Path directory, CheckpointDigests digests) {
     throw new StorageException(
         ErrorCode.UNSUPPORTED_OPERATION, backendName() + " does not support checkpoint");
   }
@@ -133,6 +149,24 @@ public interface StorageManager extends AutoCloseable {
    *     unreadable or foreign checkpoint; stored data is unchanged then
    */
   default PreparedLoad prepareLoadCheckpoint(Path directory) {
+    return prepareLoadCheckpoint(directory, CheckpointDigests.none());
+  }
+
+  /**
+   * Like {@link #prepareLoadCheckpoint(Path)}, and verifies each file the backend reads against the
+   * manifest's size and CRC32C in {@code digests} in the same pass that reads its data, marking it
+   * {@link CheckpointDigests#verified verified}. In a backend of several processes, every process
+   * validates and stages its own files; nothing is applied before {@link PreparedLoad#commit()},
+   * and {@link PreparedLoad#close()} before a commit discards every staged part.
+   *
+   * @param directory the directory given to {@link #saveCheckpoint}
+   * @param digests the manifest's digests ({@link CheckpointDigests#none()} to check structure
+   *     only)
+   * @return the staged data; {@link PreparedLoad#commit() commit} it or close it to discard
+   * @throws StorageException as {@link #prepareLoadCheckpoint(Path)}; {@code CORRUPT_DATA} also for
+   *     a file whose size or checksum differs from the manifest; stored data is unchanged then
+   */
+  default PreparedLoad prepareLoadCheckpoint(Path directory, CheckpointDigests digests) {
     throw new StorageException(
         ErrorCode.UNSUPPORTED_OPERATION, backendName() + " does not support checkpoint");
   }

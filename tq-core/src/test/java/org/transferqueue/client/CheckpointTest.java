@@ -37,6 +37,7 @@ import org.transferqueue.storage.ClearResult;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
@@ -467,11 +468,11 @@ class CheckpointTest {
     }
 
     @Override
-    public void saveCheckpoint(Path directory) {
+    public void saveCheckpoint(Path directory, CheckpointDigests digests) {
       if (!failingSave) {
-        StorageManager.super.saveCheckpoint(directory);
+        StorageManager.super.saveCheckpoint(directory, digests);
       }
-      delegate.saveCheckpoint(directory);
+      delegate.saveCheckpoint(directory, digests);
       throw new StorageException(ErrorCode.STORAGE_ERROR, "simulated dump failure");
     }
 

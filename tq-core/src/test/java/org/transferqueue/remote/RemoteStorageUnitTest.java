@@ -299,9 +299,7 @@ class RemoteStorageUnitTest {
     try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
         TransportClient client = new TransportClient(RemoteUnits.config(), allocator)) {
       var address = remote.servers.getFirst().address();
-      for (int type = StorageUnitMessages.PUT;
-          type <= StorageUnitMessages.LOAD_CHECKPOINT;
-          type++) {
+      for (int type = StorageUnitMessages.PUT; type <= StorageUnitMessages.ABORT_LOAD; type++) {
         Request garbage = Request.of(type, new byte[] {(byte) 0xC1, 1, 2});
         assertThatThrownBy(() -> client.call(address, garbage).close())
             .as("type " + type)

@@ -13,9 +13,11 @@ import picocli.CommandLine.Option;
 /**
  * {@code tq checkpoint save|load}: saves or loads a checkpoint of a running multi-process system
  * (format in {@code docs/CHECKPOINT.md}). The controller's state is written and read by this
- * process, every storage unit writes and reads its own file on its host, so {@code --dir} must be
- * the same path for this process and every unit (a shared filesystem, or one host). Failures exit
- * with status 1 and one line naming the problem; a failed load changes nothing.
+ * process, every storage unit or store node writes and reads its own file on its host, so {@code
+ * --dir} must be the same path for this process and every unit or node (a shared filesystem, or one
+ * host). A load runs in two phases: every unit or node validates and stages its file, and only then
+ * does any of them apply it. Failures exit with status 1 and one line naming the problem; a failed
+ * load changes nothing.
  */
 @Command(
     name = "checkpoint",
@@ -34,8 +36,8 @@ final class CheckpointCommand implements Runnable {
   @Command(
       name = "save",
       description =
-          "Save the controller state and every storage unit into --dir (replacing a checkpoint"
-              + " there).")
+          "Save the controller state and every storage unit or store node into --dir (replacing"
+              + " a checkpoint there).")
   static final class Save extends ConnectedCommand {
     @Option(names = "--dir", required = true, description = "The checkpoint directory.")
     Path dir;

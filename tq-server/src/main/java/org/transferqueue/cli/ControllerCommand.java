@@ -12,6 +12,8 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.ControllerRequestMeters;
+import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
@@ -52,7 +54,9 @@ final class ControllerCommand implements Callable<Integer> {
    * Starts the controller role: the controller, its server and, when {@code metrics.enabled} is
    * true, a Prometheus endpoint on {@code network.bind_host} and {@code metrics.port} exporting the
    * controller gauges (uptime, memory, partitions, indexes, per-partition progress) refreshed every
-   * {@code metrics.collect_interval}. The endpoint's address is logged, not printed.
+   * {@code metrics.collect_interval} and the request meters by {@code op_type} ({@code
+   * tq_controller_request_total}, {@code _duration_seconds}, {@code _errors_total}, {@code
+   * _samples_total}). The endpoint's address is logged, not printed.
    *
    * @param tq the configuration
    * @return the started role; the caller closes it
@@ -69,10 +73,17 @@ final class ControllerCommand implements Callable<Integer> {
     ControllerServer server = null;
     MetricsCollector collector = null;
     try {
-      server = ControllerServer.start(controller, transport, allocator);
+      PrometheusMeterRegistry registry =
+          tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
+      MetricsErrorHandler errors = new MetricsErrorHandler();
+      ControllerRequests requests =
+          registry == null
+              ? ControllerRequests.NOOP
+              : new ControllerRequests(
+                  new ControllerRequestMeters(registry), System::nanoTime, errors);
+      server = ControllerServer.start(controller, transport, allocator, requests);
       PrometheusEndpoint endpoint = null;
-      if (tq.metrics().enabled()) {
-        PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+      if (registry != null) {
         collector =
             new MetricsCollector(
                 registry,
@@ -81,7 +92,7 @@ final class ControllerCommand implements Callable<Integer> {
                 null,
                 System::nanoTime,
                 ProcessMemory::rssBytes,
-                new MetricsErrorHandler());
+                errors);
         collector.start(tq.metrics().collectInterval());
         endpoint = PrometheusEndpoint.start(registry, tq.network().bindHost(), tq.metrics().port());
         LOG.log(

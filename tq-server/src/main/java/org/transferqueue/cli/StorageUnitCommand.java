@@ -12,6 +12,8 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
+import org.transferqueue.metrics.StorageRequestMeters;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.metrics.StorageUnitReport;
 import org.transferqueue.remote.StorageUnitServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
@@ -62,8 +64,9 @@ final class StorageUnitCommand implements Callable<Integer> {
    * Starts the storage-unit role: the unit, its server and, when {@code metrics.enabled} is true, a
    * Prometheus endpoint on the unit's host and a free port ({@code metrics.port} is the
    * controller's) exporting the unit's gauges (capacity, active keys, utilisation, memory)
-   * refreshed every {@code metrics.collect_interval}. The endpoint's address is logged, not
-   * printed.
+   * refreshed every {@code metrics.collect_interval} and its request meters by {@code op_type}
+   * ({@code tq_storage_request_total}, {@code _duration_seconds}, {@code _errors_total}, {@code
+   * _samples_total}). The endpoint's address is logged, not printed.
    *
    * @param tq the configuration
    * @param address where the unit serves
@@ -87,10 +90,20 @@ final class StorageUnitCommand implements Callable<Integer> {
               tq.backend().simpleStorage().perUnitCapacity(),
               allocator,
               tq.memory().storageUnitLimitBytes().orElse(Long.MAX_VALUE));
-      server = StorageUnitServer.start(storageUnit, transport, allocator);
+      PrometheusMeterRegistry registry =
+          tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
+      MetricsErrorHandler errors = new MetricsErrorHandler();
+      StorageRequests requests =
+          registry == null
+              ? StorageRequests.NOOP
+              : new StorageRequests(
+                  new StorageRequestMeters(registry, List.of(storageUnit.id())),
+                  storageUnit.id(),
+                  System::nanoTime,
+                  errors);
+      server = StorageUnitServer.start(storageUnit, transport, allocator, requests);
       PrometheusEndpoint endpoint = null;
-      if (tq.metrics().enabled()) {
-        PrometheusMeterRegistry registry = PrometheusEndpoint.newRegistry();
+      if (registry != null) {
         StorageUnit measured = storageUnit;
         collector =
             MetricsCollector.forStorageUnits(
@@ -104,7 +117,7 @@ final class StorageUnitCommand implements Callable<Integer> {
                           stats.samples(),
                           ProcessMemory.rssBytes());
                     }),
-                new MetricsErrorHandler());
+                errors);
         collector.start(tq.metrics().collectInterval());
         // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
         endpoint = PrometheusEndpoint.start(registry, address.host(), 0);

@@ -1,16 +1,23 @@
 package org.transferqueue.cli;
 
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.MetricsErrorHandler;
+import org.transferqueue.metrics.StorageRequestMeters;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.remote.StoreNodeServer;
+import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -24,6 +31,8 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "store-node", description = "Serve one object-store node until SIGTERM/SIGINT.")
 final class StoreNodeCommand implements Callable<Integer> {
+  private static final System.Logger LOG = System.getLogger(StoreNodeCommand.class.getName());
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--config", required = true, description = "The YAML configuration file.")
@@ -46,6 +55,36 @@ final class StoreNodeCommand implements Callable<Integer> {
             NetworkConfig.STORE_NODE_ADDRESSES_PROP_NAME,
             "--node",
             node);
+    try {
+      return RoleRunner.serve(commandLine.getOut(), start(tq, address, node));
+    } catch (StoreSetupException e) {
+      throw new CommandLine.ExecutionException(commandLine, e.getMessage(), e);
+    }
+  }
+
+  /** The engine refused its configuration. */
+  static final class StoreSetupException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    StoreSetupException(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Starts the store-node role: the engine, its server and, when {@code metrics.enabled} is true, a
+   * Prometheus endpoint on the node's host and a free port exporting the node's request meters by
+   * {@code op_type} ({@code tq_storage_request_total} and its siblings, {@code storage_unit_id} =
+   * {@code TQ_STORE_NODE_<node>}; writes as {@code PUT_DATA}, reads as {@code GET_DATA}, removals
+   * as {@code CLEAR_DATA}). The endpoint's address is logged, not printed.
+   *
+   * @param tq the configuration
+   * @param address where the node serves
+   * @param node the node's index
+   * @return the started role; the caller closes it
+   * @throws StoreSetupException if the engine refuses the segment sizes
+   */
+  static NodeRole start(TqConfig tq, HostPort address, int node) {
     MooncakeStoreConfig mooncake = tq.backend().mooncakeStore();
     StoreConfig storeConfig =
         StoreConfig.builder()
@@ -60,11 +99,11 @@ final class StoreNodeCommand implements Callable<Integer> {
             .build();
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-store-node-" + node);
     EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
+    StoreNodeServer server = null;
     try {
       int rc = engine.setup(storeConfig);
       if (rc != 0) {
-        throw new CommandLine.ExecutionException(
-            commandLine,
+        throw new StoreSetupException(
             "store node setup failed with code "
                 + rc
                 + " for global_segment_size="
@@ -72,28 +111,73 @@ final class StoreNodeCommand implements Callable<Integer> {
                 + ", local_buffer_size="
                 + mooncake.localBufferSize());
       }
-      StoreNodeServer server = StoreNodeServer.start(engine, transport, allocator);
-      return RoleRunner.serve(
-          commandLine.getOut(),
-          new RoleRunner.Role() {
-            @Override
-            public HostPort address() {
-              return server.address();
-            }
-
-            @Override
-            public void close() {
-              try (allocator;
-                  engine;
-                  server) {
-                // closes the server, then the engine, then the allocator
-              }
-            }
-          });
+      StorageRequests requests = StorageRequests.NOOP;
+      PrometheusMeterRegistry registry = null;
+      if (tq.metrics().enabled()) {
+        registry = PrometheusEndpoint.newRegistry();
+        String nodeId = "TQ_STORE_NODE_" + node;
+        requests =
+            new StorageRequests(
+                new StorageRequestMeters(registry, List.of(nodeId)),
+                nodeId,
+                System::nanoTime,
+                new MetricsErrorHandler());
+      }
+      server = StoreNodeServer.start(engine, transport, allocator, requests);
+      // metrics.port is the controller's; every node takes a free port, as storage units do.
+      PrometheusEndpoint endpoint =
+          registry == null ? null : PrometheusEndpoint.start(registry, address.host(), 0);
+      if (endpoint != null) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "store node "
+                + node
+                + " metrics on http://"
+                + endpoint.address()
+                + PrometheusEndpoint.PATH);
+      }
+      return new NodeRole(allocator, engine, server, endpoint);
     } catch (RuntimeException e) {
+      if (server != null) {
+        server.close();
+      }
       engine.close();
       allocator.close();
       throw e;
+    }
+  }
+
+  /** A running store-node role; closing stops the metrics, the server, the engine, the memory. */
+  record NodeRole(
+      RootAllocator allocator,
+      EmbeddedObjectStore engine,
+      StoreNodeServer server,
+      PrometheusEndpoint endpoint)
+      implements RoleRunner.Role {
+    @Override
+    public HostPort address() {
+      return server.address();
+    }
+
+    /**
+     * The metrics endpoint's {@code host:port}.
+     *
+     * @return the address while {@code metrics.enabled}; empty otherwise
+     */
+    Optional<String> metricsAddress() {
+      return Optional.ofNullable(endpoint).map(PrometheusEndpoint::address);
+    }
+
+    @Override
+    public void close() {
+      try (allocator;
+          engine;
+          server) {
+        if (endpoint != null) {
+          endpoint.close();
+        }
+        // then closes the server, the engine and the allocator
+      }
     }
   }
 }

@@ -493,6 +493,36 @@ final class StoreMaster {
     }
   }
 
+  /** A readable object pinned for a checkpoint: its key, read ticket and pins. */
+  record PinnedObject(String key, ReadTicket ticket, boolean hardPinned, boolean softPinned) {}
+
+  /**
+   * Pins every readable object for reading, as of one instant, sorted by key; the caller returns
+   * the tickets with {@link #releaseReads}. Grants no leases (a checkpoint is not a client read).
+   */
+  List<PinnedObject> pinAllReadable() {
+    List<PinnedObject> pinned = new ArrayList<>();
+    lock.lock();
+    try {
+      for (Entry entry : entries.values()) {
+        if (entry.readable()) {
+          Allocation allocation = entry.committed;
+          allocation.readers++;
+          pinned.add(
+              new PinnedObject(
+                  entry.key,
+                  new ReadTicket(OK, allocation, allocation.size),
+                  entry.hardPinned,
+                  entry.softPinned));
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+    pinned.sort(Comparator.comparing(PinnedObject::key));
+    return pinned;
+  }
+
   /** Per key: 1 readable (lease granted), 0 absent or not yet readable. */
   int[] exist(List<String> keys) {
     int[] result = new int[keys.size()];
@@ -747,6 +777,10 @@ final class StoreMaster {
     } finally {
       lock.unlock();
     }
+  }
+
+  long maxObjectBytes() {
+    return maxObjectBytes;
   }
 
   long capacityBytes() {

@@ -1,11 +1,15 @@
 package org.transferqueue.storage.kv;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 
@@ -132,6 +136,39 @@ public interface KvClient extends AutoCloseable {
    *     were removed or absent
    */
   Map<String, Integer> clear(List<String> keys, List<Map<String, Object>> backendMeta);
+
+  /**
+   * Saves every stored key into the checkpoint directory (see {@link
+   * org.transferqueue.storage.StorageManager#saveCheckpoint(Path, CheckpointDigests)}).
+   *
+   * @param directory the checkpoint directory, as every storage process sees it
+   * @param digests receives the digests of the written files
+   * @throws org.transferqueue.StorageException {@code UNSUPPORTED_OPERATION} (the default) if the
+   *     store has no checkpoints, {@code STORAGE_ERROR} if saving failed
+   */
+  default void saveCheckpoint(Path directory, CheckpointDigests digests) {
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        getClass().getSimpleName() + " does not support checkpoint");
+  }
+
+  /**
+   * Reads, verifies and stages a checkpoint saved by {@link #saveCheckpoint}, changing nothing
+   * until the commit, which replaces every stored key.
+   *
+   * @param directory the checkpoint directory
+   * @param digests the manifest's digests
+   * @return the staged load
+   * @throws org.transferqueue.StorageException {@code UNSUPPORTED_OPERATION} (the default); {@code
+   *     NOT_FOUND}, {@code INVALID_ARGUMENT} or {@code CORRUPT_DATA} for a missing, foreign or
+   *     corrupt checkpoint, stored keys unchanged
+   */
+  default StorageManager.PreparedLoad prepareLoadCheckpoint(
+      Path directory, CheckpointDigests digests) {
+    throw new StorageException(
+        ErrorCode.UNSUPPORTED_OPERATION,
+        getClass().getSimpleName() + " does not support checkpoint");
+  }
 
   /** Stops the client's threads and frees its memory. Idempotent. */
   @Override

@@ -1,6 +1,7 @@
 package org.transferqueue.storage.kv;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -27,6 +28,7 @@ import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.ProductionUpdates;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DType;
@@ -393,6 +395,23 @@ public final class KvStorageManager implements StorageManager {
         List.of(
             new ClearResult.Failure(
                 backendName, List.copyOf(failedGis), "remove failed for keys " + failed)));
+  }
+
+  /**
+   * Saves every stored key through the client ({@link KvClient#saveCheckpoint}). The keys' backend
+   * metadata lives in the controller state, which the caller saves.
+   */
+  @Override
+  public void saveCheckpoint(Path directory, CheckpointDigests digests) {
+    checkOpen();
+    client.saveCheckpoint(directory, digests);
+  }
+
+  /** Stages a checkpoint through the client ({@link KvClient#prepareLoadCheckpoint}). */
+  @Override
+  public PreparedLoad prepareLoadCheckpoint(Path directory, CheckpointDigests digests) {
+    checkOpen();
+    return client.prepareLoadCheckpoint(directory, digests);
   }
 
   /** Closes the client. Idempotent. */

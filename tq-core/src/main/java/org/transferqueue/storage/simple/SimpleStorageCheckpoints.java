@@ -14,6 +14,7 @@ import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 
 /**
  * The checkpoint directory of a {@link SimpleStorageManager}: one {@link UnitCheckpoint} file per
@@ -50,7 +51,8 @@ public final class SimpleStorageCheckpoints {
    * @param directory the checkpoint directory, created if needed
    * @throws StorageException with {@code STORAGE_ERROR} naming the unit and path that failed
    */
-  static void save(Path directory, List<StorageUnit> units, UnitExecutor executor) {
+  static void save(
+      Path directory, List<StorageUnit> units, UnitExecutor executor, CheckpointDigests digests) {
     Path base = directory.resolve(CHECKPOINT_DIRECTORY);
     try {
       Files.createDirectories(base);
@@ -62,7 +64,8 @@ public final class SimpleStorageCheckpoints {
     executor.runAll(
         positions,
         p -> {
-          units.get(p).saveCheckpoint(base.resolve(unitFileName(p, units.get(p).id())));
+          Path file = base.resolve(unitFileName(p, units.get(p).id()));
+          digests.record(file, units.get(p).saveCheckpoint(file));
           return p;
         },
         null);
@@ -107,22 +110,25 @@ public final class SimpleStorageCheckpoints {
    *     {@code STORAGE_ERROR} naming the unit and file that failed
    */
   static void load(Path directory, List<StorageUnit> units, UnitExecutor executor) {
-    try (StorageManager.PreparedLoad load = prepare(directory, units, executor)) {
+    try (StorageManager.PreparedLoad load =
+        prepare(directory, units, executor, CheckpointDigests.none())) {
       load.commit();
     }
   }
 
   /**
-   * Reads every unit's file as {@link #load} does, without changing any unit.
+   * Reads every unit's file as {@link #load} does, without changing any unit, verifying each file's
+   * CRC32C in the same pass when {@code digests} knows it.
    *
    * @param directory the directory given to {@link #save}
    * @param units the units in routing order
    * @param executor runs the reads in parallel
+   * @param digests the manifest's digests
    * @return the contents, installed by {@link StorageManager.PreparedLoad#commit()}
    * @throws StorageException as {@link #load}
    */
   static StorageManager.PreparedLoad prepare(
-      Path directory, List<StorageUnit> units, UnitExecutor executor) {
+      Path directory, List<StorageUnit> units, UnitExecutor executor, CheckpointDigests digests) {
     Path base = directory.resolve(CHECKPOINT_DIRECTORY);
     Map<Integer, String> saved = readUnitManifest(base, units.size());
     List<Integer> positions = new ArrayList<>(saved.keySet());
@@ -133,7 +139,7 @@ public final class SimpleStorageCheckpoints {
               Path file = base.resolve(unitFileName(p, saved.get(p)));
               StorageUnit unit = units.get(p);
               try {
-                return unit.readCheckpoint(file);
+                return unit.readCheckpoint(file, digests);
               } catch (StorageException e) {
                 throw new StorageException(
                     e.code(),
@@ -147,41 +153,8 @@ public final class SimpleStorageCheckpoints {
               }
             },
             UnitCheckpoint.Contents::close);
-    return new PreparedUnits(units, positions, contents);
-  }
-
-  /** Read unit contents, installed together by {@link #commit()}. */
-  private static final class PreparedUnits implements StorageManager.PreparedLoad {
-    private final List<StorageUnit> units;
-    private final List<Integer> positions;
-    private final List<UnitCheckpoint.Contents> contents;
-    private boolean done;
-
-    PreparedUnits(
-        List<StorageUnit> units, List<Integer> positions, List<UnitCheckpoint.Contents> contents) {
-      this.units = units;
-      this.positions = positions;
-      this.contents = contents;
-    }
-
-    @Override
-    public synchronized void commit() {
-      if (done) {
-        throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
-      }
-      done = true;
-      for (int i = 0; i < positions.size(); i++) {
-        units.get(positions.get(i)).install(contents.get(i));
-      }
-    }
-
-    @Override
-    public synchronized void close() {
-      if (!done) {
-        done = true;
-        contents.forEach(UnitCheckpoint.Contents::close);
-      }
-    }
+    List<StorageUnit> targets = positions.stream().map(units::get).toList();
+    return new StagedUnitLoad(targets, contents);
   }
 
   /**

@@ -25,6 +25,7 @@ import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 
@@ -357,12 +358,13 @@ public final class SimpleStorageManager implements StorageManager {
    * positions and unit ids. Puts and gets may continue; each unit's file is one instant of it.
    *
    * @param directory the checkpoint directory, created if needed
+   * @param digests receives each unit file's size and CRC32C, computed while writing
    * @throws StorageException with {@code STORAGE_ERROR} naming the unit and path that failed
    */
   @Override
-  public void saveCheckpoint(Path directory) {
+  public void saveCheckpoint(Path directory, CheckpointDigests digests) {
     ensureOpen();
-    SimpleStorageCheckpoints.save(directory, units, executor);
+    SimpleStorageCheckpoints.save(directory, units, executor, digests);
   }
 
   /**
@@ -388,13 +390,14 @@ public final class SimpleStorageManager implements StorageManager {
    * does.
    *
    * @param directory the directory given to {@link #saveCheckpoint}
+   * @param digests the manifest's digests: each unit file is verified while it is read
    * @return the read contents; commit or close them
    * @throws StorageException as {@link #loadCheckpoint}; nothing changes then
    */
   @Override
-  public PreparedLoad prepareLoadCheckpoint(Path directory) {
+  public PreparedLoad prepareLoadCheckpoint(Path directory, CheckpointDigests digests) {
     ensureOpen();
-    return SimpleStorageCheckpoints.prepare(directory, units, executor);
+    return SimpleStorageCheckpoints.prepare(directory, units, executor, digests);
   }
 
   @Override

@@ -18,6 +18,9 @@ import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.storage.FieldSchemas;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
+import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -430,9 +433,10 @@ public final class StorageUnit implements AutoCloseable {
    * continue while the file is written.
    *
    * @param file the checkpoint file; its directory must exist
+   * @return the size and CRC32C of the written file, computed while writing
    * @throws StorageException with {@code STORAGE_ERROR} if writing failed
    */
-  public void saveCheckpoint(Path file) {
+  public FileDigest saveCheckpoint(Path file) {
     List<UnitCheckpoint.FieldCellsData> data = new ArrayList<>();
     lock.readLock().lock();
     try {
@@ -456,7 +460,7 @@ public final class StorageUnit implements AutoCloseable {
     }
     try (UnitCheckpoint.Contents contents =
         new UnitCheckpoint.Contents(id, capacity == Long.MAX_VALUE ? -1 : capacity, data)) {
-      UnitCheckpoint.write(file, contents, allocator);
+      return UnitCheckpoint.write(file, contents, allocator);
     } catch (IOException e) {
       throw new StorageException(
           ErrorCode.STORAGE_ERROR,
@@ -474,13 +478,33 @@ public final class StorageUnit implements AutoCloseable {
    *     malformed one, {@code OUT_OF_MEMORY} if the cells do not fit the unit's allocator
    */
   public void loadCheckpoint(Path file) {
-    install(readCheckpoint(file));
+    install(readCheckpoint(file, CheckpointDigests.none()));
+  }
+
+  /**
+   * Reads a checkpoint file into memory of this unit's allocator and verifies it, in one pass,
+   * without changing the unit; {@link StorageManager.PreparedLoad#commit()} then replaces the
+   * unit's state (and cannot fail), {@link StorageManager.PreparedLoad#close()} discards it.
+   *
+   * @param file a file written by {@link #saveCheckpoint}
+   * @param expected the manifest's size and CRC32C of the file, or null to check only its structure
+   * @return the staged contents
+   * @throws StorageException as {@link #loadCheckpoint}; {@code CORRUPT_DATA} also when the size or
+   *     checksum differs from {@code expected}
+   */
+  public StorageManager.PreparedLoad prepareLoadCheckpoint(Path file, FileDigest expected) {
+    CheckpointDigests digests =
+        expected == null
+            ? CheckpointDigests.none()
+            : CheckpointDigests.expecting(
+                file.toAbsolutePath().getParent(), Map.of(file.getFileName().toString(), expected));
+    return new StagedUnitLoad(List.of(this), List.of(readCheckpoint(file, digests)));
   }
 
   /** Reads a checkpoint into blocks of this unit's allocator, without changing the unit. */
-  UnitCheckpoint.Contents readCheckpoint(Path file) {
+  UnitCheckpoint.Contents readCheckpoint(Path file, CheckpointDigests digests) {
     ensureOpenNow();
-    return UnitCheckpoint.read(file, allocator);
+    return UnitCheckpoint.read(file, allocator, digests);
   }
 
   /** Replaces the unit's state by {@code contents}, taking ownership of its blocks. */

@@ -1,19 +1,11 @@
 package org.transferqueue.storage.simple;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.codec.EncodedValue;
 import org.transferqueue.codec.PackedValueCodec;
@@ -21,6 +13,10 @@ import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
+import org.transferqueue.storage.checkpoint.CheckpointFileReader;
+import org.transferqueue.storage.checkpoint.CheckpointFileWriter;
+import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.TensorUtils;
 
@@ -40,14 +36,14 @@ import org.transferqueue.tensor.TensorUtils;
  * </pre>
  *
  * <p>A file is written to a temporary sibling and moved into place, so a crash never leaves a
- * half-written checkpoint under the final name. Every length read is checked against the bytes left
- * in the file before memory is allocated; a bad file is {@code CORRUPT_DATA}. Stateless.
+ * half-written checkpoint under the final name; its CRC32C is computed while writing and checked
+ * while reading (one pass each way). Every length read is checked against the bytes left in the
+ * file before memory is allocated; a bad file is {@code CORRUPT_DATA}. Stateless.
  */
 final class UnitCheckpoint {
   static final int MAGIC = 0x55535154; // "TQSU" little-endian
   static final int VERSION = 1;
   static final int OBJECT_DTYPE = 0xFF;
-  private static final int MAX_NAME_BYTES = 1 << 16;
   private static final int MAX_RANK = 64;
 
   private UnitCheckpoint() {}
@@ -70,79 +66,69 @@ final class UnitCheckpoint {
   }
 
   /**
-   * Writes {@code contents} to {@code file}; the blocks stay owned by the caller. Object cells are
-   * packed in scratch memory from {@code allocator}.
+   * Writes {@code contents} to {@code file}, computing the file's CRC32C on the way; the blocks
+   * stay owned by the caller. Object cells are packed in scratch memory from {@code allocator}.
+   *
+   * @return the size and checksum of the written file
    */
-  static void write(Path file, Contents contents, BufferAllocator allocator) throws IOException {
+  static FileDigest write(Path file, Contents contents, BufferAllocator allocator)
+      throws IOException {
     Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
-    try (FileChannel channel =
-        FileChannel.open(
-            temporary,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE)) {
-      byte[] id = contents.unitId().getBytes(StandardCharsets.UTF_8);
-      ByteBuffer header = little(16 + id.length + 12);
-      header.putInt(MAGIC).putInt(VERSION).putInt(id.length).put(id);
-      header.putLong(contents.capacity()).putInt(contents.fields().size());
-      writeFully(channel, header.flip());
+    FileDigest digest;
+    try (CheckpointFileWriter out = CheckpointFileWriter.create(temporary)) {
+      out.i32(MAGIC).i32(VERSION).string(contents.unitId());
+      out.i64(contents.capacity()).i32(contents.fields().size());
       for (FieldCellsData field : contents.fields()) {
-        byte[] name = field.field().getBytes(StandardCharsets.UTF_8);
-        writeFully(
-            channel,
-            little(8 + name.length)
-                .putInt(name.length)
-                .put(name)
-                .putInt(field.cells().size())
-                .flip());
+        out.string(field.field()).i32(field.cells().size());
         for (CellRef cell : field.cells()) {
-          writeCell(channel, cell, allocator);
+          writeCell(out, cell, allocator);
         }
       }
-      channel.force(true);
+      digest = out.finish();
     }
     Files.move(
         temporary, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    return digest;
   }
 
-  private static void writeCell(FileChannel channel, CellRef cell, BufferAllocator allocator)
+  private static void writeCell(CheckpointFileWriter out, CellRef cell, BufferAllocator allocator)
       throws IOException {
     CellBlock block = cell.block();
     if (block.kind() == CellBlock.Kind.OBJECT) {
       EncodedValue encoded = ValueEncoder.encode(ObjectCells.plain(block.value(cell.row())));
       long size = encoded.packedSize();
-      ByteBuffer meta = little(12 + 8).putLong(cell.gi()).put((byte) 2).put((byte) OBJECT_DTYPE);
-      writeFully(channel, meta.put((byte) 0).put((byte) 0).putLong(size).flip());
+      out.i64(cell.gi()).u8(2).u8(OBJECT_DTYPE).u8(0).u8(0).i64(size);
       try (NativeBuffer packed = allocator.allocate(size)) {
         encoded.packInto(packed.segment());
-        writeFully(channel, packed.segment().asByteBuffer());
+        out.bytes(packed.segment());
       }
       return;
     }
     long[] shape = block.rowShape(cell.row());
-    ByteBuffer meta = little(12 + 8 * shape.length + 8).putLong(cell.gi());
-    meta.put((byte) (block.kind() == CellBlock.Kind.DENSE ? 0 : 1))
-        .put((byte) block.dtype().code());
-    meta.put((byte) shape.length).put((byte) 0);
+    out.i64(cell.gi())
+        .u8(block.kind() == CellBlock.Kind.DENSE ? 0 : 1)
+        .u8(block.dtype().code())
+        .u8(shape.length)
+        .u8(0);
     for (long dim : shape) {
-      meta.putLong(dim);
+      out.i64(dim);
     }
-    long bytes = block.rowBytes(cell.row());
-    writeFully(channel, meta.putLong(bytes).flip());
-    writeFully(channel, block.rowSegment(cell.row()).asByteBuffer());
+    out.i64(block.rowBytes(cell.row()));
+    out.bytes(block.rowSegment(cell.row()));
   }
 
   /**
-   * Reads a checkpoint into blocks of {@code allocator}.
+   * Reads a checkpoint into blocks of {@code allocator}, verifying the file's CRC32C in the same
+   * pass when {@code digests} knows it.
    *
+   * @param digests the manifest's digests (the file is marked verified there)
    * @return the contents, which the caller owns
    * @throws StorageException with {@code NOT_FOUND} for a missing file, {@code CORRUPT_DATA} for a
-   *     malformed one, {@code STORAGE_ERROR} for an I/O failure
+   *     malformed or altered one, {@code STORAGE_ERROR} for an I/O failure
    */
-  static Contents read(Path file, BufferAllocator allocator) {
+  static Contents read(Path file, BufferAllocator allocator, CheckpointDigests digests) {
     List<FieldCellsData> fields = new ArrayList<>();
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-      Reader in = new Reader(channel, file);
+    try (CheckpointFileReader in = CheckpointFileReader.open(file, digests.expected(file))) {
       if (in.i32() != MAGIC) {
         throw in.corrupt("not a storage unit checkpoint (bad magic)");
       }
@@ -162,22 +148,16 @@ final class UnitCheckpoint {
           cells.add(readCell(in, field, allocator));
         }
       }
+      in.finish(digests);
       return new Contents(unitId, capacity, fields);
-    } catch (NoSuchFileException e) {
-      new Contents("", -1, fields).close();
-      throw new StorageException(ErrorCode.NOT_FOUND, "checkpoint file not found: " + file, e);
-    } catch (IOException e) {
-      new Contents("", -1, fields).close();
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR, "cannot read checkpoint " + file + ": " + e, e);
     } catch (RuntimeException e) {
       new Contents("", -1, fields).close();
       throw e;
     }
   }
 
-  private static CellRef readCell(Reader in, String field, BufferAllocator allocator)
-      throws IOException {
+  private static CellRef readCell(
+      CheckpointFileReader in, String field, BufferAllocator allocator) {
     long gi = in.i64();
     int kind = in.u8();
     int dtypeCode = in.u8();
@@ -215,94 +195,6 @@ final class UnitCheckpoint {
     } catch (RuntimeException e) {
       buffer.close();
       throw e;
-    }
-  }
-
-  private static ByteBuffer little(int capacity) {
-    return ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
-  }
-
-  private static void writeFully(FileChannel channel, ByteBuffer buffer) throws IOException {
-    while (buffer.hasRemaining()) {
-      channel.write(buffer);
-    }
-  }
-
-  /** Bounds-checked little-endian reads from a file channel. */
-  private static final class Reader {
-    private final FileChannel channel;
-    private final Path file;
-    private final ByteBuffer scratch = little(8);
-
-    Reader(FileChannel channel, Path file) {
-      this.channel = channel;
-      this.file = file;
-    }
-
-    private ByteBuffer fill(int n) throws IOException {
-      scratch.clear().limit(n);
-      while (scratch.hasRemaining()) {
-        if (channel.read(scratch) < 0) {
-          throw corrupt("truncated at byte " + channel.position());
-        }
-      }
-      return scratch.flip();
-    }
-
-    int u8() throws IOException {
-      return fill(1).get() & 0xFF;
-    }
-
-    int i32() throws IOException {
-      return fill(4).getInt();
-    }
-
-    long i64() throws IOException {
-      return fill(8).getLong();
-    }
-
-    int count(String what) throws IOException {
-      int n = i32();
-      if (n < 0) {
-        throw corrupt(what + "=" + n + " < 0");
-      }
-      return n;
-    }
-
-    long length(String what) throws IOException {
-      long n = i64();
-      long left = channel.size() - channel.position();
-      if (n < 0 || n > left) {
-        throw corrupt(what + "=" + n + " but " + left + " bytes are left");
-      }
-      return n;
-    }
-
-    String string() throws IOException {
-      int n = i32();
-      if (n < 0 || n > MAX_NAME_BYTES || n > channel.size() - channel.position()) {
-        throw corrupt("string length " + n + " at byte " + (channel.position() - 4));
-      }
-      ByteBuffer bytes = ByteBuffer.allocate(n);
-      while (bytes.hasRemaining()) {
-        if (channel.read(bytes) < 0) {
-          throw corrupt("truncated string");
-        }
-      }
-      return new String(bytes.array(), StandardCharsets.UTF_8);
-    }
-
-    void readInto(MemorySegment target) throws IOException {
-      ByteBuffer buffer = target.asByteBuffer();
-      while (buffer.hasRemaining()) {
-        if (channel.read(buffer) < 0) {
-          throw corrupt("truncated cell at byte " + channel.position());
-        }
-      }
-    }
-
-    StorageException corrupt(String what) {
-      return new StorageException(ErrorCode.CORRUPT_DATA, "checkpoint " + file + ": " + what);
     }
   }
 }
