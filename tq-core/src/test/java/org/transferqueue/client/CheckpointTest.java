@@ -273,10 +273,6 @@ class CheckpointTest {
 
   @Test
   void shouldRejectMalformedStorageFileEvenWithMatchingChecksums() {
-    // Over loopback the units validate their files only when the load commits, after the
-    // controller's state was replaced: the cross-unit prepare/commit of a remote load is issue #7
-    // (branch ckpt). Remove this assumption when it lands; the test then runs unchanged.
-    assumeTrue(deployment == Deployment.EMBEDDED, "remote unit files are validated at commit");
     // A foreign writer: the unit file's magic is wrong although the manifest agrees with it.
     assertLoadFailsUnchanged(
         dir -> {

@@ -21,6 +21,7 @@ import org.transferqueue.ProtocolException;
 import org.transferqueue.StorageException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ColumnKind;
@@ -31,7 +32,7 @@ import org.transferqueue.transport.InProcessExchange;
 import org.transferqueue.transport.Request;
 
 /**
- * Every storage-unit message type (200-206) encoded by {@link RemoteStorageUnit}, decoded and
+ * Every storage-unit message type (200-208) encoded by {@link RemoteStorageUnit}, decoded and
  * answered by {@link StorageUnitServer}'s handlers and decoded again by the proxy, in this thread:
  * no byte crosses a socket.
  */
@@ -103,12 +104,17 @@ class StorageUnitMessagesTest {
       assertThat(remote.stats()).isEqualTo(unit.stats());
       assertThat(remote.stats().samples()).isEqualTo(3);
       assertThat(remote.stats().capacitySamples()).hasValue(8);
-      // SAVE_CHECKPOINT, LOAD_CHECKPOINT
+      // SAVE_CHECKPOINT; PREPARE_LOAD then ABORT_LOAD changes nothing; PREPARE_LOAD, COMMIT_LOAD
       String file = dir.resolve("unit-0.ckpt").toString();
-      RemoteStorageUnit.join(remote.saveCheckpointAsync(file));
+      FileDigest digest = RemoteStorageUnit.join(remote.saveCheckpointAsync(file));
       RemoteStorageUnit.join(remote.clearAsync(new long[] {11, 12, 21}));
       assertThat(unit.stats().samples()).isZero();
-      RemoteStorageUnit.join(remote.loadCheckpointAsync(file));
+      RemoteStorageUnit.join(remote.prepareLoadAsync(1, file, digest));
+      RemoteStorageUnit.join(remote.abortLoadAsync(1));
+      assertThat(unit.stats().samples()).isZero();
+      RemoteStorageUnit.join(remote.prepareLoadAsync(2, file, digest));
+      assertThat(unit.stats().samples()).isZero();
+      RemoteStorageUnit.join(remote.commitLoadAsync(2));
       assertThat(unit.contains(12, FIELDS)).isTrue();
       assertThat(unit.contains(21, FIELDS)).isTrue();
       assertThat(unit.contains(10, FIELDS)).isFalse();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
@@ -24,6 +26,8 @@ import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.InProcessExchange;
 import org.transferqueue.transport.Request;
@@ -89,7 +93,8 @@ class StoreNodeMessagesTest {
   }
 
   @Test
-  void shouldEncodeAndDecodeEveryMessageTypeWithoutSockets(BufferAllocator allocator) {
+  void shouldEncodeAndDecodeEveryMessageTypeWithoutSockets(
+      BufferAllocator allocator, @TempDir Path dir) {
     Set<Integer> sent = new TreeSet<>();
     try (Nodes nodes = new Nodes(allocator);
         NativeBuffer arena = allocator.allocate(SEGMENT)) {
@@ -143,6 +148,23 @@ class StoreNodeMessagesTest {
         assertThat(store.batchRemove(List.of("a", "missing"), true)).containsExactly(0, -704);
         assertThat(store.removeByRegex("^x.*", false)).isEqualTo(2);
         assertThat(store.isExist("x1")).isZero();
+        // SAVE_CHECKPOINT; PREPARE_LOAD then ABORT_LOAD changes nothing; PREPARE_LOAD, COMMIT_LOAD
+        CheckpointDigests digests = CheckpointDigests.recording(dir);
+        store.saveCheckpoint(dir, digests);
+        CheckpointDigests expected = CheckpointDigests.expecting(dir, digests.recorded());
+        assertThat(store.removeAll(true)).isEqualTo(3);
+        assertThat(store.batchIsExist(List.of("b", "c", "d"))).containsOnly(0);
+        StorageManager.PreparedLoad aborted = store.prepareLoadCheckpoint(dir, expected);
+        assertThat(store.isExist("b")).isZero();
+        aborted.close();
+        assertThat(store.isExist("b")).isZero();
+        try (StorageManager.PreparedLoad load = store.prepareLoadCheckpoint(dir, expected)) {
+          load.commit();
+        }
+        assertThat(store.batchIsExist(List.of("b", "c", "d"))).containsOnly(1);
+        try (NativeBuffer b = store.get("b")) {
+          assertThat(allBytes(b.segment(), 2)).isTrue();
+        }
         assertThat(store.removeAll(true)).isEqualTo(3);
         assertThat(store.batchIsExist(List.of("b", "c", "d"))).containsOnly(0);
         for (EmbeddedObjectStore engine : nodes.engines) {
