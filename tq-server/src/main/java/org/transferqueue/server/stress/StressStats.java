@@ -20,7 +20,7 @@ final class StressStats {
 
   private final Map<StressOp, LongAdder> operations = new EnumMap<>(StressOp.class);
   private final Map<StressOp, LongAdder> bytes = new EnumMap<>(StressOp.class);
-  private final Map<StressOp, LatencyHistogram> latencies = new EnumMap<>(StressOp.class);
+  private final Map<StressOp, LogBucketHistogram> latencies = new EnumMap<>(StressOp.class);
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
   private final LongAdder rowsWritten = new LongAdder();
   private final LongAdder rowsVerified = new LongAdder();
@@ -32,7 +32,7 @@ final class StressStats {
     for (StressOp op : StressOp.values()) {
       operations.put(op, new LongAdder());
       bytes.put(op, new LongAdder());
-      latencies.put(op, new LatencyHistogram());
+      latencies.put(op, new LogBucketHistogram());
     }
   }
 
@@ -105,7 +105,7 @@ final class StressStats {
   Map<StressOp, StressResult.OpFigures> figures() {
     Map<StressOp, StressResult.OpFigures> out = new EnumMap<>(StressOp.class);
     for (StressOp op : StressOp.values()) {
-      LatencyHistogram h = latencies.get(op);
+      LogBucketHistogram h = latencies.get(op);
       out.put(
           op,
           new StressResult.OpFigures(

@@ -4,13 +4,14 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAccumulator;
 
 /**
- * A concurrent histogram of durations in nanoseconds with logarithmic buckets: each power of two is
- * split into {@value #SUB_BUCKETS} equal parts, so a percentile is reported within 1/16 (about 6 %)
- * of the recorded value. Values from 0 to 2^62 ns are accepted (negative values count as 0).
- * Recording is lock-free; reading while others record gives a consistent-enough snapshot for a
- * report. Thread-safe.
+ * A concurrent histogram of durations in nanoseconds with log-linear buckets (unlike the
+ * Prometheus-style {@code metrics.LatencyHistogram}, whose fixed bounds are too coarse for a p99
+ * report): each power of two is split into {@value #SUB_BUCKETS} equal parts, so a percentile is
+ * reported within 1/16 (about 6 %) of the recorded value. Values from 0 to 2^62 ns are accepted
+ * (negative values count as 0). Recording is lock-free; reading while others record gives a
+ * consistent-enough snapshot for a report. Thread-safe.
  */
-public final class LatencyHistogram {
+public final class LogBucketHistogram {
   private static final int SUB_BITS = 4;
   private static final int SUB_BUCKETS = 1 << SUB_BITS;
   private static final int MAGNITUDES = 63;
@@ -19,7 +20,7 @@ public final class LatencyHistogram {
   private final LongAccumulator max = new LongAccumulator(Math::max, 0);
 
   /** Creates an empty histogram. */
-  public LatencyHistogram() {}
+  public LogBucketHistogram() {}
 
   /**
    * Records one duration.

@@ -1,0 +1,71 @@
+package org.transferqueue.server.stress;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.server.bench.BenchBackend;
+
+/**
+ * Many concurrent clients against a controller and two storage servers of each backend, in this JVM
+ * over loopback sockets: nothing lost, nothing corrupted, no error, no client memory left.
+ */
+@ExtendWith(LeakCheckExtension.class)
+class StressRunnerTest {
+
+  private static StressResult run(
+      BenchBackend backend, BufferAllocator allocator, int clients, Duration duration) {
+    StressPlan plan =
+        new StressPlan(clients, 8, duration, 4, 4096, Duration.ofSeconds(60), true, 7L);
+    try (InProcessServers servers = new InProcessServers(backend, allocator)) {
+      return new StressRunner(plan, System::nanoTime)
+          .run(servers.clientConfig(), java.util.Map::of);
+    }
+  }
+
+  private static void assertClean(StressResult result, int clients) {
+    assertThat(result.problems()).as("problems").isEmpty();
+    assertThat(result.errors()).as("errors by code").isEmpty();
+    assertThat(result.lost()).as("lost").isZero();
+    assertThat(result.corrupted()).as("corrupted").isZero();
+    assertThat(result.leakedBytes()).as("leaked client bytes").isZero();
+    assertThat(result.clean()).isTrue();
+    // Every client finished at least one iteration on its own partition and one on the shared.
+    assertThat(result.iterations()).isGreaterThanOrEqualTo(2L * clients);
+    assertThat(result.rowsVerified()).isEqualTo(result.rowsWritten()).isPositive();
+    for (StressOp op : StressOp.values()) {
+      assertThat(result.operations().get(op).count()).as(op.label()).isEqualTo(result.iterations());
+    }
+    assertThat(result.operations().get(StressOp.GET).bytes())
+        .isEqualTo(result.operations().get(StressOp.PUT).bytes());
+    assertThat(result.peakRssBytes()).containsKey("client");
+  }
+
+  @ParameterizedTest
+  @EnumSource(BenchBackend.class)
+  @Timeout(60)
+  void shouldLoseAndCorruptNothingWhen64ClientsShareTheServers(
+      BenchBackend backend, BufferAllocator allocator) {
+    StressResult result = run(backend, allocator, 64, Duration.ofSeconds(3));
+
+    assertClean(result, 64);
+    assertThat(result.backend()).isEqualTo(backend.configName());
+  }
+
+  @Tag("slow")
+  @ParameterizedTest
+  @EnumSource(BenchBackend.class)
+  @Timeout(300)
+  void shouldLoseAndCorruptNothingWhen1024ClientsShareTheServers(
+      BenchBackend backend, BufferAllocator allocator) {
+    StressResult result = run(backend, allocator, 1024, Duration.ofSeconds(20));
+
+    assertClean(result, 1024);
+  }
+}
