@@ -75,7 +75,12 @@ final class StressReport {
       }
       List<String> rss = new ArrayList<>();
       r.peakRssBytes().forEach((name, bytes) -> rss.add(name + " " + mib(bytes)));
-      out.println(r.backend() + ": peak RSS (VmHWM): " + String.join(", ", rss));
+      out.println(
+          r.backend()
+              + ": peak RSS (VmHWM): "
+              + String.join(", ", rss)
+              + "; client off-heap peak "
+              + mib(r.offHeapPeakBytes()));
       for (String problem : r.problems()) {
         out.println(r.backend() + ": " + problem.replaceAll("\\R", " "));
       }
@@ -137,6 +142,7 @@ final class StressReport {
       m.put("lost", r.lost());
       m.put("corrupted", r.corrupted());
       m.put("leakedBytes", r.leakedBytes());
+      m.put("offHeapPeakBytes", r.offHeapPeakBytes());
       m.put("peakRssBytes", new LinkedHashMap<>(r.peakRssBytes()));
       m.put("problems", r.problems());
       m.put("clean", r.clean());

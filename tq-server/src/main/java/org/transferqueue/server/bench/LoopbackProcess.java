@@ -122,7 +122,7 @@ final class LoopbackProcess implements AutoCloseable {
    * @return bytes, or -1 when unknown (not Linux, or the child has exited)
    */
   long peakRssBytes() {
-    return ProcessMemory.peakRssBytes(process.pid());
+    return PeakRss.peakRssBytes(process.pid());
   }
 
   @Override

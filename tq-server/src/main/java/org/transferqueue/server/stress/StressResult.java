@@ -23,6 +23,9 @@ import java.util.Map;
  * @param corrupted rows read back with a bad checksum, a wrong header or delivered to the wrong
  *     reader or twice
  * @param leakedBytes client memory still allocated after every client closed its batches
+ * @param offHeapPeakBytes the most off-heap memory the client process had allocated at once: the
+ *     run's data allocator plus every client's allocator (each peak taken separately, so an upper
+ *     bound)
  * @param peakRssBytes peak resident memory ({@code VmHWM}) by process name: {@code client} and the
  *     servers; -1 where unknown
  * @param problems the first problems in words
@@ -42,6 +45,7 @@ public record StressResult(
     long lost,
     long corrupted,
     long leakedBytes,
+    long offHeapPeakBytes,
     Map<String, Long> peakRssBytes,
     List<String> problems) {
 

@@ -27,7 +27,7 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.server.bench.BenchBackend;
 import org.transferqueue.server.bench.LoopbackServers;
-import org.transferqueue.server.bench.ProcessMemory;
+import org.transferqueue.server.bench.PeakRss;
 import org.transferqueue.server.config.TqConfigs;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DenseColumn;
@@ -116,6 +116,7 @@ public final class StressRunner {
     SharedLedger ledger = new SharedLedger();
     List<TqClient> connections = new ArrayList<>();
     long leaked = 0;
+    long offHeapPeak = 0;
     double seconds;
     long iterations = 0;
     try (RootAllocator data =
@@ -148,15 +149,19 @@ public final class StressRunner {
         }
         drainShared(connections.getFirst().client(), stats, ledger);
       } finally {
+        for (TqClient connection : connections) {
+          offHeapPeak += connection.allocator().peakBytes();
+        }
         leaked += closeAll(connections, stats);
       }
       leaked += data.allocatedBytes();
+      offHeapPeak += data.peakBytes();
     }
     if (ledger.unread() > 0) {
       stats.lost(ledger.unread(), "shared rows never read, e.g. " + ledger.sampleUnread(5));
     }
     Map<String, Long> rss = new LinkedHashMap<>();
-    rss.put("client", ProcessMemory.ownPeakRssBytes());
+    rss.put("client", PeakRss.ownPeakRssBytes());
     rss.putAll(serverPeakRss.peakRssBytes());
     return new StressResult(
         config.backend().storageBackend().configName(),
@@ -173,6 +178,7 @@ public final class StressRunner {
         stats.lost(),
         stats.corrupted(),
         leaked,
+        offHeapPeak,
         rss,
         stats.problems());
   }

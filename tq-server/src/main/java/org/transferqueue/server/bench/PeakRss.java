@@ -4,9 +4,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Reads the peak resident memory of a process from {@code /proc/<pid>/status} (Linux). */
-public final class ProcessMemory {
-  private ProcessMemory() {}
+/**
+ * Reads the peak resident memory ({@code VmHWM}) of any process from {@code /proc/<pid>/status}
+ * (Linux); {@code metrics.ProcessMemory} reads the current {@code VmRSS} of this one. Stateless.
+ */
+public final class PeakRss {
+  private PeakRss() {}
 
   /**
    * The peak resident set size ({@code VmHWM}) of a process.
