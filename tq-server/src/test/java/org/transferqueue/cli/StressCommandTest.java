@@ -73,9 +73,10 @@ class StressCommandTest {
     assertThat(number(result.get("corrupted"))).isZero();
     assertThat(map(result.get("errors"))).isEmpty();
     assertThat(number(result.get("rowsVerified"))).isEqualTo(number(result.get("rowsWritten")));
-    assertThat(number(result.get("rowsVerified"))).isGreaterThanOrEqualTo(2 * 16 * 4);
+    assertThat(number(result.get("rowsVerified"))).isGreaterThanOrEqualTo(3 * 16 * 4);
     Map<String, Object> operations = map(result.get("operations"));
-    assertThat(operations).containsOnlyKeys("put", "fetch", "get", "clear");
+    assertThat(operations)
+        .containsOnlyKeys("put", "fetch", "get", "clear", "kv_put", "kv_get", "kv_clear");
     Map<String, Object> get = map(operations.get("get"));
     assertThat(number(get.get("bytes"))).isEqualTo(number(map(operations.get("put")).get("bytes")));
     assertThat(((Number) get.get("p99Ms")).doubleValue())

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.LongSupplier;
 import org.transferqueue.TqException;
+import org.transferqueue.client.KvApi;
 import org.transferqueue.client.MetaClient;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
@@ -26,7 +27,8 @@ import org.transferqueue.tensor.Tensor;
  * of checksummed rows into the client's own partition, fetches it back through the controller's
  * sampler (which marks it consumed), gets the data, verifies every row and clears the samples; then
  * does the same on the partition shared by all clients, where the fetched rows are usually other
- * clients' and are matched against the {@link SharedLedger}.
+ * clients' and are matched against the {@link SharedLedger}; then puts rows under keys of the
+ * key-value partition all clients share, reads them back by key and clears the keys.
  *
  * <p>A batch has three fields: {@code payload} ({@code uint8 [rows, width]}, see {@link
  * StressPayload}), {@code tag} ({@code int64 [rows, 2]}: client id and sequence) and {@code note}
@@ -36,11 +38,13 @@ import org.transferqueue.tensor.Tensor;
  */
 final class StressClient implements Runnable {
   static final String SHARED_PARTITION = "stress_shared";
+  static final String KV_PARTITION = "stress_kv";
   static final String TASK = "stress";
   static final List<String> FIELDS = List.of("note", "payload", "tag");
 
   private final int id;
   private final MetaClient client;
+  private final KvApi kv;
   private final BufferAllocator allocator;
   private final StressPlan plan;
   private final StressStats stats;
@@ -57,6 +61,7 @@ final class StressClient implements Runnable {
   StressClient(
       int id,
       MetaClient client,
+      KvApi kv,
       BufferAllocator allocator,
       StressPlan plan,
       StressStats stats,
@@ -65,6 +70,7 @@ final class StressClient implements Runnable {
       long deadlineNanos) {
     this.id = id;
     this.client = client;
+    this.kv = kv;
     this.allocator = allocator;
     this.plan = plan;
     this.stats = stats;
@@ -76,7 +82,7 @@ final class StressClient implements Runnable {
     this.ownWidth = plan.ownWidth(id);
   }
 
-  /** Iterations this client completed (own plus shared counts two). */
+  /** Iterations this client completed (own, shared and key-value partition count one each). */
   long iterations() {
     return iterations;
   }
@@ -90,6 +96,9 @@ final class StressClient implements Runnable {
         guarded(() -> client.clearPartition(ownPartition));
       }
       if (guarded(this::sharedIteration)) {
+        iterations++;
+      }
+      if (guarded(this::kvIteration)) {
         iterations++;
       }
     }
@@ -165,6 +174,45 @@ final class StressClient implements Runnable {
       }
     }
     clear(fetched);
+  }
+
+  /**
+   * Puts rows under this client's keys of the key-value partition all clients share, reads them
+   * back by key (rows in key order) and clears the keys.
+   */
+  private void kvIteration() {
+    long first = nextSequence;
+    nextSequence += plan.rows();
+    List<String> keys = new ArrayList<>(plan.rows());
+    List<Map<String, Object>> tags = new ArrayList<>(plan.rows());
+    for (int i = 0; i < plan.rows(); i++) {
+      keys.add(note(id, first + i));
+      tags.add(Map.of("sequence", first + i));
+    }
+    try (Batch batch = batch(plan.valueBytes(), first)) {
+      long start = nanoClock.getAsLong();
+      kv.batchPut(keys, KV_PARTITION, batch, tags);
+      stats.operation(StressOp.KV_PUT, nanoClock.getAsLong() - start, bytes(batch));
+      stats.written(batch.rowCount());
+    }
+    long start = nanoClock.getAsLong();
+    try (Batch read = kv.batchGet(keys, KV_PARTITION, null)) {
+      stats.operation(StressOp.KV_GET, nanoClock.getAsLong() - start, bytes(read));
+      if (read.rowCount() != keys.size()) {
+        stats.lost(
+            Math.max(0, keys.size() - read.rowCount()),
+            KV_PARTITION + ": a get of " + keys.size() + " keys returned " + read.rowCount());
+      }
+      if (plan.verify()) {
+        for (int p = 0; p < Math.min(read.rowCount(), keys.size()); p++) {
+          verifyRow(
+              read, p, plan.valueBytes(), KV_PARTITION + " key " + keys.get(p), id, first + p);
+        }
+      }
+    }
+    start = nanoClock.getAsLong();
+    kv.clear(keys, KV_PARTITION);
+    stats.operation(StressOp.KV_CLEAR, nanoClock.getAsLong() - start, 0);
   }
 
   private BatchMeta put(String partition, int width, long firstSequence) {

@@ -14,7 +14,8 @@ import java.util.Map;
  * @param rows rows per put
  * @param valueBytes the widest payload row in bytes
  * @param seconds wall time of the workload, from the first client's start to the last one's end
- * @param iterations completed iterations (own plus shared partition) of all clients
+ * @param iterations completed iterations of all clients (one on the own, the shared and the
+ *     key-value partition count one each)
  * @param operations per operation: count, bytes, latency percentiles
  * @param errors error count by error code name (or exception class for an untyped error)
  * @param rowsWritten rows put

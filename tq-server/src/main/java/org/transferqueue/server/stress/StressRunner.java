@@ -133,6 +133,7 @@ public final class StressRunner {
               new StressClient(
                   i,
                   connections.get(i % connections.size()).client(),
+                  connections.get(i % connections.size()).kv(),
                   data,
                   plan,
                   stats,

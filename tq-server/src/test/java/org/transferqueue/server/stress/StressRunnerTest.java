@@ -3,6 +3,8 @@ package org.transferqueue.server.stress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -24,8 +26,7 @@ class StressRunnerTest {
     StressPlan plan =
         new StressPlan(clients, 8, duration, 4, 4096, Duration.ofSeconds(60), true, 7L);
     try (InProcessServers servers = new InProcessServers(backend, allocator)) {
-      return new StressRunner(plan, System::nanoTime)
-          .run(servers.clientConfig(), java.util.Map::of);
+      return new StressRunner(plan, System::nanoTime).run(servers.clientConfig(), Map::of);
     }
   }
 
@@ -36,14 +37,25 @@ class StressRunnerTest {
     assertThat(result.corrupted()).as("corrupted").isZero();
     assertThat(result.leakedBytes()).as("leaked client bytes").isZero();
     assertThat(result.clean()).isTrue();
-    // Every client finished at least one iteration on its own partition and one on the shared.
-    assertThat(result.iterations()).isGreaterThanOrEqualTo(2L * clients);
+    // Every client finished at least one iteration on each of its three partitions.
+    assertThat(result.iterations()).isGreaterThanOrEqualTo(3L * clients);
     assertThat(result.rowsVerified()).isEqualTo(result.rowsWritten()).isPositive();
-    for (StressOp op : StressOp.values()) {
-      assertThat(result.operations().get(op).count()).as(op.label()).isEqualTo(result.iterations());
+    Map<StressOp, StressResult.OpFigures> ops = result.operations();
+    long puts = ops.get(StressOp.PUT).count();
+    long kvPuts = ops.get(StressOp.KV_PUT).count();
+    assertThat(puts + kvPuts).isEqualTo(result.iterations());
+    assertThat(kvPuts).isGreaterThanOrEqualTo(clients);
+    for (StressOp op : List.of(StressOp.FETCH, StressOp.GET, StressOp.CLEAR)) {
+      assertThat(ops.get(op).count()).as(op.label()).isEqualTo(puts);
     }
-    assertThat(result.operations().get(StressOp.GET).bytes())
-        .isEqualTo(result.operations().get(StressOp.PUT).bytes());
+    for (StressOp op : List.of(StressOp.KV_GET, StressOp.KV_CLEAR)) {
+      assertThat(ops.get(op).count()).as(op.label()).isEqualTo(kvPuts);
+    }
+    assertThat(ops.get(StressOp.GET).bytes()).isEqualTo(ops.get(StressOp.PUT).bytes());
+    assertThat(ops.get(StressOp.KV_GET).bytes()).isEqualTo(ops.get(StressOp.KV_PUT).bytes());
+    assertThat(ops.get(StressOp.GET).p99Nanos())
+        .isGreaterThanOrEqualTo(ops.get(StressOp.GET).p50Nanos())
+        .isPositive();
     assertThat(result.peakRssBytes()).containsKey("client");
   }
 
