@@ -1,6 +1,7 @@
 package org.transferqueue.cli;
 
 import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,6 +68,11 @@ final class StressReport {
           r.leakedBytes());
     }
     summary.print(out);
+    out.printf(
+        Locale.ROOT,
+        "%d cores, load average %.1f at the end (other processes share the cores)%n",
+        Runtime.getRuntime().availableProcessors(),
+        loadAverage());
     for (StressResult r : results) {
       out.println();
       out.printf("%s: lost: %d, corrupted: %d%n", r.backend(), r.lost(), r.corrupted());
@@ -112,6 +118,7 @@ final class StressReport {
     machine.put("jdk", System.getProperty("java.runtime.version"));
     machine.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
     machine.put("cores", Runtime.getRuntime().availableProcessors());
+    machine.put("loadAverageAtEnd", loadAverage());
     doc.put("machine", machine);
     List<Object> out = new ArrayList<>();
     for (StressResult r : results) {
@@ -151,6 +158,11 @@ final class StressReport {
     doc.put("results", out);
     doc.put("clean", results.stream().allMatch(StressResult::clean));
     return doc;
+  }
+
+  /** The one-minute load average of the machine, or -1 where the platform does not say. */
+  static double loadAverage() {
+    return ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
   }
 
   private static String gb(long bytes) {
