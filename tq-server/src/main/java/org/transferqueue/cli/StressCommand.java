@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
 import org.transferqueue.TqException;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.bench.BenchBackend;
+import org.transferqueue.server.stress.StressFlow;
 import org.transferqueue.server.stress.StressOp;
 import org.transferqueue.server.stress.StressPlan;
 import org.transferqueue.server.stress.StressResult;
@@ -108,6 +109,15 @@ final class StressCommand implements Callable<Integer> {
       description = "Check every row read against what was written (checksum, writer, sequence).")
   boolean verify;
 
+  @Option(
+      names = "--flows",
+      defaultValue = "all",
+      description =
+          "Flows every client repeats, comma-separated: own (its own partition), shared (the"
+              + " partition all clients share), kv (key-value calls on a shared partition), or all"
+              + " (default ${DEFAULT-VALUE}).")
+  String flows;
+
   @Option(names = "--seed", defaultValue = "42", description = "Seed of the random payloads.")
   long seed;
 
@@ -123,7 +133,8 @@ final class StressCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     out.printf(
-        "tq stress: %s, %d clients on %d connections, %s, %d rows of up to %d bytes, verify %s%n",
+        "tq stress: %s, %d clients on %d connections, %s, %d rows of up to %d bytes, flows %s,"
+            + " verify %s%n",
         connectTo == null
             ? String.join(",", backends.stream().map(BenchBackend::configName).toList())
                 + " (loopback child processes)"
@@ -133,6 +144,7 @@ final class StressCommand implements Callable<Integer> {
         describe(plan.duration()),
         plan.rows(),
         plan.valueBytes(),
+        String.join(",", plan.flows().stream().map(StressFlow::label).toList()),
         plan.verify() ? "on" : "off");
     out.flush();
     StressRunner runner = new StressRunner(plan, System::nanoTime);
@@ -177,7 +189,8 @@ final class StressCommand implements Callable<Integer> {
           valueBytes,
           parseDuration("--op-timeout", opTimeout),
           verify,
-          seed);
+          seed,
+          StressFlow.parse(flows));
     } catch (TqException e) {
       throw usage(e.getMessage());
     }

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.transferqueue.server.stress.StressFlow;
 import org.transferqueue.server.stress.StressPlan;
 import org.transferqueue.server.stress.StressResult;
 
@@ -112,6 +113,7 @@ final class StressReport {
     p.put("valueBytes", plan.valueBytes());
     p.put("opTimeoutSeconds", plan.opTimeout().toMillis() / 1000.0);
     p.put("verify", plan.verify());
+    p.put("flows", plan.flows().stream().map(StressFlow::label).toList());
     p.put("seed", plan.seed());
     doc.put("plan", p);
     Map<String, Object> machine = new LinkedHashMap<>();

@@ -93,6 +93,7 @@ class StressCommandTest {
             List.of("stress", "--duration=soon"),
             List.of("stress", "--value-bytes=8"),
             List.of("stress", "--backend=Redis"),
+            List.of("stress", "--flows=own,bogus"),
             List.of("stress", "--clients=many"),
             List.of("stress", "--no-such-option"),
             List.of("stress", "--config=/nonexistent/tq.yaml"),

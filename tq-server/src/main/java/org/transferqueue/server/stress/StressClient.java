@@ -37,8 +37,6 @@ import org.transferqueue.tensor.Tensor;
  * cleared, and the next iteration starts afresh. Not thread-safe: one thread runs it.
  */
 final class StressClient implements Runnable {
-  static final String SHARED_PARTITION = "stress_shared";
-  static final String KV_PARTITION = "stress_kv";
   static final String TASK = "stress";
   static final List<String> FIELDS = List.of("note", "payload", "tag");
 
@@ -53,6 +51,8 @@ final class StressClient implements Runnable {
   private final long deadlineNanos;
   private final SplittableRandom random;
   private final String ownPartition;
+  private final String sharedPartition;
+  private final String kvPartition;
   private final int ownWidth;
   // Owned by the running thread.
   private long nextSequence;
@@ -67,7 +67,8 @@ final class StressClient implements Runnable {
       StressStats stats,
       SharedLedger ledger,
       LongSupplier nanoClock,
-      long deadlineNanos) {
+      long deadlineNanos,
+      String runTag) {
     this.id = id;
     this.client = client;
     this.kv = kv;
@@ -78,8 +79,20 @@ final class StressClient implements Runnable {
     this.nanoClock = nanoClock;
     this.deadlineNanos = deadlineNanos;
     this.random = new SplittableRandom(plan.seed() * 1_000_003L + id);
-    this.ownPartition = "stress_own_" + id;
+    this.ownPartition = "stress_" + runTag + "_own_" + id;
+    this.sharedPartition = sharedPartition(runTag);
+    this.kvPartition = kvPartition(runTag);
     this.ownWidth = plan.ownWidth(id);
+  }
+
+  /** The partition all clients of a run put to and fetch from. */
+  static String sharedPartition(String runTag) {
+    return "stress_" + runTag + "_shared";
+  }
+
+  /** The key-value partition all clients of a run share. */
+  static String kvPartition(String runTag) {
+    return "stress_" + runTag + "_kv";
   }
 
   /** Iterations this client completed (own, shared and key-value partition count one each). */
@@ -90,15 +103,17 @@ final class StressClient implements Runnable {
   @Override
   public void run() {
     while (nanoClock.getAsLong() - deadlineNanos < 0) {
-      if (guarded(this::ownIteration)) {
-        iterations++;
-      } else {
-        guarded(() -> client.clearPartition(ownPartition));
+      if (plan.flows().contains(StressFlow.OWN)) {
+        if (guarded(this::ownIteration)) {
+          iterations++;
+        } else {
+          guarded(() -> client.clearPartition(ownPartition));
+        }
       }
-      if (guarded(this::sharedIteration)) {
+      if (plan.flows().contains(StressFlow.SHARED) && guarded(this::sharedIteration)) {
         iterations++;
       }
-      if (guarded(this::kvIteration)) {
+      if (plan.flows().contains(StressFlow.KV) && guarded(this::kvIteration)) {
         iterations++;
       }
     }
@@ -155,7 +170,7 @@ final class StressClient implements Runnable {
     }
     BatchMeta written;
     try {
-      written = put(SHARED_PARTITION, plan.valueBytes(), first);
+      written = put(sharedPartition, plan.valueBytes(), first);
     } catch (RuntimeException e) {
       if (plan.verify()) {
         ledger.failed(id, first, plan.rows());
@@ -165,7 +180,7 @@ final class StressClient implements Runnable {
     if (plan.verify()) {
       ledger.placed(id, first, written.globalIndexes());
     }
-    BatchMeta fetched = fetch(SHARED_PARTITION);
+    BatchMeta fetched = fetch(sharedPartition);
     long start = nanoClock.getAsLong();
     try (Batch read = client.getData(fetched)) {
       stats.operation(StressOp.GET, nanoClock.getAsLong() - start, bytes(read));
@@ -191,27 +206,26 @@ final class StressClient implements Runnable {
     }
     try (Batch batch = batch(plan.valueBytes(), first)) {
       long start = nanoClock.getAsLong();
-      kv.batchPut(keys, KV_PARTITION, batch, tags);
+      kv.batchPut(keys, kvPartition, batch, tags);
       stats.operation(StressOp.KV_PUT, nanoClock.getAsLong() - start, bytes(batch));
       stats.written(batch.rowCount());
     }
     long start = nanoClock.getAsLong();
-    try (Batch read = kv.batchGet(keys, KV_PARTITION, null)) {
+    try (Batch read = kv.batchGet(keys, kvPartition, null)) {
       stats.operation(StressOp.KV_GET, nanoClock.getAsLong() - start, bytes(read));
       if (read.rowCount() != keys.size()) {
         stats.lost(
             Math.max(0, keys.size() - read.rowCount()),
-            KV_PARTITION + ": a get of " + keys.size() + " keys returned " + read.rowCount());
+            kvPartition + ": a get of " + keys.size() + " keys returned " + read.rowCount());
       }
       if (plan.verify()) {
         for (int p = 0; p < Math.min(read.rowCount(), keys.size()); p++) {
-          verifyRow(
-              read, p, plan.valueBytes(), KV_PARTITION + " key " + keys.get(p), id, first + p);
+          verifyRow(read, p, plan.valueBytes(), kvPartition + " key " + keys.get(p), id, first + p);
         }
       }
     }
     start = nanoClock.getAsLong();
-    kv.clear(keys, KV_PARTITION);
+    kv.clear(keys, kvPartition);
     stats.operation(StressOp.KV_CLEAR, nanoClock.getAsLong() - start, 0);
   }
 
@@ -249,7 +263,7 @@ final class StressClient implements Runnable {
   private void verifyShared(Batch read, BatchMeta fetched) {
     for (int p = 0; p < read.rowCount(); p++) {
       long globalIndex = fetched.globalIndex(p);
-      String where = SHARED_PARTITION + " index " + globalIndex;
+      String where = sharedPartition + " index " + globalIndex;
       MemorySegment row = payloadRow(read, p, plan.valueBytes(), where);
       if (row == null) {
         continue;

@@ -1,6 +1,9 @@
 package org.transferqueue.server.stress;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
@@ -20,6 +23,7 @@ import org.transferqueue.TqException;
  * @param verify whether every row read is checked (checksum, writer, sequence, fields agree, each
  *     shared row read once); without it only the counts of fetched rows are checked
  * @param seed seeds the random bytes of every client
+ * @param flows the flows every client repeats, at least one
  */
 public record StressPlan(
     int clients,
@@ -29,7 +33,8 @@ public record StressPlan(
     int valueBytes,
     Duration opTimeout,
     boolean verify,
-    long seed) {
+    long seed,
+    Set<StressFlow> flows) {
   /** The most clients a run accepts. */
   public static final int MAX_CLIENTS = 65_536;
 
@@ -56,6 +61,8 @@ public record StressPlan(
         opTimeout != null && !opTimeout.isNegative() && !opTimeout.isZero(),
         "--op-timeout=" + opTimeout,
         "a positive duration");
+    check(flows != null && !flows.isEmpty(), "--flows=" + flows, "a non-empty list");
+    flows = Collections.unmodifiableSet(EnumSet.copyOf(flows));
   }
 
   /**

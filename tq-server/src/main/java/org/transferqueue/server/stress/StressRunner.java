@@ -128,6 +128,8 @@ public final class StressRunner {
         List<StressClient> clients = new ArrayList<>(plan.clients());
         long start = nanoClock.getAsLong();
         long deadline = start + plan.duration().toNanos();
+        // Partition names of this run: rows an aborted earlier run left behind are never read.
+        String runTag = Long.toString(start & 0xFFFFFFFFL, 36);
         for (int i = 0; i < plan.clients(); i++) {
           clients.add(
               new StressClient(
@@ -139,7 +141,8 @@ public final class StressRunner {
                   stats,
                   ledger,
                   nanoClock,
-                  deadline));
+                  deadline,
+                  runTag));
         }
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
           clients.forEach(threads::execute);
@@ -148,7 +151,11 @@ public final class StressRunner {
         for (StressClient client : clients) {
           iterations += client.iterations();
         }
-        drainShared(connections.getFirst().client(), stats, ledger);
+        MetaClient first = connections.getFirst().client();
+        String shared = StressClient.sharedPartition(runTag);
+        counted(stats, () -> drainShared(first, shared, stats, ledger));
+        counted(stats, () -> first.clearPartition(shared));
+        counted(stats, () -> first.clearPartition(StressClient.kvPartition(runTag)));
       } finally {
         for (TqClient connection : connections) {
           offHeapPeak += connection.allocator().peakBytes();
@@ -199,14 +206,14 @@ public final class StressRunner {
    * Reads what clients left ready in the shared partition (after an error stopped a client between
    * its put and its fetch), so that only rows nobody can read count as lost.
    */
-  private void drainShared(MetaClient client, StressStats stats, SharedLedger ledger) {
+  private void drainShared(
+      MetaClient client, String partition, StressStats stats, SharedLedger ledger) {
     while (ledger.unread() > 0) {
       BatchMeta fetched;
       try {
         fetched =
             client.getMeta(
-                GetMetadataRequest.fetch(
-                        StressClient.SHARED_PARTITION, StressClient.FIELDS, StressClient.TASK, 1)
+                GetMetadataRequest.fetch(partition, StressClient.FIELDS, StressClient.TASK, 1)
                     .withTimeout(DRAIN_WAIT));
       } catch (DeadlineExceededException e) {
         return; // nothing ready: what the ledger still holds is lost
@@ -227,10 +234,19 @@ public final class StressRunner {
         if (writer < 0
             || ledger.claim(writer, sequence, fetched.globalIndex(0))
                 == SharedLedger.Claim.NOT_PENDING) {
-          stats.corrupted("shared index " + fetched.globalIndex(0) + ": bad row left in drain");
+          stats.corrupted(partition + " index " + fetched.globalIndex(0) + ": bad row in drain");
         }
       }
       client.clearSamples(fetched);
+    }
+  }
+
+  /** Runs an end-of-run step, counting its error by code instead of ending the report. */
+  private static void counted(StressStats stats, Runnable step) {
+    try {
+      step.run();
+    } catch (TqException e) {
+      stats.error(e.code().name(), "after the run: " + e.getMessage());
     }
   }
 

@@ -3,6 +3,7 @@ package org.transferqueue.server.stress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
@@ -24,7 +25,16 @@ class StressRunnerTest {
   private static StressResult run(
       BenchBackend backend, BufferAllocator allocator, int clients, Duration duration) {
     StressPlan plan =
-        new StressPlan(clients, 8, duration, 4, 4096, Duration.ofSeconds(60), true, 7L);
+        new StressPlan(
+            clients,
+            8,
+            duration,
+            4,
+            4096,
+            Duration.ofSeconds(60),
+            true,
+            7L,
+            EnumSet.allOf(StressFlow.class));
     try (InProcessServers servers = new InProcessServers(backend, allocator)) {
       return new StressRunner(plan, System::nanoTime).run(servers.clientConfig(), Map::of);
     }
