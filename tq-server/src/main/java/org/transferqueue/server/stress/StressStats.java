@@ -1,8 +1,8 @@
 package org.transferqueue.server.stress;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -11,12 +11,13 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The counters every client of one stress run adds to: operations, bytes and latencies per {@link
- * StressOp}, errors by error code, lost and corrupted rows, and the first problems in words. Every
- * method is lock-free except {@link #problem}, which keeps at most {@value #MAX_PROBLEMS} messages.
- * Thread-safe.
+ * StressOp}, errors by error code, lost and corrupted rows, and the first problems in words (at
+ * most {@value #MAX_PROBLEMS_PER_KIND} per error code, lost or corrupted, {@value #MAX_PROBLEMS} in
+ * all). The counters are lock-free; keeping a problem message takes a lock. Thread-safe.
  */
 final class StressStats {
   static final int MAX_PROBLEMS = 20;
+  static final int MAX_PROBLEMS_PER_KIND = 3;
 
   private final Map<StressOp, LongAdder> operations = new EnumMap<>(StressOp.class);
   private final Map<StressOp, LongAdder> bytes = new EnumMap<>(StressOp.class);
@@ -26,7 +27,8 @@ final class StressStats {
   private final LongAdder rowsVerified = new LongAdder();
   private final LongAdder lost = new LongAdder();
   private final LongAdder corrupted = new LongAdder();
-  private final List<String> problems = Collections.synchronizedList(new ArrayList<>());
+  private final List<String> problems = new ArrayList<>();
+  private final Map<String, Integer> problemsPerKind = new HashMap<>();
 
   StressStats() {
     for (StressOp op : StressOp.values()) {
@@ -45,7 +47,7 @@ final class StressStats {
   /** Counts an error under its code name, or under the exception's class for a non-typed one. */
   void error(String code, String message) {
     errors.computeIfAbsent(code, c -> new LongAdder()).increment();
-    problem(code + ": " + message);
+    problem(code, code + ": " + message);
   }
 
   void written(long rows) {
@@ -58,17 +60,19 @@ final class StressStats {
 
   void lost(long rows, String message) {
     lost.add(rows);
-    problem("lost " + rows + ": " + message);
+    problem("lost", "lost " + rows + ": " + message);
   }
 
   void corrupted(String message) {
     corrupted.increment();
-    problem("corrupted: " + message);
+    problem("corrupted", "corrupted: " + message);
   }
 
-  void problem(String message) {
+  /** Keeps the first few messages of each kind (an error code, lost, corrupted). */
+  private void problem(String kind, String message) {
     synchronized (problems) {
-      if (problems.size() < MAX_PROBLEMS) {
+      int seen = problemsPerKind.merge(kind, 1, Integer::sum);
+      if (seen <= MAX_PROBLEMS_PER_KIND && problems.size() < MAX_PROBLEMS) {
         problems.add(message);
       }
     }

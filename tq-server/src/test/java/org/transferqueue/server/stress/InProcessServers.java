@@ -29,6 +29,7 @@ final class InProcessServers implements AutoCloseable {
   private static final long SEGMENT_BYTES = 256L << 20;
 
   private final List<AutoCloseable> started = new ArrayList<>();
+  private final List<AutoCloseable> storageServers = new ArrayList<>();
   private final TqConfig clientConfig;
 
   InProcessServers(BenchBackend backend, BufferAllocator allocator) {
@@ -45,6 +46,7 @@ final class InProcessServers implements AutoCloseable {
           started.add(unit);
           StorageUnitServer server = StorageUnitServer.start(unit, loopback, allocator);
           started.add(server);
+          storageServers.add(server);
           addresses.add(server.address());
         } else {
           EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
@@ -61,6 +63,7 @@ final class InProcessServers implements AutoCloseable {
           }
           StoreNodeServer server = StoreNodeServer.start(engine, loopback, allocator);
           started.add(server);
+          storageServers.add(server);
           addresses.add(server.address());
         }
       }
@@ -86,6 +89,11 @@ final class InProcessServers implements AutoCloseable {
       close();
       throw e;
     }
+  }
+
+  /** Stops the server of storage unit or store node {@code i}; its data stays until close. */
+  void stopStorageServer(int i) throws Exception {
+    storageServers.get(i).close();
   }
 
   TqConfig clientConfig() {

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.server.bench.BenchBackend;
@@ -78,6 +79,38 @@ class StressRunnerTest {
 
     assertClean(result, 64);
     assertThat(result.backend()).isEqualTo(backend.configName());
+  }
+
+  @ParameterizedTest
+  @EnumSource(BenchBackend.class)
+  @Timeout(60)
+  void shouldReportTypedErrorsAndEndOnTimeWhenAStorageServerIsDown(
+      BenchBackend backend, BufferAllocator allocator) throws Exception {
+    StressPlan plan =
+        new StressPlan(
+            8,
+            2,
+            Duration.ofSeconds(1),
+            4,
+            1024,
+            Duration.ofSeconds(5),
+            true,
+            3L,
+            EnumSet.allOf(StressFlow.class));
+    StressResult result;
+    try (InProcessServers servers = new InProcessServers(backend, allocator)) {
+      servers.stopStorageServer(1);
+      result = new StressRunner(plan, System::nanoTime).run(servers.clientConfig(), Map::of);
+    }
+
+    assertThat(result.clean()).isFalse();
+    // Typed errors only: every count is under a product error code, with the client named.
+    assertThat(result.errors()).isNotEmpty();
+    assertThat(result.errors().keySet())
+        .allSatisfy(code -> assertThat(ErrorCode.valueOf(code)).isNotNull());
+    assertThat(result.problems()).isNotEmpty().allMatch(p -> p.matches("[A-Z_]+: client \\d+: .+"));
+    assertThat(result.corrupted()).isZero();
+    assertThat(result.leakedBytes()).isZero();
   }
 
   @Tag("slow")
