@@ -15,6 +15,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.server.bench.BenchBackend;
+import org.transferqueue.testing.Await;
 
 /**
  * Many concurrent clients against a controller and two storage servers of each backend, in this JVM
@@ -37,7 +38,15 @@ class StressRunnerTest {
             7L,
             EnumSet.allOf(StressFlow.class));
     try (InProcessServers servers = new InProcessServers(backend, allocator)) {
-      return new StressRunner(plan, System::nanoTime).run(servers.clientConfig(), Map::of);
+      long idle = allocator.allocatedBytes();
+      StressResult result =
+          new StressRunner(plan, System::nanoTime).run(servers.clientConfig(), Map::of);
+      // Every partition was cleared and every client closed: the servers hold what they held
+      // before the run (their connections close asynchronously).
+      Await.until(
+          () -> allocator.allocatedBytes() == idle,
+          "server memory back to " + idle + " bytes, now " + allocator.allocatedBytes());
+      return result;
     }
   }
 
