@@ -1,5 +1,6 @@
 package org.transferqueue.cli;
 
+import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -13,6 +14,7 @@ import picocli.CommandLine.Command;
       VersionCommand.class,
       DemoCommand.class,
       BenchCommand.class,
+      StressCommand.class,
       ControllerCommand.class,
       StorageUnitCommand.class,
       StoreNodeCommand.class,
@@ -48,6 +50,20 @@ public final class TqCommand implements Runnable {
    * @return a configured picocli command line
    */
   public static CommandLine newCommandLine() {
-    return new CommandLine(new TqCommand()).setCaseInsensitiveEnumValuesAllowed(true);
+    CommandLine commandLine =
+        new CommandLine(new TqCommand()).setCaseInsensitiveEnumValuesAllowed(true);
+    CommandLine.IParameterExceptionHandler standard = commandLine.getParameterExceptionHandler();
+    commandLine.setParameterExceptionHandler(
+        (e, args) -> {
+          // tq stress reports a bad option in one line (scripts grep it), without the usage.
+          if (e.getCommandLine().getCommandSpec().userObject() instanceof StressCommand) {
+            PrintWriter err = e.getCommandLine().getErr();
+            err.println("tq stress: error: " + e.getMessage().replaceAll("\\R", " "));
+            err.flush();
+            return StressCommand.EXIT_USAGE;
+          }
+          return standard.handleParseException(e, args);
+        });
+    return commandLine;
   }
 }

@@ -107,6 +107,24 @@ final class LoopbackProcess implements AutoCloseable {
     return address;
   }
 
+  /**
+   * The name given at start.
+   *
+   * @return e.g. {@code storage-unit 0}
+   */
+  String name() {
+    return name;
+  }
+
+  /**
+   * The child's peak resident memory so far, from {@code VmHWM} in {@code /proc/<pid>/status}.
+   *
+   * @return bytes, or -1 when unknown (not Linux, or the child has exited)
+   */
+  long peakRssBytes() {
+    return PeakRss.peakRssBytes(process.pid());
+  }
+
   @Override
   public void close() {
     if (!stop(process)) {

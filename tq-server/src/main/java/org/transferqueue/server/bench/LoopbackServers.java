@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.transferqueue.config.HostPort;
@@ -20,9 +21,9 @@ import org.transferqueue.server.config.TqConfigs;
  * nodes for MooncakeStore, on free ports. They share a configuration file written from the case's
  * configuration (backend, SimpleStorage and MooncakeStore sizes, memory limits, addresses); other
  * keys keep their defaults, and the children read the {@code TQ_*} environment as every role does.
- * Closing stops every child. Not thread-safe.
+ * Closing stops every child. Also used by {@code tq stress}. Not thread-safe.
  */
-final class LoopbackServers implements AutoCloseable {
+public final class LoopbackServers implements AutoCloseable {
   private static final int SERVERS = 2;
 
   private final List<LoopbackProcess> children = new ArrayList<>();
@@ -43,7 +44,7 @@ final class LoopbackServers implements AutoCloseable {
    * @throws org.transferqueue.TqException {@code CONNECTION_FAILED} when a child does not start;
    *     the ones already started are stopped
    */
-  static LoopbackServers start(
+  public static LoopbackServers start(
       List<String> tq, BenchBackend backend, TqConfig caseConfig, Path dir) {
     List<Integer> ports = freePorts(1 + SERVERS);
     String yaml = yaml(backend, caseConfig, ports);
@@ -77,8 +78,21 @@ final class LoopbackServers implements AutoCloseable {
    *
    * @return the configuration
    */
-  TqConfig clientConfig() {
+  public TqConfig clientConfig() {
     return clientConfig;
+  }
+
+  /**
+   * The peak resident memory ({@code VmHWM} of {@code /proc/<pid>/status}) of every child so far.
+   *
+   * @return bytes by child name ({@code controller}, {@code storage-unit 0}, ..), -1 where unknown
+   */
+  public Map<String, Long> peakRssBytes() {
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (LoopbackProcess child : children) {
+      out.put(child.name(), child.peakRssBytes());
+    }
+    return out;
   }
 
   private void startRole(List<String> tq, Path dir, String name, List<String> arguments) {
