@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.transferqueue.TqException;
+import org.transferqueue.client.KvApi;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
@@ -174,9 +175,9 @@ public final class ClientProcess {
         try (Batch rows = rows(tq.allocator(), fresh)) {
           tq.kv().batchPut(fresh, live, rows, null);
         }
-        String diff = check(tq, live, fresh);
+        String diff = check(tq.kv(), live, fresh);
         if (diff == null) {
-          diff = check(tq, partition, keys);
+          diff = check(tq.kv(), partition, keys);
         }
         if (diff != null) {
           System.out.println("corrupt " + diff);
@@ -196,7 +197,7 @@ public final class ClientProcess {
                 + e.getClass().getSimpleName()
                 + ": "
                 + e.getMessage().replace('\n', ' '));
-        System.out.println(readable(tq, partition, keys));
+        System.out.println(readable(tq.kv(), partition, keys));
         return 0;
       }
       if (!ready) {
@@ -207,8 +208,8 @@ public final class ClientProcess {
     }
   }
 
-  private static String check(TqClient tq, String partition, List<String> keys) {
-    try (Batch data = tq.kv().batchGet(keys, partition, FIELDS)) {
+  private static String check(KvApi kv, String partition, List<String> keys) {
+    try (Batch data = kv.batchGet(keys, partition, FIELDS)) {
       for (int r = 0; r < data.rowCount(); r++) {
         String diff = difference(data, r, keys.get(r));
         if (diff != null) {
@@ -220,12 +221,12 @@ public final class ClientProcess {
   }
 
   /** Reads every key once: {@code readable R/N {CODE=COUNT, ...}}; a wrong value is a failure. */
-  static String readable(TqClient tq, String partition, List<String> keys) {
+  static String readable(KvApi kv, String partition, List<String> keys) {
     int readable = 0;
     Map<String, Integer> failures = new TreeMap<>();
     for (String key : keys) {
       try {
-        String diff = check(tq, partition, List.of(key));
+        String diff = check(kv, partition, List.of(key));
         if (diff == null) {
           readable++;
         } else {

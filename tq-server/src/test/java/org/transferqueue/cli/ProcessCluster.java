@@ -77,10 +77,9 @@ final class ProcessCluster implements AutoCloseable {
         + "  storage_backend: "
         + backend
         + "\n"
-        + "  SimpleStorage:\n"
-        + "    num_data_storage_units: "
-        + unitCount
-        + "\n"
+        + (unitCount == 0
+            ? ""
+            : "  SimpleStorage:\n    num_data_storage_units: " + unitCount + "\n")
         + "  MooncakeStore:\n"
         + "    global_segment_size: 67108864\n"
         + "    local_buffer_size: 16777216\n"
