@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -48,7 +50,12 @@ class ProcessFaultsTest {
 
       long killedAt = System.currentTimeMillis();
       cluster.node(0).kill();
-      List<Integer> readable = awaitErrors("store node 0", workloads, killedAt);
+      List<Integer> readable =
+          awaitErrors(
+              "store node 0",
+              workloads,
+              killedAt,
+              EnumSet.of(ErrorCode.CONNECTION_FAILED, ErrorCode.DEADLINE_EXCEEDED));
       // A key is readable when both its cells' objects live on node 1; none reads wrong.
       assertThat(readable).allSatisfy(r -> assertThat(r).isLessThan(KEYS));
 
@@ -186,6 +193,17 @@ class ProcessFaultsTest {
 
   /** Waits for every workload's typed error; prints the figures; returns the readable counts. */
   private static List<Integer> awaitErrors(String killed, List<ChildJvm> workloads, long killedAt) {
+    return awaitErrors(killed, workloads, killedAt, EnumSet.complementOf(FATAL));
+  }
+
+  private static final EnumSet<ErrorCode> FATAL =
+      EnumSet.copyOf(
+          java.util.Arrays.stream(ErrorCode.values())
+              .filter(c -> c.category() == ErrorCode.Category.FATAL)
+              .toList());
+
+  private static List<Integer> awaitErrors(
+      String killed, List<ChildJvm> workloads, long killedAt, Set<ErrorCode> expected) {
     long last = 0;
     List<Integer> readable = new ArrayList<>();
     for (ChildJvm workload : workloads) {
@@ -194,9 +212,7 @@ class ProcessFaultsTest {
           .isZero();
       Matcher error = ERROR.matcher(workload.awaitLine("error "));
       assertThat(error.matches()).isTrue();
-      assertThat(ErrorCode.valueOf(error.group(1)).category())
-          .as(workload.stdout())
-          .isNotEqualTo(ErrorCode.Category.FATAL);
+      assertThat(ErrorCode.valueOf(error.group(1))).as(workload.stdout()).isIn(expected);
       long after = Long.parseLong(error.group(2)) - killedAt;
       last = Math.max(last, after);
       String readableLine = workload.awaitLine("readable ");
