@@ -535,6 +535,7 @@ public final class Controller implements ControllerApi {
    * @param partitionId the partition
    * @param indexes the samples
    * @return only the samples that have tags, in request order; empty for an unknown partition
+   * @throws TqException {@code INVALID_ARGUMENT} when {@code indexes} is null
    */
   public Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes) {
     return perSample(partitionId, indexes, Partition::tags);
@@ -545,8 +546,9 @@ public final class Controller implements ControllerApi {
    *
    * @param partitionId the partition
    * @param indexes the samples
-   * @param fields the fields to keep
+   * @param fields the fields to keep, or null for every field
    * @return only the samples that have backend metadata; empty for an unknown partition
+   * @throws TqException {@code INVALID_ARGUMENT} when {@code indexes} is null
    */
   public Map<Long, Map<String, Object>> getBackendMeta(
       String partitionId, List<Long> indexes, List<String> fields) {
@@ -561,7 +563,7 @@ public final class Controller implements ControllerApi {
           Map<String, Object> filtered = new LinkedHashMap<>();
           meta.forEach(
               (f, v) -> {
-                if (fields.contains(f)) {
+                if (fields == null || fields.contains(f)) {
                   filtered.put(f, v);
                 }
               });
@@ -579,6 +581,11 @@ public final class Controller implements ControllerApi {
       String partitionId,
       List<Long> indexes,
       BiFunction<Partition, Integer, Map<String, Object>> record) {
+    // Checked before the lock: a null argument is the caller's error, not a broken invariant.
+    if (indexes == null) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "indexes must not be null: partition_id=" + partitionId);
+    }
     return locked(
         () -> {
           Map<Long, Map<String, Object>> out = new LinkedHashMap<>();

@@ -16,7 +16,8 @@ import org.transferqueue.sampler.SamplingConfig;
  * @param partitionId the partition; non-empty
  * @param fields the fields of interest; non-null (fetch needs at least one)
  * @param taskName the consuming task (fetch only)
- * @param batchSize the number of samples (insert and fetch; at least 1); null for force fetch
+ * @param batchSize the number of samples (insert and fetch; 1 to {@link #MAX_BATCH_SIZE}); null for
+ *     force fetch
  * @param samplingConfig the caller's rank, batch index and sampler options; null for none (the
  *     controller always gives the sampler its own partition id and task name)
  * @param timeout the longest wait of a blocking fetch; null for the configured default
@@ -29,6 +30,12 @@ public record GetMetadataRequest(
     Integer batchSize,
     SamplingConfig samplingConfig,
     Duration timeout) {
+
+  /**
+   * The largest batch of one insert or fetch, 2^24 samples (the storage units' per-request row
+   * limit): one request may not make the controller allocate an unbounded number of indexes.
+   */
+  public static final int MAX_BATCH_SIZE = 1 << 24;
 
   /** Validates and copies the arguments. */
   public GetMetadataRequest {
@@ -145,6 +152,9 @@ public record GetMetadataRequest(
   private static void checkBatchSize(int batchSize) {
     if (batchSize < 1) {
       throw invalid("batch_size=" + batchSize + " < 1");
+    }
+    if (batchSize > MAX_BATCH_SIZE) {
+      throw invalid("batch_size=" + batchSize + " > max=" + MAX_BATCH_SIZE);
     }
   }
 

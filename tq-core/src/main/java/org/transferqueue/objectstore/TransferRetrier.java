@@ -10,6 +10,7 @@ import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
 
 /**
  * Runs one batch transfer of a slice of keys and retries the keys that failed with a transient
@@ -137,17 +138,16 @@ final class TransferRetrier {
         return CompletableFuture.completedFuture(null);
       }
       if (retry == maxRetries) {
-        return CompletableFuture.failedFuture(
-            new StorageException(
-                org.transferqueue.ErrorCode.STORAGE_ERROR,
-                operation
-                    + " failed for keys "
-                    + describeKeys(failed)
-                    + " with error codes "
-                    + describeCodes(indices, codes, failed)
-                    + " after retrying "
-                    + maxRetries
-                    + " times."));
+        String message =
+            operation
+                + " failed for keys "
+                + describeKeys(failed)
+                + " with error codes "
+                + describeCodes(indices, codes, failed)
+                + " after retrying "
+                + maxRetries
+                + " times.";
+        return CompletableFuture.failedFuture(exhausted(indices, codes, failed, message));
       }
       long delayNs = delayBefore(retry + 1);
       long now = nanoClock.getAsLong();
@@ -167,6 +167,33 @@ final class TransferRetrier {
         return run(retry + 1, failed);
       }
       return scheduler.after(delayNs).thenComposeAsync(v -> run(retry + 1, failed), workers);
+    }
+
+    /**
+     * The error after the last retry: a node that could not be reached ({@code RPC_FAIL}) for every
+     * failed key is {@code CONNECTION_FAILED}, one that never answered in time ({@code
+     * RPC_TIMEOUT}) a {@link DeadlineExceededException}, as the transport reports them for
+     * SimpleStorage; anything else {@code STORAGE_ERROR}.
+     */
+    private TqException exhausted(int[] indices, long[] codes, int[] failed, String message) {
+      boolean allRpcFail = true;
+      boolean allRpcTimeout = true;
+      for (int i : failed) {
+        for (int j = 0; j < indices.length; j++) {
+          if (indices[j] == i) {
+            allRpcFail &= codes[j] == ErrorCode.RPC_FAIL.code();
+            allRpcTimeout &= codes[j] == ErrorCode.RPC_TIMEOUT.code();
+          }
+        }
+      }
+      if (allRpcTimeout) {
+        return new DeadlineExceededException(message);
+      }
+      return new StorageException(
+          allRpcFail
+              ? org.transferqueue.ErrorCode.CONNECTION_FAILED
+              : org.transferqueue.ErrorCode.STORAGE_ERROR,
+          message);
     }
 
     /** Returns the indices to retry; throws for a result that must not be retried. */

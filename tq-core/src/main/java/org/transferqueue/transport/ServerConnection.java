@@ -223,8 +223,21 @@ final class ServerConnection {
       reader.close();
       if (!draining) {
         closeAfterFlush();
+        abandonRunningRequests();
       }
       release();
+    }
+  }
+
+  /**
+   * Interrupts the handlers still running when the connection ends: their replies would be queued
+   * behind the close marker and never written, so a handler waiting for something (a blocking fetch
+   * in the controller) must stop now rather than act, for example consume samples, for a peer that
+   * is gone. Handlers that do not wait finish as usual; their replies are dropped.
+   */
+  private void abandonRunningRequests() {
+    for (ServerExchange exchange : new ArrayList<>(exchanges)) {
+      exchange.interrupt();
     }
   }
 

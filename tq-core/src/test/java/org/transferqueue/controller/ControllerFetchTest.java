@@ -182,6 +182,18 @@ class ControllerFetchTest {
   }
 
   @Test
+  void shouldRejectABatchSizeOverTheLimitBeforeAllocatingAnything() {
+    int over = GetMetadataRequest.MAX_BATCH_SIZE + 1;
+    assertThatThrownBy(() -> GetMetadataRequest.insert("p", List.of("x"), over))
+        .extracting(ControllerFetchTest::codeOf)
+        .isEqualTo(ErrorCode.INVALID_ARGUMENT);
+    assertThatThrownBy(() -> GetMetadataRequest.fetch("p", List.of("x"), "t", Integer.MAX_VALUE))
+        .extracting(ControllerFetchTest::codeOf)
+        .isEqualTo(ErrorCode.INVALID_ARGUMENT);
+    assertThat(c.statistics().allocatedIndexes()).isZero();
+  }
+
+  @Test
   void D13_fetchWithoutBatchSizeIsRejected() {
     assertThatThrownBy(
             () ->

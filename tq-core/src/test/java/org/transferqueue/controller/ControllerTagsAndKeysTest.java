@@ -150,6 +150,21 @@ class ControllerTagsAndKeysTest {
   }
 
   @Test
+  void shouldRejectNullIndexesAsInvalidArgumentAndReadEveryFieldForNullFields() {
+    insert(c, "p", 1, "f");
+    c.updateProductionStatus(
+        new ProductionUpdate(
+            "p", range(0, 1), schema(F32_4, "f"), Map.of(0L, Map.of("f", Map.of("n", 1)))));
+
+    assertThatThrownBy(() -> c.getTags("p", null))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+    assertThatThrownBy(() -> c.getBackendMeta("p", null, List.of("f")))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+    assertThat(c.getBackendMeta("p", range(0, 1), null))
+        .isEqualTo(Map.of(0L, Map.of("f", Map.of("n", 1L))));
+  }
+
+  @Test
   void G10_tagsWithListValuesSurviveForceFetch() {
     insertProduced(c, "p", 2, "x");
     Map<String, Object> tag = Map.of("score", 0.5, "label", "a", "tags", List.of("u", "v"));

@@ -275,6 +275,25 @@ class MooncakeKvClientTest {
   }
 
   @Test
+  void shouldReportAnUnreachableNodeAsConnectionFailedAndASilentOneAsDeadlineExceeded() {
+    MooncakeKvClient client = client();
+    store.always("b", -900);
+    assertThatThrownBy(() -> client.put(List.of("a", "b"), List.of(floats(1), floats(2))))
+        .isInstanceOf(TqException.class)
+        .hasMessageContaining("-900")
+        .extracting(e -> ((TqException) e).code())
+        .isEqualTo(org.transferqueue.ErrorCode.CONNECTION_FAILED);
+    store.always("c", -901);
+    assertThatThrownBy(() -> client.put(List.of("c"), List.of(floats(3))))
+        .isInstanceOf(DeadlineExceededException.class)
+        .hasMessageContaining("-901");
+    store.always("d", -800);
+    assertThatThrownBy(() -> client.put(List.of("d"), List.of(floats(4))))
+        .extracting(e -> ((TqException) e).code())
+        .isEqualTo(org.transferqueue.ErrorCode.STORAGE_ERROR);
+  }
+
+  @Test
   void shouldFailWithDeadlineExceededWhenTheNextPauseWouldPassTheDeadline() {
     MooncakeKvClient client =
         client(MooncakeStoreConfig.builder().build(), true, Duration.ofMillis(400));

@@ -48,20 +48,35 @@ public record CellColumn(
     }
   }
 
+  /** The bytes a row of this shape needs; a shape whose size overflows a long is a mismatch. */
+  private static long rowBytes(String field, int j, DType dtype, long[] shape) {
+    long numel = 1;
+    for (long d : shape) {
+      if (d < 0) {
+        throw mismatch(field, "row " + j + " has a negative dimension " + d);
+      }
+      try {
+        numel = Math.multiplyExact(numel, d);
+      } catch (ArithmeticException e) {
+        throw mismatch(
+            field, "row " + j + " shape " + java.util.Arrays.toString(shape) + " overflows");
+      }
+    }
+    try {
+      return Math.multiplyExact(numel, (long) dtype.byteSize());
+    } catch (ArithmeticException e) {
+      throw mismatch(
+          field, "row " + j + " shape " + java.util.Arrays.toString(shape) + " overflows");
+    }
+  }
+
   private static void checkRows(
       String field, ColumnKind kind, DType dtype, List<long[]> shapes, List<MemorySegment> rows) {
     if (shapes.size() != rows.size()) {
       throw mismatch(field, "shapes=" + shapes.size() + " != rows=" + rows.size());
     }
     for (int j = 0; j < rows.size(); j++) {
-      long numel = 1;
-      for (long d : shapes.get(j)) {
-        if (d < 0) {
-          throw mismatch(field, "row " + j + " has a negative dimension " + d);
-        }
-        numel = Math.multiplyExact(numel, d);
-      }
-      long expected = Math.multiplyExact(numel, (long) dtype.byteSize());
+      long expected = rowBytes(field, j, dtype, shapes.get(j));
       if (rows.get(j).byteSize() != expected) {
         throw mismatch(
             field,
