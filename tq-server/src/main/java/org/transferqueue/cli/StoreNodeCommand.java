@@ -1,7 +1,10 @@
 package org.transferqueue.cli;
 
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
@@ -17,10 +20,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code tq store-node}: serves one object-store node on the address {@code
- * network.store_node_addresses[N]} of the configuration file (port 0 picks a free port); the node
- * contributes {@code backend.MooncakeStore.global_segment_size} bytes and copies with a local
- * buffer of {@code local_buffer_size}.
+ * {@code tq store-node}: serves one object-store node on {@code network.bind_host} and the port of
+ * {@code network.store_node_addresses[N]} (port 0 picks a free port; the address is what clients
+ * connect to and the node's name in the store); the node contributes {@code
+ * backend.MooncakeStore.global_segment_size} bytes and copies with a local buffer of {@code
+ * local_buffer_size}.
  */
 @Command(name = "store-node", description = "Serve one object-store node until SIGTERM/SIGINT.")
 final class StoreNodeCommand implements Callable<Integer> {
@@ -46,6 +50,26 @@ final class StoreNodeCommand implements Callable<Integer> {
             NetworkConfig.STORE_NODE_ADDRESSES_PROP_NAME,
             "--node",
             node);
+    try {
+      return RoleRunner.serve(commandLine.getOut(), start(tq, address, node));
+    } catch (TqException e) {
+      throw new CommandLine.ExecutionException(commandLine, e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Starts the store-node role: an embedded engine of {@code
+   * backend.MooncakeStore.global_segment_size} bytes named after {@code address}, served on {@code
+   * network.bind_host} and the port of {@code address} ({@link NetworkConfig#bindAddress}).
+   *
+   * @param tq the configuration
+   * @param address the node's configured address: clients connect to it, the server takes its port
+   * @param node the node's index, part of its allocator's name
+   * @return the started role; the caller closes it
+   * @throws TqException {@code INVALID_CONFIGURATION} when the engine refuses the sizes or the
+   *     address cannot be served; nothing is left open then
+   */
+  static RoleRunner.Role start(TqConfig tq, HostPort address, int node) {
     MooncakeStoreConfig mooncake = tq.backend().mooncakeStore();
     StoreConfig storeConfig =
         StoreConfig.builder()
@@ -53,18 +77,20 @@ final class StoreNodeCommand implements Callable<Integer> {
             .globalSegmentSize(mooncake.globalSegmentSize())
             .localBufferSize(mooncake.localBufferSize())
             .build();
+    HostPort bind =
+        tq.network()
+            .bindAddress(
+                Optional.of(address),
+                NetworkConfig.STORE_NODE_ADDRESSES_PROP_NAME + "[" + node + "]");
     TransportConfig transport =
-        TransportConfig.builder(tq.network())
-            .bindHost(address.host())
-            .bindPort(address.port())
-            .build();
+        TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-store-node-" + node);
     EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
     try {
       int rc = engine.setup(storeConfig);
       if (rc != 0) {
-        throw new CommandLine.ExecutionException(
-            commandLine,
+        throw new TqException(
+            ErrorCode.INVALID_CONFIGURATION,
             "store node setup failed with code "
                 + rc
                 + " for global_segment_size="
@@ -73,23 +99,21 @@ final class StoreNodeCommand implements Callable<Integer> {
                 + mooncake.localBufferSize());
       }
       StoreNodeServer server = StoreNodeServer.start(engine, transport, allocator);
-      return RoleRunner.serve(
-          commandLine.getOut(),
-          new RoleRunner.Role() {
-            @Override
-            public HostPort address() {
-              return server.address();
-            }
+      return new RoleRunner.Role() {
+        @Override
+        public HostPort address() {
+          return server.address();
+        }
 
-            @Override
-            public void close() {
-              try (allocator;
-                  engine;
-                  server) {
-                // closes the server, then the engine, then the allocator
-              }
-            }
-          });
+        @Override
+        public void close() {
+          try (allocator;
+              engine;
+              server) {
+            // closes the server, then the engine, then the allocator
+          }
+        }
+      };
     } catch (RuntimeException e) {
       engine.close();
       allocator.close();
