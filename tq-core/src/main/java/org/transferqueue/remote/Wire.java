@@ -1,6 +1,7 @@
 package org.transferqueue.remote;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.msgpack.core.MessageBufferPacker;
@@ -24,7 +25,14 @@ final class Wire {
    * boxed value per element (these run once per cell on the data path).
    */
   static final class Writer {
-    private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
+    /**
+     * Chunks of 1 KiB: most messages are a few hundred bytes, and the default packer's first chunk
+     * of 8 KiB was most of a small request's garbage; larger messages just take more chunks.
+     */
+    private static final MessagePack.PackerConfig PACKER =
+        MessagePack.DEFAULT_PACKER_CONFIG.withBufferSize(1024);
+
+    private final MessageBufferPacker packer = PACKER.newBufferPacker();
 
     Writer array(int size) {
       try {
@@ -107,10 +115,12 @@ final class Wire {
    */
   static final class Reader implements AutoCloseable {
     private final MessageUnpacker unpacker;
+    private final int length;
     private final String what;
 
     Reader(byte[] bytes, String what) {
       this.unpacker = MessagePack.newDefaultUnpacker(bytes);
+      this.length = bytes.length;
       this.what = what;
     }
 
@@ -155,9 +165,13 @@ final class Wire {
       }
     }
 
+    /**
+     * Reads a string as its UTF-8 bytes (malformed sequences replaced, as the unpacker would),
+     * without the unpacker's 16 KiB decoding buffer per message.
+     */
     String str() {
       try {
-        return unpacker.unpackString();
+        return new String(payload(unpacker.unpackRawStringHeader()), StandardCharsets.UTF_8);
       } catch (IOException | MessagePackException e) {
         throw malformed(e.toString());
       }
@@ -165,11 +179,20 @@ final class Wire {
 
     byte[] bin() {
       try {
-        int n = unpacker.unpackBinaryHeader();
-        return unpacker.readPayload(n);
+        return payload(unpacker.unpackBinaryHeader());
       } catch (IOException | MessagePackException e) {
         throw malformed(e.toString());
       }
+    }
+
+    /** The next {@code n} bytes, checked against what the message holds before allocating. */
+    private byte[] payload(int n) throws IOException {
+      long left = length - unpacker.getTotalReadBytes();
+      if (n < 0 || n > left) {
+        throw malformed(
+            "a length of " + Integer.toUnsignedString(n) + " > " + left + " bytes left");
+      }
+      return unpacker.readPayload(n);
     }
 
     long[] longs(long max) {
