@@ -45,6 +45,13 @@ import org.transferqueue.tensor.DType;
  * nested field without shapes) fail with the type's own {@link TqException}. Not thread-safe.
  */
 public final class MetaReader {
+  /**
+   * Strings of an array-backed message are decoded in one step without the unpacker's decoding
+   * buffer, which by default takes 16 KiB per message; a small one serves the rare slow path.
+   */
+  private static final MessagePack.UnpackerConfig UNPACKER =
+      MessagePack.DEFAULT_UNPACKER_CONFIG.withStringDecoderBufferSize(256);
+
   private final MessageUnpacker unpacker;
   private final long length;
 
@@ -54,7 +61,7 @@ public final class MetaReader {
    * @param message the msgpack bytes; not copied, not modified
    */
   public MetaReader(byte[] message) {
-    this.unpacker = MessagePack.newDefaultUnpacker(message);
+    this.unpacker = UNPACKER.newUnpacker(message);
     this.length = message.length;
   }
 

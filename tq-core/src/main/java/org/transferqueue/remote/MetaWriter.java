@@ -36,7 +36,14 @@ import org.transferqueue.sampler.SamplingConfig;
  * thread-safe; use one writer per message.
  */
 public final class MetaWriter {
-  private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
+  /**
+   * Chunks of 2 KiB instead of the default first buffer of 8 KiB: most control messages are small,
+   * and larger ones just take more chunks.
+   */
+  private static final MessagePack.PackerConfig PACKER =
+      MessagePack.DEFAULT_PACKER_CONFIG.withBufferSize(2048);
+
+  private final MessageBufferPacker packer = PACKER.newBufferPacker();
 
   /** Creates an empty writer. */
   public MetaWriter() {}
