@@ -168,7 +168,7 @@ public final class JsonReporter {
         c.heap().stream()
             .filter(h -> h.iteration() == r.iteration())
             .findFirst()
-            .ifPresent(h -> iteration.put("heap", heap(h)));
+            .ifPresent(h -> iteration.putAll(heap(h)));
         iterations.add(iteration);
       }
       result.put("iterations", iterations);
@@ -201,14 +201,14 @@ public final class JsonReporter {
 
   private static Map<String, Object> heap(HeapAllocation h) {
     Map<String, Object> out = new LinkedHashMap<>();
-    out.put("clientPutBytes", h.clientPutBytes());
-    out.put("serverPutBytes", h.serverPutBytes());
-    out.put("clientGetBytes", h.clientGetBytes());
-    out.put("serverGetBytes", h.serverGetBytes());
-    out.put("clientPutBytesPerMib", h.clientPutPerMib());
-    out.put("serverPutBytesPerMib", h.serverPutPerMib());
-    out.put("clientGetBytesPerMib", h.clientGetPerMib());
-    out.put("serverGetBytesPerMib", h.serverGetPerMib());
+    out.put("clientPutHeapBytes", h.clientPutBytes());
+    out.put("serverPutHeapBytes", h.serverPutBytes());
+    out.put("clientGetHeapBytes", h.clientGetBytes());
+    out.put("serverGetHeapBytes", h.serverGetBytes());
+    out.put("clientPutHeapBytesPerMib", h.clientPutPerMib());
+    out.put("serverPutHeapBytesPerMib", h.serverPutPerMib());
+    out.put("clientGetHeapBytesPerMib", h.clientGetPerMib());
+    out.put("serverGetHeapBytesPerMib", h.serverGetPerMib());
     return out;
   }
 
