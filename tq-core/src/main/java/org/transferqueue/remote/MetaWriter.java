@@ -266,6 +266,7 @@ public final class MetaWriter {
         case Float f -> packer.packDouble(f);
         case BigInteger b -> extension(MetaCodec.EXT_BIG_INTEGER, b.toString());
         case BigDecimal b -> extension(MetaCodec.EXT_BIG_DECIMAL, b.toString());
+        case Map<?, ?> m when m.isEmpty() -> packer.packMapHeader(0); // no iterator per empty row
         case Map<?, ?> m -> {
           packer.packMapHeader(m.size());
           for (Map.Entry<?, ?> e : m.entrySet()) {
