@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
@@ -87,6 +88,16 @@ public final class Figures {
               "rawSocketVirtual",
               "transport vs raw loopback socket"),
           new Comparison(
+              "RemoteGetMetaBenchmark",
+              "getMeta",
+              "ping",
+              "remote getMeta(64) vs PING, mean latency"),
+          new Comparison(
+              "RemoteGetMetaBenchmark",
+              "ping",
+              "rawPingPong",
+              "PING vs raw socket ping-pong, mean latency"),
+          new Comparison(
               "LoaderBenchmark",
               "loader",
               "fetchLoop",
@@ -130,6 +141,7 @@ public final class Figures {
             "MooncakeKvClientBenchmark",
             "ControllerBenchmark",
             "TransportBenchmark",
+            "RemoteGetMetaBenchmark",
             "LoaderBenchmark",
             "CheckpointBenchmark")) {
       if (benchmarkClass.matches(only)) {
@@ -143,6 +155,7 @@ public final class Figures {
     Collection<RunResult> results = new Runner(options.build()).run();
     print(index(results));
     printInterleaved(results);
+    printLatency(results);
     if (gc) {
       printAllocation(results);
     }
@@ -201,6 +214,33 @@ public final class Figures {
             entry.getValue().getScore(),
             entry.getValue().getScoreUnit());
       }
+    }
+  }
+
+  /** p50 and p99 of every benchmark measured in {@code SampleTime} mode, with the call count. */
+  private static void printLatency(Collection<RunResult> results) {
+    boolean header = false;
+    for (RunResult run : results) {
+      Result<?> primary = run.getPrimaryResult();
+      if (run.getParams().getMode() != Mode.SampleTime) {
+        continue;
+      }
+      if (!header) {
+        System.out.println();
+        System.out.println("Latency (sampled per call, same run)");
+        header = true;
+      }
+      String label = run.getParams().getBenchmark();
+      var statistics = primary.getStatistics();
+      System.out.printf(
+          Locale.ROOT,
+          "  %-45s p50 %10.1f  p99 %10.1f  mean %10.1f %s  (n=%d)%n",
+          label.substring(label.lastIndexOf('.', label.lastIndexOf('.') - 1) + 1),
+          statistics.getPercentile(50),
+          statistics.getPercentile(99),
+          statistics.getMean(),
+          primary.getScoreUnit(),
+          statistics.getN());
     }
   }
 

@@ -38,6 +38,12 @@ import org.transferqueue.transport.TransportConfig;
  * }
  * }</pre>
  *
+ * <p>Deadlines: every call to the controller ends by {@code client.request_timeout} (a blocking
+ * fetch also gets its own wait), every call to a storage unit by {@code
+ * backend.SimpleStorage.send_recv_timeout} and every call to a store node by {@code
+ * client.request_timeout}; a call past its deadline fails with a {@link
+ * org.transferqueue.DeadlineExceededException} ({@code DEADLINE_EXCEEDED}).
+ *
  * <p>Closing releases only this client (its storage manager, connections and memory); the
  * controller and the storage servers keep running. Idempotent. Thread-safe.
  */
@@ -73,7 +79,7 @@ public final class TqClient implements AutoCloseable {
     TransportClient startedTransport = null;
     StorageManager startedStorage = null;
     try {
-      TransportConfig transportConfig = TransportConfig.from(network);
+      TransportConfig transportConfig = TransportConfig.controllerClient(config);
       startedTransport = new TransportClient(transportConfig, allocator);
       this.controller =
           new RemoteController(
@@ -87,7 +93,7 @@ public final class TqClient implements AutoCloseable {
           new StorageContext(
               allocator, new ControllerNotifier(controller), StorageOptions.from(config));
       StorageManagerRegistry backends =
-          builder.backends != null ? builder.backends : defaultBackends(config, transportConfig);
+          builder.backends != null ? builder.backends : defaultBackends(config);
       startedStorage = backends.create(config.backend().storageBackend().configName(), context);
     } catch (RuntimeException | Error e) {
       if (startedStorage != null) {
@@ -107,12 +113,12 @@ public final class TqClient implements AutoCloseable {
 
   /**
    * The storage backends of a client: {@code SimpleStorage} routes to the remote units of {@code
-   * network.storage_unit_addresses} and {@code MooncakeStore} to the remote nodes of {@code
-   * network.store_node_addresses}; a backend without configured addresses runs embedded in the
-   * client.
+   * network.storage_unit_addresses} (each call's deadline {@code
+   * backend.SimpleStorage.send_recv_timeout}) and {@code MooncakeStore} to the remote nodes of
+   * {@code network.store_node_addresses} (deadline {@code client.request_timeout}); a backend
+   * without configured addresses runs embedded in the client.
    */
-  private static StorageManagerRegistry defaultBackends(
-      TqConfig config, TransportConfig transportConfig) {
+  private static StorageManagerRegistry defaultBackends(TqConfig config) {
     NetworkConfig network = config.network();
     StorageManagerRegistry.Builder registry = StorageManagerRegistry.builder();
     if (network.storageUnitAddresses().isEmpty()) {
@@ -120,7 +126,8 @@ public final class TqClient implements AutoCloseable {
     } else {
       registry.register(
           StorageManagerRegistry.SIMPLE_STORAGE,
-          RemoteBackends.simpleStorage(network.storageUnitAddresses(), transportConfig));
+          RemoteBackends.simpleStorage(
+              network.storageUnitAddresses(), TransportConfig.storageUnitClient(config)));
     }
     if (network.storeNodeAddresses().isEmpty()) {
       MooncakeStoreBackend.register(registry, config.backend().mooncakeStore());
@@ -128,7 +135,9 @@ public final class TqClient implements AutoCloseable {
       registry.register(
           StorageManagerRegistry.MOONCAKE_STORE,
           RemoteBackends.mooncakeStore(
-              network.storeNodeAddresses(), transportConfig, config.backend().mooncakeStore()));
+              network.storeNodeAddresses(),
+              TransportConfig.storeNodeClient(config),
+              config.backend().mooncakeStore()));
     }
     return registry.build();
   }

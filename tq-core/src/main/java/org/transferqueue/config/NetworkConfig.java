@@ -1,5 +1,6 @@
 package org.transferqueue.config;
 
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -12,9 +13,17 @@ import java.util.Set;
  * the shared token they require, and the addresses clients and servers connect to. Embedded
  * deployments (one JVM) leave the addresses empty.
  *
+ * <p><b>Where servers listen.</b> Every server role follows one rule, {@link #bindAddress}: it
+ * listens on {@code bind_host} and on the port of its own configured address ({@code
+ * controller_address}, {@code storage_unit_addresses[N]}, {@code store_node_addresses[N]}; port 0
+ * or no address = a free port). The host part of an address is the name clients connect to; {@code
+ * bind_host} is the interface the server listens on (default {@code 127.0.0.1}; {@code 0.0.0.0} for
+ * every interface). A role whose address is a non-loopback IP literal while {@code bind_host} is a
+ * loopback address could never be reached at that address and fails at start-up.
+ *
  * <p>{@link #toString()} never shows the token.
  *
- * @param bindHost the interface servers listen on; loopback unless told otherwise
+ * @param bindHost the interface every server role listens on; loopback unless told otherwise
  * @param authToken the shared token servers require and clients send; empty = none
  * @param controllerAddress where the controller listens; empty = in this process
  * @param storageUnitAddresses the SimpleStorage units in rank order (routing depends on the order);
@@ -108,6 +117,60 @@ public record NetworkConfig(
    */
   public static Builder builder() {
     return new Builder();
+  }
+
+  /**
+   * Where a server role listens: {@link #bindHost()} on the port of the role's configured address,
+   * or an ephemeral port (0) when the role has no address. The same rule holds for the controller,
+   * every storage unit and every store node.
+   *
+   * @param address the role's configured address (what clients connect to), or empty
+   * @param key the key the address comes from, e.g. {@code network.storage_unit_addresses[1]}
+   * @return the address to bind
+   * @throws ConfigException naming {@code network.bind_host} and {@code key} when {@code bind_host}
+   *     is a loopback address and the role's address a non-loopback IP literal: clients connecting
+   *     to that address would never reach the server
+   */
+  public HostPort bindAddress(Optional<HostPort> address, String key) {
+    Objects.requireNonNull(address, "address");
+    Objects.requireNonNull(key, "key");
+    if (address.isPresent() && isLoopback(bindHost) && isNonLoopbackLiteral(address.get().host())) {
+      Problems p = new Problems();
+      p.add(
+          key,
+          address.get().toString(),
+          "is not reachable: the role listens on "
+              + BIND_HOST_PROP_NAME
+              + "="
+              + bindHost
+              + " (loopback only); set "
+              + BIND_HOST_PROP_NAME
+              + " to this host's address or 0.0.0.0");
+      p.throwIfAny();
+    }
+    return new HostPort(bindHost, address.map(HostPort::port).orElse(0));
+  }
+
+  private static boolean isLoopback(String host) {
+    if (host.equalsIgnoreCase("localhost")) {
+      return true;
+    }
+    InetAddress literal = literal(host);
+    return literal != null && literal.isLoopbackAddress();
+  }
+
+  private static boolean isNonLoopbackLiteral(String host) {
+    InetAddress literal = literal(host);
+    return literal != null && !literal.isLoopbackAddress() && !literal.isAnyLocalAddress();
+  }
+
+  /** The address of an IP literal, without a name lookup; null for a host name. */
+  private static InetAddress literal(String host) {
+    try {
+      return InetAddress.ofLiteral(host);
+    } catch (IllegalArgumentException e) {
+      return null; // a host name, not a literal: nothing to compare without a lookup
+    }
   }
 
   /** The smallest accepted {@code max_frame_bytes}: room for a header and its metadata. */

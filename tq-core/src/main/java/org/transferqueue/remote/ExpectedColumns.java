@@ -69,12 +69,15 @@ final class ExpectedColumns implements AutoCloseable {
       if (schema == null || schema.dtype() == null) {
         return null;
       }
+      List<Long> previous = null;
       for (int j = 0; j < n; j++) {
         List<Long> shape = schema.shapeAt(j);
         if (shape == null) {
           return null;
         }
-        shapes[f][j] = shape.stream().mapToLong(Long::longValue).toArray();
+        // Rows of a regular field share one shape list: convert it once, share the read-only array.
+        shapes[f][j] = shape == previous ? shapes[f][j - 1] : dims(shape);
+        previous = shape;
       }
     }
     ColumnKind[] kinds = new ColumnKind[fields.size()];
@@ -93,6 +96,14 @@ final class ExpectedColumns implements AutoCloseable {
       throw e;
     }
     return new ExpectedColumns(fields, n, kinds, dtypes, shapes, rows, columns);
+  }
+
+  private static long[] dims(List<Long> shape) {
+    long[] out = new long[shape.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = shape.get(i);
+    }
+    return out;
   }
 
   private static Column allocate(

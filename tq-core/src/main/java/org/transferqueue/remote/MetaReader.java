@@ -45,6 +45,13 @@ import org.transferqueue.tensor.DType;
  * nested field without shapes) fail with the type's own {@link TqException}. Not thread-safe.
  */
 public final class MetaReader {
+  /**
+   * Strings of an array-backed message are decoded in one step without the unpacker's decoding
+   * buffer, which by default takes 16 KiB per message; a small one serves the rare slow path.
+   */
+  private static final MessagePack.UnpackerConfig UNPACKER =
+      MessagePack.DEFAULT_UNPACKER_CONFIG.withStringDecoderBufferSize(256);
+
   private final MessageUnpacker unpacker;
   private final long length;
 
@@ -54,7 +61,7 @@ public final class MetaReader {
    * @param message the msgpack bytes; not copied, not modified
    */
   public MetaReader(byte[] message) {
-    this.unpacker = MessagePack.newDefaultUnpacker(message);
+    this.unpacker = UNPACKER.newUnpacker(message);
     this.length = message.length;
   }
 
@@ -252,7 +259,12 @@ public final class MetaReader {
     int n = arrayHeader(what);
     ArrayList<String> list = new ArrayList<>(Math.min(n, 1024));
     for (int i = 0; i < n; i++) {
-      list.add(requiredString(what + "[" + i + "]"));
+      // The element's name is built only for an error: these lists hold a key per sample.
+      String s = string(what);
+      if (s == null) {
+        throw new ProtocolException(ErrorCode.PROTOCOL_ERROR, what + "[" + i + "] is nil");
+      }
+      list.add(s);
     }
     return Collections.unmodifiableList(list);
   }
@@ -348,6 +360,9 @@ public final class MetaReader {
   }
 
   private Map<String, Object> valueMapBody(int n, String what) throws IOException {
+    if (n == 0) {
+      return Map.of();
+    }
     LinkedHashMap<String, Object> map = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
       if (unpacker.getNextFormat().getValueType() != ValueType.STRING) {
@@ -379,6 +394,33 @@ public final class MetaReader {
   }
 
   /**
+   * Reads the metadata-value map of element {@code index} of a list or record set, as {@link
+   * #valueMap} would with the name {@code what[index]}; the name is built only when the map has
+   * entries (it names them in errors) or the header is malformed. Rows are mostly empty maps.
+   */
+  private Map<String, Object> element(String what, long index) {
+    if (tryNil()) {
+      return Map.of();
+    }
+    int header;
+    try {
+      header = unpacker.unpackMapHeader();
+    } catch (IOException | MessagePackException e) {
+      throw malformed(what + "[" + index + "] (map)", e);
+    }
+    if (header == 0) {
+      return Map.of();
+    }
+    String name = what + "[" + index + "]";
+    int n = checkedSize(header, 2, name);
+    try {
+      return valueMapBody(n, name);
+    } catch (IOException | MessagePackException e) {
+      throw malformed(name, e);
+    }
+  }
+
+  /**
    * Reads a list of metadata-value maps.
    *
    * @param what what the rows are, for the error message
@@ -388,7 +430,7 @@ public final class MetaReader {
     int n = arrayHeader(what);
     ArrayList<Map<String, Object>> rows = new ArrayList<>(Math.min(n, 1024));
     for (int i = 0; i < n; i++) {
-      rows.add(valueMap(what + "[" + i + "]"));
+      rows.add(element(what, i));
     }
     return Collections.unmodifiableList(rows);
   }
@@ -405,9 +447,10 @@ public final class MetaReader {
     }
     int n = mapHeader(what);
     LinkedHashMap<Long, Map<String, Object>> records = new LinkedHashMap<>();
+    String indexWhat = what + " index";
     for (int i = 0; i < n; i++) {
-      long index = integer(what + " index");
-      records.put(index, valueMap(what + "[" + index + "]"));
+      long index = integer(indexWhat);
+      records.put(index, element(what, index));
     }
     return Collections.unmodifiableMap(records);
   }

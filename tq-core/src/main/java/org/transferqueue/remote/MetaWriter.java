@@ -36,7 +36,14 @@ import org.transferqueue.sampler.SamplingConfig;
  * thread-safe; use one writer per message.
  */
 public final class MetaWriter {
-  private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
+  /**
+   * Chunks of 2 KiB instead of the default first buffer of 8 KiB: most control messages are small,
+   * and larger ones just take more chunks.
+   */
+  private static final MessagePack.PackerConfig PACKER =
+      MessagePack.DEFAULT_PACKER_CONFIG.withBufferSize(2048);
+
+  private final MessageBufferPacker packer = PACKER.newBufferPacker();
 
   /** Creates an empty writer. */
   public MetaWriter() {}
@@ -259,6 +266,7 @@ public final class MetaWriter {
         case Float f -> packer.packDouble(f);
         case BigInteger b -> extension(MetaCodec.EXT_BIG_INTEGER, b.toString());
         case BigDecimal b -> extension(MetaCodec.EXT_BIG_DECIMAL, b.toString());
+        case Map<?, ?> m when m.isEmpty() -> packer.packMapHeader(0); // no iterator per empty row
         case Map<?, ?> m -> {
           packer.packMapHeader(m.size());
           for (Map.Entry<?, ?> e : m.entrySet()) {

@@ -1,6 +1,7 @@
 package org.transferqueue.remote;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.msgpack.core.MessageBufferPacker;
@@ -19,32 +20,64 @@ import org.transferqueue.TqException;
 final class Wire {
   private Wire() {}
 
-  /** Builds one metadata section. */
+  /**
+   * Builds one metadata section. Each call packs straight into the packer, without a lambda or a
+   * boxed value per element (these run once per cell on the data path).
+   */
   static final class Writer {
-    private final MessageBufferPacker packer = MessagePack.newDefaultBufferPacker();
+    /**
+     * Chunks of 1 KiB: most messages are a few hundred bytes, and the default packer's first chunk
+     * of 8 KiB was most of a small request's garbage; larger messages just take more chunks.
+     */
+    private static final MessagePack.PackerConfig PACKER =
+        MessagePack.DEFAULT_PACKER_CONFIG.withBufferSize(1024);
+
+    private final MessageBufferPacker packer = PACKER.newBufferPacker();
 
     Writer array(int size) {
-      return run(() -> packer.packArrayHeader(size));
+      try {
+        packer.packArrayHeader(size);
+        return this;
+      } catch (IOException e) {
+        throw failed(e);
+      }
     }
 
     Writer bool(boolean value) {
-      return run(() -> packer.packBoolean(value));
+      try {
+        packer.packBoolean(value);
+        return this;
+      } catch (IOException e) {
+        throw failed(e);
+      }
     }
 
     Writer i64(long value) {
-      return run(() -> packer.packLong(value));
+      try {
+        packer.packLong(value);
+        return this;
+      } catch (IOException e) {
+        throw failed(e);
+      }
     }
 
     Writer str(String value) {
-      return run(() -> packer.packString(value));
+      try {
+        packer.packString(value);
+        return this;
+      } catch (IOException e) {
+        throw failed(e);
+      }
     }
 
     Writer bin(byte[] value) {
-      return run(
-          () -> {
-            packer.packBinaryHeader(value.length);
-            packer.writePayload(value);
-          });
+      try {
+        packer.packBinaryHeader(value.length);
+        packer.writePayload(value);
+        return this;
+      } catch (IOException e) {
+        throw failed(e);
+      }
     }
 
     Writer longs(long[] values) {
@@ -57,7 +90,9 @@ final class Wire {
 
     Writer strings(List<String> values) {
       array(values.size());
-      values.forEach(this::str);
+      for (int i = 0; i < values.size(); i++) {
+        str(values.get(i));
+      }
       return this;
     }
 
@@ -69,28 +104,32 @@ final class Wire {
       }
     }
 
-    private Writer run(IoAction action) {
-      try {
-        action.run();
-        return this;
-      } catch (IOException e) {
-        throw new TqException(ErrorCode.INTERNAL, "msgpack encoding failed: " + e, e);
-      }
+    private static TqException failed(IOException e) {
+      return new TqException(ErrorCode.INTERNAL, "msgpack encoding failed: " + e, e);
     }
   }
 
-  /** Reads one metadata section; every failure is a {@code PROTOCOL_ERROR} naming the message. */
+  /**
+   * Reads one metadata section; every failure is a {@code PROTOCOL_ERROR} naming the message.
+   * Primitive reads neither box nor capture a lambda.
+   */
   static final class Reader implements AutoCloseable {
     private final MessageUnpacker unpacker;
+    private final int length;
     private final String what;
 
     Reader(byte[] bytes, String what) {
       this.unpacker = MessagePack.newDefaultUnpacker(bytes);
+      this.length = bytes.length;
       this.what = what;
     }
 
     int array() {
-      return get(unpacker::unpackArrayHeader);
+      try {
+        return unpacker.unpackArrayHeader();
+      } catch (IOException | MessagePackException e) {
+        throw malformed(e.toString());
+      }
     }
 
     /** Reads an array header and checks its size against a bound before anything is allocated. */
@@ -103,27 +142,57 @@ final class Wire {
     }
 
     boolean bool() {
-      return get(unpacker::unpackBoolean);
+      try {
+        return unpacker.unpackBoolean();
+      } catch (IOException | MessagePackException e) {
+        throw malformed(e.toString());
+      }
     }
 
     long i64() {
-      return get(unpacker::unpackLong);
+      try {
+        return unpacker.unpackLong();
+      } catch (IOException | MessagePackException e) {
+        throw malformed(e.toString());
+      }
     }
 
     int i32() {
-      return get(unpacker::unpackInt);
+      try {
+        return unpacker.unpackInt();
+      } catch (IOException | MessagePackException e) {
+        throw malformed(e.toString());
+      }
     }
 
+    /**
+     * Reads a string as its UTF-8 bytes (malformed sequences replaced, as the unpacker would),
+     * without the unpacker's 16 KiB decoding buffer per message.
+     */
     String str() {
-      return get(unpacker::unpackString);
+      try {
+        return new String(payload(unpacker.unpackRawStringHeader()), StandardCharsets.UTF_8);
+      } catch (IOException | MessagePackException e) {
+        throw malformed(e.toString());
+      }
     }
 
     byte[] bin() {
-      return get(
-          () -> {
-            int n = unpacker.unpackBinaryHeader();
-            return unpacker.readPayload(n);
-          });
+      try {
+        return payload(unpacker.unpackBinaryHeader());
+      } catch (IOException | MessagePackException e) {
+        throw malformed(e.toString());
+      }
+    }
+
+    /** The next {@code n} bytes, checked against what the message holds before allocating. */
+    private byte[] payload(int n) throws IOException {
+      long left = length - unpacker.getTotalReadBytes();
+      if (n < 0 || n > left) {
+        throw malformed(
+            "a length of " + Integer.toUnsignedString(n) + " > " + left + " bytes left");
+      }
+      return unpacker.readPayload(n);
     }
 
     long[] longs(long max) {
@@ -148,14 +217,6 @@ final class Wire {
       return new ProtocolException(ErrorCode.PROTOCOL_ERROR, "malformed " + what + ": " + detail);
     }
 
-    private <T> T get(IoSupplier<T> supplier) {
-      try {
-        return supplier.get();
-      } catch (IOException | MessagePackException e) {
-        throw malformed(e.toString());
-      }
-    }
-
     @Override
     public void close() {
       try {
@@ -164,15 +225,5 @@ final class Wire {
         // Reading from a byte array: closing releases nothing that can fail.
       }
     }
-  }
-
-  @FunctionalInterface
-  private interface IoAction {
-    void run() throws IOException;
-  }
-
-  @FunctionalInterface
-  private interface IoSupplier<T> {
-    T get() throws IOException;
   }
 }

@@ -1,9 +1,7 @@
 package org.transferqueue.transport;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
-import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePackException;
 import org.msgpack.core.MessageUnpacker;
@@ -19,18 +17,83 @@ import org.transferqueue.ProtocolException;
  */
 record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
 
-  /** Encodes a metadata section; the caller has checked the limits. */
+  /**
+   * Encodes a metadata section; the caller has checked the limits. Written straight into one array
+   * of the exact size, in msgpack's shortest forms (the bytes a msgpack packer would write for the
+   * same non-negative lengths), so a frame costs one small array, not a packer's buffer.
+   */
   static byte[] encode(List<? extends java.lang.foreign.MemorySegment> bodies, byte[] appMeta) {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(bodies.size());
-      for (java.lang.foreign.MemorySegment body : bodies) {
-        packer.packLong(body.byteSize());
-      }
-      packer.writePayload(appMeta);
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException("in-memory msgpack packer failed", e);
+    int count = bodies.size();
+    int size = arrayHeaderSize(count) + appMeta.length;
+    for (int i = 0; i < count; i++) {
+      size += uintSize(bodies.get(i).byteSize());
     }
+    byte[] out = new byte[size];
+    int at = writeArrayHeader(out, 0, count);
+    for (int i = 0; i < count; i++) {
+      at = writeUint(out, at, bodies.get(i).byteSize());
+    }
+    System.arraycopy(appMeta, 0, out, at, appMeta.length);
+    return out;
+  }
+
+  private static int arrayHeaderSize(int count) {
+    return count < 16 ? 1 : count < 0x1_0000 ? 3 : 5;
+  }
+
+  private static int writeArrayHeader(byte[] out, int at, int count) {
+    if (count < 16) {
+      out[at] = (byte) (0x90 | count);
+      return at + 1;
+    }
+    if (count < 0x1_0000) {
+      out[at] = (byte) 0xdc;
+      return writeBigEndian(out, at + 1, count, 2);
+    }
+    out[at] = (byte) 0xdd;
+    return writeBigEndian(out, at + 1, count, 4);
+  }
+
+  static int uintSize(long value) {
+    if (value < 0x80) {
+      return 1;
+    }
+    if (value < 0x100) {
+      return 2;
+    }
+    if (value < 0x1_0000) {
+      return 3;
+    }
+    return value < 0x1_0000_0000L ? 5 : 9;
+  }
+
+  static int writeUint(byte[] out, int at, long value) {
+    if (value < 0x80) {
+      out[at] = (byte) value;
+      return at + 1;
+    }
+    if (value < 0x100) {
+      out[at] = (byte) 0xcc;
+      return writeBigEndian(out, at + 1, value, 1);
+    }
+    if (value < 0x1_0000) {
+      out[at] = (byte) 0xcd;
+      return writeBigEndian(out, at + 1, value, 2);
+    }
+    if (value < 0x1_0000_0000L) {
+      out[at] = (byte) 0xce;
+      return writeBigEndian(out, at + 1, value, 4);
+    }
+    out[at] = (byte) 0xcf;
+    return writeBigEndian(out, at + 1, value, 8);
+  }
+
+  private static int writeBigEndian(byte[] out, int at, long value, int bytes) {
+    for (int i = bytes - 1; i >= 0; i--) {
+      out[at + i] = (byte) value;
+      value >>>= 8;
+    }
+    return at + bytes;
   }
 
   /**

@@ -13,7 +13,8 @@ import org.transferqueue.TqException;
 
 /**
  * Application metadata of the transport's own messages ({@link MessageDescriptor}): error replies
- * {@code [code, message]} and HELLO {@code [token or nil]}. Stateless.
+ * {@code [code, message]}, HELLO {@code [token or nil]} and PROCESS_STATS replies {@code
+ * [heap_allocated_bytes]}. Stateless.
  */
 final class ControlMessages {
   /** Longest error message sent, so an error reply always fits the metadata limit. */
@@ -84,6 +85,36 @@ final class ControlMessages {
       return unpacker.unpackString();
     } catch (MessagePackException | IOException e) {
       return null;
+    }
+  }
+
+  /** The application metadata of a PROCESS_STATS reply: {@code [heap_allocated_bytes]}. */
+  static byte[] processStatsMetadata(ProcessStats stats) {
+    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
+      packer.packArrayHeader(1);
+      packer.packLong(stats.heapAllocatedBytes());
+      return packer.toByteArray();
+    } catch (IOException e) {
+      throw new UncheckedIOException("in-memory msgpack packer failed", e);
+    }
+  }
+
+  /**
+   * Decodes a PROCESS_STATS reply's application metadata; later elements, if any, are ignored so
+   * that newer servers may report more.
+   *
+   * @throws ProtocolException {@code PROTOCOL_ERROR} when the metadata is not such an array
+   */
+  static ProcessStats decodeProcessStats(byte[] appMeta, String where) {
+    try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(appMeta)) {
+      if (unpacker.unpackArrayHeader() < 1) {
+        throw new MessagePackException("process stats reply is not [heap_allocated_bytes, ...]");
+      }
+      return new ProcessStats(unpacker.unpackLong());
+    } catch (MessagePackException | IOException e) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "malformed process stats reply from " + where + ": " + e.getMessage());
     }
   }
 

@@ -100,15 +100,7 @@ final class FrameReader implements AutoCloseable {
    * @param buffers views of the destinations ({@link FrameWriter#toBuffers}), one body each
    */
   void readBodies(ByteBuffer[] buffers) throws IOException {
-    int first = 0;
-    while (first < buffers.length) {
-      if (channel.read(buffers, first, buffers.length - first) < 0) {
-        throw new EOFException("connection closed inside a frame body");
-      }
-      while (first < buffers.length && !buffers[first].hasRemaining()) {
-        first++;
-      }
-    }
+    VectoredIo.readFully(channel, buffers, "a frame body");
   }
 
   /**

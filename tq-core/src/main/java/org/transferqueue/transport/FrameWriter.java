@@ -203,13 +203,7 @@ final class FrameWriter {
       ByteBuffer[] buffers = new ByteBuffer[bodies.length + 1];
       buffers[0] = prefix.asByteBuffer();
       System.arraycopy(bodies, 0, buffers, 1, bodies.length);
-      int first = 0;
-      while (first < buffers.length) {
-        channel.write(buffers, first, buffers.length - first);
-        while (first < buffers.length && !buffers[first].hasRemaining()) {
-          first++;
-        }
-      }
+      VectoredIo.writeFully(channel, buffers);
     } finally {
       if (prefixBuffer != null) {
         prefixBuffer.close();

@@ -32,11 +32,26 @@ package org.transferqueue.transport;
  * <p>Message types below {@link #FIRST_APPLICATION_TYPE} belong to the transport. {@link
  * #TYPE_HELLO} opens a connection: its application metadata is {@code [token: str or nil]}; a
  * server configured with a token answers any other first frame, or a wrong token, with an {@link
- * org.transferqueue.ErrorCode#UNAUTHENTICATED} error and closes the connection.
+ * org.transferqueue.ErrorCode#UNAUTHENTICATED} error and closes the connection. Every server also
+ * answers {@link #TYPE_PING} and {@link #TYPE_PROCESS_STATS} itself, after authentication like any
+ * request.
  */
 public final class MessageDescriptor {
   /** The connection-opening handshake carrying the optional shared token. */
   public static final int TYPE_HELLO = 1;
+
+  /**
+   * The no-op request every server answers with an empty reply (no metadata, no bodies): the
+   * smallest round trip of the transport ({@link TransportClient#ping}).
+   */
+  public static final int TYPE_PING = 2;
+
+  /**
+   * The request for the server process's statistics, answered by every server with the application
+   * metadata {@code [heap_allocated_bytes: int]} ({@link ProcessStats}, {@link
+   * TransportClient#processStats}).
+   */
+  public static final int TYPE_PROCESS_STATS = 3;
 
   /** The smallest type an application may register a handler for or send. */
   public static final int FIRST_APPLICATION_TYPE = 16;

@@ -1,5 +1,6 @@
 package org.transferqueue.transport;
 
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -141,15 +142,25 @@ public final class TransportClient implements AutoCloseable {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(destination, "destination");
     Objects.requireNonNull(timeout, "timeout");
-    String what = "call type=" + request.type() + " to " + address;
     byte[] section;
     try {
       section = checkedSection(request);
     } catch (TqException e) {
       return CompletableFuture.failedFuture(e);
     }
-    PendingCall call =
-        new PendingCall(request.type(), section, request.bodies(), destination, what);
+    return send(address, request.type(), section, request.bodies(), destination, timeout);
+  }
+
+  /** Sends a checked frame of any type, the transport's own included. */
+  private CompletableFuture<Response> send(
+      HostPort address,
+      int type,
+      byte[] section,
+      List<MemorySegment> bodies,
+      BodyDestination destination,
+      Duration timeout) {
+    String what = "call type=" + type + " to " + address;
+    PendingCall call = new PendingCall(type, section, bodies, destination, what);
     outstanding.add(call);
     call.future.whenComplete((r, e) -> outstanding.remove(call));
     if (closed.get()) {
@@ -212,6 +223,53 @@ public final class TransportClient implements AutoCloseable {
   public Response call(
       HostPort address, Request request, BodyDestination destination, Duration timeout) {
     return join(start(address, request, destination, timeout));
+  }
+
+  /**
+   * Sends the transport's no-op request ({@link MessageDescriptor#TYPE_PING}) and waits for its
+   * empty reply: the smallest round trip of this transport, served by every {@link
+   * TransportServer}.
+   *
+   * @param address the server
+   * @param timeout the call's deadline, from now
+   * @throws TqException as described on this class
+   */
+  public void ping(HostPort address, Duration timeout) {
+    Objects.requireNonNull(address, "address");
+    Objects.requireNonNull(timeout, "timeout");
+    join(send(
+            address,
+            MessageDescriptor.TYPE_PING,
+            ControlMessages.emptySection(),
+            List.of(),
+            BodyDestination.into(List.of()),
+            timeout))
+        .close();
+  }
+
+  /**
+   * Asks a server for the statistics of its process ({@link MessageDescriptor#TYPE_PROCESS_STATS}),
+   * served by every {@link TransportServer}.
+   *
+   * @param address the server
+   * @param timeout the call's deadline, from now
+   * @return the server process's statistics at the time it answered
+   * @throws TqException as described on this class; {@code PROTOCOL_ERROR} for a malformed reply
+   */
+  public ProcessStats processStats(HostPort address, Duration timeout) {
+    Objects.requireNonNull(address, "address");
+    Objects.requireNonNull(timeout, "timeout");
+    try (Response response =
+        join(
+            send(
+                address,
+                MessageDescriptor.TYPE_PROCESS_STATS,
+                ControlMessages.emptySection(),
+                List.of(),
+                BodyDestination.into(List.of()),
+                timeout))) {
+      return ControlMessages.decodeProcessStats(response.metadata(), address.toString());
+    }
   }
 
   private static Response join(CompletableFuture<Response> future) {

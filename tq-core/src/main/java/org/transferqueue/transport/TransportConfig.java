@@ -7,8 +7,11 @@ import java.util.Objects;
 import java.util.Optional;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.ClientConfig;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
+import org.transferqueue.config.SimpleStorageConfig;
+import org.transferqueue.config.TqConfig;
 
 /**
  * Settings of {@link TransportServer} and {@link TransportClient}: limits checked before any
@@ -167,6 +170,46 @@ public record TransportConfig(
    */
   public static TransportConfig from(NetworkConfig network) {
     return builder(network).build();
+  }
+
+  /**
+   * The transport settings of a client's calls to the controller: the {@code network} section, with
+   * {@value ClientConfig#REQUEST_TIMEOUT_PROP_NAME} as the deadline of every call.
+   *
+   * @param config the validated configuration
+   * @return the configuration
+   */
+  public static TransportConfig controllerClient(TqConfig config) {
+    Objects.requireNonNull(config, "config");
+    return builder(config.network()).defaultCallTimeout(config.client().requestTimeout()).build();
+  }
+
+  /**
+   * The transport settings of a client's calls to SimpleStorage units: the {@code network} section,
+   * with {@value SimpleStorageConfig#SEND_RECV_TIMEOUT_PROP_NAME} as the deadline of every call.
+   *
+   * @param config the validated configuration
+   * @return the configuration
+   */
+  public static TransportConfig storageUnitClient(TqConfig config) {
+    Objects.requireNonNull(config, "config");
+    return builder(config.network())
+        .defaultCallTimeout(config.backend().simpleStorage().sendRecvTimeout())
+        .build();
+  }
+
+  /**
+   * The transport settings of a client's calls to object-store nodes: the {@code network} section,
+   * with {@value ClientConfig#REQUEST_TIMEOUT_PROP_NAME} as the deadline of every call (the
+   * MooncakeStore section has no timeout key of its own; its retries run within this deadline per
+   * call).
+   *
+   * @param config the validated configuration
+   * @return the configuration
+   */
+  public static TransportConfig storeNodeClient(TqConfig config) {
+    Objects.requireNonNull(config, "config");
+    return builder(config.network()).defaultCallTimeout(config.client().requestTimeout()).build();
   }
 
   @Override

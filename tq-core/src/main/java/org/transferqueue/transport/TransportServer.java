@@ -69,7 +69,17 @@ public final class TransportServer implements AutoCloseable {
 
   private TransportServer(Builder builder) {
     this.config = builder.config;
-    this.handlers = Map.copyOf(builder.handlers);
+    Map<Integer, RequestHandler> all = new HashMap<>(builder.handlers);
+    all.put(MessageDescriptor.TYPE_PING, RequestHandler.replying(request -> Reply.empty()));
+    all.put(
+        MessageDescriptor.TYPE_PROCESS_STATS,
+        RequestHandler.replying(
+            request ->
+                new Reply(
+                    ControlMessages.processStatsMetadata(ProcessStats.current()),
+                    List.of(),
+                    List.of())));
+    this.handlers = Map.copyOf(all);
     this.allocator =
         builder.allocator.newChildAllocator(builder.name, builder.allocator.limitBytes());
     try {

@@ -45,6 +45,41 @@ class BodyTableTest {
   }
 
   @Test
+  void shouldWriteTheBytesOfAMsgpackPackerForEveryLengthForm() throws java.io.IOException {
+    long[] lengths = {
+      0, 1, 127, 128, 255, 256, 65_535, 65_536, 0xFFFF_FFFFL, 0x1_0000_0000L, Long.MAX_VALUE
+    };
+    for (long length : lengths) {
+      try (org.msgpack.core.MessageBufferPacker packer =
+          org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
+        packer.packLong(length);
+        byte[] expected = packer.toByteArray();
+        byte[] actual = new byte[BodyTable.uintSize(length)];
+        assertThat(BodyTable.writeUint(actual, 0, length)).isEqualTo(actual.length);
+        assertThat(actual).as("length=%d", length).isEqualTo(expected);
+      }
+    }
+    for (int count : new int[] {0, 15, 16, 300}) {
+      List<MemorySegment> bodies = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        bodies.add(MemorySegment.ofArray(new byte[i * 1000]));
+      }
+      byte[] appMeta = {(byte) 0x91, 0x07};
+      try (org.msgpack.core.MessageBufferPacker packer =
+          org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
+        packer.packArrayHeader(count);
+        for (MemorySegment body : bodies) {
+          packer.packLong(body.byteSize());
+        }
+        packer.writePayload(appMeta);
+        assertThat(BodyTable.encode(bodies, appMeta))
+            .as("count=%d", count)
+            .isEqualTo(packer.toByteArray());
+      }
+    }
+  }
+
+  @Test
   void shouldRejectTablesThatLieOrExceedTheLimits() {
     byte[] twoBodies =
         BodyTable.encode(

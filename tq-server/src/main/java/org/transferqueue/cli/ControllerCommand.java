@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.HostPort;
+import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerClock;
@@ -27,10 +28,11 @@ import picocli.CommandLine.Option;
 /**
  * {@code tq controller}: runs the controller of a multi-process deployment. It binds {@code
  * network.bind_host} on the port of {@code network.controller_address} (an ephemeral port when no
- * address is configured), prints exactly one line {@code listening on HOST:PORT} once it accepts
- * requests, and serves until the process receives SIGTERM or SIGINT, when a shutdown hook closes
- * the server and releases its memory. With {@code metrics.enabled} it also serves Prometheus
- * metrics (address logged, not printed).
+ * address is configured), the rule of every role ({@link NetworkConfig#bindAddress}), prints
+ * exactly one line {@code listening on HOST:PORT} once it accepts requests, and serves until the
+ * process receives SIGTERM or SIGINT, when a shutdown hook closes the server and releases its
+ * memory. With {@code metrics.enabled} it also serves Prometheus metrics (address logged, not
+ * printed).
  */
 @Command(
     name = "controller",
@@ -62,8 +64,12 @@ final class ControllerCommand implements Callable<Integer> {
    * @return the started role; the caller closes it
    */
   static ControllerRole start(TqConfig tq) {
-    int port = tq.network().controllerAddress().map(HostPort::port).orElse(0);
-    TransportConfig transport = TransportConfig.builder(tq.network()).bindPort(port).build();
+    HostPort bind =
+        tq.network()
+            .bindAddress(
+                tq.network().controllerAddress(), NetworkConfig.CONTROLLER_ADDRESS_PROP_NAME);
+    TransportConfig transport =
+        TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     Controller controller =
         new Controller(
             ControllerSettings.from(tq),

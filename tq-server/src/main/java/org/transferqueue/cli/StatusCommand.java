@@ -50,7 +50,7 @@ final class StatusCommand extends ConnectedCommand {
     if (addresses.isEmpty()) {
       return reports;
     }
-    TransportConfig transport = TransportConfig.from(tq.config().network());
+    TransportConfig transport = TransportConfig.storageUnitClient(tq.config());
     try (TransportClient client = new TransportClient(transport, tq.allocator())) {
       for (int i = 0; i < addresses.size(); i++) {
         HostPort address = addresses.get(i);

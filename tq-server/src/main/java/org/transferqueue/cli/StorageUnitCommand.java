@@ -25,11 +25,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code tq storage-unit}: serves one SimpleStorage unit on the address {@code
- * network.storage_unit_addresses[N]} of the configuration file (port 0 picks a free port), with the
- * per-unit capacity of {@code backend.SimpleStorage} and the byte limit of {@code memory}. With
- * {@code metrics.enabled} it also serves the unit's Prometheus gauges (address logged, not
- * printed).
+ * {@code tq storage-unit}: serves one SimpleStorage unit on {@code network.bind_host} and the port
+ * of {@code network.storage_unit_addresses[N]} (port 0 picks a free port), with the per-unit
+ * capacity of {@code backend.SimpleStorage} and the byte limit of {@code memory}. With {@code
+ * metrics.enabled} it also serves the unit's Prometheus gauges (address logged, not printed).
  */
 @Command(name = "storage-unit", description = "Serve one SimpleStorage unit until SIGTERM/SIGINT.")
 final class StorageUnitCommand implements Callable<Integer> {
@@ -61,24 +60,27 @@ final class StorageUnitCommand implements Callable<Integer> {
   }
 
   /**
-   * Starts the storage-unit role: the unit, its server and, when {@code metrics.enabled} is true, a
-   * Prometheus endpoint on the unit's host and a free port ({@code metrics.port} is the
+   * Starts the storage-unit role: the unit, its server on {@code network.bind_host} and the port of
+   * {@code address} ({@link NetworkConfig#bindAddress}) and, when {@code metrics.enabled} is true,
+   * a Prometheus endpoint on {@code network.bind_host} and a free port ({@code metrics.port} is the
    * controller's) exporting the unit's gauges (capacity, active keys, utilisation, memory)
    * refreshed every {@code metrics.collect_interval} and its request meters by {@code op_type}
    * ({@code tq_storage_request_total}, {@code _duration_seconds}, {@code _errors_total}, {@code
    * _samples_total}). The endpoint's address is logged, not printed.
    *
    * @param tq the configuration
-   * @param address where the unit serves
+   * @param address the unit's configured address: clients connect to it, the server takes its port
    * @param unit the unit's index, part of its id
    * @return the started role; the caller closes it
    */
   static UnitRole start(TqConfig tq, HostPort address, int unit) {
+    HostPort bind =
+        tq.network()
+            .bindAddress(
+                Optional.of(address),
+                NetworkConfig.STORAGE_UNIT_ADDRESSES_PROP_NAME + "[" + unit + "]");
     TransportConfig transport =
-        TransportConfig.builder(tq.network())
-            .bindHost(address.host())
-            .bindPort(address.port())
-            .build();
+        TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-storage-unit-" + unit);
     StorageUnit storageUnit = null;
     StorageUnitServer server = null;
@@ -120,7 +122,7 @@ final class StorageUnitCommand implements Callable<Integer> {
                 errors);
         collector.start(tq.metrics().collectInterval());
         // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
-        endpoint = PrometheusEndpoint.start(registry, address.host(), 0);
+        endpoint = PrometheusEndpoint.start(registry, bind.host(), 0);
         LOG.log(
             System.Logger.Level.INFO,
             "storage unit "

@@ -5,6 +5,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
@@ -24,10 +26,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code tq store-node}: serves one object-store node on the address {@code
- * network.store_node_addresses[N]} of the configuration file (port 0 picks a free port); the node
- * contributes {@code backend.MooncakeStore.global_segment_size} bytes and copies with a local
- * buffer of {@code local_buffer_size}.
+ * {@code tq store-node}: serves one object-store node on {@code network.bind_host} and the port of
+ * {@code network.store_node_addresses[N]} (port 0 picks a free port; the address is what clients
+ * connect to and the node's name in the store); the node contributes {@code
+ * backend.MooncakeStore.global_segment_size} bytes and copies with a local buffer of {@code
+ * local_buffer_size}.
  */
 @Command(name = "store-node", description = "Serve one object-store node until SIGTERM/SIGINT.")
 final class StoreNodeCommand implements Callable<Integer> {
@@ -57,32 +60,24 @@ final class StoreNodeCommand implements Callable<Integer> {
             node);
     try {
       return RoleRunner.serve(commandLine.getOut(), start(tq, address, node));
-    } catch (StoreSetupException e) {
+    } catch (TqException e) {
       throw new CommandLine.ExecutionException(commandLine, e.getMessage(), e);
-    }
-  }
-
-  /** The engine refused its configuration. */
-  static final class StoreSetupException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    StoreSetupException(String message) {
-      super(message);
     }
   }
 
   /**
    * Starts the store-node role: the engine, its server and, when {@code metrics.enabled} is true, a
-   * Prometheus endpoint on the node's host and a free port exporting the node's request meters by
-   * {@code op_type} ({@code tq_storage_request_total} and its siblings, {@code storage_unit_id} =
-   * {@code TQ_STORE_NODE_<node>}; writes as {@code PUT_DATA}, reads as {@code GET_DATA}, removals
-   * as {@code CLEAR_DATA}). The endpoint's address is logged, not printed.
+   * Prometheus endpoint on {@code network.bind_host} and a free port exporting the node's request
+   * meters by {@code op_type} ({@code tq_storage_request_total} and its siblings, {@code
+   * storage_unit_id} = {@code TQ_STORE_NODE_<node>}; writes as {@code PUT_DATA}, reads as {@code
+   * GET_DATA}, removals as {@code CLEAR_DATA}). The endpoint's address is logged, not printed.
    *
    * @param tq the configuration
-   * @param address where the node serves
+   * @param address the node's configured address: clients connect to it, the server takes its port
    * @param node the node's index
    * @return the started role; the caller closes it
-   * @throws StoreSetupException if the engine refuses the segment sizes
+   * @throws TqException {@code INVALID_CONFIGURATION} when the engine refuses the sizes or the
+   *     address cannot be served; nothing is left open then
    */
   static NodeRole start(TqConfig tq, HostPort address, int node) {
     MooncakeStoreConfig mooncake = tq.backend().mooncakeStore();
@@ -92,18 +87,21 @@ final class StoreNodeCommand implements Callable<Integer> {
             .globalSegmentSize(mooncake.globalSegmentSize())
             .localBufferSize(mooncake.localBufferSize())
             .build();
+    HostPort bind =
+        tq.network()
+            .bindAddress(
+                Optional.of(address),
+                NetworkConfig.STORE_NODE_ADDRESSES_PROP_NAME + "[" + node + "]");
     TransportConfig transport =
-        TransportConfig.builder(tq.network())
-            .bindHost(address.host())
-            .bindPort(address.port())
-            .build();
+        TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-store-node-" + node);
     EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
     StoreNodeServer server = null;
     try {
       int rc = engine.setup(storeConfig);
       if (rc != 0) {
-        throw new StoreSetupException(
+        throw new TqException(
+            ErrorCode.INVALID_CONFIGURATION,
             "store node setup failed with code "
                 + rc
                 + " for global_segment_size="
@@ -126,7 +124,7 @@ final class StoreNodeCommand implements Callable<Integer> {
       server = StoreNodeServer.start(engine, transport, allocator, requests);
       // metrics.port is the controller's; every node takes a free port, as storage units do.
       PrometheusEndpoint endpoint =
-          registry == null ? null : PrometheusEndpoint.start(registry, address.host(), 0);
+          registry == null ? null : PrometheusEndpoint.start(registry, bind.host(), 0);
       if (endpoint != null) {
         LOG.log(
             System.Logger.Level.INFO,

@@ -222,9 +222,18 @@ class BenchCommandTest {
       assertThat(result.get("verified")).isEqualTo(true);
       Map<String, Object> mean = map(result.get("mean"));
       mean.values().forEach(v -> assertThat(number(v)).isPositive());
+      Map<String, Object> heap = map(result.get("heapBytesPerMib"));
+      assertThat(heap).containsKeys("clientPut", "serverPut", "clientGet", "serverGet");
+      heap.values().forEach(v -> assertThat(number(v)).isPositive());
       for (Object item : list(result.get("iterations"))) {
         Map<String, Object> it = map(item);
         it.values().forEach(v -> assertThat(number(v)).isPositive());
+        assertThat(it)
+            .containsKeys(
+                "clientPutHeapBytes",
+                "serverPutHeapBytes",
+                "clientGetHeapBytes",
+                "serverGetHeapBytes");
         assertThat(number(it.get("baselineGbPerSec")))
             .isCloseTo(baselineGbPerSec, within(1e-6 * baselineGbPerSec));
         double expected = number(it.get("totalGbPerSec")) / baselineGbPerSec;

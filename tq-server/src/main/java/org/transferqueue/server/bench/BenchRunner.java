@@ -21,12 +21,14 @@ import org.transferqueue.TqException;
 import org.transferqueue.client.KvApi;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.client.TransferQueueSystem;
+import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.objectstore.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.tensor.Batch;
+import org.transferqueue.transport.TransportConfig;
 
 /**
  * Runs a {@link BenchPlan}: per size, generates the data once; per mode, measures the mode's
@@ -43,7 +45,10 @@ import org.transferqueue.tensor.Batch;
  * </pre>
  *
  * The data read in the first iteration of each case is compared with what was put (outside the
- * timed region); a difference fails the run. Not thread-safe: one run at a time.
+ * timed region); a difference fails the run. In loopback mode the heap-allocation counters of the
+ * client (this process) and of every server process are read right before and after the timed put
+ * and get ({@link HeapMeter}), giving each case's heap bytes per MiB moved ({@link
+ * HeapAllocation}). Not thread-safe: one run at a time.
  */
 public final class BenchRunner {
   /** The partition every iteration writes to, as upstream. */
@@ -193,6 +198,7 @@ public final class BenchRunner {
     step(label + ": starting");
     TqConfig config = plan.caseConfig(backend, workload.size(), workload.bytes());
     List<IterationResult> iterations = new ArrayList<>();
+    List<HeapAllocation> heap = new ArrayList<>();
     switch (mode) {
       case EMBEDDED -> {
         try (TransferQueueSystem system =
@@ -200,27 +206,45 @@ public final class BenchRunner {
                 .config(config)
                 .storageBackends(backends(config))
                 .start()) {
-          iterateAll(system.kv(), workload, label, baseline, iterations);
+          iterateAll(system.kv(), null, workload, label, baseline, iterations, heap);
         }
       }
       case LOOPBACK -> {
         Path dir = tempDir();
         try (LoopbackServers servers = LoopbackServers.start(loopback.tq(), backend, config, dir);
-            TqClient client = TransferQueueSystem.connect(servers.clientConfig())) {
-          iterateAll(client.kv(), workload, label, baseline, iterations);
+            TqClient client = TransferQueueSystem.connect(servers.clientConfig());
+            HeapMeter meter = heapMeter(servers.clientConfig(), backend, client)) {
+          iterateAll(client.kv(), meter, workload, label, baseline, iterations, heap);
         } finally {
           deleteTree(dir);
         }
       }
     }
-    return new CaseResult(backend, mode, iterations, true);
+    return new CaseResult(backend, mode, iterations, true, heap);
+  }
+
+  /** A meter of the client (this process) and every server process of a loopback case. */
+  private static HeapMeter heapMeter(TqConfig config, BenchBackend backend, TqClient client) {
+    List<HostPort> servers = new ArrayList<>();
+    config.network().controllerAddress().ifPresent(servers::add);
+    servers.addAll(
+        backend == BenchBackend.SIMPLE_STORAGE
+            ? config.network().storageUnitAddresses()
+            : config.network().storeNodeAddresses());
+    return new HeapMeter(TransportConfig.from(config.network()), client.allocator(), servers);
   }
 
   private void iterateAll(
-      KvApi kv, Workload workload, String label, Baseline baseline, List<IterationResult> into) {
+      KvApi kv,
+      HeapMeter meter,
+      Workload workload,
+      String label,
+      Baseline baseline,
+      List<IterationResult> into,
+      List<HeapAllocation> heapInto) {
     for (int i = 1; i <= plan.iterations(); i++) {
       String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";
-      into.add(iterate(kv, workload, prefix, i, i == 1, baseline.gbPerSec()));
+      into.add(iterate(kv, meter, workload, prefix, i, i == 1, baseline.gbPerSec(), heapInto));
     }
   }
 
@@ -243,12 +267,25 @@ public final class BenchRunner {
     }
   }
 
+  /**
+   * One iteration; with a meter, the heap counters of client and servers are read right outside the
+   * timed put and get (never inside the timed region), into {@code heapInto}.
+   */
   private IterationResult iterate(
-      KvApi kv, Workload workload, String prefix, int iteration, boolean verify, double baseline) {
+      KvApi kv,
+      HeapMeter meter,
+      Workload workload,
+      String prefix,
+      int iteration,
+      boolean verify,
+      double baseline,
+      List<HeapAllocation> heapInto) {
     step(prefix + "put");
+    HeapMeter.Reading beforePut = meter == null ? null : meter.read();
     long t0 = nanoClock.getAsLong();
     kv.batchPut(workload.keys(), PARTITION, workload.batch(), null);
     long t1 = nanoClock.getAsLong();
+    HeapMeter.Reading afterPut = meter == null ? null : meter.readAfter();
     step(prefix + "list");
     long t2 = nanoClock.getAsLong();
     Map<String, Map<String, Object>> listed = kv.list(PARTITION).get(PARTITION);
@@ -260,9 +297,21 @@ public final class BenchRunner {
           "list found " + keys.size() + " keys after a put of " + workload.keys().size());
     }
     step(prefix + "get");
+    HeapMeter.Reading beforeGet = meter == null ? null : meter.read();
     long t4 = nanoClock.getAsLong();
     Batch read = kv.batchGet(keys, PARTITION, null);
     long t5 = nanoClock.getAsLong();
+    HeapMeter.Reading afterGet = meter == null ? null : meter.readAfter();
+    if (meter != null) {
+      heapInto.add(
+          new HeapAllocation(
+              iteration,
+              workload.bytes(),
+              afterPut.client() - beforePut.client(),
+              afterPut.servers() - beforePut.servers(),
+              afterGet.client() - beforeGet.client(),
+              afterGet.servers() - beforeGet.servers()));
+    }
     try (read) {
       if (verify) {
         verify(workload, keys, read, prefix);

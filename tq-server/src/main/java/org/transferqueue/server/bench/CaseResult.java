@@ -13,20 +13,51 @@ import java.util.function.ToDoubleFunction;
  * @param iterations the iterations, in order
  * @param verified whether the data read in the first iteration was compared with what was put
  *     (always true when a run completes: a mismatch fails the run)
+ * @param heap the heap allocation of each iteration's put and get on client and servers, in
+ *     iteration order; empty when not measured (embedded mode)
  */
 public record CaseResult(
-    BenchBackend backend, BenchMode mode, List<IterationResult> iterations, boolean verified) {
+    BenchBackend backend,
+    BenchMode mode,
+    List<IterationResult> iterations,
+    boolean verified,
+    List<HeapAllocation> heap) {
 
   /**
-   * Copies the list.
+   * Copies the lists.
    *
    * @throws IllegalArgumentException when there is no iteration
    */
   public CaseResult {
     iterations = List.copyOf(iterations);
+    heap = List.copyOf(heap);
     if (iterations.isEmpty()) {
       throw new IllegalArgumentException("a case needs at least one iteration");
     }
+  }
+
+  /**
+   * A case without heap figures.
+   *
+   * @param backend the backend
+   * @param mode the mode
+   * @param iterations the iterations, in order
+   * @param verified whether the first iteration's data was compared with what was put
+   */
+  public CaseResult(
+      BenchBackend backend, BenchMode mode, List<IterationResult> iterations, boolean verified) {
+    this(backend, mode, iterations, verified, List.of());
+  }
+
+  /**
+   * The mean of a heap figure over the iterations after the first (the first also loads and
+   * compiles the code paths), or over the only one.
+   *
+   * @param figure the figure, e.g. {@link HeapAllocation#clientPutPerMib()}
+   * @return the mean, or empty when the heap was not measured
+   */
+  public OptionalDouble heapSteadyMean(ToDoubleFunction<HeapAllocation> figure) {
+    return heap.stream().skip(heap.size() > 1 ? 1 : 0).mapToDouble(figure).average();
   }
 
   /**

@@ -53,6 +53,10 @@ public final class JsonReporter {
     units.put("GBps", "10^9 bytes per second");
     units.put("Gbps", "GiB (2^30 bytes) x 8 per second, upstream's figure");
     units.put("ratio", "GB/s divided by the same size's baseline GB/s");
+    units.put(
+        "heapBytesPerMib",
+        "heap bytes allocated per MiB put or read, in the client process and in the server"
+            + " processes (summed over the servers)");
     root.put("units", units);
     root.put("unavailableModes", report.unavailableModes());
     List<Object> sizes = new ArrayList<>();
@@ -148,9 +152,24 @@ public final class JsonReporter {
         steady.put("totalRatio", c.steadyMean(IterationResult::totalRatio).orElseThrow());
         result.put("steady", steady);
       }
+      if (!c.heap().isEmpty()) {
+        Map<String, Object> heap = new LinkedHashMap<>();
+        heap.put("fromIteration", c.heap().size() > 1 ? 2 : 1);
+        heap.put("goalBytesPerMib", HeapAllocation.GOAL_BYTES_PER_MIB);
+        heap.put("clientPut", c.heapSteadyMean(HeapAllocation::clientPutPerMib).orElseThrow());
+        heap.put("serverPut", c.heapSteadyMean(HeapAllocation::serverPutPerMib).orElseThrow());
+        heap.put("clientGet", c.heapSteadyMean(HeapAllocation::clientGetPerMib).orElseThrow());
+        heap.put("serverGet", c.heapSteadyMean(HeapAllocation::serverGetPerMib).orElseThrow());
+        result.put("heapBytesPerMib", heap);
+      }
       List<Object> iterations = new ArrayList<>();
       for (IterationResult r : c.iterations()) {
-        iterations.add(iteration(r));
+        Map<String, Object> iteration = iteration(r);
+        c.heap().stream()
+            .filter(h -> h.iteration() == r.iteration())
+            .findFirst()
+            .ifPresent(h -> iteration.putAll(heap(h)));
+        iterations.add(iteration);
       }
       result.put("iterations", iterations);
       results.add(result);
@@ -177,6 +196,19 @@ public final class JsonReporter {
     out.put("putRatio", r.putRatio());
     out.put("getRatio", r.getRatio());
     out.put("totalRatio", r.totalRatio());
+    return out;
+  }
+
+  private static Map<String, Object> heap(HeapAllocation h) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("clientPutHeapBytes", h.clientPutBytes());
+    out.put("serverPutHeapBytes", h.serverPutBytes());
+    out.put("clientGetHeapBytes", h.clientGetBytes());
+    out.put("serverGetHeapBytes", h.serverGetBytes());
+    out.put("clientPutHeapBytesPerMib", h.clientPutPerMib());
+    out.put("serverPutHeapBytesPerMib", h.serverPutPerMib());
+    out.put("clientGetHeapBytesPerMib", h.clientGetPerMib());
+    out.put("serverGetHeapBytesPerMib", h.serverGetPerMib());
     return out;
   }
 

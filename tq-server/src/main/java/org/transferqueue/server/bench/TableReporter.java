@@ -84,6 +84,19 @@ public final class TableReporter {
                 steady(c),
                 c.mean(IterationResult::listSeconds),
                 c.mean(IterationResult::clearSeconds)));
+        if (!c.heap().isEmpty()) {
+          out.append(
+              String.format(
+                  Locale.ROOT,
+                  "  %-24s heap B/MiB moved (2+, goal < %.0f): put client %.1f server %.1f,"
+                      + " get client %.1f server %.1f%n",
+                  "",
+                  HeapAllocation.GOAL_BYTES_PER_MIB,
+                  c.heapSteadyMean(HeapAllocation::clientPutPerMib).orElseThrow(),
+                  c.heapSteadyMean(HeapAllocation::serverPutPerMib).orElseThrow(),
+                  c.heapSteadyMean(HeapAllocation::clientGetPerMib).orElseThrow(),
+                  c.heapSteadyMean(HeapAllocation::serverGetPerMib).orElseThrow()));
+        }
       }
     }
     report

@@ -1,0 +1,73 @@
+package org.transferqueue.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.ProtocolException;
+
+/** The msgpack helpers of the remote messages, without sockets. */
+class WireTest {
+  @Test
+  void shouldRoundTripEveryKindOfValueAcrossSeveralBufferChunks() {
+    long seed = 0x317EL;
+    Random random = new Random(seed);
+    String big = "ü".repeat(3000) + "end";
+    byte[] blob = new byte[5000];
+    random.nextBytes(blob);
+    long[] longs = random.longs(500).toArray();
+    byte[] bytes =
+        new Wire.Writer()
+            .array(7)
+            .bool(true)
+            .i64(-5)
+            .str("")
+            .str(big)
+            .bin(blob)
+            .longs(longs)
+            .strings(List.of("a", "€", "key_1"))
+            .toBytes();
+    try (Wire.Reader r = new Wire.Reader(bytes, "test message")) {
+      assertThat(r.array(7)).isEqualTo(7);
+      assertThat(r.bool()).isTrue();
+      assertThat(r.i64()).isEqualTo(-5);
+      assertThat(r.str()).isEmpty();
+      assertThat(r.str()).as("seed=%d", seed).isEqualTo(big);
+      assertThat(r.bin()).isEqualTo(blob);
+      assertThat(r.longs(1000)).isEqualTo(longs);
+      assertThat(r.strings(10)).containsExactly("a", "€", "key_1");
+    }
+  }
+
+  @Test
+  void shouldRejectLengthsLongerThanTheMessageBeforeAllocating() {
+    // str32 header claiming 2^31-1 bytes, then nothing
+    byte[] lyingString = {(byte) 0xdb, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff};
+    // bin32 header claiming 1000 bytes, then 2
+    byte[] lyingBin = {(byte) 0xc6, 0, 0, 0x03, (byte) 0xe8, 1, 2};
+    try (Wire.Reader r = new Wire.Reader(lyingString, "test message")) {
+      assertThatThrownBy(r::str)
+          .isInstanceOfSatisfying(
+              ProtocolException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR))
+          .hasMessageContaining("malformed test message")
+          .hasMessageContaining("2147483647");
+    }
+    try (Wire.Reader r = new Wire.Reader(lyingBin, "test message")) {
+      assertThatThrownBy(r::bin)
+          .isInstanceOf(ProtocolException.class)
+          .hasMessageContaining("1000 > 2 bytes left");
+    }
+  }
+
+  @Test
+  void shouldReplaceMalformedUtf8AsTheUnpackerWould() {
+    byte[] bytes = {(byte) 0xa2, (byte) 0xc3, 0x28}; // fixstr of 2 bytes: an invalid sequence
+    try (Wire.Reader r = new Wire.Reader(bytes, "test message")) {
+      assertThat(r.str()).isEqualTo("\uFFFD(");
+    }
+  }
+}
