@@ -276,6 +276,29 @@ class BackendEquivalenceTest {
           }
         });
     p.put(
+        "put into samples of a partition that does not exist",
+        tq -> {
+          try (Batch one = batch("x", i64(allocator, new long[] {1}))) {
+            return tq.client().put(one, handMade("ghost", "x", 0)).size();
+          }
+        });
+    p.put(
+        "put into a cleared sample",
+        tq -> {
+          BatchMeta k = tq.client().resolveKeys(P, List.of("k"), false);
+          tq.client().clearSamples(k);
+          try (Batch one = batch("x", i64(allocator, new long[] {1}))) {
+            return tq.client().put(one, k).size();
+          }
+        });
+    p.put(
+        "put an empty batch",
+        tq -> {
+          try (Batch none = Batch.builder().rowCount(0).build()) {
+            return tq.client().put(none, P).size();
+          }
+        });
+    p.put(
         "force-fetch an unknown partition",
         tq -> tq.client().getMeta(GetMetadataRequest.forceFetch("nope", List.of("x"))).size());
     p.put(
@@ -349,7 +372,7 @@ class BackendEquivalenceTest {
             "low-level put of a field whose name holds '@'", "TqException INVALID_ARGUMENT")
         .containsEntry(
             "clear samples naming a field whose name holds '@'", "TqException INVALID_ARGUMENT")
-        .containsEntry("what is left", "ok [k, tagged]")
+        .containsEntry("what is left", "ok [tagged]")
         .containsEntry("partitions", "ok [equivalence, unwritten, rows]");
   }
 }
