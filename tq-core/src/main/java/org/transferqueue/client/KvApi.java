@@ -38,7 +38,9 @@ import org.transferqueue.tensor.Tensor;
  * }</pre>
  *
  * <p>Every argument is validated before anything is registered or written: a rejected call leaves
- * no key, sample or tag behind. Thread-safe; every method has an {@code ...Async} twin.
+ * no key, sample or tag behind. Key lists of every call must be non-empty, of distinct, non-empty
+ * strings ({@code INVALID_ARGUMENT}, {@code DUPLICATE_KEY} otherwise); field names follow {@link
+ * MetaClient}'s rule. Thread-safe; every method has an {@code ...Async} twin.
  */
 public final class KvApi implements AutoCloseable {
   private final MetaClient client;
@@ -138,9 +140,9 @@ public final class KvApi implements AutoCloseable {
    * @param fields a batch with exactly one row per key, or null; the caller keeps ownership
    * @param tags one tag map per key, or null
    * @return metadata of the keys: merged tags and the fields produced for all of them
-   * @throws TqException {@code INVALID_ARGUMENT} for an empty key list or when neither fields nor
-   *     tags are given, {@code DUPLICATE_KEY} for a repeated key, {@code SHAPE_MISMATCH} when the
-   *     row or tag count differs from the key count; all before anything is registered
+   * @throws TqException {@code INVALID_ARGUMENT} for an empty key list or key, or when neither
+   *     fields nor tags are given, {@code DUPLICATE_KEY} for a repeated key, {@code SHAPE_MISMATCH}
+   *     when the row or tag count differs from the key count; all before anything is registered
    */
   public KvBatchMeta batchPut(
       List<String> keys, String partitionId, Batch fields, List<? extends Map<String, ?>> tags) {
@@ -172,6 +174,9 @@ public final class KvApi implements AutoCloseable {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
           "batch put of " + keys.size() + " keys: provide fields or tags");
+    }
+    if (fields != null) {
+      LocalMetaClient.checkFieldNames(fields.fields());
     }
     if (fields != null && fields.rowCount() != keys.size()) {
       throw new TqException(
@@ -465,7 +470,8 @@ public final class KvApi implements AutoCloseable {
     Set<Object> seen = new LinkedHashSet<>();
     // Iterates as Object: a list that reached here through an unchecked conversion (for example
     // from a scripting layer) may hold non-strings, which get a typed error, not a cast failure.
-    for (Object key : keys) {
+    for (int i = 0; i < keys.size(); i++) {
+      Object key = keys.get(i);
       if (!(key instanceof String)) {
         throw new TqException(
             ErrorCode.INVALID_ARGUMENT,
@@ -473,6 +479,12 @@ public final class KvApi implements AutoCloseable {
                 + (key == null ? "null" : key.getClass().getSimpleName() + " " + key)
                 + " in "
                 + keys);
+      }
+      if (((String) key).isEmpty()) {
+        // A key names a sample, as a partition id names a partition: neither may be empty.
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "keys[" + i + "] is an empty string in " + keys + "; a key must not be empty");
       }
       if (!seen.add(key)) {
         throw new TqException(ErrorCode.DUPLICATE_KEY, "duplicate key '" + key + "' in " + keys);

@@ -1,5 +1,6 @@
 package org.transferqueue.client;
 
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -30,6 +31,7 @@ import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -107,6 +109,7 @@ final class LocalMetaClient implements MetaClient {
           ErrorCode.INVALID_ARGUMENT,
           "cannot put an empty batch into partition '" + partitionId + "'");
     }
+    checkFieldNames(data.fields());
     GetMetadataRequest insert =
         GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount());
     BatchMeta meta = requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(insert));
@@ -160,6 +163,7 @@ final class LocalMetaClient implements MetaClient {
               + meta.size()
               + " samples");
     }
+    checkFieldNames(data.fields());
     if (parser == null) {
       // Ask the controller first, so no backend stores data whose schema it will reject.
       Map<String, FieldSchema> schema = FieldSchema.extract(data);
@@ -175,6 +179,20 @@ final class LocalMetaClient implements MetaClient {
     }
     pushTags(meta);
     return result.applyTo(meta);
+  }
+
+  /**
+   * Rejects field names that a key-value backend cannot store apart from other cells ({@code @},
+   * which separates index and field in its keys, or a {@code :c<digits>} suffix, which names a
+   * chunk), on every backend, so that a field name is valid or invalid whatever the backend, and is
+   * rejected before anything is registered.
+   *
+   * @throws TqException {@code INVALID_ARGUMENT} naming the field
+   */
+  static void checkFieldNames(Collection<String> fields) {
+    for (String field : fields) {
+      KvKeys.checkField(field);
+    }
   }
 
   /**
@@ -202,7 +220,15 @@ final class LocalMetaClient implements MetaClient {
     if (meta.isEmpty() || meta.fieldNames().isEmpty()) {
       return Batch.builder().rowCount(meta.isEmpty() ? 0 : meta.size()).build();
     }
-    return storage.get(meta, allocator);
+    checkFieldNames(meta.fieldNames());
+    try {
+      return storage.get(meta, allocator);
+    } catch (TqException e) {
+      if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.UNKNOWN_FIELD) {
+        throw MissingCells.classify(meta, e, this);
+      }
+      throw e;
+    }
   }
 
   @Override
@@ -273,6 +299,7 @@ final class LocalMetaClient implements MetaClient {
     if (meta.isEmpty()) {
       return;
     }
+    checkFieldNames(meta.fieldNames());
     // Storage first, so that no global index is recycled while its data still exists.
     storage.clear(withEveryStoredField(meta));
     ClearSamplesRequest clear =

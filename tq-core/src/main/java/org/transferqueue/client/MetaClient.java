@@ -27,7 +27,9 @@ import org.transferqueue.tensor.Batch;
  * <p>Thread-safe. Every method has an {@code ...Async} twin returning a {@link CompletableFuture}
  * that completes with the same result or exception. Errors are {@link
  * org.transferqueue.TqException}s whose code names what went wrong; a failed call changes nothing
- * it did not report.
+ * it did not report. Field names must not contain {@code @} nor end in {@code :c<digits>} (the cell
+ * keys of key-value backends): puts, reads and clears reject them with {@code INVALID_ARGUMENT} on
+ * every backend, before anything is registered.
  */
 public interface MetaClient extends AutoCloseable {
 
@@ -120,6 +122,10 @@ public interface MetaClient extends AutoCloseable {
    *
    * @param meta the samples and fields to read
    * @return a new batch the caller owns and must close; an empty batch for empty metadata
+   * @throws org.transferqueue.StorageException {@code UNKNOWN_FIELD} when a field is not one of a
+   *     sample's partition (no sample of the partition was ever produced for it), {@code NOT_FOUND}
+   *     when every field is but a cell is absent (never written, cleared, or no such sample); the
+   *     same on every backend and deployment
    */
   Batch getData(BatchMeta meta);
 

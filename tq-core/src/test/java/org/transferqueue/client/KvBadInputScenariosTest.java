@@ -119,7 +119,50 @@ class KvBadInputScenariosTest {
       assertThatThrownBy(() -> kv.clear(List.of(), P))
           .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
           .hasMessageContaining("Received an empty list as keys");
+      // A key names a sample: the empty string names none, wherever it stands in the list.
+      for (List<String> keys : List.of(List.of(""), List.of("valid_key", ""))) {
+        String index = "keys[" + keys.indexOf("") + "]";
+        assertThatThrownBy(() -> kv.batchPut(keys, P, null, List.of(Map.of("t", 1L))))
+            .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+            .hasMessageContaining(index);
+        assertThatThrownBy(() -> kv.batchGet(keys, P))
+            .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+            .hasMessageContaining(index);
+        assertThatThrownBy(() -> kv.clear(keys, P))
+            .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+            .hasMessageContaining(index);
+      }
+      assertThatThrownBy(() -> kv.put("", P, one, null))
+          .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageContaining("empty");
+      assertThatThrownBy(() -> kv.put("", P, (Batch) null, Map.of("t", 1L)))
+          .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT));
       assertThat(tq.client().getPartitionList()).isEmpty();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(KvCalls.Form.class)
+  void B45_fieldNamesThatCollideWithStorageKeysAreRejectedOnEveryBackend(
+      KvCalls.Form form, BufferAllocator allocator) {
+    for (Backend backend : Backend.values()) {
+      try (TestSystem tq = deployment.fresh(backend);
+          Batch at = batch("a@b", i64(allocator, new long[] {1}));
+          Batch chunk = batch("a:c0", i64(allocator, new long[] {1}))) {
+        KvCalls kv = form.over(tq.kv());
+        for (Batch row : List.of(at, chunk)) {
+          String field = row.fields().get(0);
+          assertThatThrownBy(() -> kv.put("k", P, row, null))
+              .as("%s on %s", field, backend)
+              .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+              .hasMessageContaining(field);
+          assertThatThrownBy(() -> tq.client().put(row, P))
+              .as("%s on %s", field, backend)
+              .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+              .hasMessageContaining(field);
+        }
+        assertThat(tq.client().getPartitionList()).as("%s", backend).isEmpty();
+      }
     }
   }
 

@@ -315,16 +315,19 @@ public final class KvStorageManager implements StorageManager {
         continue;
       }
       if (schema.dtype() == null) {
-        throw new TqException(
-            ErrorCode.UNKNOWN_FIELD,
-            "field '" + field + "' has no data yet (placeholder schema) for sample " + gis[i]);
+        // An insert placeholder: the partition had no data of the field when the metadata was
+        // made. Like a storage unit, report the absent cell; the client names the field unknown
+        // when the partition still has no column of it.
+        throw new StorageException(
+            ErrorCode.NOT_FOUND,
+            "key " + gis[i] + " not found in field '" + field + "' (placeholder schema, no data)");
       }
       List<Long> shape =
           schema.nested()
               ? schema.perSampleShapes().get(i)
               : Objects.requireNonNull(schema.shape());
       if (shape == null) {
-        throw new TqException(
+        throw new StorageException(
             ErrorCode.NOT_FOUND, "no recorded shape of field '" + field + "' for sample " + gis[i]);
       }
       shapes.add(shape.stream().mapToLong(Long::longValue).toArray());
