@@ -102,7 +102,7 @@ final class FrameReader implements AutoCloseable {
   void readBodies(ByteBuffer[] buffers) throws IOException {
     int first = 0;
     while (first < buffers.length) {
-      if (channel.read(buffers, first, buffers.length - first) < 0) {
+      if (channel.read(buffers, first, IoWindow.length(buffers, first)) < 0) {
         throw new EOFException("connection closed inside a frame body");
       }
       while (first < buffers.length && !buffers[first].hasRemaining()) {

@@ -205,7 +205,7 @@ final class FrameWriter {
       System.arraycopy(bodies, 0, buffers, 1, bodies.length);
       int first = 0;
       while (first < buffers.length) {
-        channel.write(buffers, first, buffers.length - first);
+        channel.write(buffers, first, IoWindow.length(buffers, first));
         while (first < buffers.length && !buffers[first].hasRemaining()) {
           first++;
         }

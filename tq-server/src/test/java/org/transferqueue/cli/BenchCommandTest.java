@@ -74,6 +74,7 @@ class BenchCommandTest {
     assertThat(config.get("backends")).isEqualTo(List.of("SimpleStorage"));
     assertThat(config.get("modes")).isEqualTo(List.of("embedded"));
     assertThat(number(config.get("iterations"))).isEqualTo(2);
+    assertThat(number(config.get("warmup"))).isEqualTo(1);
     assertThat(config.get("complex")).isEqualTo(false);
     Map<String, Object> env = map(report.get("environment"));
     assertThat(env.get("jdk")).isEqualTo(System.getProperty("java.runtime.version"));
@@ -114,6 +115,9 @@ class BenchCommandTest {
     steady.values().forEach(v -> assertThat(number(v)).isPositive());
     List<Object> iterations = list(result.get("iterations"));
     assertThat(iterations).hasSize(2);
+    List<Object> warmup = list(result.get("warmup"));
+    assertThat(warmup).hasSize(1);
+    map(warmup.getFirst()).values().forEach(v -> assertThat(number(v)).isPositive());
     assertThat(number(steady.get("totalGbPerSec")))
         .isCloseTo(
             number(map(iterations.get(1)).get("totalGbPerSec")),

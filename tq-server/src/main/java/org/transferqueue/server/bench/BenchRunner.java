@@ -42,8 +42,12 @@ import org.transferqueue.tensor.Batch;
  *   t3  kv.clear(listedKeys, "train_0")          timed: clear
  * </pre>
  *
- * The data read in the first iteration of each case is compared with what was put (outside the
- * timed region); a difference fails the run. Not thread-safe: one run at a time.
+ * Each case first runs {@link BenchPlan#warmup()} warm-up iterations, timed the same way but kept
+ * out of the means: the first one pays for the first touch of the system's memory (storage blocks,
+ * the pooled buffers of a get's result, transport buffers) and for compiling the code paths, which
+ * a long-running user pays once. The data read in the first iteration of each case is compared with
+ * what was put (outside the timed region); a difference fails the run. Not thread-safe: one run at
+ * a time.
  */
 public final class BenchRunner {
   /** The partition every iteration writes to, as upstream. */
@@ -124,7 +128,7 @@ public final class BenchRunner {
     checkMemory();
     Instant startedAt = Instant.now();
     BenchEnvironment environment = BenchEnvironment.current(probe);
-    int perMode = 1 + plan.backends().size() * (1 + 4 * plan.iterations());
+    int perMode = 1 + plan.backends().size() * (1 + 4 * (plan.warmup() + plan.iterations()));
     total = plan.sizes().size() * (1 + plan.modes().size() * perMode);
     completed = 0;
     List<SizeResult> results = new ArrayList<>();
@@ -192,6 +196,7 @@ public final class BenchRunner {
     String label = workload.size().name() + " " + backend.configName() + "/" + mode.optionName();
     step(label + ": starting");
     TqConfig config = plan.caseConfig(backend, workload.size(), workload.bytes());
+    List<IterationResult> warmup = new ArrayList<>();
     List<IterationResult> iterations = new ArrayList<>();
     switch (mode) {
       case EMBEDDED -> {
@@ -200,27 +205,37 @@ public final class BenchRunner {
                 .config(config)
                 .storageBackends(backends(config))
                 .start()) {
-          iterateAll(system.kv(), workload, label, baseline, iterations);
+          iterateAll(system.kv(), workload, label, baseline, warmup, iterations);
         }
       }
       case LOOPBACK -> {
         Path dir = tempDir();
         try (LoopbackServers servers = LoopbackServers.start(loopback.tq(), backend, config, dir);
             TqClient client = TransferQueueSystem.connect(servers.clientConfig())) {
-          iterateAll(client.kv(), workload, label, baseline, iterations);
+          iterateAll(client.kv(), workload, label, baseline, warmup, iterations);
         } finally {
           deleteTree(dir);
         }
       }
     }
-    return new CaseResult(backend, mode, iterations, true);
+    return new CaseResult(backend, mode, warmup, iterations, true);
   }
 
   private void iterateAll(
-      KvApi kv, Workload workload, String label, Baseline baseline, List<IterationResult> into) {
+      KvApi kv,
+      Workload workload,
+      String label,
+      Baseline baseline,
+      List<IterationResult> warmup,
+      List<IterationResult> into) {
+    for (int i = 1; i <= plan.warmup(); i++) {
+      String prefix = label + " warm-up " + i + "/" + plan.warmup() + ": ";
+      warmup.add(iterate(kv, workload, prefix, i, i == 1, baseline.gbPerSec()));
+    }
     for (int i = 1; i <= plan.iterations(); i++) {
       String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";
-      into.add(iterate(kv, workload, prefix, i, i == 1, baseline.gbPerSec()));
+      boolean verify = i == 1 && plan.warmup() == 0;
+      into.add(iterate(kv, workload, prefix, i, verify, baseline.gbPerSec()));
     }
   }
 

@@ -10,12 +10,19 @@ import java.util.function.ToDoubleFunction;
  *
  * @param backend the backend
  * @param mode the mode
- * @param iterations the iterations, in order
+ * @param warmup the warm-up iterations run before the measured ones, in order; kept out of every
+ *     mean (the first one pays for the first touch of the system's memory and for compiling its
+ *     code paths)
+ * @param iterations the measured iterations, in order
  * @param verified whether the data read in the first iteration was compared with what was put
  *     (always true when a run completes: a mismatch fails the run)
  */
 public record CaseResult(
-    BenchBackend backend, BenchMode mode, List<IterationResult> iterations, boolean verified) {
+    BenchBackend backend,
+    BenchMode mode,
+    List<IterationResult> warmup,
+    List<IterationResult> iterations,
+    boolean verified) {
 
   /**
    * Copies the list.
@@ -23,6 +30,7 @@ public record CaseResult(
    * @throws IllegalArgumentException when there is no iteration
    */
   public CaseResult {
+    warmup = List.copyOf(warmup);
     iterations = List.copyOf(iterations);
     if (iterations.isEmpty()) {
       throw new IllegalArgumentException("a case needs at least one iteration");
@@ -49,9 +57,7 @@ public record CaseResult(
   }
 
   /**
-   * The mean of a figure over the iterations after the first. The first iteration of a case also
-   * pays for the system's first touch of its memory and for compiling the code paths; the later
-   * ones show the steady state.
+   * The mean of a figure over the measured iterations after the first.
    *
    * @param figure the figure
    * @return the mean, or empty for a case of one iteration

@@ -21,7 +21,7 @@ import java.util.Map;
  *   "sizes": [ { "name", "batch", "fields", "seqLen", "bytes", "gib",
  *                "baselines": { "embedded": { "kind", "bytes", "seconds": [..], "gbPerSec" } },
  *                "results": [ { "backend", "mode", "verified", "mean": {..}, "steady": {..},
- *                               "iterations": [ {..}, .. ] } ] } ] }
+ *                               "iterations": [ {..}, .. ], "warmup": [ {..}, .. ] } ] } ] }
  * </pre>
  */
 public final class JsonReporter {
@@ -88,6 +88,7 @@ public final class JsonReporter {
     config.put("backends", plan.backends().stream().map(BenchBackend::configName).toList());
     config.put("modes", plan.modes().stream().map(BenchMode::optionName).toList());
     config.put("iterations", plan.iterations());
+    config.put("warmup", plan.warmup());
     config.put("seed", plan.seed());
     config.put("configFile", plan.configSource());
     config.put("partition", BenchRunner.PARTITION);
@@ -153,6 +154,11 @@ public final class JsonReporter {
         iterations.add(iteration(r));
       }
       result.put("iterations", iterations);
+      List<Object> warmup = new ArrayList<>();
+      for (IterationResult r : c.warmup()) {
+        warmup.add(iteration(r));
+      }
+      result.put("warmup", warmup);
       results.add(result);
     }
     out.put("results", results);

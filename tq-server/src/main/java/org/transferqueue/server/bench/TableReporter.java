@@ -31,10 +31,12 @@ public final class TableReporter {
     out.append(
         String.format(
             Locale.ROOT,
-            "%d iterations per case, %s data; means over all iterations; GB/s = 10^9 bytes/s,"
+            "%d iterations per case after %d warm-up (not in the means), %s data; means over all"
+                + " measured iterations; GB/s = 10^9 bytes/s,"
                 + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the mode's baseline,"
                 + " rt = round trip (put + get), 2+ = iterations after the first%n",
             report.plan().iterations(),
+            report.plan().warmup(),
             report.plan().complex() ? "complex" : "simple"));
     for (SizeResult size : report.sizes()) {
       out.append(
