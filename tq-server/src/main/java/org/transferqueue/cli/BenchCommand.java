@@ -76,7 +76,7 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--warmup",
-      defaultValue = "1",
+      defaultValue = "2",
       description =
           "Iterations per backend and mode run before the measured ones and kept out of the means"
               + " (default ${DEFAULT-VALUE}); their timings go to the JSON as \"warmup\".")

@@ -169,7 +169,8 @@ public final class BenchRunner {
   private Baseline measureBaseline(BenchMode mode, RootAllocator allocator, Workload workload) {
     return switch (mode) {
       case EMBEDDED ->
-          Baseline.measureMemoryCopy(allocator, workload, Baseline.REPETITIONS, nanoClock);
+          Baseline.measureMemoryCopy(
+              allocator, workload, Baseline.REPETITIONS, nanoClock, new CpuMeter()::cpuNanos);
       case LOOPBACK -> measureLoopback(allocator, workload);
     };
   }
@@ -182,8 +183,9 @@ public final class BenchRunner {
         SocketChannel channel =
             SocketChannel.open(
                 new InetSocketAddress(receiver.address().host(), receiver.address().port()))) {
+      CpuMeter cpu = new CpuMeter().add(receiver.pid());
       return Baseline.measureLoopback(
-          allocator, workload, Baseline.REPETITIONS, nanoClock, channel);
+          allocator, workload, Baseline.REPETITIONS, nanoClock, channel, cpu::cpuNanos);
     } catch (IOException e) {
       throw new TqException(ErrorCode.CONNECTION_FAILED, "loopback baseline: " + e.getMessage(), e);
     } finally {
@@ -205,14 +207,16 @@ public final class BenchRunner {
                 .config(config)
                 .storageBackends(backends(config))
                 .start()) {
-          iterateAll(system.kv(), workload, label, baseline, warmup, iterations);
+          iterateAll(system.kv(), new CpuMeter(), workload, label, baseline, warmup, iterations);
         }
       }
       case LOOPBACK -> {
         Path dir = tempDir();
         try (LoopbackServers servers = LoopbackServers.start(loopback.tq(), backend, config, dir);
             TqClient client = TransferQueueSystem.connect(servers.clientConfig())) {
-          iterateAll(client.kv(), workload, label, baseline, warmup, iterations);
+          CpuMeter cpu = new CpuMeter();
+          servers.pids().forEach(cpu::add);
+          iterateAll(client.kv(), cpu, workload, label, baseline, warmup, iterations);
         } finally {
           deleteTree(dir);
         }
@@ -223,6 +227,7 @@ public final class BenchRunner {
 
   private void iterateAll(
       KvApi kv,
+      CpuMeter cpu,
       Workload workload,
       String label,
       Baseline baseline,
@@ -230,12 +235,12 @@ public final class BenchRunner {
       List<IterationResult> into) {
     for (int i = 1; i <= plan.warmup(); i++) {
       String prefix = label + " warm-up " + i + "/" + plan.warmup() + ": ";
-      warmup.add(iterate(kv, workload, prefix, i, i == 1, baseline.gbPerSec()));
+      warmup.add(iterate(kv, cpu, workload, prefix, i, i == 1, baseline.gbPerSec()));
     }
     for (int i = 1; i <= plan.iterations(); i++) {
       String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";
       boolean verify = i == 1 && plan.warmup() == 0;
-      into.add(iterate(kv, workload, prefix, i, verify, baseline.gbPerSec()));
+      into.add(iterate(kv, cpu, workload, prefix, i, verify, baseline.gbPerSec()));
     }
   }
 
@@ -259,11 +264,19 @@ public final class BenchRunner {
   }
 
   private IterationResult iterate(
-      KvApi kv, Workload workload, String prefix, int iteration, boolean verify, double baseline) {
+      KvApi kv,
+      CpuMeter cpu,
+      Workload workload,
+      String prefix,
+      int iteration,
+      boolean verify,
+      double baseline) {
     step(prefix + "put");
+    long c0 = cpu.cpuNanos();
     long t0 = nanoClock.getAsLong();
     kv.batchPut(workload.keys(), PARTITION, workload.batch(), null);
     long t1 = nanoClock.getAsLong();
+    long c1 = cpu.cpuNanos();
     step(prefix + "list");
     long t2 = nanoClock.getAsLong();
     Map<String, Map<String, Object>> listed = kv.list(PARTITION).get(PARTITION);
@@ -275,9 +288,11 @@ public final class BenchRunner {
           "list found " + keys.size() + " keys after a put of " + workload.keys().size());
     }
     step(prefix + "get");
+    long c4 = cpu.cpuNanos();
     long t4 = nanoClock.getAsLong();
     Batch read = kv.batchGet(keys, PARTITION, null);
     long t5 = nanoClock.getAsLong();
+    long c5 = cpu.cpuNanos();
     try (read) {
       if (verify) {
         verify(workload, keys, read, prefix);
@@ -294,7 +309,14 @@ public final class BenchRunner {
         seconds(t3 - t2),
         seconds(t5 - t4),
         seconds(t7 - t6),
-        baseline);
+        baseline,
+        cpuSeconds(c0, c1),
+        cpuSeconds(c4, c5));
+  }
+
+  private static double cpuSeconds(long start, long end) {
+    // A thread that exited in between takes its time with it (see CpuMeter): never below zero.
+    return start < 0 || end < 0 ? Double.NaN : Math.max(0, end - start) / 1e9;
   }
 
   /** Compares a read with the workload, field by field, in the order of the listed keys. */

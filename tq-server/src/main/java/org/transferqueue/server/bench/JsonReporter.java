@@ -113,6 +113,10 @@ public final class JsonReporter {
               baseline.put("kind", b.kind());
               baseline.put("bytes", b.bytes());
               baseline.put("seconds", b.seconds());
+              if (!b.cpuSeconds().isEmpty()) {
+                baseline.put("cpuSeconds", b.cpuSeconds());
+                baseline.put("medianCpuSeconds", b.medianCpuSeconds());
+              }
               baseline.put("medianSeconds", b.medianSeconds());
               baseline.put("gbPerSec", b.gbPerSec());
               baselines.put(mode.optionName(), baseline);
@@ -139,6 +143,12 @@ public final class JsonReporter {
       mean.put("getRatio", c.mean(IterationResult::getRatio));
       mean.put("totalRatio", c.mean(IterationResult::totalRatio));
       result.put("mean", mean);
+      if (!Double.isNaN(c.mean(IterationResult::putCpuSeconds))) {
+        Map<String, Object> cpu = new LinkedHashMap<>();
+        cpu.put("putSeconds", c.mean(IterationResult::putCpuSeconds));
+        cpu.put("getSeconds", c.mean(IterationResult::getCpuSeconds));
+        result.put("cpu", cpu);
+      }
       if (c.iterations().size() > 1) {
         Map<String, Object> steady = new LinkedHashMap<>();
         steady.put("fromIteration", 2);
@@ -183,6 +193,12 @@ public final class JsonReporter {
     out.put("putRatio", r.putRatio());
     out.put("getRatio", r.getRatio());
     out.put("totalRatio", r.totalRatio());
+    if (!Double.isNaN(r.putCpuSeconds())) {
+      out.put("putCpuSeconds", r.putCpuSeconds());
+    }
+    if (!Double.isNaN(r.getCpuSeconds())) {
+      out.put("getCpuSeconds", r.getCpuSeconds());
+    }
     return out;
   }
 

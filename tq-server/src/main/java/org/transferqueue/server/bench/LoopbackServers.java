@@ -77,6 +77,11 @@ final class LoopbackServers implements AutoCloseable {
    *
    * @return the configuration
    */
+  List<Long> pids() {
+    return children.stream().map(LoopbackProcess::pid).toList();
+  }
+
+  /** The configuration a client of these servers uses. */
   TqConfig clientConfig() {
     return clientConfig;
   }

@@ -87,6 +87,7 @@ public final class TableReporter {
                 c.mean(IterationResult::listSeconds),
                 c.mean(IterationResult::clearSeconds)));
       }
+      cpu(out, size);
     }
     report
         .unavailableModes()
@@ -94,6 +95,40 @@ public final class TableReporter {
             (mode, missing) ->
                 out.append(String.format(Locale.ROOT, "%nnot run: %s (%s)%n", mode, missing)));
     return out.toString();
+  }
+
+  /**
+   * CPU time per put and get, summed over the case's processes, next to the baseline's: with
+   * several processes sharing few cores, the wall time cannot drop below CPU time / cores.
+   */
+  private static void cpu(StringBuilder out, SizeResult size) {
+    boolean header = false;
+    for (CaseResult c : size.cases()) {
+      Baseline baseline = size.baselines().get(c.mode());
+      double put = c.mean(IterationResult::putCpuSeconds);
+      if (Double.isNaN(put) || baseline == null || baseline.cpuSeconds().isEmpty()) {
+        continue;
+      }
+      if (!header) {
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "  CPU s per batch, all processes of the case (x = over the baseline's CPU s)%n"));
+        header = true;
+      }
+      double get = c.mean(IterationResult::getCpuSeconds);
+      double base = baseline.medianCpuSeconds();
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "  %-24s put %7.3f x %5.2f  get %7.3f x %5.2f  (baseline %.3f)%n",
+              c.label(),
+              put,
+              put / base,
+              get,
+              get / base,
+              base));
+    }
   }
 
   private static String steady(CaseResult c) {
