@@ -76,7 +76,7 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--warmup",
-      defaultValue = "2",
+      defaultValue = "3",
       description =
           "Iterations per backend and mode run before the measured ones and kept out of the means"
               + " (default ${DEFAULT-VALUE}); their timings go to the JSON as \"warmup\".")

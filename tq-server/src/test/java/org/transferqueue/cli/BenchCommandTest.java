@@ -74,7 +74,7 @@ class BenchCommandTest {
     assertThat(config.get("backends")).isEqualTo(List.of("SimpleStorage"));
     assertThat(config.get("modes")).isEqualTo(List.of("embedded"));
     assertThat(number(config.get("iterations"))).isEqualTo(2);
-    assertThat(number(config.get("warmup"))).isEqualTo(2);
+    assertThat(number(config.get("warmup"))).isEqualTo(3);
     assertThat(config.get("complex")).isEqualTo(false);
     Map<String, Object> env = map(report.get("environment"));
     assertThat(env.get("jdk")).isEqualTo(System.getProperty("java.runtime.version"));
@@ -116,7 +116,7 @@ class BenchCommandTest {
     List<Object> iterations = list(result.get("iterations"));
     assertThat(iterations).hasSize(2);
     List<Object> warmup = list(result.get("warmup"));
-    assertThat(warmup).hasSize(2);
+    assertThat(warmup).hasSize(3);
     assertThat(number(map(warmup.getFirst()).get("putSeconds"))).isPositive();
     Map<String, Object> cpu = map(result.get("cpu"));
     assertThat(number(cpu.get("putSeconds"))).isNotNegative();
