@@ -128,7 +128,7 @@ public final class BenchRunner {
     checkMemory();
     Instant startedAt = Instant.now();
     BenchEnvironment environment = BenchEnvironment.current(probe);
-    int perMode = 1 + plan.backends().size() * (1 + 4 * (plan.warmup() + plan.iterations()));
+    int perMode = plan.backends().size() * (2 + 4 * (plan.warmup() + plan.iterations()));
     total = plan.sizes().size() * (1 + plan.modes().size() * perMode);
     completed = 0;
     List<SizeResult> results = new ArrayList<>();
@@ -152,12 +152,14 @@ public final class BenchRunner {
       Map<BenchMode, Baseline> baselines = new LinkedHashMap<>();
       List<CaseResult> cases = new ArrayList<>();
       for (BenchMode mode : plan.modes()) {
-        step(size.name() + " " + mode.optionName() + ": baseline");
-        Baseline baseline = measureBaseline(mode, allocator, workload);
-        // Give the baseline's buffers back to the OS: the systems measured next need the room.
-        allocator.trim();
-        baselines.put(mode, baseline);
         for (BenchBackend backend : plan.backends()) {
+          // Measured again before every case: on a shared machine the load changes from one case
+          // to the next, and a ratio is only meaningful against a baseline taken side by side.
+          step(size.name() + " " + mode.optionName() + ": baseline");
+          Baseline baseline = measureBaseline(mode, allocator, workload);
+          // Give the baseline's buffers back to the OS: the system measured next needs the room.
+          allocator.trim();
+          baselines.putIfAbsent(mode, baseline);
           cases.add(runCase(workload, backend, mode, baseline));
         }
       }
@@ -222,7 +224,7 @@ public final class BenchRunner {
         }
       }
     }
-    return new CaseResult(backend, mode, warmup, iterations, true);
+    return new CaseResult(backend, mode, baseline, warmup, iterations, true);
   }
 
   private void iterateAll(

@@ -1,6 +1,7 @@
 package org.transferqueue.server.bench;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.OptionalDouble;
 import java.util.function.ToDoubleFunction;
 
@@ -10,6 +11,8 @@ import java.util.function.ToDoubleFunction;
  *
  * @param backend the backend
  * @param mode the mode
+ * @param baseline the mode's baseline measured right before this case; every ratio of the case is
+ *     to it, so that a change of the machine's load between cases does not skew the ratios
  * @param warmup the warm-up iterations run before the measured ones, in order; kept out of every
  *     mean (the first one pays for the first touch of the system's memory and for compiling its
  *     code paths)
@@ -20,6 +23,7 @@ import java.util.function.ToDoubleFunction;
 public record CaseResult(
     BenchBackend backend,
     BenchMode mode,
+    Baseline baseline,
     List<IterationResult> warmup,
     List<IterationResult> iterations,
     boolean verified) {
@@ -30,6 +34,7 @@ public record CaseResult(
    * @throws IllegalArgumentException when there is no iteration
    */
   public CaseResult {
+    Objects.requireNonNull(baseline, "baseline");
     warmup = List.copyOf(warmup);
     iterations = List.copyOf(iterations);
     if (iterations.isEmpty()) {

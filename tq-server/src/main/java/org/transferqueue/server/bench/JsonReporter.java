@@ -128,6 +128,14 @@ public final class JsonReporter {
       result.put("backend", c.backend().configName());
       result.put("mode", c.mode().optionName());
       result.put("verified", c.verified());
+      Map<String, Object> baseline = new LinkedHashMap<>();
+      baseline.put("seconds", c.baseline().seconds());
+      baseline.put("medianSeconds", c.baseline().medianSeconds());
+      baseline.put("gbPerSec", c.baseline().gbPerSec());
+      if (!c.baseline().cpuSeconds().isEmpty()) {
+        baseline.put("medianCpuSeconds", c.baseline().medianCpuSeconds());
+      }
+      result.put("baseline", baseline);
       Map<String, Object> mean = new LinkedHashMap<>();
       mean.put("putSeconds", c.mean(IterationResult::putSeconds));
       mean.put("listSeconds", c.mean(IterationResult::listSeconds));

@@ -1,5 +1,7 @@
 package org.transferqueue.server.bench;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /** Renders a report as the text table {@code tq bench} prints. Stateless. */
@@ -51,10 +53,11 @@ public final class TableReporter {
                   out.append(
                       String.format(
                           Locale.ROOT,
-                          "  %s baseline: %s, %.2f GB/s%n",
+                          "  %s baseline: %s, %.2f GB/s%s%n",
                           mode.optionName(),
                           baseline.kind(),
-                          baseline.gbPerSec())));
+                          baseline.gbPerSec(),
+                          perCase(size, mode))));
       out.append(
           String.format(
               Locale.ROOT,
@@ -104,7 +107,7 @@ public final class TableReporter {
   private static void cpu(StringBuilder out, SizeResult size) {
     boolean header = false;
     for (CaseResult c : size.cases()) {
-      Baseline baseline = size.baselines().get(c.mode());
+      Baseline baseline = c.baseline();
       double put = c.mean(IterationResult::putCpuSeconds);
       if (Double.isNaN(put) || baseline == null || baseline.cpuSeconds().isEmpty()) {
         continue;
@@ -129,6 +132,21 @@ public final class TableReporter {
               get / base,
               base));
     }
+  }
+
+  /** The baselines measured before each case of a mode, when there are several. */
+  private static String perCase(SizeResult size, BenchMode mode) {
+    List<String> each = new ArrayList<>();
+    for (CaseResult c : size.cases()) {
+      if (c.mode() == mode) {
+        each.add(
+            String.format(
+                Locale.ROOT, "%s %.2f", c.backend().configName(), c.baseline().gbPerSec()));
+      }
+    }
+    return each.size() < 2
+        ? ""
+        : "; measured again before every case, each x is to its own: " + String.join(", ", each);
   }
 
   private static String steady(CaseResult c) {
