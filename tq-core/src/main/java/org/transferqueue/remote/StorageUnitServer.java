@@ -144,12 +144,25 @@ public final class StorageUnitServer implements AutoCloseable {
         }
         ColumnKind kind = ColumnKind.values()[kindOrdinal];
         if (kind == ColumnKind.OBJECT) {
-          byte[] main = in.bin();
+          long mainBytes = in.i64();
           int auxCount = in.i32();
-          List<MemorySegment> aux = bodies(request, in, body, auxCount);
-          body += auxCount;
-          List<Object> values =
-              ValueDecoder.decodeColumn(MemorySegment.ofArray(main), aux, "field '" + name + "'");
+          if (auxCount < 0) {
+            throw in.malformed("field '" + name + "' has auxCount=" + auxCount);
+          }
+          List<MemorySegment> frames = bodies(request, in, body, 1 + auxCount);
+          body += frames.size();
+          MemorySegment main = frames.getFirst();
+          if (main.byteSize() != mainBytes) {
+            throw in.malformed(
+                "field '"
+                    + name
+                    + "' main frame is "
+                    + main.byteSize()
+                    + " bytes, not "
+                    + mainBytes);
+          }
+          List<MemorySegment> aux = frames.subList(1, frames.size());
+          List<Object> values = ValueDecoder.decodeColumn(main, aux, "field '" + name + "'");
           columns.add(CellColumn.objects(name, values));
         } else {
           DType dtype = DType.fromName(in.str());
@@ -233,7 +246,8 @@ public final class StorageUnitServer implements AutoCloseable {
         values.add(cells.value(f, j));
       }
       EncodedValue encoded = ValueEncoder.encodeColumn(values);
-      out.array(3).bool(true).bin(encoded.mainFrame()).i64(encoded.auxTensors().size());
+      out.array(3).bool(true).i64(encoded.mainFrame().length).i64(encoded.auxTensors().size());
+      bodies.add(MemorySegment.ofArray(encoded.mainFrame()));
       for (Tensor aux : encoded.auxTensors()) {
         bodies.add(aux.segment());
       }
