@@ -35,7 +35,7 @@ public final class TableReporter {
             Locale.ROOT,
             "%d iterations per case after %d warm-up (not in the means), %s data; means over all"
                 + " measured iterations; GB/s = 10^9 bytes/s,"
-                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the mode's baseline,"
+                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the baseline measured before the case,"
                 + " rt = round trip (put + get), 2+ = iterations after the first%n",
             report.plan().iterations(),
             report.plan().warmup(),
