@@ -3,6 +3,7 @@ package org.transferqueue.codec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -102,7 +103,15 @@ public final class ValueEncoder {
       case BigInteger big -> writeBigInteger(big);
       case Double d -> packer.packDouble(d);
       case Float f -> packer.packDouble(f);
-      case String s -> packer.packString(s);
+      case String s -> {
+        // String.getBytes has an intrinsic ASCII fast path; the packer's own encoding of strings
+        // longer than 512 chars goes through a CharsetEncoder loop that dominated profiles of
+        // columns of long strings. Same bytes: a string header, then the UTF-8 (malformed
+        // surrogates replaced by '?' in both).
+        byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
+        packer.packRawStringHeader(utf8.length);
+        packer.addPayload(utf8);
+      }
       case byte[] bytes -> {
         packer.packBinaryHeader(bytes.length);
         packer.writePayload(bytes);

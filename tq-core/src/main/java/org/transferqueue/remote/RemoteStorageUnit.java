@@ -130,8 +130,11 @@ public final class RemoteStorageUnit {
         out.array(4)
             .str(field)
             .i64(column.kind().ordinal())
-            .bin(encoded.mainFrame())
+            .i64(encoded.mainFrame().length)
             .i64(encoded.auxTensors().size());
+        // The encoded values travel as a body, not as message metadata: a column of long strings
+        // is payload and may be far larger than the metadata limit.
+        bodies.add(MemorySegment.ofArray(encoded.mainFrame()));
         for (Tensor aux : encoded.auxTensors()) {
           bodies.add(aux.segment());
         }

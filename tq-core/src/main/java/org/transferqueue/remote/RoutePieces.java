@@ -2,22 +2,30 @@ package org.transferqueue.remote;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.function.IntToLongFunction;
 import org.transferqueue.remote.RemoteSimpleStorageManager.Route;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.JaggedColumn;
+import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.TransportConfig;
 
 /**
  * Splits the rows a router sends one storage unit into consecutive pieces, one request each, so
  * that no request or reply exceeds the transport's limits: at most {@link
- * TransportConfig#maxBodySegments()} bodies (one per tensor row and field) and, for a put, tensor
- * bytes that fit {@link TransportConfig#maxFrameBytes()} beside the largest metadata. A batch that
- * an embedded unit takes in one call thus also goes to a remote unit, in several requests that the
- * router holds and decides together. Object values travel in the metadata and count as no body; a
- * single row larger than the limits still fails with the transport's typed error. Stateless.
+ * TransportConfig#maxBodySegments()} bodies and, for a put, tensor bytes that fit {@link
+ * TransportConfig#maxFrameBytes()} beside the largest metadata. A tensor field takes one body per
+ * row; an object field takes one body per request (its encoded values) plus one per tensor nested
+ * in its values. A batch that an embedded unit takes in one call thus also goes to a remote unit,
+ * in several requests that the router holds and decides together. A get cannot see the nested
+ * tensors of the stored values before it reads them, so it budgets one per row and object field; a
+ * single row larger than the limits, or a get of values holding more nested tensors, still fails
+ * with the transport's typed error. Stateless.
  */
 final class RoutePieces {
   private static final long BODY_ALIGNMENT = 64;
@@ -30,10 +38,12 @@ final class RoutePieces {
   /** The pieces of a put of {@code batch}'s rows at {@code route}'s positions. */
   static List<Route> ofPut(Route route, Batch batch, TransportConfig limits) {
     List<Column> tensors = new ArrayList<>();
+    List<ObjectColumn> objects = new ArrayList<>();
     for (String field : batch.fields()) {
       Column column = batch.column(field);
-      if (column instanceof DenseColumn || column instanceof JaggedColumn) {
-        tensors.add(column);
+      switch (column) {
+        case ObjectColumn values -> objects.add(values);
+        default -> tensors.add(column);
       }
     }
     long maxBytes =
@@ -41,32 +51,46 @@ final class RoutePieces {
             limits.maxFrameBytes() / 2,
             limits.maxFrameBytes() - limits.maxMetadataBytes() - FRAME_OVERHEAD);
     return split(
-        route, tensors.size(), limits.maxBodySegments(), p -> rowBytes(tensors, p), maxBytes);
+        route,
+        objects.size(),
+        p -> tensors.size() + nestedTensors(objects, p),
+        limits.maxBodySegments(),
+        p -> rowBytes(tensors, objects, p),
+        maxBytes);
   }
 
-  /** The pieces of a get of {@code fieldCount} fields: at most one reply body per row and field. */
+  /**
+   * The pieces of a get of {@code fieldCount} fields: one reply body per row and field, and one per
+   * request and field for an object field's encoded values.
+   */
   static List<Route> ofGet(Route route, int fieldCount, TransportConfig limits) {
-    return split(route, fieldCount, limits.maxBodySegments(), p -> 0, Long.MAX_VALUE);
+    return split(
+        route, fieldCount, p -> fieldCount, limits.maxBodySegments(), p -> 0, Long.MAX_VALUE);
   }
 
   private static List<Route> split(
       Route route,
-      int bodiesPerRow,
+      int bodiesPerPiece,
+      IntToLongFunction bodiesOfRow,
       int maxBodies,
-      java.util.function.IntToLongFunction bytesOfRow,
+      IntToLongFunction bytesOfRow,
       long maxBytes) {
-    int rowsPerPiece = Math.max(1, maxBodies / Math.max(1, bodiesPerRow));
     int n = route.gis().length;
     List<Route> pieces = new ArrayList<>();
     int from = 0;
+    long bodies = bodiesPerPiece;
     long bytes = 0;
     for (int i = 0; i < n; i++) {
-      long row = bytesOfRow.applyAsLong(route.positions()[i]);
-      if (i > from && (i - from == rowsPerPiece || bytes + row > maxBytes)) {
+      int position = route.positions()[i];
+      long rowBodies = bodiesOfRow.applyAsLong(position);
+      long row = bytesOfRow.applyAsLong(position);
+      if (i > from && (bodies + rowBodies > maxBodies || bytes + row > maxBytes)) {
         pieces.add(piece(route, from, i));
         from = i;
+        bodies = bodiesPerPiece;
         bytes = 0;
       }
+      bodies += rowBodies;
       bytes += row;
     }
     if (from == 0) {
@@ -83,8 +107,8 @@ final class RoutePieces {
         Arrays.copyOfRange(route.positions(), from, to));
   }
 
-  /** The padded bytes of the bodies of row {@code p} of the tensor columns. */
-  private static long rowBytes(List<Column> tensors, int p) {
+  /** The padded bytes of the bodies of row {@code p}: its tensor cells and nested tensors. */
+  private static long rowBytes(List<Column> tensors, List<ObjectColumn> objects, int p) {
     long total = 0;
     for (Column column : tensors) {
       long bytes =
@@ -97,8 +121,66 @@ final class RoutePieces {
                 (jagged.offsets()[p + 1] - jagged.offsets()[p]) * jagged.dtype().byteSize();
             default -> 0;
           };
-      total += (bytes + BODY_ALIGNMENT - 1) / BODY_ALIGNMENT * BODY_ALIGNMENT;
+      total += padded(bytes);
+    }
+    for (ObjectColumn column : objects) {
+      total += nestedBytes(column.get(p));
     }
     return total;
+  }
+
+  private static long padded(long bytes) {
+    return (bytes + BODY_ALIGNMENT - 1) / BODY_ALIGNMENT * BODY_ALIGNMENT;
+  }
+
+  /** The tensors nested in row {@code p} of the object columns: one aux body each. */
+  private static long nestedTensors(List<ObjectColumn> objects, int p) {
+    long count = 0;
+    for (ObjectColumn column : objects) {
+      count += nestedTensors(column.get(p));
+    }
+    return count;
+  }
+
+  private static long nestedTensors(Object value) {
+    return switch (value) {
+      case Tensor t -> 1;
+      case Collection<?> list -> {
+        long n = 0;
+        for (Object element : list) {
+          n += nestedTensors(element);
+        }
+        yield n;
+      }
+      case Map<?, ?> map -> {
+        long n = 0;
+        for (Object element : map.values()) {
+          n += nestedTensors(element);
+        }
+        yield n;
+      }
+      case null, default -> 0;
+    };
+  }
+
+  private static long nestedBytes(Object value) {
+    return switch (value) {
+      case Tensor t -> padded(t.nbytes());
+      case Collection<?> list -> {
+        long n = 0;
+        for (Object element : list) {
+          n += nestedBytes(element);
+        }
+        yield n;
+      }
+      case Map<?, ?> map -> {
+        long n = 0;
+        for (Object element : map.values()) {
+          n += nestedBytes(element);
+        }
+        yield n;
+      }
+      case null, default -> 0;
+    };
   }
 }

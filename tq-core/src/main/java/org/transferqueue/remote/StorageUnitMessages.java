@@ -10,10 +10,10 @@ import org.transferqueue.StorageException;
  *  type  request metadata                              request bodies     reply metadata
  *  200   PUT   [token, gis[], fields[]]                 tensor rows, aux   [held]
  *        field = [name, kind, dtype, shapes[][]]        (tensor kinds: one body per row)
- *              | [name, OBJECT, mainFrame, auxCount]     (objects: the aux tensors)
+ *              | [name, OBJECT, mainBytes, auxCount]     (objects: main frame, aux tensors)
  *  201   GET   [gis[], fieldNames[]]                    -                  [fields[]]
  *        field = [false, rows[[kind, dtype, shape[]]]]  reply: one body per tensor row
- *              | [true, mainFrame, auxCount]            reply: the aux tensors
+ *              | [true, mainBytes, auxCount]            reply: main frame, aux tensors
  *  202   CLEAR [gis[]]                                  -                  [removed]
  *  203   STATS []                                       -                  [id, samples, cells,
  *                                                                           fields, allocated,

@@ -6,6 +6,8 @@ import static org.transferqueue.metrics.StorageOp.PUT_DATA;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -19,6 +21,7 @@ import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.storage.simple.CellColumn;
 import org.transferqueue.storage.simple.HeldPut;
@@ -30,6 +33,7 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
+import org.transferqueue.transport.RequestBodyAllocator;
 import org.transferqueue.transport.RequestHandler;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
@@ -71,7 +75,8 @@ public final class StorageUnitServer implements AutoCloseable {
             .name("storage-unit-server:" + unit.id())
             .handler(
                 StorageUnitMessages.PUT,
-                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onPut(r, n))))
+                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onPut(r, n))),
+                this::placePut)
             .handler(
                 StorageUnitMessages.GET,
                 RequestHandler.replying(r -> requests.measure(GET_DATA, n -> onGet(r, n))))
@@ -164,8 +169,99 @@ public final class StorageUnitServer implements AutoCloseable {
     return server.errorCount();
   }
 
+  /**
+   * Where a PUT's bodies are read into: the rows of each tensor field back to back in one buffer of
+   * the unit's allocator, which the unit then keeps as the field's cell block (one copy on this
+   * hop, from the socket); object frames one buffer each from the connection. A request whose
+   * metadata does not parse gets the connection's buffers and {@link #onPut} reports it.
+   */
+  private RequestBodyAllocator.Placed placePut(
+      byte[] metadata, long[] lengths, BufferAllocator connection) {
+    List<int[]> groups = new ArrayList<>(); // [first body, count, 1 if tensor rows]
+    try (Wire.Reader in = new Wire.Reader(metadata, "storage-unit PUT")) {
+      if (in.array() != 3) {
+        return null;
+      }
+      in.i64();
+      in.longs(StorageUnitMessages.MAX_ROWS);
+      int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
+      int body = 0;
+      for (int f = 0; f < fieldCount; f++) {
+        if (in.array() != 4) {
+          return null;
+        }
+        in.str();
+        int kind = in.i32();
+        int count;
+        boolean tensor = kind != ColumnKind.OBJECT.ordinal();
+        if (tensor) {
+          in.str();
+          count = in.array(StorageUnitMessages.MAX_ROWS);
+          for (int j = 0; j < count; j++) {
+            in.longs(StorageUnitMessages.MAX_RANK);
+          }
+        } else {
+          in.i64();
+          count = 1 + in.i32();
+        }
+        if (count < 0 || (long) body + count > lengths.length) {
+          return null;
+        }
+        groups.add(new int[] {body, count, tensor ? 1 : 0});
+        body += count;
+      }
+      if (body != lengths.length) {
+        return null;
+      }
+    } catch (RuntimeException e) {
+      // Malformed: onPut parses the same metadata again and answers with the error.
+      return null;
+    }
+    MemorySegment[] segments = new MemorySegment[lengths.length];
+    List<NativeBuffer> owned = new ArrayList<>();
+    try {
+      for (int[] group : groups) {
+        if (group[2] == 1) {
+          long total = 0;
+          for (int i = group[0]; i < group[0] + group[1]; i++) {
+            total += lengths[i];
+          }
+          NativeBuffer rows = unit.allocator().allocate(total);
+          owned.add(rows);
+          long offset = 0;
+          for (int i = group[0]; i < group[0] + group[1]; i++) {
+            segments[i] = rows.segment().asSlice(offset, lengths[i]);
+            offset += lengths[i];
+          }
+        } else {
+          for (int i = group[0]; i < group[0] + group[1]; i++) {
+            NativeBuffer frame = connection.allocate(lengths[i]);
+            owned.add(frame);
+            segments[i] = frame.segment();
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      owned.forEach(NativeBuffer::close);
+      throw e;
+    }
+    return new RequestBodyAllocator.Placed(Arrays.asList(segments), owned);
+  }
+
+  /** The request buffer whose bytes start where {@code rows} start, or null. */
+  private static NativeBuffer backingOf(
+      Map<Long, NativeBuffer> byAddress, List<MemorySegment> rows) {
+    return rows.isEmpty() ? null : byAddress.get(rows.getFirst().address());
+  }
+
   private Reply onPut(ReceivedRequest request, LongConsumer samples) {
     List<CellColumn> columns = new ArrayList<>();
+    // The buffers placePut allocated from the unit's allocator hold whole fields; the unit keeps
+    // them instead of copying (CellBlock checks that the rows really lie in them).
+    Map<Long, NativeBuffer> byAddress = new HashMap<>();
+    for (NativeBuffer buffer : request.bodyBuffers()) {
+      byAddress.put(buffer.segment().address(), buffer);
+    }
     long token;
     long[] gis;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit PUT")) {
@@ -188,12 +284,25 @@ public final class StorageUnitServer implements AutoCloseable {
         }
         ColumnKind kind = ColumnKind.values()[kindOrdinal];
         if (kind == ColumnKind.OBJECT) {
-          byte[] main = in.bin();
+          long mainBytes = in.i64();
           int auxCount = in.i32();
-          List<MemorySegment> aux = bodies(request, in, body, auxCount);
-          body += auxCount;
-          List<Object> values =
-              ValueDecoder.decodeColumn(MemorySegment.ofArray(main), aux, "field '" + name + "'");
+          if (auxCount < 0) {
+            throw in.malformed("field '" + name + "' has auxCount=" + auxCount);
+          }
+          List<MemorySegment> frames = bodies(request, in, body, 1 + auxCount);
+          body += frames.size();
+          MemorySegment main = frames.getFirst();
+          if (main.byteSize() != mainBytes) {
+            throw in.malformed(
+                "field '"
+                    + name
+                    + "' main frame is "
+                    + main.byteSize()
+                    + " bytes, not "
+                    + mainBytes);
+          }
+          List<MemorySegment> aux = frames.subList(1, frames.size());
+          List<Object> values = ValueDecoder.decodeColumn(main, aux, "field '" + name + "'");
           columns.add(CellColumn.objects(name, values));
         } else {
           DType dtype = DType.fromName(in.str());
@@ -204,7 +313,9 @@ public final class StorageUnitServer implements AutoCloseable {
           }
           List<MemorySegment> segments = bodies(request, in, body, rows);
           body += rows;
-          columns.add(CellColumn.tensors(name, kind, dtype, shapes, segments));
+          columns.add(
+              CellColumn.tensors(
+                  name, kind, dtype, shapes, segments, backingOf(byAddress, segments)));
         }
       }
       if (body != request.bodyCount()) {
@@ -278,7 +389,8 @@ public final class StorageUnitServer implements AutoCloseable {
         values.add(cells.value(f, j));
       }
       EncodedValue encoded = ValueEncoder.encodeColumn(values);
-      out.array(3).bool(true).bin(encoded.mainFrame()).i64(encoded.auxTensors().size());
+      out.array(3).bool(true).i64(encoded.mainFrame().length).i64(encoded.auxTensors().size());
+      bodies.add(MemorySegment.ofArray(encoded.mainFrame()));
       for (Tensor aux : encoded.auxTensors()) {
         bodies.add(aux.segment());
       }

@@ -40,12 +40,25 @@ public final class UnitRows implements AutoCloseable {
         boolean objects = in.bool();
         if (objects) {
           if (parts != 3) {
-            throw in.malformed("object field '" + name + "' is not [true, main, auxCount]");
+            throw in.malformed("object field '" + name + "' is not [true, mainBytes, auxCount]");
           }
-          byte[] main = in.bin();
+          long mainBytes = in.i64();
           int auxCount = in.i32();
-          fields.add(FieldRows.objects(name, main, slice(response, in, body, auxCount)));
-          body += auxCount;
+          if (auxCount < 0) {
+            throw in.malformed("object field '" + name + "' has auxCount=" + auxCount);
+          }
+          List<MemorySegment> frames = slice(response, in, body, 1 + auxCount);
+          body += frames.size();
+          if (frames.getFirst().byteSize() != mainBytes) {
+            throw in.malformed(
+                "object field '"
+                    + name
+                    + "' main frame is "
+                    + frames.getFirst().byteSize()
+                    + " bytes, not "
+                    + mainBytes);
+          }
+          fields.add(FieldRows.objects(name, frames.getFirst(), frames.subList(1, frames.size())));
         } else {
           int rows = in.array(StorageUnitMessages.MAX_ROWS);
           if (parts != 2 || rows != rowCount) {
@@ -116,7 +129,7 @@ public final class UnitRows implements AutoCloseable {
    *
    * @param name the field
    * @param objects whether every row is an object value
-   * @param mainFrame the encoded values (objects only)
+   * @param mainFrame the encoded values (objects only), a view of a reply body
    * @param aux the aux frames of the encoded values (objects only)
    * @param kinds each tensor row's kind
    * @param dtypes each tensor row's dtype
@@ -126,14 +139,14 @@ public final class UnitRows implements AutoCloseable {
   record FieldRows(
       String name,
       boolean objects,
-      byte[] mainFrame,
+      MemorySegment mainFrame,
       List<MemorySegment> aux,
       ColumnKind[] kinds,
       DType[] dtypes,
       long[][] shapes,
       List<MemorySegment> rows) {
 
-    static FieldRows objects(String name, byte[] mainFrame, List<MemorySegment> aux) {
+    static FieldRows objects(String name, MemorySegment mainFrame, List<MemorySegment> aux) {
       return new FieldRows(name, true, mainFrame, aux, null, null, null, List.of());
     }
 
@@ -142,8 +155,7 @@ public final class UnitRows implements AutoCloseable {
      */
     List<?> decodeValues(BufferAllocator allocator) {
       Object decoded =
-          ValueDecoder.decodeCopying(
-              MemorySegment.ofArray(mainFrame), aux, "field '" + name + "'", allocator);
+          ValueDecoder.decodeCopying(mainFrame, aux, "field '" + name + "'", allocator);
       if (!(decoded instanceof List<?> list)) {
         ValueDecoder.closeTensors(decoded);
         throw new org.transferqueue.ProtocolException(

@@ -8,11 +8,11 @@ import org.transferqueue.memory.NativeBuffer;
 /**
  * A request as a server's {@link RequestHandler} sees it.
  *
- * <p>Ownership: the body buffers were allocated from the connection's child allocator and belong to
- * the transport, which releases them once the handler has returned <em>and</em> its reply has been
- * written (or dropped). A handler that keeps a body longer, for example to store it, calls {@link
- * NativeBuffer#retain()} on it and releases that reference itself. The metadata array is the
- * handler's to keep.
+ * <p>Ownership: the body buffers were allocated from the connection's child allocator (or placed by
+ * the handler's {@link RequestBodyAllocator}) and belong to the transport, which releases them once
+ * the handler has returned <em>and</em> its reply has been written (or dropped). A handler that
+ * keeps a body longer, for example to store it, calls {@link NativeBuffer#retain()} on the buffer
+ * behind it and releases that reference itself. The metadata array is the handler's to keep.
  *
  * <p>Not thread-safe beyond safe publication to the handler's thread.
  */
@@ -20,7 +20,8 @@ public final class ReceivedRequest {
   private final int type;
   private final long correlationId;
   private final byte[] metadata;
-  private final List<NativeBuffer> bodies;
+  private final List<MemorySegment> bodies;
+  private final List<NativeBuffer> owned;
   private final SocketAddress remoteAddress;
 
   ReceivedRequest(
@@ -29,10 +30,27 @@ public final class ReceivedRequest {
       byte[] metadata,
       List<NativeBuffer> bodies,
       SocketAddress remoteAddress) {
+    this(
+        type,
+        correlationId,
+        metadata,
+        bodies.stream().map(NativeBuffer::segment).toList(),
+        bodies,
+        remoteAddress);
+  }
+
+  ReceivedRequest(
+      int type,
+      long correlationId,
+      byte[] metadata,
+      List<MemorySegment> bodies,
+      List<NativeBuffer> owned,
+      SocketAddress remoteAddress) {
     this.type = type;
     this.correlationId = correlationId;
     this.metadata = metadata;
     this.bodies = List.copyOf(bodies);
+    this.owned = List.copyOf(owned);
     this.remoteAddress = remoteAddress;
   }
 
@@ -79,16 +97,17 @@ public final class ReceivedRequest {
    * @return the segment
    */
   public MemorySegment body(int index) {
-    return bodies.get(index).segment();
+    return bodies.get(index);
   }
 
   /**
-   * The body buffers, owned by the transport; retain one to keep it past the reply.
+   * The buffers behind the bodies, owned by the transport; retain one to keep it past the reply.
+   * One per body unless a {@link RequestBodyAllocator} placed several bodies in one buffer.
    *
    * @return the buffers in order
    */
   public List<NativeBuffer> bodyBuffers() {
-    return bodies;
+    return owned;
   }
 
   /**

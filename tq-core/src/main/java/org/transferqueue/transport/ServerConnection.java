@@ -1,6 +1,7 @@
 package org.transferqueue.transport;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.net.SocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -45,6 +46,7 @@ final class ServerConnection {
   private final SocketAddress remote;
   private final BufferAllocator allocator;
   private final Map<Integer, RequestHandler> handlers;
+  private final Map<Integer, RequestBodyAllocator> bodyAllocators;
   private final Semaphore permits;
   private final FrameReader reader;
   private final FrameWriter writer;
@@ -61,13 +63,15 @@ final class ServerConnection {
       SocketChannel channel,
       SocketAddress remote,
       BufferAllocator allocator,
-      Map<Integer, RequestHandler> handlers) {
+      Map<Integer, RequestHandler> handlers,
+      Map<Integer, RequestBodyAllocator> bodyAllocators) {
     this.server = server;
     this.config = config;
     this.channel = channel;
     this.remote = remote;
     this.allocator = allocator;
     this.handlers = handlers;
+    this.bodyAllocators = bodyAllocators;
     this.permits = new Semaphore(config.maxConcurrentRequestsPerConnection());
     this.reader = new FrameReader(channel, allocator);
     this.writer =
@@ -362,27 +366,31 @@ final class ServerConnection {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while waiting for a request slot", e);
     }
-    List<NativeBuffer> bodies = new ArrayList<>(table.bodyLengths().length);
+    RequestBodyAllocator.Placed placed;
     try {
-      for (long length : table.bodyLengths()) {
-        bodies.add(allocator.allocate(length));
-      }
-    } catch (TqException e) {
-      bodies.forEach(NativeBuffer::close);
+      placed = place(bodyAllocators.get(header.type()), table);
+    } catch (RuntimeException e) {
       permits.release();
       reader.skip(header.bodyLength());
-      sendError(id, header.type(), e.code(), e.getMessage());
+      TqException error =
+          e instanceof TqException tq
+              ? tq
+              : new TqException(
+                  ErrorCode.INTERNAL, "placing the request bodies failed: " + Errors.describe(e));
+      sendError(id, header.type(), error.code(), error.getMessage());
       return true;
     }
+    List<NativeBuffer> bodies = placed.owned();
     try {
-      reader.readBodies(FrameWriter.toBuffers(bodies.stream().map(NativeBuffer::segment).toList()));
+      reader.readBodies(FrameWriter.toBuffers(placed.segments()));
     } catch (IOException | RuntimeException e) {
       bodies.forEach(NativeBuffer::close);
       permits.release();
       throw e;
     }
     ReceivedRequest request =
-        new ReceivedRequest(header.type(), id, table.applicationMetadata(), bodies, remote);
+        new ReceivedRequest(
+            header.type(), id, table.applicationMetadata(), placed.segments(), bodies, remote);
     ServerExchange exchange = new ServerExchange(this, request);
     holds.incrementAndGet();
     exchanges.add(exchange);
@@ -393,6 +401,58 @@ final class ServerConnection {
     exchange.handlerThread(thread);
     thread.start();
     return true;
+  }
+
+  /**
+   * The destinations of a request's bodies, each exactly a body long: from the handler's {@link
+   * RequestBodyAllocator} when it has one and places them, otherwise one buffer per body from the
+   * connection's allocator. On failure nothing stays allocated.
+   */
+  private RequestBodyAllocator.Placed place(RequestBodyAllocator placer, BodyTable table) {
+    long[] lengths = table.bodyLengths();
+    RequestBodyAllocator.Placed placed =
+        placer == null
+            ? null
+            : placer.allocate(table.applicationMetadata(), lengths.clone(), allocator);
+    if (placed == null) {
+      List<NativeBuffer> owned = new ArrayList<>(lengths.length);
+      try {
+        for (long length : lengths) {
+          owned.add(allocator.allocate(length));
+        }
+      } catch (RuntimeException e) {
+        owned.forEach(NativeBuffer::close);
+        throw e;
+      }
+      return new RequestBodyAllocator.Placed(
+          owned.stream().map(NativeBuffer::segment).toList(), owned);
+    }
+    try {
+      List<MemorySegment> segments = placed.segments();
+      if (segments.size() != lengths.length) {
+        throw new TqException(
+            ErrorCode.INTERNAL,
+            "body allocator placed " + segments.size() + " of " + lengths.length + " bodies");
+      }
+      List<MemorySegment> exact = new ArrayList<>(lengths.length);
+      for (int i = 0; i < lengths.length; i++) {
+        if (segments.get(i).byteSize() < lengths[i]) {
+          throw new TqException(
+              ErrorCode.INTERNAL,
+              "body "
+                  + i
+                  + " length="
+                  + lengths[i]
+                  + " > placed segment size="
+                  + segments.get(i).byteSize());
+        }
+        exact.add(segments.get(i).asSlice(0, lengths[i]));
+      }
+      return new RequestBodyAllocator.Placed(exact, placed.owned());
+    } catch (RuntimeException e) {
+      placed.owned().forEach(NativeBuffer::close);
+      throw e;
+    }
   }
 
   private void runHandler(RequestHandler handler, ServerExchange exchange) {

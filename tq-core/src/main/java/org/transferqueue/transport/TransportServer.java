@@ -59,6 +59,7 @@ public final class TransportServer implements AutoCloseable {
   private final TransportConfig config;
   private final BufferAllocator allocator;
   private final Map<Integer, RequestHandler> handlers;
+  private final Map<Integer, RequestBodyAllocator> bodyAllocators;
   private final ServerSocketChannel serverChannel;
   private final HostPort address;
   private final Thread acceptor;
@@ -80,6 +81,7 @@ public final class TransportServer implements AutoCloseable {
                     List.of(),
                     List.of())));
     this.handlers = Map.copyOf(all);
+    this.bodyAllocators = Map.copyOf(builder.bodyAllocators);
     this.allocator =
         builder.allocator.newChildAllocator(builder.name, builder.allocator.limitBytes());
     try {
@@ -202,7 +204,8 @@ public final class TransportServer implements AutoCloseable {
     ServerConnection connection;
     try {
       connection =
-          new ServerConnection(this, config, channel, remote, connectionAllocator, handlers);
+          new ServerConnection(
+              this, config, channel, remote, connectionAllocator, handlers, bodyAllocators);
     } catch (RuntimeException e) {
       connectionAllocator.close();
       throw e;
@@ -303,6 +306,7 @@ public final class TransportServer implements AutoCloseable {
     private final TransportConfig config;
     private final BufferAllocator allocator;
     private final Map<Integer, RequestHandler> handlers = new HashMap<>();
+    private final Map<Integer, RequestBodyAllocator> bodyAllocators = new HashMap<>();
     private String name = "transport-server";
 
     Builder(TransportConfig config, BufferAllocator allocator) {
@@ -337,6 +341,22 @@ public final class TransportServer implements AutoCloseable {
         throw new TqException(
             ErrorCode.INVALID_ARGUMENT, "message type=" + type + " already has a handler");
       }
+      return this;
+    }
+
+    /**
+     * Registers the handler of a message type whose request bodies {@code bodies} places.
+     *
+     * @param type as for {@link #handler(int, RequestHandler)}
+     * @param handler the handler
+     * @param bodies chooses where the request's bodies are read into
+     * @return this builder
+     * @throws TqException as for {@link #handler(int, RequestHandler)}
+     */
+    public Builder handler(int type, RequestHandler handler, RequestBodyAllocator bodies) {
+      Objects.requireNonNull(bodies, "bodies");
+      handler(type, handler);
+      bodyAllocators.put(type, bodies);
       return this;
     }
 

@@ -109,6 +109,26 @@ class RemoteStorageUnitTest {
   }
 
   @Test
+  void shouldRoundTripObjectColumnsLargerThanTheMetadataLimit(BufferAllocator allocator) {
+    // 2 rows of 9 MiB strings per unit: the encoded column is larger than maxMetadataBytes
+    // (16 MiB), so it must travel as a body in the PUT and in the GET reply.
+    assertThat(RemoteUnits.config().maxMetadataBytes()).isLessThan(18L << 20);
+    List<Object> values = new ArrayList<>();
+    for (int r = 0; r < 4; r++) {
+      values.add((char) ('a' + r) + "x".repeat(9 << 20));
+    }
+    try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL);
+        Batch batch = Batch.builder().objects("text", values).build()) {
+      remote.manager.put(batch, meta(List.of(), 10, 11, 12, 13));
+      try (Batch read = remote.manager.get(meta(List.of("text"), 13, 10, 12, 11), allocator)) {
+        ObjectColumn text = (ObjectColumn) read.column("text");
+        assertThat(List.of(text.get(0), text.get(1), text.get(2), text.get(3)))
+            .isEqualTo(List.of(values.get(3), values.get(0), values.get(2), values.get(1)));
+      }
+    }
+  }
+
+  @Test
   void shouldFailWithCapacityExceededAndKeepStoredDataOnEveryUnit(BufferAllocator allocator) {
     try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.of(2), ACCEPT_ALL);
         Tensor first = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3}, 3);

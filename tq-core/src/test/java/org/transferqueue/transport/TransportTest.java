@@ -12,6 +12,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -83,6 +84,66 @@ class TransportTest {
 
   private static byte[] utf8(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void shouldReadRequestBodiesWhereTheHandlersAllocatorPlacesThem(BufferAllocator allocator) {
+    long[] sizes = {5, 0, 1000, 3};
+    AtomicReference<long[]> offsets = new AtomicReference<>();
+    // Every body back to back in one buffer; the handler reports each body's offset in it.
+    RequestBodyAllocator oneBuffer =
+        (metadata, lengths, connection) -> {
+          NativeBuffer whole = connection.allocate(Arrays.stream(lengths).sum());
+          List<MemorySegment> segments = new ArrayList<>();
+          long offset = 0;
+          for (long length : lengths) {
+            segments.add(whole.segment().asSlice(offset, length));
+            offset += length;
+          }
+          return new RequestBodyAllocator.Placed(segments, List.of(whole));
+        };
+    RequestHandler offsetsOf =
+        RequestHandler.replying(
+            r -> {
+              long base = r.bodyBuffers().getFirst().segment().address();
+              long[] found = new long[r.bodyCount()];
+              for (int i = 0; i < found.length; i++) {
+                found[i] = r.body(i).address() - base;
+              }
+              offsets.set(found);
+              return new Reply(r.metadata(), List.of(r.body(2)), List.of());
+            });
+    List<NativeBuffer> sources = new ArrayList<>();
+    try (TransportServer server =
+            TransportServer.builder(config().build(), allocator)
+                .handler(ECHO, offsetsOf, oneBuffer)
+                .handler(
+                    FAIL,
+                    ECHO_HANDLER,
+                    (metadata, lengths, connection) -> {
+                      throw new TqException(
+                          ErrorCode.OUT_OF_MEMORY, "no room for " + lengths.length);
+                    })
+                .start();
+        TransportClient client = new TransportClient(config().build(), allocator)) {
+      for (int i = 0; i < sizes.length; i++) {
+        sources.add(patterned(allocator, sizes[i], i));
+      }
+      List<MemorySegment> bodies = sources.stream().map(NativeBuffer::segment).toList();
+      try (Response response =
+          client.call(server.address(), new Request(ECHO, utf8("m"), bodies))) {
+        assertThat(offsets.get()).containsExactly(0, 5, 5, 1005);
+        assertThat(response.body(0).mismatch(sources.get(2).segment())).isEqualTo(-1L);
+      }
+      assertThatThrownBy(() -> client.call(server.address(), new Request(FAIL, utf8("m"), bodies)))
+          .isInstanceOf(TqException.class)
+          .hasMessageContaining("no room for 4");
+      try (Response again = client.call(server.address(), new Request(ECHO, utf8("m"), bodies))) {
+        assertThat(again.bodyCount()).as("the connection goes on").isEqualTo(1);
+      }
+    } finally {
+      sources.forEach(NativeBuffer::close);
+    }
   }
 
   @Test

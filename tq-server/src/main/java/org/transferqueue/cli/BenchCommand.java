@@ -75,6 +75,14 @@ final class BenchCommand implements Callable<Integer> {
   int iterations;
 
   @Option(
+      names = "--warmup",
+      defaultValue = "3",
+      description =
+          "Iterations per backend and mode run before the measured ones and kept out of the means"
+              + " (default ${DEFAULT-VALUE}); their timings go to the JSON as \"warmup\".")
+  int warmup;
+
+  @Option(
       names = "--backend",
       defaultValue = "SimpleStorage",
       description = "SimpleStorage, MooncakeStore or all (default ${DEFAULT-VALUE}).")
@@ -133,11 +141,12 @@ final class BenchCommand implements Callable<Integer> {
       return EXIT_MEMORY;
     }
     out.printf(
-        "tq bench: %s x %s x %s, %d iterations%n",
+        "tq bench: %s x %s x %s, %d iterations after %d warm-up%n",
         String.join(",", plan.sizes().stream().map(BenchSize::label).toList()),
         String.join(",", plan.backends().stream().map(BenchBackend::configName).toList()),
         String.join(",", plan.modes().stream().map(BenchMode::optionName).toList()),
-        plan.iterations());
+        plan.iterations(),
+        plan.warmup());
     out.flush();
     BenchReport report;
     try {
@@ -211,6 +220,7 @@ final class BenchCommand implements Callable<Integer> {
               BenchMode.parse(mode),
               BenchMode.skipped(mode),
               iterations,
+              warmup,
               seed,
               yaml,
               config == null ? null : config.toString(),

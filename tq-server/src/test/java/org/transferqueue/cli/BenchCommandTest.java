@@ -74,6 +74,7 @@ class BenchCommandTest {
     assertThat(config.get("backends")).isEqualTo(List.of("SimpleStorage"));
     assertThat(config.get("modes")).isEqualTo(List.of("embedded"));
     assertThat(number(config.get("iterations"))).isEqualTo(2);
+    assertThat(number(config.get("warmup"))).isEqualTo(3);
     assertThat(config.get("complex")).isEqualTo(false);
     Map<String, Object> env = map(report.get("environment"));
     assertThat(env.get("jdk")).isEqualTo(System.getProperty("java.runtime.version"));
@@ -114,13 +115,21 @@ class BenchCommandTest {
     steady.values().forEach(v -> assertThat(number(v)).isPositive());
     List<Object> iterations = list(result.get("iterations"));
     assertThat(iterations).hasSize(2);
+    List<Object> warmup = list(result.get("warmup"));
+    assertThat(warmup).hasSize(3);
+    assertThat(number(map(warmup.getFirst()).get("putSeconds"))).isPositive();
+    Map<String, Object> cpu = map(result.get("cpu"));
+    assertThat(number(cpu.get("putSeconds"))).isNotNegative();
+    assertThat(number(cpu.get("getSeconds"))).isNotNegative();
+    assertThat(run.out()).contains("CPU s per batch");
     assertThat(number(steady.get("totalGbPerSec")))
         .isCloseTo(
             number(map(iterations.get(1)).get("totalGbPerSec")),
             relative(number(steady.get("totalGbPerSec"))));
     for (Object item : iterations) {
       Map<String, Object> it = map(item);
-      it.values().forEach(v -> assertThat(number(v)).isPositive());
+      timingsAndFigures(it).forEach(v -> assertThat(number(v)).isPositive());
+      assertThat(number(it.get("putCpuSeconds"))).isNotNegative();
       assertThat(number(it.get("baselineGbPerSec")))
           .isCloseTo(baselineGbPerSec, within(1e-6 * baselineGbPerSec));
       double put = number(it.get("putSeconds"));
@@ -208,6 +217,9 @@ class BenchCommandTest {
     assertThat(list(loopback.get("seconds")))
         .hasSize(5)
         .allSatisfy(s -> assertThat(number(s)).isPositive());
+    assertThat(list(loopback.get("cpuSeconds")))
+        .hasSize(5)
+        .allSatisfy(s -> assertThat(number(s)).isNotNegative());
 
     List<Map<String, Object>> results =
         list(size.get("results")).stream().map(BenchCommandTest::map).toList();
@@ -227,16 +239,19 @@ class BenchCommandTest {
       heap.values().forEach(v -> assertThat(number(v)).isPositive());
       for (Object item : list(result.get("iterations"))) {
         Map<String, Object> it = map(item);
-        it.values().forEach(v -> assertThat(number(v)).isPositive());
+        timingsAndFigures(it).forEach(v -> assertThat(number(v)).isPositive());
         assertThat(it)
             .containsKeys(
                 "clientPutHeapBytes",
                 "serverPutHeapBytes",
                 "clientGetHeapBytes",
                 "serverGetHeapBytes");
-        assertThat(number(it.get("baselineGbPerSec")))
-            .isCloseTo(baselineGbPerSec, within(1e-6 * baselineGbPerSec));
-        double expected = number(it.get("totalGbPerSec")) / baselineGbPerSec;
+        assertThat(number(it.get("putCpuSeconds"))).isNotNegative();
+        assertThat(number(it.get("getCpuSeconds"))).isNotNegative();
+        double own = number(map(result.get("baseline")).get("gbPerSec"));
+        assertThat(own).isPositive();
+        assertThat(number(it.get("baselineGbPerSec"))).isCloseTo(own, within(1e-6 * own));
+        double expected = number(it.get("totalGbPerSec")) / own;
         assertThat(number(it.get("totalRatio"))).isCloseTo(expected, relative(expected));
       }
     }
@@ -356,5 +371,13 @@ class BenchCommandTest {
   private static double number(Object value) {
     assertThat(value).isInstanceOf(Number.class);
     return ((Number) value).doubleValue();
+  }
+
+  /** An iteration's values other than its CPU times (which may be zero, see CpuMeter). */
+  private static java.util.Collection<Object> timingsAndFigures(Map<String, Object> iteration) {
+    Map<String, Object> rest = new java.util.LinkedHashMap<>(iteration);
+    rest.remove("putCpuSeconds");
+    rest.remove("getCpuSeconds");
+    return rest.values();
   }
 }

@@ -213,7 +213,9 @@ final class CellBlock {
   }
 
   /**
-   * Copies separate tensor rows (validated by {@link CellColumn}) into one new block.
+   * Copies separate tensor rows (validated by {@link CellColumn}) into one new block, or keeps the
+   * column's backing buffer as the block when the rows already lie in it back to back from its
+   * start and it comes from {@code allocator} (the rows were received straight into it).
    *
    * @param allocator the unit's allocator
    * @param column the rows, of kind DENSE or JAGGED (only read)
@@ -225,10 +227,15 @@ final class CellBlock {
     for (int j = 0; j < rows.size(); j++) {
       offsets[j + 1] = offsets[j] + rows.get(j).byteSize();
     }
-    NativeBuffer buffer = allocator.allocate(offsets[rows.size()]);
-    MemorySegment target = buffer.segment();
-    for (int j = 0; j < rows.size(); j++) {
-      MemorySegment.copy(rows.get(j), 0, target, offsets[j], rows.get(j).byteSize());
+    NativeBuffer buffer;
+    if (laidOutIn(column.backing(), allocator, rows, offsets)) {
+      buffer = column.backing().retain();
+    } else {
+      buffer = allocator.allocate(offsets[rows.size()]);
+      MemorySegment target = buffer.segment();
+      for (int j = 0; j < rows.size(); j++) {
+        MemorySegment.copy(rows.get(j), 0, target, offsets[j], rows.get(j).byteSize());
+      }
     }
     if (column.kind() == ColumnKind.DENSE) {
       long[] rowShape = rows.isEmpty() ? new long[0] : column.shapes().getFirst().clone();
@@ -251,6 +258,26 @@ final class CellBlock {
     }
     return new CellBlock(
         Kind.JAGGED, column.dtype(), buffer, null, 0, offsets, shapes, null, null, rows.size());
+  }
+
+  /** Whether {@code rows} are the bytes of {@code backing}, back to back from its start. */
+  private static boolean laidOutIn(
+      NativeBuffer backing, BufferAllocator allocator, List<MemorySegment> rows, long[] offsets) {
+    if (backing == null || backing.allocator() != allocator || rows.isEmpty()) {
+      return false;
+    }
+    MemorySegment whole = backing.segment();
+    if (offsets[rows.size()] > whole.byteSize()) {
+      return false;
+    }
+    long base = whole.address();
+    for (int j = 0; j < rows.size(); j++) {
+      MemorySegment row = rows.get(j);
+      if (!row.isNative() || row.address() != base + offsets[j]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

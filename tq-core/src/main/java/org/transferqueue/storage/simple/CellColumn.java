@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
+import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
 
@@ -14,7 +15,10 @@ import org.transferqueue.tensor.DType;
  * cells received over the network are copied once, straight from the received bytes into the unit's
  * memory.
  *
- * <p>Borrowed: the unit only reads the segments and values during the call.
+ * <p>Borrowed: the unit only reads the segments and values during the call, except that when the
+ * rows lie back to back from the start of {@code backing}, a buffer of the unit's own allocator,
+ * the unit keeps that buffer (with a reference of its own) as the cells' block instead of copying
+ * the rows: the storage unit server reads a put's rows straight into such a buffer.
  *
  * @param field the field name
  * @param kind the column kind the rows were put with; reads return the same kind
@@ -22,6 +26,7 @@ import org.transferqueue.tensor.DType;
  * @param shapes the shape of each tensor row; empty for objects
  * @param rows the bytes of each tensor row, row-major; empty for objects
  * @param values the value of each object row; empty for tensors
+ * @param backing the buffer the tensor rows are slices of, or null; not owned by the column
  */
 public record CellColumn(
     String field,
@@ -29,7 +34,8 @@ public record CellColumn(
     DType dtype,
     List<long[]> shapes,
     List<MemorySegment> rows,
-    List<Object> values) {
+    List<Object> values,
+    NativeBuffer backing) {
 
   /**
    * Checks that the parts fit the kind.
@@ -104,7 +110,32 @@ public record CellColumn(
       throw new StorageException(
           ErrorCode.INVALID_ARGUMENT, "field '" + field + "': tensor rows of kind " + kind);
     }
-    return new CellColumn(field, kind, dtype, shapes, rows, List.of());
+    return tensors(field, kind, dtype, shapes, rows, null);
+  }
+
+  /**
+   * Tensor rows that are slices of one buffer, which the unit may keep instead of copying them.
+   *
+   * @param field the field name
+   * @param kind {@link ColumnKind#DENSE} or {@link ColumnKind#JAGGED}
+   * @param dtype the element type
+   * @param shapes each row's shape
+   * @param rows each row's bytes
+   * @param backing the buffer the rows are slices of, or null; not owned by the column
+   * @return the column
+   */
+  public static CellColumn tensors(
+      String field,
+      ColumnKind kind,
+      DType dtype,
+      List<long[]> shapes,
+      List<MemorySegment> rows,
+      NativeBuffer backing) {
+    if (kind == ColumnKind.OBJECT) {
+      throw new StorageException(
+          ErrorCode.INVALID_ARGUMENT, "field '" + field + "': tensor rows of kind " + kind);
+    }
+    return new CellColumn(field, kind, dtype, shapes, rows, List.of(), backing);
   }
 
   /**
@@ -115,7 +146,7 @@ public record CellColumn(
    * @return the column
    */
   public static CellColumn objects(String field, List<Object> values) {
-    return new CellColumn(field, ColumnKind.OBJECT, null, List.of(), List.of(), values);
+    return new CellColumn(field, ColumnKind.OBJECT, null, List.of(), List.of(), values, null);
   }
 
   /**

@@ -92,8 +92,14 @@ public final class StorageUnit implements AutoCloseable {
     return id;
   }
 
-  /** The unit's allocator, where staged blocks are allocated. */
-  BufferAllocator allocator() {
+  /**
+   * The unit's allocator, where its cell blocks are allocated. A buffer from it whose bytes are the
+   * rows of a {@link CellColumn} may be handed to {@link #putCells} as the column's backing, which
+   * the unit then keeps instead of copying the rows (the caller still releases its own reference).
+   *
+   * @return the allocator, owned by the unit
+   */
+  public BufferAllocator allocator() {
     return allocator;
   }
 

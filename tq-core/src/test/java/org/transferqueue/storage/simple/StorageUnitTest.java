@@ -6,6 +6,8 @@ import static org.transferqueue.storage.simple.Cells.dense;
 import static org.transferqueue.storage.simple.Cells.objects;
 import static org.transferqueue.storage.simple.Cells.row;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -49,6 +51,58 @@ class StorageUnitTest {
 
   private static ErrorCode codeOf(Throwable e) {
     return ((TqException) e).code();
+  }
+
+  @Test
+  void shouldKeepTheBackingBufferInsteadOfCopyingWhenRowsLieInItBackToBack(
+      BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, 10)) {
+      NativeBuffer backing = unit.allocator().allocate(3 * 8);
+      List<MemorySegment> rows = new ArrayList<>();
+      for (int j = 0; j < 3; j++) {
+        MemorySegment row = backing.segment().asSlice(j * 8L, 8);
+        row.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 100 + j);
+        rows.add(row);
+      }
+      List<long[]> shapes = List.of(new long[] {1}, new long[] {1}, new long[] {1});
+      long before = unit.allocator().allocatedBytes();
+      try (backing) {
+        unit.putCells(
+                new long[] {0, 1, 2},
+                List.of(
+                    CellColumn.tensors("f", ColumnKind.DENSE, DType.INT64, shapes, rows, backing)))
+            .close();
+        assertThat(backing.refCount()).as("the unit holds its own reference").isEqualTo(2);
+        assertThat(unit.allocator().allocatedBytes()).as("no second block").isEqualTo(before);
+      }
+      try (UnitCells cells = unit.readCells(new long[] {2, 0}, List.of("f"))) {
+        assertThat(cells.bytes(0, 0).get(ValueLayout.JAVA_LONG_UNALIGNED, 0)).isEqualTo(102);
+        assertThat(cells.bytes(0, 1).get(ValueLayout.JAVA_LONG_UNALIGNED, 0)).isEqualTo(100);
+      }
+    }
+  }
+
+  @Test
+  void shouldCopyWhenTheBackingBufferIsNotTheUnits(BufferAllocator allocator) {
+    try (StorageUnit unit = unit(allocator, 10);
+        NativeBuffer foreign = allocator.allocate(2 * 8)) {
+      List<MemorySegment> rows =
+          List.of(foreign.segment().asSlice(0, 8), foreign.segment().asSlice(8, 8));
+      rows.get(0).set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 7);
+      rows.get(1).set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 9);
+      List<long[]> shapes = List.of(new long[] {1}, new long[] {1});
+      unit.putCells(
+              new long[] {0, 1},
+              List.of(
+                  CellColumn.tensors("f", ColumnKind.DENSE, DType.INT64, shapes, rows, foreign)))
+          .close();
+      assertThat(foreign.refCount()).isEqualTo(1);
+      rows.get(0).set(ValueLayout.JAVA_LONG_UNALIGNED, 0, -1);
+      try (UnitCells cells = unit.readCells(new long[] {0, 1}, List.of("f"))) {
+        assertThat(cells.bytes(0, 0).get(ValueLayout.JAVA_LONG_UNALIGNED, 0)).isEqualTo(7);
+        assertThat(cells.bytes(0, 1).get(ValueLayout.JAVA_LONG_UNALIGNED, 0)).isEqualTo(9);
+      }
+    }
   }
 
   @Test

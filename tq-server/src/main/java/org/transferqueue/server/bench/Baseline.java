@@ -27,8 +27,10 @@ import org.transferqueue.tensor.ObjectColumn;
  * @param kind what was measured, e.g. {@value #MEMORY_COPY}
  * @param bytes bytes moved per repetition (the workload's {@link Workload#bytes()})
  * @param seconds the time of each timed repetition
+ * @param cpuSeconds the CPU time of each timed repetition, summed over the processes taking part
+ *     (for the loopback socket: this process and the receiver); empty when not measured
  */
-public record Baseline(String kind, long bytes, List<Double> seconds) {
+public record Baseline(String kind, long bytes, List<Double> seconds, List<Double> cpuSeconds) {
   /** The {@link #kind()} of {@link #measureMemoryCopy}. */
   public static final String MEMORY_COPY = "memory copy between pre-touched segments";
 
@@ -47,6 +49,7 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
   public Baseline {
     Objects.requireNonNull(kind, "kind");
     seconds = List.copyOf(seconds);
+    cpuSeconds = List.copyOf(cpuSeconds);
     if (bytes <= 0 || seconds.isEmpty() || seconds.stream().anyMatch(s -> !(s > 0))) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
@@ -55,14 +58,38 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
   }
 
   /**
+   * A baseline without CPU times.
+   *
+   * @param kind what was measured
+   * @param bytes bytes moved per repetition
+   * @param seconds the time of each timed repetition
+   */
+  public Baseline(String kind, long bytes, List<Double> seconds) {
+    this(kind, bytes, seconds, List.of());
+  }
+
+  /**
+   * The median of the repetitions' CPU times.
+   *
+   * @return seconds, or NaN when not measured
+   */
+  public double medianCpuSeconds() {
+    return cpuSeconds.isEmpty() ? Double.NaN : median(cpuSeconds);
+  }
+
+  private static double median(List<Double> values) {
+    double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    int mid = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  }
+
+  /**
    * The median repetition's time.
    *
    * @return seconds
    */
   public double medianSeconds() {
-    double[] sorted = seconds.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    int mid = sorted.length / 2;
-    return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    return median(seconds);
   }
 
   /**
@@ -83,10 +110,15 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
    * @param workload the data whose bytes are copied
    * @param repetitions timed repetitions, at least 1
    * @param nanoClock the time source
+   * @param cpuClock CPU nanoseconds of this process, or -1 when unknown
    * @return the measurement
    */
   public static Baseline measureMemoryCopy(
-      BufferAllocator allocator, Workload workload, int repetitions, LongSupplier nanoClock) {
+      BufferAllocator allocator,
+      Workload workload,
+      int repetitions,
+      LongSupplier nanoClock,
+      LongSupplier cpuClock) {
     List<String> fields = workload.batch().fields();
     long[] fieldBytes = workload.fieldBytes();
     List<NativeBuffer> owned = new ArrayList<>();
@@ -103,12 +135,19 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
       }
       copyAll(sources, targets, fieldBytes);
       Double[] seconds = new Double[repetitions];
+      List<Double> cpuSeconds = new ArrayList<>();
       for (int r = 0; r < repetitions; r++) {
+        long cpuStart = cpuClock.getAsLong();
         long start = nanoClock.getAsLong();
         copyAll(sources, targets, fieldBytes);
         seconds[r] = Math.max(1, nanoClock.getAsLong() - start) / 1e9;
+        addCpu(cpuSeconds, cpuStart, cpuClock.getAsLong());
       }
-      return new Baseline(MEMORY_COPY, Arrays.stream(fieldBytes).sum(), Arrays.asList(seconds));
+      return new Baseline(
+          MEMORY_COPY,
+          Arrays.stream(fieldBytes).sum(),
+          Arrays.asList(seconds),
+          cpuSeconds.size() == repetitions ? cpuSeconds : List.of());
     } finally {
       for (NativeBuffer buffer : owned) {
         buffer.close();
@@ -127,6 +166,7 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
    * @param repetitions timed repetitions, at least 1, after one untimed pass
    * @param nanoClock the time source
    * @param channel a blocking channel connected to a receiver
+   * @param cpuClock CPU nanoseconds of this process and the receiver, or -1 when unknown
    * @return the measurement
    * @throws TqException {@code CONNECTION_FAILED} when the socket fails or closes early
    */
@@ -135,7 +175,8 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
       Workload workload,
       int repetitions,
       LongSupplier nanoClock,
-      SocketChannel channel) {
+      SocketChannel channel,
+      LongSupplier cpuClock) {
     List<String> fields = workload.batch().fields();
     long[] fieldBytes = workload.fieldBytes();
     long total = Arrays.stream(fieldBytes).sum();
@@ -151,12 +192,19 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
       ByteBuffer ack = ByteBuffer.allocate(1);
       send(channel, sources, fieldBytes, total, header, ack);
       Double[] seconds = new Double[repetitions];
+      List<Double> cpuSeconds = new ArrayList<>();
       for (int r = 0; r < repetitions; r++) {
+        long cpuStart = cpuClock.getAsLong();
         long start = nanoClock.getAsLong();
         send(channel, sources, fieldBytes, total, header, ack);
         seconds[r] = Math.max(1, nanoClock.getAsLong() - start) / 1e9;
+        addCpu(cpuSeconds, cpuStart, cpuClock.getAsLong());
       }
-      return new Baseline(LOOPBACK_SOCKET, total, Arrays.asList(seconds));
+      return new Baseline(
+          LOOPBACK_SOCKET,
+          total,
+          Arrays.asList(seconds),
+          cpuSeconds.size() == repetitions ? cpuSeconds : List.of());
     } catch (IOException e) {
       throw new TqException(ErrorCode.CONNECTION_FAILED, "loopback baseline: " + e.getMessage(), e);
     } finally {
@@ -193,6 +241,12 @@ public record Baseline(String kind, long bytes, List<Double> seconds) {
       if (channel.read(ack) < 0) {
         throw new IOException("the receiver closed the connection before answering");
       }
+    }
+  }
+
+  private static void addCpu(List<Double> into, long startNanos, long endNanos) {
+    if (startNanos >= 0 && endNanos >= 0) {
+      into.add(Math.max(0, endNanos - startNanos) / 1e9);
     }
   }
 

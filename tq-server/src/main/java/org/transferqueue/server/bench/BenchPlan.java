@@ -20,7 +20,10 @@ import org.transferqueue.server.config.TqConfigs;
  * @param backends the backends
  * @param modes the modes, each able to run in this build
  * @param skippedModes modes asked for (through {@code all}) that this build cannot run
- * @param iterations iterations per case, at least 1
+ * @param iterations measured iterations per case, at least 1
+ * @param warmup iterations per case run before the measured ones, at least 0: their timings are
+ *     recorded but kept out of the means (the first touch of the system's memory and the
+ *     compilation of its code paths land there)
  * @param seed seeds the generated values
  * @param configYaml the YAML every case's configuration starts from; empty for the defaults
  * @param configSource the file {@code configYaml} came from, or null
@@ -34,6 +37,7 @@ public record BenchPlan(
     List<BenchMode> modes,
     List<BenchMode> skippedModes,
     int iterations,
+    int warmup,
     long seed,
     String configYaml,
     String configSource,
@@ -72,6 +76,9 @@ public record BenchPlan(
     if (iterations < 1) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "iterations=" + iterations + " must be at least 1");
+    }
+    if (warmup < 0) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "warmup=" + warmup + " must be at least 0");
     }
   }
 

@@ -44,11 +44,14 @@ import org.transferqueue.transport.TransportConfig;
  *   t3  kv.clear(listedKeys, "train_0")          timed: clear
  * </pre>
  *
- * The data read in the first iteration of each case is compared with what was put (outside the
- * timed region); a difference fails the run. In loopback mode the heap-allocation counters of the
- * client (this process) and of every server process are read right before and after the timed put
- * and get ({@link HeapMeter}), giving each case's heap bytes per MiB moved ({@link
- * HeapAllocation}). Not thread-safe: one run at a time.
+ * Each case first runs {@link BenchPlan#warmup()} warm-up iterations, timed the same way but kept
+ * out of the means: the first one pays for the first touch of the system's memory (storage blocks,
+ * the pooled buffers of a get's result, transport buffers) and for compiling the code paths, which
+ * a long-running user pays once. The data read in the first iteration of each case is compared with
+ * what was put (outside the timed region); a difference fails the run. In loopback mode the
+ * heap-allocation counters of the client (this process) and of every server process are read right
+ * before and after each measured put and get ({@link HeapMeter}), giving each case's heap bytes per
+ * MiB moved ({@link HeapAllocation}). Not thread-safe: one run at a time.
  */
 public final class BenchRunner {
   /** The partition every iteration writes to, as upstream. */
@@ -129,7 +132,7 @@ public final class BenchRunner {
     checkMemory();
     Instant startedAt = Instant.now();
     BenchEnvironment environment = BenchEnvironment.current(probe);
-    int perMode = 1 + plan.backends().size() * (1 + 4 * plan.iterations());
+    int perMode = plan.backends().size() * (2 + 4 * (plan.warmup() + plan.iterations()));
     total = plan.sizes().size() * (1 + plan.modes().size() * perMode);
     completed = 0;
     List<SizeResult> results = new ArrayList<>();
@@ -153,12 +156,14 @@ public final class BenchRunner {
       Map<BenchMode, Baseline> baselines = new LinkedHashMap<>();
       List<CaseResult> cases = new ArrayList<>();
       for (BenchMode mode : plan.modes()) {
-        step(size.name() + " " + mode.optionName() + ": baseline");
-        Baseline baseline = measureBaseline(mode, allocator, workload);
-        // Give the baseline's buffers back to the OS: the systems measured next need the room.
-        allocator.trim();
-        baselines.put(mode, baseline);
         for (BenchBackend backend : plan.backends()) {
+          // Measured again before every case: on a shared machine the load changes from one case
+          // to the next, and a ratio is only meaningful against a baseline taken side by side.
+          step(size.name() + " " + mode.optionName() + ": baseline");
+          Baseline baseline = measureBaseline(mode, allocator, workload);
+          // Give the baseline's buffers back to the OS: the system measured next needs the room.
+          allocator.trim();
+          baselines.putIfAbsent(mode, baseline);
           cases.add(runCase(workload, backend, mode, baseline));
         }
       }
@@ -170,7 +175,8 @@ public final class BenchRunner {
   private Baseline measureBaseline(BenchMode mode, RootAllocator allocator, Workload workload) {
     return switch (mode) {
       case EMBEDDED ->
-          Baseline.measureMemoryCopy(allocator, workload, Baseline.REPETITIONS, nanoClock);
+          Baseline.measureMemoryCopy(
+              allocator, workload, Baseline.REPETITIONS, nanoClock, new CpuMeter()::cpuNanos);
       case LOOPBACK -> measureLoopback(allocator, workload);
     };
   }
@@ -183,8 +189,9 @@ public final class BenchRunner {
         SocketChannel channel =
             SocketChannel.open(
                 new InetSocketAddress(receiver.address().host(), receiver.address().port()))) {
+      CpuMeter cpu = new CpuMeter().add(receiver.pid());
       return Baseline.measureLoopback(
-          allocator, workload, Baseline.REPETITIONS, nanoClock, channel);
+          allocator, workload, Baseline.REPETITIONS, nanoClock, channel, cpu::cpuNanos);
     } catch (IOException e) {
       throw new TqException(ErrorCode.CONNECTION_FAILED, "loopback baseline: " + e.getMessage(), e);
     } finally {
@@ -197,6 +204,7 @@ public final class BenchRunner {
     String label = workload.size().name() + " " + backend.configName() + "/" + mode.optionName();
     step(label + ": starting");
     TqConfig config = plan.caseConfig(backend, workload.size(), workload.bytes());
+    List<IterationResult> warmup = new ArrayList<>();
     List<IterationResult> iterations = new ArrayList<>();
     List<HeapAllocation> heap = new ArrayList<>();
     switch (mode) {
@@ -206,7 +214,16 @@ public final class BenchRunner {
                 .config(config)
                 .storageBackends(backends(config))
                 .start()) {
-          iterateAll(system.kv(), null, workload, label, baseline, iterations, heap);
+          iterateAll(
+              system.kv(),
+              new CpuMeter(),
+              null,
+              workload,
+              label,
+              baseline,
+              warmup,
+              iterations,
+              heap);
         }
       }
       case LOOPBACK -> {
@@ -214,13 +231,15 @@ public final class BenchRunner {
         try (LoopbackServers servers = LoopbackServers.start(loopback.tq(), backend, config, dir);
             TqClient client = TransferQueueSystem.connect(servers.clientConfig());
             HeapMeter meter = heapMeter(servers.clientConfig(), backend, client)) {
-          iterateAll(client.kv(), meter, workload, label, baseline, iterations, heap);
+          CpuMeter cpu = new CpuMeter();
+          servers.pids().forEach(cpu::add);
+          iterateAll(client.kv(), cpu, meter, workload, label, baseline, warmup, iterations, heap);
         } finally {
           deleteTree(dir);
         }
       }
     }
-    return new CaseResult(backend, mode, iterations, true, heap);
+    return new CaseResult(backend, mode, baseline, warmup, iterations, true, heap);
   }
 
   /** A meter of the client (this process) and every server process of a loopback case. */
@@ -236,15 +255,23 @@ public final class BenchRunner {
 
   private void iterateAll(
       KvApi kv,
+      CpuMeter cpu,
       HeapMeter meter,
       Workload workload,
       String label,
       Baseline baseline,
+      List<IterationResult> warmup,
       List<IterationResult> into,
       List<HeapAllocation> heapInto) {
+    for (int i = 1; i <= plan.warmup(); i++) {
+      String prefix = label + " warm-up " + i + "/" + plan.warmup() + ": ";
+      warmup.add(
+          iterate(kv, cpu, null, workload, prefix, i, i == 1, baseline.gbPerSec(), heapInto));
+    }
     for (int i = 1; i <= plan.iterations(); i++) {
       String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";
-      into.add(iterate(kv, meter, workload, prefix, i, i == 1, baseline.gbPerSec(), heapInto));
+      boolean verify = i == 1 && plan.warmup() == 0;
+      into.add(iterate(kv, cpu, meter, workload, prefix, i, verify, baseline.gbPerSec(), heapInto));
     }
   }
 
@@ -273,6 +300,7 @@ public final class BenchRunner {
    */
   private IterationResult iterate(
       KvApi kv,
+      CpuMeter cpu,
       HeapMeter meter,
       Workload workload,
       String prefix,
@@ -282,9 +310,11 @@ public final class BenchRunner {
       List<HeapAllocation> heapInto) {
     step(prefix + "put");
     HeapMeter.Reading beforePut = meter == null ? null : meter.read();
+    long c0 = cpu.cpuNanos();
     long t0 = nanoClock.getAsLong();
     kv.batchPut(workload.keys(), PARTITION, workload.batch(), null);
     long t1 = nanoClock.getAsLong();
+    long c1 = cpu.cpuNanos();
     HeapMeter.Reading afterPut = meter == null ? null : meter.readAfter();
     step(prefix + "list");
     long t2 = nanoClock.getAsLong();
@@ -298,9 +328,11 @@ public final class BenchRunner {
     }
     step(prefix + "get");
     HeapMeter.Reading beforeGet = meter == null ? null : meter.read();
+    long c4 = cpu.cpuNanos();
     long t4 = nanoClock.getAsLong();
     Batch read = kv.batchGet(keys, PARTITION, null);
     long t5 = nanoClock.getAsLong();
+    long c5 = cpu.cpuNanos();
     HeapMeter.Reading afterGet = meter == null ? null : meter.readAfter();
     if (meter != null) {
       heapInto.add(
@@ -328,7 +360,14 @@ public final class BenchRunner {
         seconds(t3 - t2),
         seconds(t5 - t4),
         seconds(t7 - t6),
-        baseline);
+        baseline,
+        cpuSeconds(c0, c1),
+        cpuSeconds(c4, c5));
+  }
+
+  private static double cpuSeconds(long start, long end) {
+    // A thread that exited in between takes its time with it (see CpuMeter): never below zero.
+    return start < 0 || end < 0 ? Double.NaN : Math.max(0, end - start) / 1e9;
   }
 
   /** Compares a read with the workload, field by field, in the order of the listed keys. */

@@ -1,6 +1,7 @@
 package org.transferqueue.server.bench;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.OptionalDouble;
 import java.util.function.ToDoubleFunction;
 
@@ -10,7 +11,12 @@ import java.util.function.ToDoubleFunction;
  *
  * @param backend the backend
  * @param mode the mode
- * @param iterations the iterations, in order
+ * @param baseline the mode's baseline measured right before this case; every ratio of the case is
+ *     to it, so that a change of the machine's load between cases does not skew the ratios
+ * @param warmup the warm-up iterations run before the measured ones, in order; kept out of every
+ *     mean (the first one pays for the first touch of the system's memory and for compiling its
+ *     code paths)
+ * @param iterations the measured iterations, in order
  * @param verified whether the data read in the first iteration was compared with what was put
  *     (always true when a run completes: a mismatch fails the run)
  * @param heap the heap allocation of each iteration's put and get on client and servers, in
@@ -19,6 +25,8 @@ import java.util.function.ToDoubleFunction;
 public record CaseResult(
     BenchBackend backend,
     BenchMode mode,
+    Baseline baseline,
+    List<IterationResult> warmup,
     List<IterationResult> iterations,
     boolean verified,
     List<HeapAllocation> heap) {
@@ -29,24 +37,13 @@ public record CaseResult(
    * @throws IllegalArgumentException when there is no iteration
    */
   public CaseResult {
+    Objects.requireNonNull(baseline, "baseline");
+    warmup = List.copyOf(warmup);
     iterations = List.copyOf(iterations);
     heap = List.copyOf(heap);
     if (iterations.isEmpty()) {
       throw new IllegalArgumentException("a case needs at least one iteration");
     }
-  }
-
-  /**
-   * A case without heap figures.
-   *
-   * @param backend the backend
-   * @param mode the mode
-   * @param iterations the iterations, in order
-   * @param verified whether the first iteration's data was compared with what was put
-   */
-  public CaseResult(
-      BenchBackend backend, BenchMode mode, List<IterationResult> iterations, boolean verified) {
-    this(backend, mode, iterations, verified, List.of());
   }
 
   /**
@@ -80,9 +77,7 @@ public record CaseResult(
   }
 
   /**
-   * The mean of a figure over the iterations after the first. The first iteration of a case also
-   * pays for the system's first touch of its memory and for compiling the code paths; the later
-   * ones show the steady state.
+   * The mean of a figure over the measured iterations after the first.
    *
    * @param figure the figure
    * @return the mean, or empty for a case of one iteration

@@ -15,6 +15,9 @@ package org.transferqueue.server.bench;
  * @param getSeconds time of the batch get
  * @param clearSeconds time of the clear
  * @param baselineGbPerSec the baseline this iteration is compared with, in GB/s
+ * @param putCpuSeconds CPU time of the put, summed over the processes of the case (this one and, in
+ *     loopback mode, the servers); NaN when not measured
+ * @param getCpuSeconds CPU time of the get, summed the same way; NaN when not measured
  */
 public record IterationResult(
     int iteration,
@@ -23,9 +26,42 @@ public record IterationResult(
     double listSeconds,
     double getSeconds,
     double clearSeconds,
-    double baselineGbPerSec) {
+    double baselineGbPerSec,
+    double putCpuSeconds,
+    double getCpuSeconds) {
 
   private static final double GIB = 1024.0 * 1024 * 1024;
+
+  /**
+   * An iteration without CPU times.
+   *
+   * @param iteration the iteration number, from 1
+   * @param bytes bytes of one put (and of one get)
+   * @param putSeconds time of the batch put
+   * @param listSeconds time of the key listing
+   * @param getSeconds time of the batch get
+   * @param clearSeconds time of the clear
+   * @param baselineGbPerSec the baseline this iteration is compared with, in GB/s
+   */
+  public IterationResult(
+      int iteration,
+      long bytes,
+      double putSeconds,
+      double listSeconds,
+      double getSeconds,
+      double clearSeconds,
+      double baselineGbPerSec) {
+    this(
+        iteration,
+        bytes,
+        putSeconds,
+        listSeconds,
+        getSeconds,
+        clearSeconds,
+        baselineGbPerSec,
+        Double.NaN,
+        Double.NaN);
+  }
 
   /**
    * The data size in GiB, upstream's {@code total_data_size_gb}.

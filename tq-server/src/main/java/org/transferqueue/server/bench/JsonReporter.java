@@ -21,7 +21,7 @@ import java.util.Map;
  *   "sizes": [ { "name", "batch", "fields", "seqLen", "bytes", "gib",
  *                "baselines": { "embedded": { "kind", "bytes", "seconds": [..], "gbPerSec" } },
  *                "results": [ { "backend", "mode", "verified", "mean": {..}, "steady": {..},
- *                               "iterations": [ {..}, .. ] } ] } ] }
+ *                               "iterations": [ {..}, .. ], "warmup": [ {..}, .. ] } ] } ] }
  * </pre>
  */
 public final class JsonReporter {
@@ -92,6 +92,7 @@ public final class JsonReporter {
     config.put("backends", plan.backends().stream().map(BenchBackend::configName).toList());
     config.put("modes", plan.modes().stream().map(BenchMode::optionName).toList());
     config.put("iterations", plan.iterations());
+    config.put("warmup", plan.warmup());
     config.put("seed", plan.seed());
     config.put("configFile", plan.configSource());
     config.put("partition", BenchRunner.PARTITION);
@@ -116,6 +117,10 @@ public final class JsonReporter {
               baseline.put("kind", b.kind());
               baseline.put("bytes", b.bytes());
               baseline.put("seconds", b.seconds());
+              if (!b.cpuSeconds().isEmpty()) {
+                baseline.put("cpuSeconds", b.cpuSeconds());
+                baseline.put("medianCpuSeconds", b.medianCpuSeconds());
+              }
               baseline.put("medianSeconds", b.medianSeconds());
               baseline.put("gbPerSec", b.gbPerSec());
               baselines.put(mode.optionName(), baseline);
@@ -127,6 +132,14 @@ public final class JsonReporter {
       result.put("backend", c.backend().configName());
       result.put("mode", c.mode().optionName());
       result.put("verified", c.verified());
+      Map<String, Object> baseline = new LinkedHashMap<>();
+      baseline.put("seconds", c.baseline().seconds());
+      baseline.put("medianSeconds", c.baseline().medianSeconds());
+      baseline.put("gbPerSec", c.baseline().gbPerSec());
+      if (!c.baseline().cpuSeconds().isEmpty()) {
+        baseline.put("medianCpuSeconds", c.baseline().medianCpuSeconds());
+      }
+      result.put("baseline", baseline);
       Map<String, Object> mean = new LinkedHashMap<>();
       mean.put("putSeconds", c.mean(IterationResult::putSeconds));
       mean.put("listSeconds", c.mean(IterationResult::listSeconds));
@@ -142,6 +155,12 @@ public final class JsonReporter {
       mean.put("getRatio", c.mean(IterationResult::getRatio));
       mean.put("totalRatio", c.mean(IterationResult::totalRatio));
       result.put("mean", mean);
+      if (!Double.isNaN(c.mean(IterationResult::putCpuSeconds))) {
+        Map<String, Object> cpu = new LinkedHashMap<>();
+        cpu.put("putSeconds", c.mean(IterationResult::putCpuSeconds));
+        cpu.put("getSeconds", c.mean(IterationResult::getCpuSeconds));
+        result.put("cpu", cpu);
+      }
       if (c.iterations().size() > 1) {
         Map<String, Object> steady = new LinkedHashMap<>();
         steady.put("fromIteration", 2);
@@ -172,6 +191,11 @@ public final class JsonReporter {
         iterations.add(iteration);
       }
       result.put("iterations", iterations);
+      List<Object> warmup = new ArrayList<>();
+      for (IterationResult r : c.warmup()) {
+        warmup.add(iteration(r));
+      }
+      result.put("warmup", warmup);
       results.add(result);
     }
     out.put("results", results);
@@ -196,6 +220,12 @@ public final class JsonReporter {
     out.put("putRatio", r.putRatio());
     out.put("getRatio", r.getRatio());
     out.put("totalRatio", r.totalRatio());
+    if (!Double.isNaN(r.putCpuSeconds())) {
+      out.put("putCpuSeconds", r.putCpuSeconds());
+    }
+    if (!Double.isNaN(r.getCpuSeconds())) {
+      out.put("getCpuSeconds", r.getCpuSeconds());
+    }
     return out;
   }
 

@@ -103,6 +103,11 @@ final class LoopbackProcess implements AutoCloseable {
    *
    * @return the address of its {@code listening on} line
    */
+  long pid() {
+    return process.pid();
+  }
+
+  /** The address from the child's {@code listening on} line. */
   HostPort address() {
     return address;
   }

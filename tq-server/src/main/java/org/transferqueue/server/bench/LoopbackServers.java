@@ -73,6 +73,11 @@ public final class LoopbackServers implements AutoCloseable {
     }
   }
 
+  /** The process ids of the children, for CPU accounting. */
+  List<Long> pids() {
+    return children.stream().map(LoopbackProcess::pid).toList();
+  }
+
   /**
    * The configuration a client connects with: the addresses of these servers.
    *

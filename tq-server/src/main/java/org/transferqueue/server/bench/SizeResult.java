@@ -12,7 +12,8 @@ import java.util.Map;
  * @param size the size
  * @param complex whether the complex case was run
  * @param bytes bytes of one put (and of one get)
- * @param baselines the baseline of each mode that ran, in run order
+ * @param baselines the first baseline of each mode that ran, in run order (each case also carries
+ *     the one measured right before it, {@link CaseResult#baseline()})
  * @param cases one result per backend and mode, in run order
  */
 public record SizeResult(

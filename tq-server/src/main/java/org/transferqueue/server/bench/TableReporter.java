@@ -1,5 +1,7 @@
 package org.transferqueue.server.bench;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /** Renders a report as the text table {@code tq bench} prints. Stateless. */
@@ -31,10 +33,12 @@ public final class TableReporter {
     out.append(
         String.format(
             Locale.ROOT,
-            "%d iterations per case, %s data; means over all iterations; GB/s = 10^9 bytes/s,"
-                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the mode's baseline,"
+            "%d iterations per case after %d warm-up (not in the means), %s data; means over all"
+                + " measured iterations; GB/s = 10^9 bytes/s,"
+                + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the baseline measured before the case,"
                 + " rt = round trip (put + get), 2+ = iterations after the first%n",
             report.plan().iterations(),
+            report.plan().warmup(),
             report.plan().complex() ? "complex" : "simple"));
     for (SizeResult size : report.sizes()) {
       out.append(
@@ -49,10 +53,11 @@ public final class TableReporter {
                   out.append(
                       String.format(
                           Locale.ROOT,
-                          "  %s baseline: %s, %.2f GB/s%n",
+                          "  %s baseline: %s, %.2f GB/s%s%n",
                           mode.optionName(),
                           baseline.kind(),
-                          baseline.gbPerSec())));
+                          baseline.gbPerSec(),
+                          perCase(size, mode))));
       out.append(
           String.format(
               Locale.ROOT,
@@ -98,6 +103,7 @@ public final class TableReporter {
                   c.heapSteadyMean(HeapAllocation::serverGetPerMib).orElseThrow()));
         }
       }
+      cpu(out, size);
     }
     report
         .unavailableModes()
@@ -105,6 +111,55 @@ public final class TableReporter {
             (mode, missing) ->
                 out.append(String.format(Locale.ROOT, "%nnot run: %s (%s)%n", mode, missing)));
     return out.toString();
+  }
+
+  /**
+   * CPU time per put and get, summed over the case's processes, next to the baseline's: with
+   * several processes sharing few cores, the wall time cannot drop below CPU time / cores.
+   */
+  private static void cpu(StringBuilder out, SizeResult size) {
+    boolean header = false;
+    for (CaseResult c : size.cases()) {
+      Baseline baseline = c.baseline();
+      double put = c.mean(IterationResult::putCpuSeconds);
+      if (Double.isNaN(put) || baseline == null || baseline.cpuSeconds().isEmpty()) {
+        continue;
+      }
+      if (!header) {
+        out.append(
+            String.format(
+                Locale.ROOT,
+                "  CPU s per batch, all processes of the case (x = over the baseline's CPU s)%n"));
+        header = true;
+      }
+      double get = c.mean(IterationResult::getCpuSeconds);
+      double base = baseline.medianCpuSeconds();
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "  %-24s put %7.3f x %5.2f  get %7.3f x %5.2f  (baseline %.3f)%n",
+              c.label(),
+              put,
+              put / base,
+              get,
+              get / base,
+              base));
+    }
+  }
+
+  /** The baselines measured before each case of a mode, when there are several. */
+  private static String perCase(SizeResult size, BenchMode mode) {
+    List<String> each = new ArrayList<>();
+    for (CaseResult c : size.cases()) {
+      if (c.mode() == mode) {
+        each.add(
+            String.format(
+                Locale.ROOT, "%s %.2f", c.backend().configName(), c.baseline().gbPerSec()));
+      }
+    }
+    return each.size() < 2
+        ? ""
+        : "; measured again before every case, each x is to its own: " + String.join(", ", each);
   }
 
   private static String steady(CaseResult c) {

@@ -19,6 +19,7 @@ class BenchPlanTest {
         List.of(),
         3,
         1,
+        1,
         yaml,
         null,
         Map.of(),

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 class HeapAllocationTest {
   private static final long MIB = 1 << 20;
+  private static final Baseline BASELINE = new Baseline(Baseline.MEMORY_COPY, MIB, List.of(1e-3));
 
   @Test
   void shouldDivideEachSideByTheMibMoved() {
@@ -26,6 +27,8 @@ class HeapAllocationTest {
         new CaseResult(
             BenchBackend.SIMPLE_STORAGE,
             BenchMode.LOOPBACK,
+            BASELINE,
+            List.of(),
             List.of(r, r, r),
             true,
             List.of(
@@ -35,7 +38,14 @@ class HeapAllocationTest {
 
     assertThat(c.heapSteadyMean(HeapAllocation::clientPutPerMib).orElseThrow()).isEqualTo(200);
     assertThat(
-            new CaseResult(BenchBackend.SIMPLE_STORAGE, BenchMode.EMBEDDED, List.of(r), true)
+            new CaseResult(
+                    BenchBackend.SIMPLE_STORAGE,
+                    BenchMode.EMBEDDED,
+                    BASELINE,
+                    List.of(),
+                    List.of(r),
+                    true,
+                    List.of())
                 .heapSteadyMean(HeapAllocation::clientPutPerMib))
         .isEmpty();
   }

@@ -1,0 +1,51 @@
+package org.transferqueue.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Objects;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
+
+/**
+ * Chooses where the bodies of a request land once its metadata is known, so that a handler can have
+ * them read straight into the memory that keeps them (for example a storage unit's cell blocks)
+ * instead of copying them there afterwards; registered with {@link
+ * TransportServer.Builder#handler(int, RequestHandler, RequestBodyAllocator)}.
+ *
+ * <p>Called on the connection's reader thread after the request's metadata has been read and before
+ * any body byte: it must not block for long. Ownership of the returned buffers passes to the
+ * transport at once: they end up in the {@link ReceivedRequest} and are released like its other
+ * bodies, or are released by the transport if the destinations do not fit the bodies. An exception
+ * fails the request with an error reply (its {@link org.transferqueue.ErrorCode} for a {@link
+ * org.transferqueue.TqException}) and the connection goes on.
+ */
+@FunctionalInterface
+public interface RequestBodyAllocator {
+  /**
+   * Returns the destinations of the request's bodies.
+   *
+   * @param metadata the request's application metadata (not to be modified)
+   * @param bodyLengths the length of each body in bytes (a copy)
+   * @param connectionAllocator the connection's allocator, for bodies the handler does not place
+   * @return one destination per body, or null to have every body allocated from the connection's
+   *     allocator as without this callback (for example when the metadata is malformed: the handler
+   *     then reports it)
+   */
+  Placed allocate(byte[] metadata, long[] bodyLengths, BufferAllocator connectionAllocator);
+
+  /**
+   * Destinations of a request's bodies.
+   *
+   * @param segments one writable segment per body, in order, each at least as long as its body;
+   *     several may be slices of one buffer
+   * @param owned the buffers behind the segments, owned by the request from now on
+   */
+  record Placed(List<MemorySegment> segments, List<NativeBuffer> owned) {
+    /** Copies the lists. */
+    public Placed {
+      segments = List.copyOf(segments);
+      owned = List.copyOf(owned);
+      Objects.requireNonNull(segments, "segments");
+    }
+  }
+}
