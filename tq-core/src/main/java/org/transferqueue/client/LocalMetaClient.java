@@ -309,9 +309,14 @@ final class LocalMetaClient implements MetaClient {
 
   /**
    * {@code meta} with every field registered in its partitions: a sample's cells are removed
-   * whichever fields the caller's metadata lists (key-value backends remove cells by field).
+   * whichever fields the caller's metadata lists (key-value backends remove cells by field). Asks
+   * the controller only for backends that {@linkplain StorageManager#clearsByField clear by field};
+   * the others remove whole samples, so {@code meta} is returned as is, without a round trip.
    */
   private BatchMeta withEveryStoredField(BatchMeta meta) {
+    if (!storage.clearsByField()) {
+      return meta;
+    }
     Map<String, FieldSchema> missing = new TreeMap<>();
     for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {
       controller

@@ -65,6 +65,11 @@ public final class MeteredStorageManager implements StorageManager {
   }
 
   @Override
+  public boolean clearsByField() {
+    return delegate.clearsByField();
+  }
+
+  @Override
   public PutResult put(Batch batch, BatchMeta meta) {
     long start = nanoClock.getAsLong();
     try {

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -61,12 +62,13 @@ import org.transferqueue.tensor.Tensor;
  * <p><b>Clear.</b> {@code batchRemove(force = true)} per slice, chunk keys expanded whenever the
  * metadata records chunks; {@code -704} (absent) is success, other codes are logged and returned.
  *
- * <p><b>Threads.</b> The client owns a fixed pool of {@code max_batch_worker_threads} platform
- * workers (store calls block) and, unless a {@link RetryScheduler} is injected, one scheduler
- * thread for retry pauses. Slices of one call, tensor and object alike, run concurrently on the
- * workers; the calling thread waits for all of them, and the first failure is thrown after all have
- * finished and released their memory. Retries follow {@link TransferRetrier}. Pooled buffers stay
- * registered across calls ({@link RegisteredBufferPool}).
+ * <p><b>Threads.</b> Slice tasks run on virtual worker threads owned by the client (store calls
+ * block), at most {@code max_batch_worker_threads} at a time per put, get or clear, so calls from
+ * many threads do not queue behind each other; unless a {@link RetryScheduler} is injected, one
+ * scheduler thread serves retry pauses. Slices of one call, tensor and object alike, run
+ * concurrently; the calling thread waits for all of them, and the first failure is thrown after all
+ * have finished and released their memory. Retries follow {@link TransferRetrier}. Pooled buffers
+ * stay registered across calls ({@link RegisteredBufferPool}).
  *
  * <p><b>Ownership.</b> The store stays the caller's and must outlive the client, unless it was
  * handed over with {@link Builder#ownsStore}. Values returned by {@link #get} live in pooled
@@ -132,8 +134,12 @@ public final class MooncakeKvClient implements KvClient {
     this.replicateConfig = ReplicateConfig.builder().withHardPin(config.effectiveHardPin()).build();
     this.nanoClock = b.nanoClock;
     this.operationTimeoutNs = b.operationTimeout.toNanos();
+    // One virtual thread per slice task: store calls block, and a fixed pool shared by every
+    // caller of this client would queue independent puts and gets behind each other. Each call
+    // bounds its own parallelism (callSlots).
     this.workers =
-        Executors.newFixedThreadPool(config.maxBatchWorkerThreads(), daemon("mooncake-kv-worker"));
+        Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("mooncake-kv-worker-", 0).factory());
     RetryScheduler scheduler = b.retryScheduler;
     if (scheduler == null) {
       timer = Executors.newSingleThreadScheduledExecutor(daemon("mooncake-kv-retry"));
@@ -299,12 +305,14 @@ public final class MooncakeKvClient implements KvClient {
     }
     long deadline = nanoClock.getAsLong() + operationTimeoutNs;
     long[] packedSizes = new long[n];
+    Semaphore slots = callSlots();
     List<CompletableFuture<?>> tasks = new ArrayList<>();
     for (List<Integer> slice : slices(tensorIdx)) {
-      tasks.add(submit(() -> transfers.putTensors(slice, keys, values, deadline)));
+      tasks.add(submit(() -> transfers.putTensors(slice, keys, values, deadline), slots));
     }
     for (List<Integer> slice : slices(objectIdx)) {
-      tasks.add(submit(() -> transfers.putObjects(slice, keys, values, packedSizes, deadline)));
+      tasks.add(
+          submit(() -> transfers.putObjects(slice, keys, values, packedSizes, deadline), slots));
     }
     awaitAll(tasks);
     List<Map<String, Object>> meta = new ArrayList<>(n);
@@ -332,12 +340,13 @@ public final class MooncakeKvClient implements KvClient {
     long deadline = nanoClock.getAsLong() + operationTimeoutNs;
     Object[] results = new Object[n];
     List<AutoCloseable> owned = Collections.synchronizedList(new ArrayList<>());
+    Semaphore slots = callSlots();
     List<CompletableFuture<?>> tasks = new ArrayList<>();
     for (List<Integer> slice : slices(plan.tensorIndexes())) {
-      tasks.add(submit(() -> transfers.getTensors(plan, slice, results, owned, deadline)));
+      tasks.add(submit(() -> transfers.getTensors(plan, slice, results, owned, deadline), slots));
     }
     for (List<Integer> slice : slices(plan.objectIndexes())) {
-      tasks.add(submit(() -> transfers.getObjects(plan, slice, results, owned, deadline)));
+      tasks.add(submit(() -> transfers.getObjects(plan, slice, results, owned, deadline), slots));
     }
     try {
       awaitAll(tasks);
@@ -406,9 +415,11 @@ public final class MooncakeKvClient implements KvClient {
         registered.add(acquired);
       }
       long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+      Semaphore slots = callSlots();
       List<CompletableFuture<?>> tasks = new ArrayList<>();
       for (List<Integer> slice : slices(plan.tensorIndexes())) {
-        tasks.add(submit(() -> transfers.getTensorsInto(plan, slice, destinations, deadline)));
+        tasks.add(
+            submit(() -> transfers.getTensorsInto(plan, slice, destinations, deadline), slots));
       }
       awaitAll(tasks);
     } finally {
@@ -450,6 +461,7 @@ public final class MooncakeKvClient implements KvClient {
       all.add(i);
     }
     int[] codes = new int[actual.size()];
+    Semaphore slots = callSlots();
     List<CompletableFuture<?>> tasks = new ArrayList<>();
     for (List<Integer> slice : slices(all)) {
       tasks.add(
@@ -462,7 +474,8 @@ public final class MooncakeKvClient implements KvClient {
                       rc.length == slice.size() ? rc[j] : ErrorCode.INTERNAL_ERROR.code();
                 }
                 return CompletableFuture.completedFuture(null);
-              }));
+              },
+              slots));
     }
     awaitAll(tasks);
     Map<String, Integer> failed = new LinkedHashMap<>();
@@ -492,8 +505,28 @@ public final class MooncakeKvClient implements KvClient {
     CompletableFuture<Void> start();
   }
 
-  private CompletableFuture<Void> submit(SliceTask task) {
-    return CompletableFuture.supplyAsync(task::start, workers).thenCompose(f -> f);
+  /** The bound of one put, get or clear: {@code max_batch_worker_threads} slices at a time. */
+  private Semaphore callSlots() {
+    return new Semaphore(config.maxBatchWorkerThreads());
+  }
+
+  /**
+   * Runs {@code task} on a worker once one of its call's {@code slots} is free; the slot is held
+   * until the task's future completes, retries included.
+   */
+  private CompletableFuture<Void> submit(SliceTask task, Semaphore slots) {
+    return CompletableFuture.supplyAsync(
+            () -> {
+              slots.acquireUninterruptibly();
+              try {
+                return task.start();
+              } catch (RuntimeException | Error e) {
+                slots.release();
+                throw e;
+              }
+            },
+            workers)
+        .thenCompose(started -> started.whenComplete((r, e) -> slots.release()));
   }
 
   /** Waits for every task, then throws the first failure with the later ones suppressed. */

@@ -90,6 +90,18 @@ public interface StorageManager extends AutoCloseable {
   Batch get(BatchMeta meta, BufferAllocator allocator);
 
   /**
+   * Whether {@link #clear} removes only the cells of the fields {@code meta} names (key-value
+   * backends remove exact keys), so that a caller clearing whole samples must list every field
+   * stored in their partitions. When false, {@link #clear} removes every cell of a sample whatever
+   * fields {@code meta} names, and callers need not look the stored fields up.
+   *
+   * @return true for backends that remove cells by field; false by default
+   */
+  default boolean clearsByField() {
+    return false;
+  }
+
+  /**
    * Removes every stored cell of the samples of {@code meta}. Does not talk to the controller.
    *
    * @param meta the samples to remove

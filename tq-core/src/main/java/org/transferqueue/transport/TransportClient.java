@@ -14,6 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
@@ -24,7 +25,11 @@ import org.transferqueue.memory.BufferAllocator;
 
 /**
  * Calls request handlers on {@link TransportServer}s: pooled long-lived connections per address,
- * many calls in flight per connection, a deadline on every call.
+ * many calls in flight per connection, a deadline on every call. A pool starts with {@link
+ * TransportConfig#connectionsPerPeer()} connections and grows, up to 16 times that, while every
+ * connection carries a quarter of {@link TransportConfig#maxConcurrentRequestsPerConnection()}
+ * calls (at most 64), so one client shared by many threads is not held to one server's
+ * per-connection request slots.
  *
  * <p>Every call ends with a {@link Response} or a typed {@link TqException} by its deadline:
  *
@@ -68,6 +73,13 @@ public final class TransportClient implements AutoCloseable {
   private final Set<PendingCall> outstanding = ConcurrentHashMap.newKeySet();
   private final Set<ClientConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final int growAt;
+
+  /** How many times {@link TransportConfig#connectionsPerPeer()} a pool may grow to. */
+  static final int POOL_GROWTH = 16;
+
+  /** Calls in flight on every pooled connection that make a pool dial one more (at most). */
+  static final int GROW_AT_MAX = 64;
 
   /**
    * Creates a client; connections are opened on first use.
@@ -85,6 +97,9 @@ public final class TransportClient implements AutoCloseable {
         new ScheduledThreadPoolExecutor(
             1, Thread.ofPlatform().name("tq-client-deadlines").daemon().factory());
     this.timer.setRemoveOnCancelPolicy(true);
+    // A quarter of what a server takes per connection before its reader waits for a slot.
+    this.growAt =
+        Math.max(1, Math.min(GROW_AT_MAX, config.maxConcurrentRequestsPerConnection() / 4));
   }
 
   /**
@@ -181,7 +196,7 @@ public final class TransportClient implements AutoCloseable {
       return call.future;
     }
     peer(address)
-        .connection()
+        .connection(call)
         .whenComplete(
             (connection, error) -> {
               if (error != null) {
@@ -375,23 +390,45 @@ public final class TransportClient implements AutoCloseable {
     }
   }
 
-  /** The pool of connections to one address, dialled lazily and re-dialled when broken. */
+  /**
+   * The pool of connections to one address, dialled lazily and re-dialled when broken. It starts
+   * with {@link TransportConfig#connectionsPerPeer()} slots and adds one (up to {@link
+   * #POOL_GROWTH} times that) whenever every slot already carries {@link #growAt} calls (counting
+   * calls queued on a connection still being dialled), so a client shared by many threads gets as
+   * many connections, and server-side request slots, as that many separate clients would.
+   */
   private final class Peer {
     private final HostPort address;
     private final List<CompletableFuture<ClientConnection>> slots;
+    private final List<AtomicInteger> loads;
+    private final int maxSlots;
     private int next;
 
     Peer(HostPort address) {
       this.address = address;
+      this.maxSlots = config.connectionsPerPeer() * POOL_GROWTH;
       this.slots = new ArrayList<>(config.connectionsPerPeer());
+      this.loads = new ArrayList<>(config.connectionsPerPeer());
       for (int i = 0; i < config.connectionsPerPeer(); i++) {
         slots.add(null);
+        loads.add(new AtomicInteger());
       }
     }
 
-    synchronized CompletableFuture<ClientConnection> connection() {
-      int index = next;
-      next = (next + 1) % slots.size();
+    /** The connection {@code call} goes to; it counts towards that slot's load until it ends. */
+    synchronized CompletableFuture<ClientConnection> connection(PendingCall call) {
+      int index;
+      if (slots.size() < maxSlots && saturated()) {
+        index = slots.size();
+        slots.add(null);
+        loads.add(new AtomicInteger());
+      } else {
+        index = next;
+        next = (next + 1) % slots.size();
+      }
+      AtomicInteger load = loads.get(index);
+      load.incrementAndGet();
+      call.future.whenComplete((r, e) -> load.decrementAndGet());
       CompletableFuture<ClientConnection> slot = slots.get(index);
       if (slot == null || broken(slot)) {
         if (slot != null && !slot.isCompletedExceptionally()) {
@@ -404,6 +441,16 @@ public final class TransportClient implements AutoCloseable {
         slots.set(index, slot);
       }
       return slot;
+    }
+
+    /** True when every slot carries at least {@link #growAt} calls. */
+    private boolean saturated() {
+      for (AtomicInteger load : loads) {
+        if (load.get() < growAt) {
+          return false;
+        }
+      }
+      return true;
     }
 
     private boolean broken(CompletableFuture<ClientConnection> slot) {

@@ -29,7 +29,8 @@ import org.transferqueue.config.TqConfig;
  * @param maxBodySegmentBytes the longest single body segment
  * @param connectTimeout the deadline of opening a connection and its HELLO exchange
  * @param defaultCallTimeout the deadline of a call that does not name its own
- * @param connectionsPerPeer how many long-lived connections a client keeps to one address
+ * @param connectionsPerPeer how many long-lived connections a client opens to one address at first;
+ *     the pool grows (up to 16 times) while every connection is busy
  * @param maxConcurrentRequestsPerConnection how many requests of one connection a server handles at
  *     once; the connection's reader waits (back-pressure) when the limit is reached
  * @param connectionMemoryLimitBytes the limit of the child allocator that holds the request bodies

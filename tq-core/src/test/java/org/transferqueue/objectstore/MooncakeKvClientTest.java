@@ -162,6 +162,55 @@ class MooncakeKvClientTest {
   }
 
   @Test
+  void shouldRunCallsOfManyThreadsAtOnceWhateverTheWorkerLimitPerCall() throws Exception {
+    int threads = 6;
+    CountDownLatch together = new CountDownLatch(threads);
+    store =
+        new CountingObjectStore(backing) {
+          @Override
+          public int[] batchRemove(List<String> keys, boolean force) {
+            together.countDown();
+            try {
+              if (!together.await(20, TimeUnit.SECONDS)) {
+                throw new AssertionError("clears of different threads did not run at once");
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new AssertionError(e);
+            }
+            return super.batchRemove(keys, force);
+          }
+        };
+    // One slice task at a time per call, and a single call per thread: the calls of the threads
+    // must still overlap, as calls of separate clients would.
+    MooncakeKvClient client =
+        client(
+            MooncakeStoreConfig.builder().maxBatchWorkerThreads(1).build(),
+            true,
+            Duration.ofSeconds(60));
+    client.put(List.of("k0", "k1", "k2", "k3", "k4", "k5"), List.of("a", "b", "c", "d", "e", "f"));
+    List<CompletableFuture<Map<String, Integer>>> clears = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      String key = "k" + t;
+      clears.add(new CompletableFuture<>());
+      CompletableFuture<Map<String, Integer>> result = clears.get(t);
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                try {
+                  result.complete(client.clear(List.of(key), null));
+                } catch (RuntimeException | Error e) {
+                  result.completeExceptionally(e);
+                }
+              });
+    }
+    for (CompletableFuture<Map<String, Integer>> clear : clears) {
+      assertThat(clear.get(30, TimeUnit.SECONDS)).isEmpty();
+    }
+    assertThat(store.calls("batchRemove")).hasSize(threads);
+  }
+
+  @Test
   void AS104_shouldSplitTensorAndObjectCellsAndReturnPackedSizes() {
     MooncakeKvClient client = client();
     List<Map<String, Object>> meta =

@@ -253,6 +253,59 @@ class TransportTest {
   }
 
   @Test
+  void shouldGrowThePoolWhenManyThreadsShareOneClientBeyondTheServersSlotsPerConnection(
+      BufferAllocator allocator) throws Exception {
+    int slotsPerConnection = 8;
+    int callers = 256;
+    int needTogether = 40;
+    CountDownLatch together = new CountDownLatch(needTogether);
+    RequestHandler gathering =
+        RequestHandler.replying(
+            r -> {
+              together.countDown();
+              try {
+                if (!together.await(LONG.toSeconds(), TimeUnit.SECONDS)) {
+                  throw new TqException(ErrorCode.INTERNAL, "fewer than 40 requests ran at once");
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TqException(ErrorCode.INTERNAL, "interrupted");
+              }
+              return new Reply(r.metadata(), List.of(), List.of());
+            });
+    TransportConfig shared =
+        config()
+            .connectionsPerPeer(1)
+            .maxConcurrentRequestsPerConnection(slotsPerConnection)
+            .build();
+    try (TransportServer server =
+            TransportServer.builder(shared, allocator).handler(BLOCK, gathering).start();
+        TransportClient client = new TransportClient(shared, allocator);
+        ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<Future<String>> replies = new ArrayList<>();
+      for (int i = 0; i < callers; i++) {
+        String tag = "caller-" + i;
+        replies.add(
+            threads.submit(
+                () -> {
+                  try (Response response =
+                      client.call(server.address(), Request.of(BLOCK, utf8(tag)))) {
+                    return new String(response.metadata(), StandardCharsets.UTF_8);
+                  }
+                }));
+      }
+      for (int i = 0; i < callers; i++) {
+        assertThat(replies.get(i).get()).isEqualTo("caller-" + i);
+      }
+      // One connection would hold the server to 8 requests at once: 40 needed more connections.
+      assertThat(client.openConnections(server.address()))
+          .isGreaterThan(needTogether / slotsPerConnection)
+          .isLessThanOrEqualTo(TransportClient.POOL_GROWTH);
+      assertThat(client.outstandingCalls()).isZero();
+    }
+  }
+
+  @Test
   void shouldCorrelate1000PipelinedCallsFrom32VirtualThreadsOnOneConnection(
       BufferAllocator allocator) throws Exception {
     int calls = 1000;

@@ -87,6 +87,12 @@ public final class KvStorageManager implements StorageManager {
     return backendName;
   }
 
+  /** True: a key-value store removes exact keys, one per field and sample. */
+  @Override
+  public boolean clearsByField() {
+    return true;
+  }
+
   @Override
   public PutResult put(Batch batch, BatchMeta meta) {
     Objects.requireNonNull(batch, "batch");
