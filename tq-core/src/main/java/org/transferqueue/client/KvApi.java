@@ -12,7 +12,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
-import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -234,55 +233,19 @@ public final class KvApi implements AutoCloseable {
       Batch fields,
       List<? extends Map<String, ?>> tags,
       DataParserReference parser) {
-    boolean writesData = fields != null && fields.rowCount() > 0;
-    BatchMeta existing =
-        writesData ? client.resolveKeys(partitionId, keys, false) : BatchMeta.empty();
-    BatchMeta meta = client.resolveKeys(partitionId, keys, true);
-    if (writesData) {
-      // The resolved metadata carries the schema of the keys' common fields, so storage rejects
-      // a dtype conflict with them before writing anything.
-      try {
-        if (parser == null) {
-          client.put(fields, meta);
-        } else {
-          client.put(fields, meta, parser);
-        }
-      } catch (RuntimeException e) {
-        forgetCreatedKeys(existing, meta.addFields(fields, false), e);
-        throw e;
-      }
-    }
+    // One controller call resolves (creating) the keys and checks the rows' schema against the
+    // keys' fields, so storage never writes data whose dtype conflicts; a failed store removes the
+    // keys this call created.
+    BatchMeta meta =
+        fields != null && fields.rowCount() > 0
+            ? client.putKeys(partitionId, keys, fields, parser)
+            : client.resolveKeys(partitionId, keys, true);
     if (tags != null) {
-      client.setTags(meta.withTagsMerged(tags));
+      meta = meta.withTagsMerged(tags);
+      client.setTags(meta);
     }
-    return describe(keys, partitionId);
-  }
-
-  /**
-   * Removes the keys a failed write created, so that a rejected put leaves no key behind. Keys that
-   * existed before the write are kept with their data. A key created concurrently by another writer
-   * between the two resolutions counts as created here; that race costs the other writer an empty
-   * key, never stored data.
-   */
-  private void forgetCreatedKeys(BatchMeta existing, BatchMeta resolved, RuntimeException failure) {
-    Set<Long> before = new HashSet<>(existing.globalIndexes());
-    int[] created =
-        IntStream.range(0, resolved.size())
-            .filter(i -> !before.contains(resolved.globalIndex(i)))
-            .toArray();
-    if (created.length == 0) {
-      return;
-    }
-    try {
-      client.clearSamples(resolved.selectSamples(created));
-    } catch (RuntimeException e) {
-      failure.addSuppressed(e);
-    }
-  }
-
-  /** The key-value view of keys after a write: tags and the fields produced for all of them. */
-  private KvBatchMeta describe(List<String> keys, String partitionId) {
-    BatchMeta meta = client.resolveKeys(partitionId, keys, false);
+    // The write knows the result: the fields produced for all keys before it plus the ones it
+    // wrote for every key, and the tags merged as the controller merges them.
     return KvBatchMeta.of(keys, meta.tags(), partitionId, meta.fieldNames());
   }
 

@@ -2,17 +2,20 @@ package org.transferqueue.client;
 
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -21,6 +24,7 @@ import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
+import org.transferqueue.controller.KeyResolution;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
@@ -148,6 +152,54 @@ final class LocalMetaClient implements MetaClient {
   }
 
   private BatchMeta store(Batch data, BatchMeta meta, DataParserReference parser) {
+    return store(data, meta, parser, parser == null);
+  }
+
+  @Override
+  public BatchMeta putKeys(
+      String partitionId, List<String> keys, Batch data, DataParserReference parser) {
+    ensureOpen();
+    Objects.requireNonNull(data, "data");
+    checkFieldNames(data.fields());
+    // Without a parser the controller checks the schema before it creates any key; a parser may
+    // change the schema, so its puts are checked by the production notification only.
+    Map<String, FieldSchema> schema = parser == null ? FieldSchema.extract(data) : Map.of();
+    KeyResolution resolution =
+        requests.measure(
+            ControllerOp.KV_RETRIEVE_META,
+            () -> controller.resolveKeysForPut(partitionId, keys, schema, data.rowCount()));
+    BatchMeta meta = resolution.meta();
+    try {
+      return store(data, meta, parser, false);
+    } catch (RuntimeException e) {
+      forgetCreated(meta.addFields(data, false), resolution.createdIndexes(), e);
+      throw e;
+    }
+  }
+
+  /**
+   * Removes the samples a failed key-value put created, so that a rejected put leaves no key
+   * behind; keys that existed before the put keep their data. A cleanup failure is added to {@code
+   * failure} as suppressed.
+   */
+  private void forgetCreated(BatchMeta resolved, List<Long> created, RuntimeException failure) {
+    if (created.isEmpty()) {
+      return;
+    }
+    Set<Long> createdSet = new HashSet<>(created);
+    int[] positions =
+        IntStream.range(0, resolved.size())
+            .filter(i -> createdSet.contains(resolved.globalIndex(i)))
+            .toArray();
+    try {
+      clearSamples(resolved.selectSamples(positions));
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+    }
+  }
+
+  private BatchMeta store(
+      Batch data, BatchMeta meta, DataParserReference parser, boolean checkSchema) {
     ensureOpen();
     Objects.requireNonNull(data, "data");
     Objects.requireNonNull(meta, "meta");
@@ -164,7 +216,7 @@ final class LocalMetaClient implements MetaClient {
               + " samples");
     }
     checkFieldNames(data.fields());
-    if (parser == null) {
+    if (checkSchema) {
       // Ask the controller first, so no backend stores data whose schema it will reject.
       Map<String, FieldSchema> schema = FieldSchema.extract(data);
       for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {

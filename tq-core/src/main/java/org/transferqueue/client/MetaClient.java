@@ -245,6 +245,23 @@ public interface MetaClient extends AutoCloseable {
   BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create);
 
   /**
+   * Writes rows under keys of a partition, the key-value put: resolves the keys, creating missing
+   * ones (and the partition), and checks the rows' schema in one controller call, then stores the
+   * rows as {@link #put(Batch, BatchMeta)} does. When storing fails, the samples this call created
+   * are removed again (keys that existed keep their data) and the failure is rethrown.
+   *
+   * @param partitionId the partition
+   * @param keys distinct keys, one per row
+   * @param data the rows; the caller keeps ownership
+   * @param parser a parser registered on the storage units, or null for none (with a parser the
+   *     schema is not checked up front, since the parser may change it)
+   * @return the keys' metadata after the put, as {@link #put(Batch, BatchMeta)} returns it
+   * @throws org.transferqueue.TqException as {@link #resolveKeys} and {@link #put(Batch,
+   *     BatchMeta)}; {@code SCHEMA_CONFLICT} before anything is registered
+   */
+  BatchMeta putKeys(String partitionId, List<String> keys, Batch data, DataParserReference parser);
+
+  /**
    * The keys of samples.
    *
    * @param partitionId the partition

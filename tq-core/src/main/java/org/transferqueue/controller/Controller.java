@@ -660,6 +660,49 @@ public final class Controller implements ControllerApi {
    *     ErrorCode#DUPLICATE_KEY} when a key repeats
    */
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
+    checkKeys(partitionId, keys);
+    return locked(() -> tables.resolveKeys(partitionId, keys, create));
+  }
+
+  /**
+   * Checks a key-value put's schema and resolves its keys, creating missing ones, under one lock:
+   * {@link #checkSchema} followed by {@link #resolveKeys} with {@code create}, reporting which
+   * samples were created. A rejected schema or key list registers nothing.
+   *
+   * @param partitionId the partition; created if missing
+   * @param keys at least one non-null, distinct key
+   * @param fields the schema of every field the put carries; empty for a put of tags only
+   * @param sampleCount the number of samples the put writes
+   * @return the keys' metadata and the global indexes of the created samples, in request order
+   * @throws TqException as {@link #checkSchema} and {@link #resolveKeys}
+   */
+  public KeyResolution resolveKeysForPut(
+      String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount) {
+    Objects.requireNonNull(fields, "fields");
+    checkKeys(partitionId, keys);
+    return locked(
+        () -> {
+          Partition partition = tables.partition(partitionId);
+          List<String> missing = new ArrayList<>();
+          for (String key : keys) {
+            if (partition == null || partition.indexOfKey(key) == null) {
+              missing.add(key);
+            }
+          }
+          if (partition != null && !fields.isEmpty()) {
+            partition.checkSchema(fields, sampleCount);
+          }
+          BatchMeta meta = tables.resolveKeys(partitionId, keys, true);
+          Partition resolved = tables.partition(partitionId);
+          List<Long> created = new ArrayList<>(missing.size());
+          for (String key : missing) {
+            created.add((long) resolved.indexOfKey(key));
+          }
+          return new KeyResolution(meta, created);
+        });
+  }
+
+  private static void checkKeys(String partitionId, List<String> keys) {
     GetMetadataRequest.checkPartitionId(partitionId);
     if (keys == null || keys.isEmpty()) {
       throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must be a non-empty list: " + keys);
@@ -673,7 +716,6 @@ public final class Controller implements ControllerApi {
         throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + key);
       }
     }
-    return locked(() -> tables.resolveKeys(partitionId, keys, create));
   }
 
   /**

@@ -170,6 +170,20 @@ public interface ControllerApi {
   BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create);
 
   /**
+   * For a key-value put: checks the put's schema as {@link #checkSchema} does, then resolves the
+   * keys creating missing ones as {@link #resolveKeys} with {@code create} does, in one step. A
+   * rejected schema creates nothing.
+   *
+   * @param partitionId the partition; created if missing
+   * @param keys distinct keys
+   * @param fields the schema of every field the put carries; empty for a put of tags only
+   * @param sampleCount the number of samples the put writes
+   * @return the keys' metadata and the indexes of the samples created
+   */
+  KeyResolution resolveKeysForPut(
+      String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount);
+
+  /**
    * The keys of some samples.
    *
    * @param partitionId the partition

@@ -79,5 +79,11 @@ final class ControllerMessages {
   /** {@code [state binary]} → nil, or the decode or restore error (nothing changes then). */
   static final int RESTORE_STATE = 123;
 
+  /**
+   * {@code [partitionId, keys, fields, sampleCount]} → {@code [batch metadata, created indexes]},
+   * or the schema error (nothing is created then).
+   */
+  static final int RESOLVE_KEYS_FOR_PUT = 124;
+
   private ControllerMessages() {}
 }

@@ -18,6 +18,7 @@ import static org.transferqueue.remote.ControllerMessages.PARTITION_STATISTICS;
 import static org.transferqueue.remote.ControllerMessages.RESET_CONSUMPTION;
 import static org.transferqueue.remote.ControllerMessages.RESOLVE_INDEXES;
 import static org.transferqueue.remote.ControllerMessages.RESOLVE_KEYS;
+import static org.transferqueue.remote.ControllerMessages.RESOLVE_KEYS_FOR_PUT;
 import static org.transferqueue.remote.ControllerMessages.RESTORE_STATE;
 import static org.transferqueue.remote.ControllerMessages.SCAN_READY;
 import static org.transferqueue.remote.ControllerMessages.SET_TAGS;
@@ -35,6 +36,7 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerStateCodec;
+import org.transferqueue.controller.KeyResolution;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.metrics.ControllerOp;
 import org.transferqueue.metrics.ControllerRequests;
@@ -306,6 +308,22 @@ public final class ControllerServer implements AutoCloseable {
     register(
         b,
         requests,
+        RESOLVE_KEYS_FOR_PUT,
+        4,
+        in -> {
+          String partition = in.string("partitionId");
+          List<String> keys = in.strings("keys");
+          var fields = in.fieldSchemas("fields");
+          int sampleCount = in.int32("sampleCount");
+          return out -> {
+            KeyResolution resolution =
+                controller.resolveKeysForPut(partition, keys, fields, sampleCount);
+            out.arrayHeader(2).batchMeta(resolution.meta()).longs(resolution.createdIndexes());
+          };
+        });
+    register(
+        b,
+        requests,
         RESOLVE_INDEXES,
         2,
         in -> {
@@ -382,6 +400,7 @@ public final class ControllerServer implements AutoCloseable {
           Map.entry(GET_PRODUCTION, ControllerOp.GET_PRODUCTION),
           Map.entry(LIST_PARTITIONS, ControllerOp.GET_LIST_PARTITIONS),
           Map.entry(RESOLVE_KEYS, ControllerOp.KV_RETRIEVE_META),
+          Map.entry(RESOLVE_KEYS_FOR_PUT, ControllerOp.KV_RETRIEVE_META),
           Map.entry(RESOLVE_INDEXES, ControllerOp.KV_RETRIEVE_KEYS),
           Map.entry(LIST_KEYS, ControllerOp.KV_LIST));
 

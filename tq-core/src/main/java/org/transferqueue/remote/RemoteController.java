@@ -21,6 +21,7 @@ import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.IndexSet;
+import org.transferqueue.controller.KeyResolution;
 import org.transferqueue.controller.KvListing;
 import org.transferqueue.controller.PartitionStatistics;
 import org.transferqueue.controller.ProductionStatus;
@@ -300,6 +301,20 @@ public final class RemoteController implements ControllerApi {
         3,
         w -> w.string(partitionId).strings(keys).bool(create),
         MetaReader::batchMeta);
+  }
+
+  @Override
+  public KeyResolution resolveKeysForPut(
+      String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount) {
+    return call(
+        ControllerMessages.RESOLVE_KEYS_FOR_PUT,
+        4,
+        w -> w.string(partitionId).strings(keys).fieldSchemas(fields).integer(sampleCount),
+        in -> {
+          in.expectArray(2, "KeyResolution");
+          BatchMeta meta = in.batchMeta();
+          return new KeyResolution(meta, in.longs("createdIndexes"));
+        });
   }
 
   @Override

@@ -378,4 +378,33 @@ class ControllerTagsAndKeysTest {
     assertThat(meta.size()).isZero();
     assertThat(meta.fieldNames()).isEmpty();
   }
+
+  @Test
+  void shouldReportCreatedSamplesWhenResolvingKeysForPut() {
+    keys("p", true, "a");
+    produce(c, "p", ids(0), "x");
+    KeyResolution resolution =
+        c.resolveKeysForPut("p", List.of("b", "a", "c"), schema(F32_4, "x"), 3);
+    assertThat(resolution.meta()).isEqualTo(keys("p", false, "b", "a", "c"));
+    assertThat(resolution.createdIndexes()).containsExactly(1L, 2L);
+    assertThat(keyMap("p")).containsOnlyKeys("a", "b", "c");
+    KeyResolution again = c.resolveKeysForPut("p", List.of("a", "c"), Map.of(), 2);
+    assertThat(again.createdIndexes()).isEmpty();
+    assertThat(again.meta().globalIndexes()).containsExactly(0L, 2L);
+  }
+
+  @Test
+  void shouldCreateNothingWhenThePutSchemaConflicts() {
+    keys("p", true, "a");
+    produce(c, "p", ids(0), "x");
+    assertThatThrownBy(
+            () ->
+                c.resolveKeysForPut(
+                    "p", List.of("a", "new"), schema(regular(DType.INT8, 4), "x"), 2))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.SCHEMA_CONFLICT));
+    assertThat(keyMap("p")).containsOnlyKeys("a");
+    assertThatThrownBy(() -> c.resolveKeysForPut("p", List.of("n", "n"), Map.of(), 2))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.DUPLICATE_KEY));
+    assertThat(keyMap("p")).containsOnlyKeys("a");
+  }
 }

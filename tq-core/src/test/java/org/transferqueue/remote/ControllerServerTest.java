@@ -159,6 +159,14 @@ class ControllerServerTest {
     record(log, () -> c.resolveKeys("kv", List.of("a", "b"), true));
     record(log, () -> c.resolveKeys("kv", List.of("a", "zz"), false));
     record(log, () -> c.resolveKeys("kv", List.of("a", "a"), false));
+    record(log, () -> c.resolveKeysForPut("kv", List.of("b", "c"), Map.of("x", F32_2), 2));
+    record(
+        log,
+        () ->
+            c.resolveKeysForPut(
+                "train", List.of("d"), Map.of("x", FieldSchema.regular(DType.INT8, 2)), 1));
+    record(log, () -> c.resolveKeysForPut("kv2", List.of("a"), Map.of(), 1));
+    record(log, () -> c.resolveKeysForPut("kv", List.of("e", "e"), Map.of(), 2));
     record(log, () -> c.resolveIndexes("kv", range(0, 12)));
     record(log, () -> c.listKeys("kv"));
     record(log, () -> c.listKeys(null));
