@@ -6,7 +6,10 @@ import static org.transferqueue.metrics.StorageOp.PUT_DATA;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongConsumer;
 import org.transferqueue.ErrorCode;
@@ -19,8 +22,10 @@ import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
+import org.transferqueue.objectstore.engine.PendingWrites;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
+import org.transferqueue.transport.RequestBodyAllocator;
 import org.transferqueue.transport.RequestHandler;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
@@ -29,12 +34,16 @@ import org.transferqueue.transport.TransportServer;
  * Serves the {@link ObjectStore} API of one store node (an engine set up in this process) over the
  * transport, message types in {@link StoreNodeMessages}.
  *
- * <p>Data path: a write's bodies, received straight into the connection's buffers, are registered
- * with the engine for the duration of the call and written with its zero-copy batch write (one
- * copy, into the store's segment). A read with capacities registers fresh reply buffers, reads into
- * them with the engine's {@code batchGetInto} (one copy out of the store) and writes them as the
- * reply bodies, which the client reads straight into its destination segments. Per-key results are
- * the engine's codes; a malformed request gets a {@code PROTOCOL_ERROR} reply.
+ * <p>Data path: a write to an engine in this process ({@link EmbeddedObjectStore}) starts a
+ * two-phase write once the request's metadata is read, the transport reads each accepted key's body
+ * straight into the key's memory in the engine's segment (the only copy on this hop), and the
+ * handler commits them (visible only then); a refused key's body is read into a connection buffer
+ * and dropped. With another store the bodies land in the connection's buffers, are registered for
+ * the duration of the call and written with the store's zero-copy batch write. A read with
+ * capacities registers fresh reply buffers, reads into them with the engine's {@code batchGetInto}
+ * (one copy out of the store) and writes them as the reply bodies, which the client reads straight
+ * into its destination segments. Per-key results are the engine's codes; a malformed request gets a
+ * {@code PROTOCOL_ERROR} reply.
  *
  * <p>Does not own the engine: close the server first, then the engine. Thread-safe.
  */
@@ -43,6 +52,9 @@ public final class StoreNodeServer implements AutoCloseable {
   private final BufferAllocator allocator;
   private final TransportServer server;
   private final StagedCheckpointLoads checkpoints;
+  // WRITE requests whose bodies placeWrite put in the engine, by metadata array, until onWrite.
+  private final Map<byte[], PendingWrites> pendingWrites =
+      Collections.synchronizedMap(new IdentityHashMap<>());
 
   private StoreNodeServer(
       ObjectStore store,
@@ -62,7 +74,8 @@ public final class StoreNodeServer implements AutoCloseable {
             .name("store-node-server:" + store.hostname())
             .handler(
                 StoreNodeMessages.WRITE,
-                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onWrite(r, n))))
+                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onWrite(r, n))),
+                this::placeWrite)
             .handler(
                 StoreNodeMessages.READ,
                 RequestHandler.replying(r -> requests.measure(GET_DATA, n -> onRead(r, n))))
@@ -134,34 +147,107 @@ public final class StoreNodeServer implements AutoCloseable {
     return server.address();
   }
 
-  private Reply onWrite(ReceivedRequest request, LongConsumer samples) {
-    boolean upsert;
-    ReplicateConfig config;
-    List<String> keys;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node WRITE")) {
-      if (in.array() != 5) {
-        throw in.malformed("expected [upsert, replicaNum, hardPin, softPin, keys]");
-      }
-      upsert = in.bool();
-      int replicaNum = in.i32();
-      boolean hardPin = in.bool();
-      boolean softPin = in.bool();
-      keys = in.strings(StoreNodeMessages.MAX_KEYS);
-      samples.accept(keys.size());
-      if (keys.size() != request.bodyCount()) {
-        throw in.malformed("keys=" + keys.size() + " != bodies=" + request.bodyCount());
-      }
-      try {
-        config = new ReplicateConfig(replicaNum, hardPin, softPin);
-      } catch (TqException e) {
-        throw in.malformed(e.getMessage());
+  /** The arguments of a WRITE. */
+  private record WriteArguments(boolean upsert, ReplicateConfig config, List<String> keys) {
+    static WriteArguments parse(byte[] metadata, int bodyCount) {
+      try (Wire.Reader in = new Wire.Reader(metadata, "store-node WRITE")) {
+        if (in.array() != 5) {
+          throw in.malformed("expected [upsert, replicaNum, hardPin, softPin, keys]");
+        }
+        boolean upsert = in.bool();
+        int replicaNum = in.i32();
+        boolean hardPin = in.bool();
+        boolean softPin = in.bool();
+        List<String> keys = in.strings(StoreNodeMessages.MAX_KEYS);
+        if (keys.size() != bodyCount) {
+          throw in.malformed("keys=" + keys.size() + " != bodies=" + bodyCount);
+        }
+        try {
+          return new WriteArguments(
+              upsert, new ReplicateConfig(replicaNum, hardPin, softPin), keys);
+        } catch (TqException e) {
+          throw in.malformed(e.getMessage());
+        }
       }
     }
+  }
+
+  /**
+   * Where a WRITE's bodies are read into, for an engine in this process: each accepted key's memory
+   * in the engine's segment, reserved by a two-phase write that {@link #onWrite} commits (one copy
+   * on this hop, from the socket, and no registration); a refused key's body goes to a connection
+   * buffer and is dropped. A request whose metadata does not parse gets the connection's buffers
+   * and {@link #onWrite} reports it.
+   */
+  private RequestBodyAllocator.Placed placeWrite(
+      byte[] metadata, long[] lengths, BufferAllocator connection) {
+    if (!(store instanceof EmbeddedObjectStore engine)) {
+      return null;
+    }
+    WriteArguments args;
+    try {
+      args = WriteArguments.parse(metadata, lengths.length);
+    } catch (RuntimeException e) {
+      return null;
+    }
+    PendingWrites writes = engine.startWrites(args.keys(), lengths, args.config(), args.upsert());
+    List<MemorySegment> segments = new ArrayList<>(lengths.length);
+    List<NativeBuffer> owned = new ArrayList<>();
+    try {
+      for (int i = 0; i < lengths.length; i++) {
+        MemorySegment destination = writes.destination(i);
+        if (destination == null) {
+          NativeBuffer discarded = connection.allocate(lengths[i]);
+          owned.add(discarded);
+          destination = discarded.segment();
+        }
+        segments.add(destination);
+      }
+    } catch (RuntimeException e) {
+      owned.forEach(NativeBuffer::close);
+      writes.close();
+      throw e;
+    }
+    pendingWrites.put(metadata, writes);
+    return new RequestBodyAllocator.Placed(segments, owned);
+  }
+
+  private Reply onWrite(ReceivedRequest request, LongConsumer samples) {
+    // The transport hands the handler the metadata array it gave placeWrite.
+    PendingWrites placed = pendingWrites.remove(request.metadata());
+    WriteArguments args;
+    try {
+      args = WriteArguments.parse(request.metadata(), request.bodyCount());
+    } catch (RuntimeException e) {
+      if (placed != null) {
+        placed.close();
+      }
+      throw e;
+    }
+    List<String> keys = args.keys();
+    samples.accept(keys.size());
+    int[] codes;
+    if (placed != null) {
+      try (PendingWrites writes = placed) {
+        codes = writes.commit();
+      }
+    } else {
+      codes = copyWrite(request, args);
+    }
+    Wire.Writer out = new Wire.Writer().array(1).array(codes.length);
+    for (int code : codes) {
+      out.i64(code);
+    }
+    return Reply.of(out.toBytes());
+  }
+
+  /** A write to a store without placed bodies: registers each body and writes it zero-copy. */
+  private int[] copyWrite(ReceivedRequest request, WriteArguments args) {
+    List<String> keys = args.keys();
     List<MemorySegment> sources = new ArrayList<>(keys.size());
     for (int i = 0; i < keys.size(); i++) {
       sources.add(request.body(i));
     }
-    int[] codes = new int[keys.size()];
     List<MemorySegment> registered = new ArrayList<>();
     try {
       for (MemorySegment source : sources) {
@@ -169,19 +255,12 @@ public final class StoreNodeServer implements AutoCloseable {
           registered.add(source);
         }
       }
-      int[] written =
-          upsert
-              ? store.batchUpsertFrom(keys, sources, config)
-              : store.batchPutFrom(keys, sources, config);
-      System.arraycopy(written, 0, codes, 0, codes.length);
+      return args.upsert()
+          ? store.batchUpsertFrom(keys, sources, args.config())
+          : store.batchPutFrom(keys, sources, args.config());
     } finally {
       registered.forEach(store::unregisterBuffer);
     }
-    Wire.Writer out = new Wire.Writer().array(1).array(codes.length);
-    for (int code : codes) {
-      out.i64(code);
-    }
-    return Reply.of(out.toBytes());
   }
 
   private Reply onRead(ReceivedRequest request, LongConsumer samples) {
@@ -347,6 +426,11 @@ public final class StoreNodeServer implements AutoCloseable {
     try {
       server.close();
     } finally {
+      // Writes whose bodies never arrived (a connection lost mid-request) are revoked.
+      synchronized (pendingWrites) {
+        pendingWrites.values().forEach(PendingWrites::close);
+        pendingWrites.clear();
+      }
       checkpoints.close();
     }
   }

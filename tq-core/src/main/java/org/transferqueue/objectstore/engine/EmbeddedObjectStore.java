@@ -403,6 +403,63 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
   }
 
+  /**
+   * Starts a batch write whose bytes the caller puts in place itself: each accepted key gets memory
+   * in the store's segment ({@link PendingWrites#destination}), invisible until {@link
+   * PendingWrites#commit}; closing the pending writes without committing revokes them. The same
+   * validation and outcomes as {@link #batchPutFrom} ({@code upsert} false) and {@link
+   * #batchUpsertFrom}, without a registered source: a store node reads request bodies straight into
+   * the segment instead of copying them there.
+   *
+   * @param keys the keys; an empty or repeated key is refused with {@code -600}
+   * @param sizes each key's value size in bytes; 0 is refused with {@code -600}
+   * @param config the replication settings
+   * @param upsert overwrite present keys (true) or refuse them with {@code -705}
+   * @return the pending writes, which the caller must commit or close; every key refused with
+   *     {@code -600} when the store is not open
+   */
+  public PendingWrites startWrites(
+      List<String> keys, long[] sizes, ReplicateConfig config, boolean upsert) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(sizes, "sizes");
+    Objects.requireNonNull(config, "config");
+    int n = keys.size();
+    int[] codes = new int[n];
+    if (sizes.length != n || !enter()) {
+      Arrays.fill(codes, INVALID);
+      return new PendingWrites(this, new StoreMaster.WriteTicket[n], codes);
+    }
+    try {
+      Set<String> seen = new HashSet<>();
+      for (int i = 0; i < n; i++) {
+        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
+        if (!seen.add(key) || key.isEmpty() || sizes[i] <= 0) {
+          codes[i] = INVALID;
+        }
+      }
+      return new PendingWrites(this, master.startWrites(keys, sizes, config, upsert, codes), codes);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Ends or revokes the tickets of {@link PendingWrites}; every key fails when closed. */
+  void finishWrites(StoreMaster.WriteTicket[] tickets, boolean[] commit, int[] codes) {
+    if (!enter()) {
+      for (int i = 0; i < tickets.length; i++) {
+        if (tickets[i] != null) {
+          codes[i] = INVALID;
+        }
+      }
+      return;
+    }
+    try {
+      master.finishWrites(tickets, commit, codes);
+    } finally {
+      exit();
+    }
+  }
+
   /** The one copy of a transfer; false if the caller's memory became inaccessible. */
   private static boolean copy(MemorySegment from, MemorySegment to, String key) {
     try {

@@ -134,6 +134,61 @@ class EmbeddedObjectStoreTest {
   }
 
   @Test
+  void shouldHidePlacedWritesUntilCommitAndReportEachKeysCode() {
+    assertThat(store.putFrom("present", source(OBJECT, 1), PLAIN)).isZero();
+    List<String> keys = List.of("a", "present", "", "b", "a", "empty");
+    PendingWrites writes =
+        store.startWrites(keys, new long[] {OBJECT, OBJECT, 8, 4096, 8, 0}, PLAIN, false);
+    assertThat(writes.size()).isEqualTo(6);
+    assertThat(new int[] {writes.code(0), writes.code(1), writes.code(2), writes.code(3)})
+        .containsExactly(0, -705, -600, 0);
+    assertThat(writes.code(4)).isEqualTo(-600); // repeated key
+    assertThat(writes.code(5)).isEqualTo(-600); // empty value
+    assertThat(writes.destination(1)).isNull();
+    assertThat(writes.destination(0).byteSize()).isEqualTo(OBJECT);
+    writes.destination(0).fill((byte) 4);
+    writes.destination(3).fill((byte) 6);
+    assertThat(store.isExist("a")).isZero();
+    assertThat(store.getInto("b", destination(4096))).isEqualTo(-703);
+
+    assertThat(writes.commit()).containsExactly(0, -705, -600, 0, -600, -600);
+    assertThat(read("a", OBJECT, 4)).isEqualTo(OBJECT);
+    assertThat(read("b", 4096, 6)).isEqualTo(4096);
+    assertThat(read("present", OBJECT, 1)).isEqualTo(OBJECT);
+    writes.close(); // after a commit: nothing to revoke
+    assertThat(store.isExist("a")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldRevokePlacedWritesWhenClosedWithoutCommitOrNotReceived() {
+    try (PendingWrites writes =
+        store.startWrites(List.of("x", "y"), new long[] {OBJECT, OBJECT}, PLAIN, false)) {
+      assertThat(writes.destination(1).byteSize()).isEqualTo(OBJECT);
+      assertThat(store.master().usedBytes()).isEqualTo(2 * OBJECT);
+    }
+    assertThat(store.master().usedBytes()).isZero();
+    assertThat(store.getInto("x", destination(OBJECT))).isEqualTo(-704);
+
+    PendingWrites partial =
+        store.startWrites(List.of("x", "y"), new long[] {OBJECT, OBJECT}, PLAIN, false);
+    partial.destination(0).fill((byte) 2);
+    assertThat(partial.commit(new boolean[] {true, false})).containsExactly(0, -800);
+    assertThat(read("x", OBJECT, 2)).isEqualTo(OBJECT);
+    assertThat(store.isExist("y")).isZero();
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void shouldUpsertPresentKeysThroughPlacedWrites() {
+    assertThat(store.putFrom("k", source(OBJECT, 1), PLAIN)).isZero();
+    try (PendingWrites writes = store.startWrites(List.of("k"), new long[] {4096}, HARD, true)) {
+      writes.destination(0).fill((byte) 9);
+      assertThat(writes.commit()).containsExactly(0);
+    }
+    assertThat(read("k", 4096, 9)).isEqualTo(4096);
+  }
+
+  @Test
   void A3_shouldPreemptAbandonedWriteOnlyAfterDiscardTimeout() {
     WriteTicket zombie = store.master().startWrite("k", OBJECT, PLAIN, false);
     clock.advance(MasterConfig.PUT_START_DISCARD_TIMEOUT_DEFAULT);
