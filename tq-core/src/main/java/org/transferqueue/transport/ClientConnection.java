@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -157,6 +158,7 @@ final class ClientConnection {
       return;
     }
     long id = nextCorrelationId.getAndIncrement();
+    call.correlationId(id);
     pending.put(id, call);
     call.future.whenComplete((r, e) -> pending.remove(id));
     if (closed.get()) {
@@ -176,6 +178,38 @@ final class ClientConnection {
     writer.stop();
     closeQuietly(channel);
     failOutstanding(cause);
+  }
+
+  /**
+   * Called when a call on this connection missed its deadline. The connection is aborted, and the
+   * pool dials a fresh one, if the peer has sent part of a frame and then nothing more, and either
+   * that frame is the reply of this call (half a frame cannot be withdrawn) or nothing has arrived
+   * for at least {@code quiet} (a reply whose lengths promise bytes that never come): such a stream
+   * cannot recover. Bodies streaming into a call are guarded by that call's own deadline instead.
+   *
+   * @param call the call that missed its deadline
+   * @param quiet the call's timeout
+   */
+  void abortIfStalled(PendingCall call, Duration quiet) {
+    long quietNanos = reader.partialFrameQuietNanos(System.nanoTime());
+    if (quietNanos == 0) {
+      return;
+    }
+    boolean own = reader.partialFrameCorrelationId() == call.correlationId();
+    if (own || quietNanos >= quiet.toNanos()) {
+      abort(
+          new TqException(
+              ErrorCode.CONNECTION_FAILED,
+              "connection to "
+                  + address
+                  + " aborted: "
+                  + (own ? "the reply of " + call.description : "a reply frame")
+                  + " stalled after part of it arrived, no byte for "
+                  + TimeUnit.NANOSECONDS.toMillis(quietNanos)
+                  + " ms (timeout="
+                  + quiet
+                  + ")"));
+    }
   }
 
   /** Waits for the reader and writer threads to end; they release their scratch buffers. */
@@ -207,6 +241,7 @@ final class ClientConnection {
       FrameHeader header;
       while ((header = reader.readHeader()) != null) {
         readFrame(header);
+        reader.frameDone();
       }
       cause = new TqException(ErrorCode.CONNECTION_FAILED, "connection to " + address + " lost");
     } catch (IOException e) {

@@ -36,6 +36,10 @@ final class PendingCall implements FrameWriter.Listener {
   private Response response;
   private TqException failure;
   private ClientConnection connection;
+
+  /** The correlation id on {@link #connection}, 0 before it is sent. */
+  private volatile long correlationId;
+
   private ScheduledFuture<?> deadlineTask;
 
   PendingCall(
@@ -59,6 +63,26 @@ final class PendingCall implements FrameWriter.Listener {
       } else {
         deadlineTask = task;
       }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Records the correlation id the call was sent with. */
+  void correlationId(long id) {
+    correlationId = id;
+  }
+
+  /** The correlation id the call was sent with, or 0 before it was. */
+  long correlationId() {
+    return correlationId;
+  }
+
+  /** The connection the call was sent on, or null before it was. */
+  ClientConnection connection() {
+    lock.lock();
+    try {
+      return connection;
     } finally {
       lock.unlock();
     }
