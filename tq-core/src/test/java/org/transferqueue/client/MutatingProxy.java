@@ -29,8 +29,9 @@ import org.transferqueue.config.HostPort;
  * correlation ids, types and flags, bad magic and version, invalid msgpack, application metadata
  * with values of the wrong type or out of range, body tables that disagree with the bodies, flipped
  * body bytes, the reply of another message, garbage, and no reply at all. After a mutation that
- * leaves the byte stream out of step (a truncated frame or a lying length), the proxy ends the
- * connection, as a crashing server would. Heap buffers; test code only.
+ * leaves the byte stream out of step, the proxy ends the connection, as a crashing server would,
+ * except that after a lying length it may also keep it open ({@link #stallOnLies}), so that the
+ * client waits for bytes that never come. Heap buffers; test code only.
  */
 final class MutatingProxy implements AutoCloseable {
   private static final long[] INTERESTING = {
@@ -68,6 +69,9 @@ final class MutatingProxy implements AutoCloseable {
 
   /** Whether replies are mutated; off means a transparent proxy. */
   volatile boolean fuzzing;
+
+  /** Whether a lying length may leave the connection open, the stream out of step. */
+  volatile boolean stallOnLies = true;
 
   /** The probability that one reply is mutated while fuzzing. */
   volatile double mutationRate = 0.5;
@@ -250,7 +254,7 @@ final class MutatingProxy implements AutoCloseable {
         byte[] out = frame.clone();
         ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN).putInt(12, (int) pick(r));
         write(client, out);
-        return false;
+        return stayOpen(r);
       }
       case 7 -> {
         count("lying-body-length");
@@ -258,7 +262,7 @@ final class MutatingProxy implements AutoCloseable {
         long length = r.nextBoolean() ? pick(r) : p.bodies.length + r.nextInt(129) - 64;
         ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN).putLong(24, length);
         write(client, out);
-        return false;
+        return stayOpen(r);
       }
       case 8 -> {
         count("invalid-msgpack");
@@ -324,6 +328,15 @@ final class MutatingProxy implements AutoCloseable {
       }
     }
     return true;
+  }
+
+  /** Whether a server that lied about a length keeps the connection open (stalls the stream). */
+  private boolean stayOpen(Random r) {
+    boolean stay = stallOnLies && r.nextBoolean();
+    if (stay) {
+      count("stalled-stream");
+    }
+    return !stay;
   }
 
   private static long[] mutateTable(long[] table, Random r) {
