@@ -181,35 +181,36 @@ final class ClientConnection {
   }
 
   /**
-   * Called when a call on this connection missed its deadline. The connection is aborted, and the
-   * pool dials a fresh one, if the peer has sent part of a frame and then nothing more, and either
-   * that frame is the reply of this call (half a frame cannot be withdrawn) or nothing has arrived
-   * for at least {@code quiet} (a reply whose lengths promise bytes that never come): such a stream
-   * cannot recover. Bodies streaming into a call are guarded by that call's own deadline instead.
+   * Whether the stream is beyond recovery for a call that missed its deadline: the peer has sent
+   * part of a frame and then nothing more, and either that frame is the reply of this call (half a
+   * frame cannot be withdrawn) or nothing has arrived for at least {@code quiet} (a reply whose
+   * lengths promise bytes that never come). Bodies streaming into a call are guarded by that call's
+   * own deadline instead.
    *
    * @param call the call that missed its deadline
    * @param quiet the call's timeout
+   * @return the cause to {@link #abort} the connection with, or null if the stream is fine
    */
-  void abortIfStalled(PendingCall call, Duration quiet) {
+  TqException stallCause(PendingCall call, Duration quiet) {
     long quietNanos = reader.partialFrameQuietNanos(System.nanoTime());
     if (quietNanos == 0) {
-      return;
+      return null;
     }
     boolean own = reader.partialFrameCorrelationId() == call.correlationId();
-    if (own || quietNanos >= quiet.toNanos()) {
-      abort(
-          new TqException(
-              ErrorCode.CONNECTION_FAILED,
-              "connection to "
-                  + address
-                  + " aborted: "
-                  + (own ? "the reply of " + call.description : "a reply frame")
-                  + " stalled after part of it arrived, no byte for "
-                  + TimeUnit.NANOSECONDS.toMillis(quietNanos)
-                  + " ms (timeout="
-                  + quiet
-                  + ")"));
+    if (!own && quietNanos < quiet.toNanos()) {
+      return null;
     }
+    return new TqException(
+        ErrorCode.CONNECTION_FAILED,
+        "connection to "
+            + address
+            + " aborted: "
+            + (own ? "the reply of " + call.description : "a reply frame")
+            + " stalled after part of it arrived, no byte for "
+            + TimeUnit.NANOSECONDS.toMillis(quietNanos)
+            + " ms (timeout="
+            + quiet
+            + ")");
   }
 
   /** Waits for the reader and writer threads to end; they release their scratch buffers. */
@@ -283,11 +284,12 @@ final class ClientConnection {
     try {
       table = BodyTable.decode(section, header.bodyLength(), config);
     } catch (ProtocolException e) {
-      reader.skip(header.bodyLength());
+      // The call fails with the malformed section's error; a peer that sends one is not trusted
+      // with further replies, so the connection closes (the pool dials a fresh one).
       if (call != null) {
         call.fail(e);
       }
-      return;
+      throw e;
     }
     if (header.isError()) {
       reader.skip(header.bodyLength());

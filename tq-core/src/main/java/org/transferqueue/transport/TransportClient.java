@@ -170,15 +170,11 @@ public final class TransportClient implements AutoCloseable {
     try {
       call.deadlineTask(
           timer.schedule(
-              () -> {
-                call.abandon(
-                    new DeadlineExceededException(
-                        what + " did not complete within timeout=" + timeout));
-                ClientConnection connection = call.connection();
-                if (connection != null) {
-                  connection.abortIfStalled(call, timeout);
-                }
-              },
+              () ->
+                  call.abandon(
+                      new DeadlineExceededException(
+                          what + " did not complete within timeout=" + timeout),
+                      timeout),
               Math.max(0, timeout.toNanos()),
               TimeUnit.NANOSECONDS));
     } catch (RejectedExecutionException e) {
