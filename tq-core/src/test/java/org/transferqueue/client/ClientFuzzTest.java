@@ -278,7 +278,7 @@ class ClientFuzzTest {
                 ops.get(i) + " hung past its deadline " + DEADLINE + ", seed=" + seed);
           } catch (ExecutionException e) {
             Throwable cause = e.getCause();
-            if (cause instanceof TqException tqe) {
+            if (cause instanceof TqException tqe && uncheckedCause(tqe) == null) {
               codes.merge(tqe.code().name(), 1L, Long::sum);
             } else {
               unchecked.add(cause);
@@ -337,6 +337,27 @@ class ClientFuzzTest {
         throw failure;
       }
     }
+  }
+
+  /**
+   * A programming-error exception inside a typed error (e.g. INTERNAL "unexpected failure" wrapping
+   * an ArithmeticException a decoder let through), or null.
+   */
+  private static Throwable uncheckedCause(TqException e) {
+    for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+      if (t instanceof ArithmeticException
+          || t instanceof IndexOutOfBoundsException
+          || t instanceof NullPointerException
+          || t instanceof ClassCastException
+          || t instanceof IllegalArgumentException
+          || t instanceof IllegalStateException
+          || t instanceof NegativeArraySizeException
+          || t instanceof UnsupportedOperationException
+          || t instanceof Error) {
+        return t;
+      }
+    }
+    return null;
   }
 
   private static <T> T retrying(java.util.function.Supplier<T> call) {
