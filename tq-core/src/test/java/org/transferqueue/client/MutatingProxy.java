@@ -1,13 +1,16 @@
 package org.transferqueue.client;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -83,7 +86,7 @@ final class MutatingProxy implements AutoCloseable {
     try {
       listener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
     acceptor = Thread.ofPlatform().daemon().name("proxy-" + name).start(this::acceptLoop);
   }
@@ -216,7 +219,7 @@ final class MutatingProxy implements AutoCloseable {
     switch (kind) {
       case 0 -> {
         count("truncated");
-        write(client, java.util.Arrays.copyOf(frame, r.nextInt(frame.length)));
+        write(client, Arrays.copyOf(frame, r.nextInt(frame.length)));
         return false;
       }
       case 1 -> {
@@ -272,7 +275,7 @@ final class MutatingProxy implements AutoCloseable {
           section[r.nextInt(section.length)] = (byte) r.nextInt(256);
         }
         if (r.nextInt(4) == 0 && section.length > 0) {
-          section = java.util.Arrays.copyOf(section, r.nextInt(section.length));
+          section = Arrays.copyOf(section, r.nextInt(section.length));
         }
         write(client, p.withSection(section).encode());
       }
@@ -342,10 +345,10 @@ final class MutatingProxy implements AutoCloseable {
   private static long[] mutateTable(long[] table, Random r) {
     switch (r.nextInt(4)) {
       case 0 -> {
-        return java.util.Arrays.copyOf(table, Math.max(0, table.length - 1 - r.nextInt(2)));
+        return Arrays.copyOf(table, Math.max(0, table.length - 1 - r.nextInt(2)));
       }
       case 1 -> {
-        long[] out = java.util.Arrays.copyOf(table, table.length + 1 + r.nextInt(3));
+        long[] out = Arrays.copyOf(table, table.length + 1 + r.nextInt(3));
         for (int i = table.length; i < out.length; i++) {
           out[i] = r.nextInt(3) == 0 ? pick(r) : r.nextInt(16);
         }
@@ -424,7 +427,7 @@ final class MutatingProxy implements AutoCloseable {
       packer.writePayload(appMeta);
       return packer.toByteArray();
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -433,7 +436,7 @@ final class MutatingProxy implements AutoCloseable {
       packer.packValue(value);
       return packer.toByteArray();
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -462,39 +465,37 @@ final class MutatingProxy implements AutoCloseable {
   }
 
   /** A reply frame split into header fields, metadata section and body bytes. */
-  private record Parsed(
-      int magicVersion, int type, int flags, long id, byte[] section, byte[] bodies) {
+  private record Parsed(int type, int flags, long id, byte[] section, byte[] bodies) {
     static Parsed of(byte[] frame) {
       ByteBuffer b = ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN);
       int metadataLength = b.getInt(12);
       int bodyOffset = (int) FrameDescriptor.bodyOffset(Integer.toUnsignedLong(metadataLength));
       return new Parsed(
-          b.getInt(0) ^ 0,
           Short.toUnsignedInt(b.getShort(6)),
           b.getInt(8),
           b.getLong(16),
-          java.util.Arrays.copyOfRange(frame, 32, 32 + metadataLength),
-          java.util.Arrays.copyOfRange(frame, bodyOffset, frame.length));
+          Arrays.copyOfRange(frame, 32, 32 + metadataLength),
+          Arrays.copyOfRange(frame, bodyOffset, frame.length));
     }
 
     Parsed withId(long id) {
-      return new Parsed(magicVersion, type, flags, id, section, bodies);
+      return new Parsed(type, flags, id, section, bodies);
     }
 
     Parsed withType(int type) {
-      return new Parsed(magicVersion, type, flags, id, section, bodies);
+      return new Parsed(type, flags, id, section, bodies);
     }
 
     Parsed withFlags(int flags) {
-      return new Parsed(magicVersion, type, flags, id, section, bodies);
+      return new Parsed(type, flags, id, section, bodies);
     }
 
     Parsed withSection(byte[] section) {
-      return new Parsed(magicVersion, type, flags, id, section, bodies);
+      return new Parsed(type, flags, id, section, bodies);
     }
 
     Parsed withBodies(byte[] bodies) {
-      return new Parsed(magicVersion, type, flags, id, section, bodies);
+      return new Parsed(type, flags, id, section, bodies);
     }
 
     /** The body table, or null if the section is not one. */
@@ -579,7 +580,7 @@ final class MutatingProxy implements AutoCloseable {
         return ValueFactory.newArray(out);
       }
       if (v.isMapValue()) {
-        Map<Value, Value> out = new java.util.LinkedHashMap<>();
+        Map<Value, Value> out = new LinkedHashMap<>();
         for (Map.Entry<Value, Value> e : v.asMapValue().entrySet()) {
           out.put(rebuild(e.getKey(), target, r), rebuild(e.getValue(), target, r));
         }
@@ -603,7 +604,7 @@ final class MutatingProxy implements AutoCloseable {
       }
       if (v.isBinaryValue() && r.nextInt(3) != 0) {
         byte[] bytes = v.asBinaryValue().asByteArray();
-        byte[] out = java.util.Arrays.copyOf(bytes, Math.max(0, bytes.length + r.nextInt(9) - 4));
+        byte[] out = Arrays.copyOf(bytes, Math.max(0, bytes.length + r.nextInt(9) - 4));
         if (out.length > 0) {
           out[r.nextInt(out.length)] = (byte) r.nextInt(256);
         }
@@ -629,7 +630,7 @@ final class MutatingProxy implements AutoCloseable {
         return ValueFactory.newArray(list);
       }
       if (v.isMapValue() && r.nextInt(3) != 0) {
-        Map<Value, Value> map = new java.util.LinkedHashMap<>(v.asMapValue().map());
+        Map<Value, Value> map = new LinkedHashMap<>(v.asMapValue().map());
         if (!map.isEmpty()) {
           Value key = new ArrayList<>(map.keySet()).get(r.nextInt(map.size()));
           if (r.nextBoolean()) {
