@@ -4,6 +4,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
@@ -89,7 +91,7 @@ final class ExpectedColumns implements AutoCloseable {
         FieldSchema schema = meta.field(fields.get(f));
         dtypes[f] = schema.dtype();
         kinds[f] = schema.nested() ? ColumnKind.JAGGED : ColumnKind.DENSE;
-        columns.add(allocate(kinds[f], dtypes[f], shapes[f], rows[f], allocator));
+        columns.add(allocate(fields.get(f), kinds[f], dtypes[f], shapes[f], rows[f], allocator));
       }
     } catch (RuntimeException e) {
       columns.forEach(Column::close);
@@ -107,17 +109,42 @@ final class ExpectedColumns implements AutoCloseable {
   }
 
   private static Column allocate(
-      ColumnKind kind, DType dtype, long[][] shapes, MemorySegment[] rows, BufferAllocator a) {
+      String field,
+      ColumnKind kind,
+      DType dtype,
+      long[][] shapes,
+      MemorySegment[] rows,
+      BufferAllocator a) {
     int n = shapes.length;
     long[] bytes = new long[n];
     long total = 0;
     for (int j = 0; j < n; j++) {
-      long numel = 1;
-      for (long d : shapes[j]) {
-        numel = Math.multiplyExact(numel, d);
+      // The shapes come from the controller's reply: check them before any arithmetic.
+      try {
+        long numel = 1;
+        for (long d : shapes[j]) {
+          if (d < 0) {
+            throw new ArithmeticException("negative dimension");
+          }
+          numel = Math.multiplyExact(numel, d);
+        }
+        bytes[j] = Math.multiplyExact(numel, (long) dtype.byteSize());
+        total = Math.addExact(total, bytes[j]);
+      } catch (ArithmeticException e) {
+        throw new TqException(
+            ErrorCode.CORRUPT_DATA,
+            "field '"
+                + field
+                + "' row "
+                + j
+                + " shape="
+                + Arrays.toString(shapes[j])
+                + " of dtype "
+                + dtype
+                + " has no valid byte size ("
+                + e.getMessage()
+                + ")");
       }
-      bytes[j] = Math.multiplyExact(numel, (long) dtype.byteSize());
-      total = Math.addExact(total, bytes[j]);
     }
     Column column;
     MemorySegment memory;

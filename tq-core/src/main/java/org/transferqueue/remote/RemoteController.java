@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.ProtocolException;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.ClearSamplesRequest;
@@ -296,11 +297,25 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
-    return call(
-        ControllerMessages.RESOLVE_KEYS,
-        3,
-        w -> w.string(partitionId).strings(keys).bool(create),
-        MetaReader::batchMeta);
+    BatchMeta meta =
+        call(
+            ControllerMessages.RESOLVE_KEYS,
+            3,
+            w -> w.string(partitionId).strings(keys).bool(create),
+            MetaReader::batchMeta);
+    // Each key resolves to at most one sample: more rows would be read as if they were asked for.
+    if (meta.size() > keys.size()) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "RESOLVE_KEYS reply has rows="
+              + meta.size()
+              + " > keys="
+              + keys.size()
+              + " asked for in partition '"
+              + partitionId
+              + "'");
+    }
+    return meta;
   }
 
   @Override
@@ -325,6 +340,11 @@ public final class RemoteController implements ControllerApi {
         w -> w.string(partitionId).longs(indexes),
         in -> {
           int n = in.arrayHeader("keys");
+          if (n > indexes.size()) {
+            throw new ProtocolException(
+                ErrorCode.PROTOCOL_ERROR,
+                "RESOLVE_INDEXES reply has keys=" + n + " > indexes=" + indexes.size() + " asked");
+          }
           List<String> keys = new ArrayList<>(Math.min(n, 1024));
           for (int i = 0; i < n; i++) {
             keys.add(in.string("keys[" + i + "]"));

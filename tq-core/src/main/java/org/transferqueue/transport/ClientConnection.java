@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -157,6 +158,7 @@ final class ClientConnection {
       return;
     }
     long id = nextCorrelationId.getAndIncrement();
+    call.correlationId(id);
     pending.put(id, call);
     call.future.whenComplete((r, e) -> pending.remove(id));
     if (closed.get()) {
@@ -176,6 +178,39 @@ final class ClientConnection {
     writer.stop();
     closeQuietly(channel);
     failOutstanding(cause);
+  }
+
+  /**
+   * Whether the stream is beyond recovery for a call that missed its deadline: the peer has sent
+   * part of a frame and then nothing more, and either that frame is the reply of this call (half a
+   * frame cannot be withdrawn) or nothing has arrived for at least {@code quiet} (a reply whose
+   * lengths promise bytes that never come). Bodies streaming into a call are guarded by that call's
+   * own deadline instead.
+   *
+   * @param call the call that missed its deadline
+   * @param quiet the call's timeout
+   * @return the cause to {@link #abort} the connection with, or null if the stream is fine
+   */
+  TqException stallCause(PendingCall call, Duration quiet) {
+    long quietNanos = reader.partialFrameQuietNanos(System.nanoTime());
+    if (quietNanos == 0) {
+      return null;
+    }
+    boolean own = reader.partialFrameCorrelationId() == call.correlationId();
+    if (!own && quietNanos < quiet.toNanos()) {
+      return null;
+    }
+    return new TqException(
+        ErrorCode.CONNECTION_FAILED,
+        "connection to "
+            + address
+            + " aborted: "
+            + (own ? "the reply of " + call.description : "a reply frame")
+            + " stalled after part of it arrived, no byte for "
+            + TimeUnit.NANOSECONDS.toMillis(quietNanos)
+            + " ms (timeout="
+            + quiet
+            + ")");
   }
 
   /** Waits for the reader and writer threads to end; they release their scratch buffers. */
@@ -207,6 +242,7 @@ final class ClientConnection {
       FrameHeader header;
       while ((header = reader.readHeader()) != null) {
         readFrame(header);
+        reader.frameDone();
       }
       cause = new TqException(ErrorCode.CONNECTION_FAILED, "connection to " + address + " lost");
     } catch (IOException e) {
@@ -248,11 +284,12 @@ final class ClientConnection {
     try {
       table = BodyTable.decode(section, header.bodyLength(), config);
     } catch (ProtocolException e) {
-      reader.skip(header.bodyLength());
+      // The call fails with the malformed section's error; a peer that sends one is not trusted
+      // with further replies, so the connection closes (the pool dials a fresh one).
       if (call != null) {
         call.fail(e);
       }
-      return;
+      throw e;
     }
     if (header.isError()) {
       reader.skip(header.bodyLength());

@@ -29,6 +29,17 @@ final class FrameReader implements AutoCloseable {
   private final ByteBuffer scratchBuffer;
   private final FrameHeaderFlyweight flyweight = new FrameHeaderFlyweight();
 
+  /**
+   * {@link System#nanoTime()} of the last byte read inside a frame through the scratch buffer
+   * (header, metadata, skipped bodies), or 0 between frames and while bodies stream into a call's
+   * destinations (that call's own deadline guards those). Written by the reader thread, read by
+   * deadline tasks.
+   */
+  private volatile long partialSince;
+
+  /** The correlation id of the frame being read once its header is complete, else 0. */
+  private volatile long partialCorrelationId;
+
   FrameReader(SocketChannel channel, BufferAllocator allocator) {
     this.channel = channel;
     this.scratch = allocator.allocate(SCRATCH_BYTES);
@@ -42,9 +53,15 @@ final class FrameReader implements AutoCloseable {
    * @throws EOFException if the connection ends inside the header
    */
   FrameHeader readHeader() throws IOException {
+    partialSince = 0;
+    partialCorrelationId = 0;
     scratchBuffer.clear().limit(FrameDescriptor.HEADER_LENGTH);
     while (scratchBuffer.hasRemaining()) {
-      if (channel.read(scratchBuffer) < 0) {
+      int read = channel.read(scratchBuffer);
+      if (read > 0) {
+        partialSince = System.nanoTime();
+      }
+      if (read < 0) {
         if (scratchBuffer.position() == 0) {
           return null;
         }
@@ -53,6 +70,7 @@ final class FrameReader implements AutoCloseable {
       }
     }
     flyweight.wrap(scratch.segment());
+    partialCorrelationId = flyweight.correlationId();
     return new FrameHeader(
         flyweight.magic(),
         flyweight.version(),
@@ -100,6 +118,7 @@ final class FrameReader implements AutoCloseable {
    * @param buffers views of the destinations ({@link FrameWriter#toBuffers}), one body each
    */
   void readBodies(ByteBuffer[] buffers) throws IOException {
+    partialSince = 0;
     VectoredIo.readFully(channel, buffers, "a frame body");
   }
 
@@ -120,10 +139,36 @@ final class FrameReader implements AutoCloseable {
 
   private void readFully(ByteBuffer buffer) throws IOException {
     while (buffer.hasRemaining()) {
-      if (channel.read(buffer) < 0) {
+      int read = channel.read(buffer);
+      if (read < 0) {
         throw new EOFException("connection closed inside a frame");
       }
+      if (read > 0) {
+        partialSince = System.nanoTime();
+      }
     }
+  }
+
+  /** Marks the end of a frame: the stream is between frames again. */
+  void frameDone() {
+    partialSince = 0;
+    partialCorrelationId = 0;
+  }
+
+  /** The correlation id of the frame being read once its header is complete, else 0. */
+  long partialFrameCorrelationId() {
+    return partialCorrelationId;
+  }
+
+  /**
+   * How long the reader has waited for the rest of a frame it reads through the scratch buffer.
+   *
+   * @param now {@link System#nanoTime()}
+   * @return nanoseconds since the last byte of that frame, or 0 if not inside such a frame
+   */
+  long partialFrameQuietNanos(long now) {
+    long since = partialSince;
+    return since == 0 ? 0 : Math.max(0, now - since);
   }
 
   @Override

@@ -36,6 +36,10 @@ final class PendingCall implements FrameWriter.Listener {
   private Response response;
   private TqException failure;
   private ClientConnection connection;
+
+  /** The correlation id on {@link #connection}, 0 before it is sent. */
+  private volatile long correlationId;
+
   private ScheduledFuture<?> deadlineTask;
 
   PendingCall(
@@ -62,6 +66,16 @@ final class PendingCall implements FrameWriter.Listener {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Records the correlation id the call was sent with. */
+  void correlationId(long id) {
+    correlationId = id;
+  }
+
+  /** The correlation id the call was sent with, or 0 before it was. */
+  long correlationId() {
+    return correlationId;
   }
 
   /**
@@ -173,18 +187,38 @@ final class PendingCall implements FrameWriter.Listener {
    * bytes, the connection is aborted so they let go promptly: half a frame cannot be withdrawn.
    */
   void abandon(TqException error) {
+    abandon(error, null);
+  }
+
+  /**
+   * {@link #abandon(TqException)} for a missed deadline: also aborts the connection if its stream
+   * stalled inside a reply frame ({@link ClientConnection#stallCause}), before the caller learns of
+   * the failure, so that its next call finds the connection closed and dials a fresh one.
+   *
+   * @param error the deadline error
+   * @param timeout the call's timeout, or null for a failure that is not a deadline
+   */
+  void abandon(TqException error, java.time.Duration timeout) {
     ClientConnection abort = null;
+    ClientConnection carrier;
     lock.lock();
     try {
       if (finished) {
         return;
       }
       finish(null, error);
+      carrier = connection;
       if (writerBusy || readerBusy) {
         abort = connection;
       }
     } finally {
       lock.unlock();
+    }
+    if (abort == null && carrier != null && timeout != null) {
+      TqException stalled = carrier.stallCause(this, timeout);
+      if (stalled != null) {
+        carrier.abort(stalled);
+      }
     }
     if (abort != null) {
       abort.abort(

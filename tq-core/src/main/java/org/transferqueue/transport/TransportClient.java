@@ -188,7 +188,8 @@ public final class TransportClient implements AutoCloseable {
               () ->
                   call.abandon(
                       new DeadlineExceededException(
-                          what + " did not complete within timeout=" + timeout)),
+                          what + " did not complete within timeout=" + timeout),
+                      timeout),
               Math.max(0, timeout.toNanos()),
               TimeUnit.NANOSECONDS));
     } catch (RejectedExecutionException e) {
