@@ -309,13 +309,16 @@ public final class BenchRunner {
       double baseline,
       List<HeapAllocation> heapInto) {
     step(prefix + "put");
-    HeapMeter.Reading beforePut = meter == null ? null : meter.read();
+    // The CPU readings enclose the heap readings, not the other way round: reading the CPU meter
+    // allocates (it parses /proc), which would otherwise count as the put's heap; the heap meter's
+    // few calls to the servers cost no measurable CPU next to a batch.
     long c0 = cpu.cpuNanos();
+    HeapMeter.Reading beforePut = meter == null ? null : meter.read();
     long t0 = nanoClock.getAsLong();
     kv.batchPut(workload.keys(), PARTITION, workload.batch(), null);
     long t1 = nanoClock.getAsLong();
-    long c1 = cpu.cpuNanos();
     HeapMeter.Reading afterPut = meter == null ? null : meter.readAfter();
+    long c1 = cpu.cpuNanos();
     step(prefix + "list");
     long t2 = nanoClock.getAsLong();
     Map<String, Map<String, Object>> listed = kv.list(PARTITION).get(PARTITION);
@@ -327,13 +330,13 @@ public final class BenchRunner {
           "list found " + keys.size() + " keys after a put of " + workload.keys().size());
     }
     step(prefix + "get");
-    HeapMeter.Reading beforeGet = meter == null ? null : meter.read();
     long c4 = cpu.cpuNanos();
+    HeapMeter.Reading beforeGet = meter == null ? null : meter.read();
     long t4 = nanoClock.getAsLong();
     Batch read = kv.batchGet(keys, PARTITION, null);
     long t5 = nanoClock.getAsLong();
-    long c5 = cpu.cpuNanos();
     HeapMeter.Reading afterGet = meter == null ? null : meter.readAfter();
+    long c5 = cpu.cpuNanos();
     if (meter != null) {
       heapInto.add(
           new HeapAllocation(
