@@ -300,9 +300,7 @@ public final class Figures {
             "  %-42s %-24s loader %8.1f s vs fetch loop %8.1f s   ratio %.2f (iterations %.2f to"
                 + " %.2f)%n",
             "StreamingLoader vs fetch loop, interleaved",
-            run.getParams().getParamsKeys().isEmpty()
-                ? "[]"
-                : "[prefetch=" + run.getParams().getParam("prefetch") + "]",
+            parameters(run),
             loader / 1e9,
             loop / 1e9,
             loop / loader,
@@ -310,6 +308,15 @@ public final class Figures {
             max);
       }
     }
+  }
+
+  /** The run's parameters as {@code [key=value, ..]}. */
+  private static String parameters(RunResult run) {
+    List<String> values = new ArrayList<>();
+    for (String key : run.getParams().getParamsKeys()) {
+      values.add(key + "=" + run.getParams().getParam(key));
+    }
+    return values.toString();
   }
 
   /** How many times faster {@code result} is than {@code baseline}. */

@@ -50,8 +50,8 @@ import org.transferqueue.tensor.Tensor;
  * RankAwareSampler}. Every operation uses a fresh task name, so consumption starts from zero and
  * the sampler cache starts empty without re-writing the data; the timed part is only the
  * consumption. {@code loader} drains one {@link StreamingLoader} per rank (prefetch {@code
- * prefetch}, two fetch workers, until consumed); {@code fetchLoop} issues the same metadata
- * requests ({@code dp_rank}, {@code batch_index} = 0, 1, ...) and one {@code getData} per
+ * prefetch}, {@code fetchWorkers} fetch workers, until consumed); {@code fetchLoop} issues the same
+ * metadata requests ({@code dp_rank}, {@code batch_index} = 0, 1, ...) and one {@code getData} per
  * micro-batch slice, one batch at a time, and stops at the first empty answer once the task has
  * consumed the partition.
  *
@@ -96,6 +96,13 @@ public class LoaderBenchmark {
   /** Batches each rank's loader fetches ahead of its consumer. */
   @Param("2")
   public int prefetch;
+
+  /**
+   * Fetch workers per rank's loader: 1 keeps four fetching threads, as the fetch loop has; 2 puts
+   * eight on the machine's cores.
+   */
+  @Param({"1", "2"})
+  public int fetchWorkers;
 
   private TransferQueueSystem tq;
   private ExecutorService threads;
@@ -187,7 +194,7 @@ public class LoaderBenchmark {
                   .dpRank(rank)
                   .termination(Termination.UNTIL_CONSUMED)
                   .prefetch(prefetch)
-                  .fetchWorkers(2)
+                  .fetchWorkers(fetchWorkers)
                   .pollInterval(Duration.ofMillis(1))
                   .build()) {
             for (MicroBatch mb : loader) {
