@@ -314,6 +314,7 @@ public final class KvStorageManager implements StorageManager {
   private static void expected(
       BatchMeta meta, String field, long[] gis, List<long[]> shapes, List<DType> dtypes) {
     FieldSchema schema = meta.field(field);
+    long[] fixedShape = null;
     for (int i = 0; i < gis.length; i++) {
       if (schema.nonTensor()) {
         shapes.add(null);
@@ -328,17 +329,30 @@ public final class KvStorageManager implements StorageManager {
             ErrorCode.NOT_FOUND,
             "key " + gis[i] + " not found in field '" + field + "' (placeholder schema, no data)");
       }
-      List<Long> shape =
-          schema.nested()
-              ? schema.perSampleShapes().get(i)
-              : Objects.requireNonNull(schema.shape());
+      if (!schema.nested()) {
+        if (fixedShape == null) {
+          fixedShape = toArray(Objects.requireNonNull(schema.shape()));
+        }
+        shapes.add(fixedShape.clone());
+        dtypes.add(schema.dtype());
+        continue;
+      }
+      List<Long> shape = schema.perSampleShapes().get(i);
       if (shape == null) {
         throw new StorageException(
             ErrorCode.NOT_FOUND, "no recorded shape of field '" + field + "' for sample " + gis[i]);
       }
-      shapes.add(shape.stream().mapToLong(Long::longValue).toArray());
+      shapes.add(toArray(shape));
       dtypes.add(schema.dtype());
     }
+  }
+
+  private static long[] toArray(List<Long> shape) {
+    long[] dims = new long[shape.size()];
+    for (int d = 0; d < dims.length; d++) {
+      dims[d] = shape.get(d);
+    }
+    return dims;
   }
 
   @SuppressWarnings("unchecked")
