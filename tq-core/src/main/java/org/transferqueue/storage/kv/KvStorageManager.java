@@ -112,10 +112,17 @@ public final class KvStorageManager implements StorageManager {
     List<String> keys = KvKeys.keys(fields, gis);
     List<Object> values = new ArrayList<>(keys.size());
     List<KvCellKind> kinds = new ArrayList<>(keys.size());
+    List<MemorySegment> regions = new ArrayList<>(fields.size());
     for (String field : fields) {
-      flatten(batch.column(field), n, values, kinds);
+      Column column = batch.column(field);
+      flatten(column, n, values, kinds);
+      switch (column) {
+        case DenseColumn dense -> regions.add(dense.tensor().segment());
+        case JaggedColumn jagged -> regions.add(jagged.values().segment());
+        case ObjectColumn objects -> {}
+      }
     }
-    List<Map<String, Object>> keyMeta = client.put(keys, values, kinds);
+    List<Map<String, Object>> keyMeta = client.put(keys, values, kinds, regions);
     List<Map<String, Object>> backendMeta = perSample(keyMeta, fields, n, keys.size());
     for (PartitionGroup group : PartitionGroup.of(meta)) {
       ProductionUpdates.publish(notifier, ProductionUpdates.of(meta, group, schema, backendMeta));
