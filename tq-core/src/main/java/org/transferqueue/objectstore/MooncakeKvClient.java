@@ -322,6 +322,35 @@ public final class MooncakeKvClient implements KvClient {
     return Collections.unmodifiableList(meta);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Each native region is registered (or referenced, when already registered) once for the call,
+   * so that the values inside it need no registration of their own; a region that cannot be
+   * registered is skipped and its values are registered or staged as by {@link #put(List, List,
+   * List)}.
+   */
+  @Override
+  public List<Map<String, Object>> put(
+      List<String> keys, List<?> values, List<KvCellKind> kinds, List<MemorySegment> regions) {
+    Objects.requireNonNull(regions, "regions");
+    checkOpen();
+    List<RegionRegistry.Region> registered = new ArrayList<>(regions.size());
+    try {
+      for (MemorySegment region : regions) {
+        if (region.isNative() && region.byteSize() > 0) {
+          RegionRegistry.Region acquired = registry.acquire(region);
+          if (acquired != null) {
+            registered.add(acquired);
+          }
+        }
+      }
+      return put(keys, values, kinds);
+    } finally {
+      registered.forEach(registry::release);
+    }
+  }
+
   // ---------------------------------------------------------------- get
 
   @Override

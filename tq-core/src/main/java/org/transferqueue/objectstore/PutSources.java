@@ -116,6 +116,16 @@ final class PutSources implements AutoCloseable {
       }
       return;
     }
+    // Members of a registered allocation (the caller registered the column they were sliced from):
+    // one reference covers them all.
+    RegionRegistry.Region holder = registry.acquireContaining(first.address(), clusterEnd);
+    if (holder != null) {
+      regions.add(holder);
+      for (int k = from; k < to; k++) {
+        sources[order[k]] = segments.get(order[k]);
+      }
+      return;
+    }
     long coveredEnd = Long.MIN_VALUE;
     for (int k = from; k < to; k++) {
       MemorySegment segment = segments.get(order[k]);

@@ -88,6 +88,28 @@ final class RegionRegistry implements AutoCloseable {
   }
 
   /**
+   * Adds a reference to a registered region holding all of {@code [start, end)}, without
+   * registering anything.
+   *
+   * @param start the first address
+   * @param end the address after the last byte, greater than {@code start}
+   * @return the region, or null when no registered region holds the whole range
+   */
+  Region acquireContaining(long start, long end) {
+    lock.lock();
+    try {
+      Map.Entry<Long, Region> below = byStart.floorEntry(start);
+      if (below == null || below.getValue().end < end) {
+        return null;
+      }
+      below.getValue().references++;
+      return below.getValue();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Drops one reference; unregisters the region when none is left.
    *
    * @param region a region returned by {@link #acquire}

@@ -32,6 +32,7 @@ import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.remote.RemoteObjectStore;
 import org.transferqueue.remote.StoreNodeServer;
+import org.transferqueue.storage.kv.KvCellKind;
 import org.transferqueue.storage.kv.KvValues;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
@@ -483,6 +484,35 @@ class MooncakeKvClientTest {
     CountingObjectStore.Call get = store.calls("batchGetInto").get(0);
     assertThat(get.sizes()).containsExactly(15L, 18L);
     assertThat(get.addresses().get(1) - get.addresses().get(0)).isEqualTo(15);
+  }
+
+  @Test
+  void shouldRegisterTheRegionOnceWhenPutIsToldWhereTheRowsLie() {
+    MooncakeKvClient client = client();
+    Tensor column = floats(1, 2, 3, 4, 5, 6, 7, 8);
+    List<Tensor> rows =
+        List.of(
+            column.reshape(4, 2).row(0),
+            column.reshape(4, 2).row(1),
+            column.reshape(4, 2).row(2),
+            column.reshape(4, 2).row(3));
+    List<String> keys = List.of("r0", "r1", "r2", "r3");
+    List<KvCellKind> kinds = Collections.nCopies(4, KvCellKind.TENSOR);
+
+    client.put(keys, rows, kinds, List.of(column.segment()));
+    assertThat(client.registrations()).isEqualTo(1);
+    assertThat(client.unregistrations()).isEqualTo(1);
+    client.put(keys, rows, kinds);
+    assertThat(client.registrations()).as("without the region each row is registered").isEqualTo(5);
+
+    try (KvValues read =
+        client.get(
+            keys,
+            Collections.nCopies(4, new long[] {2}),
+            Collections.nCopies(4, DType.FLOAT32),
+            null)) {
+      assertThat(read.values()).containsExactlyElementsOf(rows);
+    }
   }
 
   @Test

@@ -20,7 +20,7 @@ final class SlabAllocator {
 
   private final long capacity;
   private final TreeMap<Long, Long> freeByOffset = new TreeMap<>();
-  private final TreeMap<Long, TreeSet<Long>> freeByLength = new TreeMap<>();
+  private final TreeSet<FreeRange> freeByLength = new TreeSet<>();
   private long usedBytes;
 
   SlabAllocator(long capacity) {
@@ -37,12 +37,12 @@ final class SlabAllocator {
   /** Allocates {@code size} bytes; returns the offset, or -1 when no free range is long enough. */
   long allocate(long size) {
     long need = aligned(size);
-    Map.Entry<Long, TreeSet<Long>> fit = freeByLength.ceilingEntry(need);
+    FreeRange fit = freeByLength.ceiling(new FreeRange(need, Long.MIN_VALUE));
     if (fit == null) {
       return -1;
     }
-    long length = fit.getKey();
-    long offset = fit.getValue().first();
+    long length = fit.length();
+    long offset = fit.offset();
     removeFree(offset, length);
     if (length > need) {
       addFree(offset + need, length - need);
@@ -80,7 +80,7 @@ final class SlabAllocator {
 
   /** The longest free range: the largest object that fits now. */
   long largestFree() {
-    return freeByLength.isEmpty() ? 0 : freeByLength.lastKey();
+    return freeByLength.isEmpty() ? 0 : freeByLength.last().length();
   }
 
   /** Number of free ranges; 1 when everything is free and merged. */
@@ -90,15 +90,20 @@ final class SlabAllocator {
 
   private void addFree(long offset, long length) {
     freeByOffset.put(offset, length);
-    freeByLength.computeIfAbsent(length, l -> new TreeSet<>()).add(offset);
+    freeByLength.add(new FreeRange(length, offset));
   }
 
   private void removeFree(long offset, long length) {
     freeByOffset.remove(offset);
-    TreeSet<Long> offsets = freeByLength.get(length);
-    offsets.remove(offset);
-    if (offsets.isEmpty()) {
-      freeByLength.remove(length);
+    freeByLength.remove(new FreeRange(length, offset));
+  }
+
+  /** A free range in the length index: ordered by length, then offset (best fit, lowest first). */
+  private record FreeRange(long length, long offset) implements Comparable<FreeRange> {
+    @Override
+    public int compareTo(FreeRange other) {
+      int byLength = Long.compare(length, other.length);
+      return byLength != 0 ? byLength : Long.compare(offset, other.offset);
     }
   }
 }

@@ -41,6 +41,24 @@ public interface KvClient extends AutoCloseable {
   List<Map<String, Object>> put(List<String> keys, List<?> values, List<KvCellKind> kinds);
 
   /**
+   * Stores values as {@link #put(List, List, List)}, told which allocations the tensor values lie
+   * in. The default ignores {@code regions}; a client that registers memory for transfers may
+   * register each region once for the call instead of each value.
+   *
+   * @param keys distinct keys
+   * @param values one value per key; a {@link KvCellKind#TENSOR} value is a {@link Tensor}
+   * @param kinds how each value is stored
+   * @param regions the allocations the tensor values lie in (a value outside them is still stored);
+   *     the caller owns them and keeps them valid for the call
+   * @return as {@link #put(List, List, List)}
+   * @throws org.transferqueue.TqException as {@link #put(List, List, List)}
+   */
+  default List<Map<String, Object>> put(
+      List<String> keys, List<?> values, List<KvCellKind> kinds, List<MemorySegment> regions) {
+    return put(keys, values, kinds);
+  }
+
+  /**
    * Stores values, choosing the kind of each from its runtime type: a {@link Tensor} is a tensor
    * cell, anything else an object cell.
    *

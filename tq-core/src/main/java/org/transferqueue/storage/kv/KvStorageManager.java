@@ -112,10 +112,17 @@ public final class KvStorageManager implements StorageManager {
     List<String> keys = KvKeys.keys(fields, gis);
     List<Object> values = new ArrayList<>(keys.size());
     List<KvCellKind> kinds = new ArrayList<>(keys.size());
+    List<MemorySegment> regions = new ArrayList<>(fields.size());
     for (String field : fields) {
-      flatten(batch.column(field), n, values, kinds);
+      Column column = batch.column(field);
+      flatten(column, n, values, kinds);
+      switch (column) {
+        case DenseColumn dense -> regions.add(dense.tensor().segment());
+        case JaggedColumn jagged -> regions.add(jagged.values().segment());
+        case ObjectColumn objects -> {}
+      }
     }
-    List<Map<String, Object>> keyMeta = client.put(keys, values, kinds);
+    List<Map<String, Object>> keyMeta = client.put(keys, values, kinds, regions);
     List<Map<String, Object>> backendMeta = perSample(keyMeta, fields, n, keys.size());
     for (PartitionGroup group : PartitionGroup.of(meta)) {
       ProductionUpdates.publish(notifier, ProductionUpdates.of(meta, group, schema, backendMeta));
@@ -314,6 +321,7 @@ public final class KvStorageManager implements StorageManager {
   private static void expected(
       BatchMeta meta, String field, long[] gis, List<long[]> shapes, List<DType> dtypes) {
     FieldSchema schema = meta.field(field);
+    long[] fixedShape = null;
     for (int i = 0; i < gis.length; i++) {
       if (schema.nonTensor()) {
         shapes.add(null);
@@ -328,17 +336,30 @@ public final class KvStorageManager implements StorageManager {
             ErrorCode.NOT_FOUND,
             "key " + gis[i] + " not found in field '" + field + "' (placeholder schema, no data)");
       }
-      List<Long> shape =
-          schema.nested()
-              ? schema.perSampleShapes().get(i)
-              : Objects.requireNonNull(schema.shape());
+      if (!schema.nested()) {
+        if (fixedShape == null) {
+          fixedShape = toArray(Objects.requireNonNull(schema.shape()));
+        }
+        shapes.add(fixedShape.clone());
+        dtypes.add(schema.dtype());
+        continue;
+      }
+      List<Long> shape = schema.perSampleShapes().get(i);
       if (shape == null) {
         throw new StorageException(
             ErrorCode.NOT_FOUND, "no recorded shape of field '" + field + "' for sample " + gis[i]);
       }
-      shapes.add(shape.stream().mapToLong(Long::longValue).toArray());
+      shapes.add(toArray(shape));
       dtypes.add(schema.dtype());
     }
+  }
+
+  private static long[] toArray(List<Long> shape) {
+    long[] dims = new long[shape.size()];
+    for (int d = 0; d < dims.length; d++) {
+      dims[d] = shape.get(d);
+    }
+    return dims;
   }
 
   @SuppressWarnings("unchecked")
