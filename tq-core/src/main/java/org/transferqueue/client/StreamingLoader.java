@@ -15,6 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.transferqueue.Closeables;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -261,7 +262,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     } finally {
       lock.unlock();
     }
-    closeAll(dropped);
+    Closeables.closeAll(dropped);
   }
 
   private void dropAllLocked(List<AutoCloseable> dropped) {
@@ -295,7 +296,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     } finally {
       lock.unlock();
     }
-    closeAll(dropped);
+    Closeables.closeAll(dropped);
     workers.close();
   }
 
@@ -594,7 +595,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
       lock.unlock();
     }
     if (!published) {
-      closeAll(items.stream().map(Item::data).map(AutoCloseable.class::cast).toList());
+      Closeables.closeAll(items.stream().map(Item::data).map(AutoCloseable.class::cast).toList());
     }
   }
 
@@ -616,29 +617,6 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   private void ensureOpen() {
     if (closed) {
       throw new TqException(ErrorCode.CLOSED, "the streaming loader is closed");
-    }
-  }
-
-  private static void closeAll(List<? extends AutoCloseable> resources) {
-    RuntimeException failure = null;
-    for (AutoCloseable resource : resources) {
-      try {
-        if (resource != null) {
-          resource.close();
-        }
-      } catch (Exception e) {
-        if (failure == null) {
-          failure =
-              e instanceof RuntimeException r
-                  ? r
-                  : new TqException(ErrorCode.INTERNAL, "close failed: " + e, e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
     }
   }
 

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
@@ -265,24 +266,7 @@ public final class TqClient implements AutoCloseable {
       return;
     }
     List<AutoCloseable> order = new ArrayList<>(List.of(kv, client, storage, transport, allocator));
-    RuntimeException failure = null;
-    for (AutoCloseable resource : order) {
-      try {
-        resource.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure =
-              e instanceof RuntimeException r
-                  ? r
-                  : new TqException(ErrorCode.INTERNAL, "close failed: " + e, e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Closeables.closeAll(order);
   }
 
   @Override

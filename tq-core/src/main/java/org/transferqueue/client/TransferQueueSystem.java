@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.TqConfig;
@@ -313,24 +314,7 @@ public final class TransferQueueSystem implements AutoCloseable {
       order.add(metrics);
     }
     order.addAll(List.of(kv, client, storage, allocator));
-    RuntimeException failure = null;
-    for (AutoCloseable resource : order) {
-      try {
-        resource.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure =
-              e instanceof RuntimeException r
-                  ? r
-                  : new TqException(ErrorCode.INTERNAL, "close failed: " + e, e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Closeables.closeAll(order);
   }
 
   /**

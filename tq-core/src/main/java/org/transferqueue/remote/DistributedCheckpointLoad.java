@@ -61,18 +61,8 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
     for (Participant p : participants) {
       calls.add(p.prepare().apply(token));
     }
-    RuntimeException failure = null;
-    for (int i = 0; i < calls.size(); i++) {
-      try {
-        RemoteStorageUnit.join(calls.get(i));
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = named(participants.get(i), "prepare", e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
+    RuntimeException failure =
+        RemoteStorageUnit.joinAll(calls, (i, e) -> named(participants.get(i), "prepare", e));
     DistributedCheckpointLoad load =
         new DistributedCheckpointLoad(List.copyOf(participants), token);
     if (failure != null) {
@@ -104,18 +94,8 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
     for (Participant p : participants) {
       calls.add(p.commit().apply(token));
     }
-    RuntimeException failure = null;
-    for (int i = 0; i < calls.size(); i++) {
-      try {
-        RemoteStorageUnit.join(calls.get(i));
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = named(participants.get(i), "commit", e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
+    RuntimeException failure =
+        RemoteStorageUnit.joinAll(calls, (i, e) -> named(participants.get(i), "commit", e));
     if (failure != null) {
       throw failure;
     }

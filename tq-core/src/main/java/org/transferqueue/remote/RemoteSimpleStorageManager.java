@@ -183,18 +183,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
 
   /** Waits for every part; on any failure takes every part back and rethrows. */
   private void awaitPuts(List<Part> parts, long[] tokens, List<CompletableFuture<Void>> calls) {
-    RuntimeException failure = null;
-    for (int i = 0; i < calls.size(); i++) {
-      try {
-        RemoteStorageUnit.join(calls.get(i));
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
+    RuntimeException failure = RemoteStorageUnit.joinAll(calls, (i, e) -> e);
     if (failure != null) {
       try {
         decide(parts, tokens, part -> true);
@@ -224,18 +213,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
         }
       }
     }
-    RuntimeException failure = null;
-    for (CompletableFuture<Void> call : calls) {
-      try {
-        RemoteStorageUnit.join(call);
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
+    RuntimeException failure = RemoteStorageUnit.joinAll(calls, (i, e) -> e);
     if (failure != null) {
       throw failure;
     }

@@ -9,6 +9,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.BiFunction;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -316,6 +317,32 @@ public final class RemoteStorageUnit {
 
   private static BodyDestination noBodies() {
     return BodyDestination.into(List.of());
+  }
+
+  /**
+   * Waits for every call, even after one failed, mapping each failure as {@link #join} does.
+   *
+   * @param calls the calls
+   * @param first turns the first failure (with its call's index) into the exception to report
+   * @return the first failure as {@code first} made it, with the later failures added to it as
+   *     suppressed; {@code null} when every call succeeded
+   */
+  static RuntimeException joinAll(
+      List<? extends CompletableFuture<?>> calls,
+      BiFunction<Integer, RuntimeException, RuntimeException> first) {
+    RuntimeException failure = null;
+    for (int i = 0; i < calls.size(); i++) {
+      try {
+        join(calls.get(i));
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = first.apply(i, e);
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    return failure;
   }
 
   /**

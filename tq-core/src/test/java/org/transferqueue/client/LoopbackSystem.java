@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
@@ -283,24 +284,7 @@ final class LoopbackSystem implements TestSystem {
     order.add(serverAllocator);
     started.clear();
     units.clear();
-    RuntimeException failure = null;
-    for (AutoCloseable resource : order) {
-      try {
-        resource.close();
-      } catch (Exception e) {
-        if (failure == null) {
-          failure =
-              e instanceof RuntimeException r
-                  ? r
-                  : new TqException(ErrorCode.INTERNAL, "close failed: " + e, e);
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Closeables.closeAll(order);
   }
 
   @Override

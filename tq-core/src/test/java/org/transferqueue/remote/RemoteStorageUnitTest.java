@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -378,5 +379,38 @@ class RemoteStorageUnitTest {
             .containsExactly(3, 2, 1);
       }
     }
+  }
+
+  @Test
+  void shouldReturnNullWhenEveryCallSucceeds() {
+    List<CompletableFuture<Void>> calls =
+        List.of(CompletableFuture.completedFuture(null), CompletableFuture.completedFuture(null));
+
+    assertThat(RemoteStorageUnit.joinAll(calls, (i, e) -> e)).isNull();
+  }
+
+  @Test
+  void shouldNameFirstFailureAndSuppressLaterOnesWhenSeveralCallsFail() {
+    StorageException first = new StorageException(ErrorCode.STORAGE_ERROR, "unit 1 down");
+    StorageException second = new StorageException(ErrorCode.NOT_FOUND, "unit 3 lost it");
+    List<CompletableFuture<Void>> calls =
+        List.of(
+            CompletableFuture.completedFuture(null),
+            CompletableFuture.failedFuture(first),
+            CompletableFuture.completedFuture(null),
+            CompletableFuture.failedFuture(second));
+    List<Integer> named = new ArrayList<>();
+
+    RuntimeException failure =
+        RemoteStorageUnit.joinAll(
+            calls,
+            (i, e) -> {
+              named.add(i);
+              return new IllegalStateException("call " + i, e);
+            });
+
+    assertThat(named).containsExactly(1);
+    assertThat(failure).hasMessage("call 1").hasCause(first);
+    assertThat(failure.getSuppressed()).containsExactly(second);
   }
 }

@@ -100,10 +100,9 @@ final class ControllerCommand implements Callable<Integer> {
                 ProcessMemory::rssBytes,
                 errors);
         collector.start(tq.metrics().collectInterval());
-        endpoint = PrometheusEndpoint.start(registry, tq.network().bindHost(), tq.metrics().port());
-        LOG.log(
-            System.Logger.Level.INFO,
-            "controller metrics on http://" + endpoint.address() + PrometheusEndpoint.PATH);
+        endpoint =
+            RoleRunner.startMetrics(
+                registry, tq.network().bindHost(), tq.metrics().port(), "controller", LOG);
       }
       return new ControllerRole(allocator, server, collector, endpoint);
     } catch (RuntimeException e) {

@@ -1,5 +1,6 @@
 package org.transferqueue.cli;
 
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -8,6 +9,7 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.server.config.TqConfigs;
+import org.transferqueue.server.metrics.PrometheusEndpoint;
 import picocli.CommandLine;
 
 /**
@@ -63,6 +65,25 @@ final class RoleRunner {
         .name(name)
         .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
         .build();
+  }
+
+  /**
+   * Serves a role's metrics over HTTP and logs (not prints) where.
+   *
+   * @param registry the role's meters
+   * @param host the host to bind
+   * @param port the port to bind; 0 takes a free one
+   * @param role the role as the log line names it, e.g. {@code store node 2}
+   * @param log the role's logger
+   * @return the started endpoint; the role closes it
+   */
+  static PrometheusEndpoint startMetrics(
+      PrometheusMeterRegistry registry, String host, int port, String role, System.Logger log) {
+    PrometheusEndpoint endpoint = PrometheusEndpoint.start(registry, host, port);
+    log.log(
+        System.Logger.Level.INFO,
+        role + " metrics on http://" + endpoint.address() + PrometheusEndpoint.PATH);
+    return endpoint;
   }
 
   /**

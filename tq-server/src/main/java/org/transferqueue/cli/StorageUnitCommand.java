@@ -122,14 +122,7 @@ final class StorageUnitCommand implements Callable<Integer> {
                 errors);
         collector.start(tq.metrics().collectInterval());
         // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
-        endpoint = PrometheusEndpoint.start(registry, bind.host(), 0);
-        LOG.log(
-            System.Logger.Level.INFO,
-            "storage unit "
-                + unit
-                + " metrics on http://"
-                + endpoint.address()
-                + PrometheusEndpoint.PATH);
+        endpoint = RoleRunner.startMetrics(registry, bind.host(), 0, "storage unit " + unit, LOG);
       }
       return new UnitRole(allocator, storageUnit, server, collector, endpoint);
     } catch (RuntimeException e) {

@@ -124,16 +124,9 @@ final class StoreNodeCommand implements Callable<Integer> {
       server = StoreNodeServer.start(engine, transport, allocator, requests);
       // metrics.port is the controller's; every node takes a free port, as storage units do.
       PrometheusEndpoint endpoint =
-          registry == null ? null : PrometheusEndpoint.start(registry, bind.host(), 0);
-      if (endpoint != null) {
-        LOG.log(
-            System.Logger.Level.INFO,
-            "store node "
-                + node
-                + " metrics on http://"
-                + endpoint.address()
-                + PrometheusEndpoint.PATH);
-      }
+          registry == null
+              ? null
+              : RoleRunner.startMetrics(registry, bind.host(), 0, "store node " + node, LOG);
       return new NodeRole(allocator, engine, server, endpoint);
     } catch (RuntimeException e) {
       if (server != null) {

@@ -10,6 +10,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.memory.BufferAllocator;
@@ -405,26 +406,10 @@ public final class SimpleStorageManager implements StorageManager {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    RuntimeException failure = null;
-    try {
-      executor.close();
-    } catch (RuntimeException e) {
-      failure = e;
-    }
-    for (StorageUnit unit : units.reversed()) {
-      try {
-        unit.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    List<AutoCloseable> order = new ArrayList<>(units.size() + 1);
+    order.add(executor);
+    order.addAll(units.reversed());
+    Closeables.closeAll(order);
   }
 
   private void ensureOpen() {
