@@ -88,16 +88,21 @@ final class ColumnAssembler {
     shape[0] = rowCount;
     System.arraycopy(rowShape, 0, shape, 1, rowShape.length);
     Tensor result = Tensor.allocate(allocator, dtype, shape);
-    long rowBytes = rowCount == 0 ? 0 : result.nbytes() / rowCount;
-    MemorySegment target = result.segment();
-    for (int r = 0; r < replies.size(); r++) {
-      List<MemorySegment> rows = replies.get(r).field(f).rows();
-      int[] positions = routes.get(r).positions();
-      for (int j = 0; j < positions.length; j++) {
-        MemorySegment.copy(rows.get(j), 0, target, positions[j] * rowBytes, rowBytes);
+    try {
+      long rowBytes = rowCount == 0 ? 0 : result.nbytes() / rowCount;
+      MemorySegment target = result.segment();
+      for (int r = 0; r < replies.size(); r++) {
+        List<MemorySegment> rows = replies.get(r).field(f).rows();
+        int[] positions = routes.get(r).positions();
+        for (int j = 0; j < positions.length; j++) {
+          MemorySegment.copy(rows.get(j), 0, target, positions[j] * rowBytes, rowBytes);
+        }
       }
+      return new DenseColumn(result);
+    } catch (RuntimeException e) {
+      result.close();
+      throw e;
     }
-    return new DenseColumn(result);
   }
 
   private static Column objects(

@@ -2,6 +2,7 @@ package org.transferqueue.remote;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.config.HostPort;
@@ -77,16 +78,11 @@ public final class UnitRows implements AutoCloseable {
             dtypes[j] = DType.fromName(in.str());
             shapes[j] = in.longs(StorageUnitMessages.MAX_RANK);
           }
-          fields.add(
-              new FieldRows(
-                  name,
-                  false,
-                  null,
-                  List.of(),
-                  kinds,
-                  dtypes,
-                  shapes,
-                  slice(response, in, body, rows)));
+          List<MemorySegment> bodies = slice(response, in, body, rows);
+          for (int j = 0; j < rows; j++) {
+            checkRowBytes(in, name, j, dtypes[j], shapes[j], bodies.get(j).byteSize());
+          }
+          fields.add(new FieldRows(name, false, null, List.of(), kinds, dtypes, shapes, bodies));
           body += rows;
         }
       }
@@ -97,6 +93,51 @@ public final class UnitRows implements AutoCloseable {
     } catch (RuntimeException e) {
       response.close();
       throw e;
+    }
+  }
+
+  /**
+   * Checks that a tensor row's body holds exactly the bytes its dtype and shape say: whoever reads
+   * the rows (the column assembly, a caller of {@link FieldRows#rows()}) copies that many bytes.
+   */
+  private static void checkRowBytes(
+      Wire.Reader in, String name, int row, DType dtype, long[] shape, long bodyBytes) {
+    long nbytes = dtype.byteSize();
+    try {
+      for (long d : shape) {
+        if (d < 0) {
+          throw new ArithmeticException("negative dimension " + d);
+        }
+        nbytes = Math.multiplyExact(nbytes, d);
+      }
+    } catch (ArithmeticException e) {
+      throw in.malformed(
+          "field '"
+              + name
+              + "' row "
+              + row
+              + " shape="
+              + Arrays.toString(shape)
+              + " of "
+              + dtype
+              + " has no byte size: "
+              + e.getMessage());
+    }
+    if (nbytes != bodyBytes) {
+      throw in.malformed(
+          "field '"
+              + name
+              + "' row "
+              + row
+              + " shape="
+              + Arrays.toString(shape)
+              + " of "
+              + dtype
+              + " needs "
+              + nbytes
+              + " bytes but its body is "
+              + bodyBytes
+              + " bytes");
     }
   }
 

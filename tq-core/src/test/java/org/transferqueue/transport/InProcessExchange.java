@@ -149,6 +149,18 @@ public final class InProcessExchange implements AutoCloseable {
     }
   }
 
+  /**
+   * A response as the client's reader builds it: {@code metadata} and bodies read into {@code
+   * buffers}, which the response owns. For tests of replies a real server would not send.
+   *
+   * @param metadata the reply's application metadata
+   * @param buffers one buffer per body, each body its whole buffer; owned by the response
+   * @return the response; closing it closes the buffers
+   */
+  public static Response response(byte[] metadata, List<NativeBuffer> buffers) {
+    return new Response(metadata, buffers.stream().map(NativeBuffer::segment).toList(), buffers);
+  }
+
   private static Reply await(CompletableFuture<Reply> answer, String where) {
     try {
       return answer.get(REPLY_WAIT_SECONDS, TimeUnit.SECONDS);
