@@ -288,6 +288,16 @@ class ClientFuzzTest {
         }
       }
       d.fuzzing(false);
+      // Checked first: an unchecked exception usually also strands a buffer, and the leak wait
+      // below
+      // would otherwise report the symptom instead of the cause.
+      if (!unchecked.isEmpty()) {
+        AssertionError failure =
+            new AssertionError(
+                unchecked.size() + " calls ended with an unchecked exception, seed=" + seed);
+        unchecked.stream().limit(5).forEach(failure::addSuppressed);
+        throw failure;
+      }
 
       // The same client objects work again through the now transparent proxies.
       int failedRoundTrips = roundTrip(tq, a, written);
@@ -329,13 +339,6 @@ class ClientFuzzTest {
               + codes
               + " mutations "
               + mutations);
-      if (!unchecked.isEmpty()) {
-        AssertionError failure =
-            new AssertionError(
-                unchecked.size() + " calls ended with an unchecked exception, seed=" + seed);
-        unchecked.stream().limit(5).forEach(failure::addSuppressed);
-        throw failure;
-      }
     }
   }
 
