@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.ProtocolException;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
@@ -419,6 +420,22 @@ public final class RemoteObjectStore extends AbstractObjectStore
       int[] positions = shards.get(s).positions();
       try (Response response = join(calls.get(s))) {
         long[] read = readResults(response, positions.length);
+        // Checked for the whole reply before any buffer is kept: a reply whose bodies disagree with
+        // its sizes fails as a whole, and the response releases every body.
+        for (int j = 0; j < positions.length; j++) {
+          long body = response.buffers().get(j).lengthBytes();
+          if (read[j] > 0 && body != read[j]) {
+            throw new ProtocolException(
+                org.transferqueue.ErrorCode.PROTOCOL_ERROR,
+                "READ reply: key "
+                    + keys.get(positions[j])
+                    + " has size="
+                    + read[j]
+                    + " but its body has "
+                    + body
+                    + " bytes");
+          }
+        }
         for (int j = 0; j < positions.length; j++) {
           if (read[j] > 0) {
             buffers[positions[j]] = response.buffers().get(j).retain();
