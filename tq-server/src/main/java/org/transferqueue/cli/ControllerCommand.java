@@ -3,7 +3,6 @@ package org.transferqueue.cli;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.client.TransferQueueSystem;
@@ -63,7 +62,7 @@ final class ControllerCommand implements Callable<Integer> {
    * @param tq the configuration
    * @return the started role; the caller closes it
    */
-  static ControllerRole start(TqConfig tq) {
+  static RoleRunner.ServedRole start(TqConfig tq) {
     HostPort bind =
         tq.network()
             .bindAddress(
@@ -104,7 +103,8 @@ final class ControllerCommand implements Callable<Integer> {
             RoleRunner.startMetrics(
                 registry, tq.network().bindHost(), tq.metrics().port(), "controller", LOG);
       }
-      return new ControllerRole(allocator, server, collector, endpoint);
+      return new RoleRunner.ServedRole(
+          server.address(), endpoint, endpoint, collector, server, allocator);
     } catch (RuntimeException e) {
       if (collector != null) {
         collector.close();
@@ -114,52 +114,6 @@ final class ControllerCommand implements Callable<Integer> {
       }
       allocator.close();
       throw e;
-    }
-  }
-
-  /** A running controller role; closing stops the metrics, the server, then releases the memory. */
-  static final class ControllerRole implements RoleRunner.Role {
-    private final RootAllocator allocator;
-    private final ControllerServer server;
-    private final MetricsCollector collector;
-    private final PrometheusEndpoint endpoint;
-
-    private ControllerRole(
-        RootAllocator allocator,
-        ControllerServer server,
-        MetricsCollector collector,
-        PrometheusEndpoint endpoint) {
-      this.allocator = allocator;
-      this.server = server;
-      this.collector = collector;
-      this.endpoint = endpoint;
-    }
-
-    @Override
-    public HostPort address() {
-      return server.address();
-    }
-
-    /**
-     * The metrics endpoint's {@code host:port}.
-     *
-     * @return the address while {@code metrics.enabled}; empty otherwise
-     */
-    Optional<String> metricsAddress() {
-      return Optional.ofNullable(endpoint).map(PrometheusEndpoint::address);
-    }
-
-    @Override
-    public void close() {
-      try (allocator;
-          server) {
-        if (endpoint != null) {
-          endpoint.close();
-        }
-        if (collector != null) {
-          collector.close();
-        }
-      }
     }
   }
 }

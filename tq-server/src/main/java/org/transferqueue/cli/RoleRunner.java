@@ -3,8 +3,11 @@ package org.transferqueue.cli;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import org.transferqueue.Closeables;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
@@ -26,6 +29,50 @@ final class RoleRunner {
 
     @Override
     void close();
+  }
+
+  /**
+   * A started server role: the server's address, its metrics endpoint if any, and what it holds,
+   * closed in the given order (the endpoint and collector first, the memory last). Closing goes on
+   * through a failing resource; the first failure is thrown, later ones suppressed ({@link
+   * Closeables#closeAll}).
+   */
+  static final class ServedRole implements Role {
+    private final HostPort address;
+    private final PrometheusEndpoint endpoint;
+    private final List<AutoCloseable> closeOrder;
+
+    /**
+     * A role.
+     *
+     * @param address the server's address
+     * @param endpoint the metrics endpoint, or null when metrics are off
+     * @param closeOrder what the role holds, in closing order; null entries are skipped
+     */
+    ServedRole(HostPort address, PrometheusEndpoint endpoint, AutoCloseable... closeOrder) {
+      this.address = address;
+      this.endpoint = endpoint;
+      this.closeOrder = Arrays.asList(closeOrder);
+    }
+
+    @Override
+    public HostPort address() {
+      return address;
+    }
+
+    /**
+     * The metrics endpoint's {@code host:port}.
+     *
+     * @return the address while {@code metrics.enabled}; empty otherwise
+     */
+    Optional<String> metricsAddress() {
+      return Optional.ofNullable(endpoint).map(PrometheusEndpoint::address);
+    }
+
+    @Override
+    public void close() {
+      Closeables.closeAll(closeOrder);
+    }
   }
 
   /**

@@ -73,7 +73,7 @@ final class StorageUnitCommand implements Callable<Integer> {
    * @param unit the unit's index, part of its id
    * @return the started role; the caller closes it
    */
-  static UnitRole start(TqConfig tq, HostPort address, int unit) {
+  static RoleRunner.ServedRole start(TqConfig tq, HostPort address, int unit) {
     HostPort bind =
         tq.network()
             .bindAddress(
@@ -124,7 +124,8 @@ final class StorageUnitCommand implements Callable<Integer> {
         // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
         endpoint = RoleRunner.startMetrics(registry, bind.host(), 0, "storage unit " + unit, LOG);
       }
-      return new UnitRole(allocator, storageUnit, server, collector, endpoint);
+      return new RoleRunner.ServedRole(
+          server.address(), endpoint, endpoint, collector, server, storageUnit, allocator);
     } catch (RuntimeException e) {
       if (collector != null) {
         collector.close();
@@ -137,59 +138,6 @@ final class StorageUnitCommand implements Callable<Integer> {
       }
       allocator.close();
       throw e;
-    }
-  }
-
-  /**
-   * A running storage-unit role; closing stops the metrics and the server, then closes the unit and
-   * releases the memory.
-   */
-  static final class UnitRole implements RoleRunner.Role {
-    private final RootAllocator allocator;
-    private final StorageUnit unit;
-    private final StorageUnitServer server;
-    private final MetricsCollector collector;
-    private final PrometheusEndpoint endpoint;
-
-    private UnitRole(
-        RootAllocator allocator,
-        StorageUnit unit,
-        StorageUnitServer server,
-        MetricsCollector collector,
-        PrometheusEndpoint endpoint) {
-      this.allocator = allocator;
-      this.unit = unit;
-      this.server = server;
-      this.collector = collector;
-      this.endpoint = endpoint;
-    }
-
-    @Override
-    public HostPort address() {
-      return server.address();
-    }
-
-    /**
-     * The metrics endpoint's {@code host:port}.
-     *
-     * @return the address while {@code metrics.enabled}; empty otherwise
-     */
-    Optional<String> metricsAddress() {
-      return Optional.ofNullable(endpoint).map(PrometheusEndpoint::address);
-    }
-
-    @Override
-    public void close() {
-      try (allocator;
-          unit;
-          server) {
-        if (endpoint != null) {
-          endpoint.close();
-        }
-        if (collector != null) {
-          collector.close();
-        }
-      }
     }
   }
 }

@@ -79,7 +79,7 @@ final class StoreNodeCommand implements Callable<Integer> {
    * @throws TqException {@code INVALID_CONFIGURATION} when the engine refuses the sizes or the
    *     address cannot be served; nothing is left open then
    */
-  static NodeRole start(TqConfig tq, HostPort address, int node) {
+  static RoleRunner.ServedRole start(TqConfig tq, HostPort address, int node) {
     MooncakeStoreConfig mooncake = tq.backend().mooncakeStore();
     StoreConfig storeConfig =
         StoreConfig.builder()
@@ -127,7 +127,8 @@ final class StoreNodeCommand implements Callable<Integer> {
           registry == null
               ? null
               : RoleRunner.startMetrics(registry, bind.host(), 0, "store node " + node, LOG);
-      return new NodeRole(allocator, engine, server, endpoint);
+      return new RoleRunner.ServedRole(
+          server.address(), endpoint, endpoint, server, engine, allocator);
     } catch (RuntimeException e) {
       if (server != null) {
         server.close();
@@ -135,40 +136,6 @@ final class StoreNodeCommand implements Callable<Integer> {
       engine.close();
       allocator.close();
       throw e;
-    }
-  }
-
-  /** A running store-node role; closing stops the metrics, the server, the engine, the memory. */
-  record NodeRole(
-      RootAllocator allocator,
-      EmbeddedObjectStore engine,
-      StoreNodeServer server,
-      PrometheusEndpoint endpoint)
-      implements RoleRunner.Role {
-    @Override
-    public HostPort address() {
-      return server.address();
-    }
-
-    /**
-     * The metrics endpoint's {@code host:port}.
-     *
-     * @return the address while {@code metrics.enabled}; empty otherwise
-     */
-    Optional<String> metricsAddress() {
-      return Optional.ofNullable(endpoint).map(PrometheusEndpoint::address);
-    }
-
-    @Override
-    public void close() {
-      try (allocator;
-          engine;
-          server) {
-        if (endpoint != null) {
-          endpoint.close();
-        }
-        // then closes the server, the engine and the allocator
-      }
     }
   }
 }

@@ -40,7 +40,7 @@ class BindHostTest {
   void shouldBindControllerOnBindHostAndThePortOfItsAddress() throws IOException {
     int port = freePort();
     TqConfig tq = config(OTHER_LOOPBACK, new HostPort("127.0.0.1", port));
-    try (ControllerCommand.ControllerRole role = ControllerCommand.start(tq)) {
+    try (RoleRunner.ServedRole role = ControllerCommand.start(tq)) {
       assertThat(role.address()).isEqualTo(new HostPort(OTHER_LOOPBACK, port));
     }
   }
@@ -48,7 +48,7 @@ class BindHostTest {
   @Test
   void shouldBindStorageUnitOnBindHostNotOnTheHostOfItsAddress() {
     TqConfig tq = config(OTHER_LOOPBACK, null);
-    try (StorageUnitCommand.UnitRole role =
+    try (RoleRunner.ServedRole role =
         StorageUnitCommand.start(tq, new HostPort("127.0.0.1", 0), 0)) {
       assertThat(role.address().host()).isEqualTo(OTHER_LOOPBACK);
       assertThat(role.address().port()).isPositive();

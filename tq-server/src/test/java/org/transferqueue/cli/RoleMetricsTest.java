@@ -44,7 +44,7 @@ class RoleMetricsTest {
   @Test
   void shouldServeControllerUptimeOnMetricsWhenEnabled(@TempDir Path dir)
       throws IOException, InterruptedException {
-    try (ControllerCommand.ControllerRole role = ControllerCommand.start(config(dir, true));
+    try (RoleRunner.ServedRole role = ControllerCommand.start(config(dir, true));
         HttpClient http = HttpClient.newHttpClient()) {
       String address = role.metricsAddress().orElseThrow();
       HttpResponse<String> response =
@@ -61,7 +61,7 @@ class RoleMetricsTest {
   @Test
   void shouldServeOnlyUnitGaugesOfAStorageUnitRoleWhenEnabled(@TempDir Path dir)
       throws IOException, InterruptedException {
-    try (StorageUnitCommand.UnitRole role =
+    try (RoleRunner.ServedRole role =
             StorageUnitCommand.start(config(dir, true), new HostPort("127.0.0.1", 0), 3);
         HttpClient http = HttpClient.newHttpClient()) {
       String address = role.metricsAddress().orElseThrow();
@@ -79,11 +79,11 @@ class RoleMetricsTest {
 
   @Test
   void shouldServeNoMetricsWhenDisabled(@TempDir Path dir) throws IOException {
-    try (ControllerCommand.ControllerRole role = ControllerCommand.start(config(dir, false))) {
+    try (RoleRunner.ServedRole role = ControllerCommand.start(config(dir, false))) {
       assertThat(role.metricsAddress()).isEmpty();
       assertThat(role.address().port()).isPositive();
     }
-    try (StorageUnitCommand.UnitRole role =
+    try (RoleRunner.ServedRole role =
         StorageUnitCommand.start(config(dir, false), new HostPort("127.0.0.1", 0), 0)) {
       assertThat(role.metricsAddress()).isEmpty();
     }

@@ -98,7 +98,7 @@ class RoleRequestMetersTest {
   @Test
   void shouldCountControllerRequestsByOpType(@TempDir Path dir, BufferAllocator allocator)
       throws Exception {
-    try (ControllerCommand.ControllerRole role = ControllerCommand.start(config(dir));
+    try (RoleRunner.ServedRole role = ControllerCommand.start(config(dir));
         TransportClient transport =
             new TransportClient(TransportConfig.builder().build(), allocator)) {
       RemoteController controller =
@@ -132,7 +132,7 @@ class RoleRequestMetersTest {
   @Test
   void shouldCountStorageUnitRequestsByOpType(@TempDir Path dir, BufferAllocator allocator)
       throws Exception {
-    try (StorageUnitCommand.UnitRole role =
+    try (RoleRunner.ServedRole role =
             StorageUnitCommand.start(config(dir), new HostPort("127.0.0.1", 0), 4);
         TransportClient transport =
             new TransportClient(TransportConfig.builder().build(), allocator);
@@ -165,7 +165,7 @@ class RoleRequestMetersTest {
   @Test
   void shouldCountStoreNodeRequestsByOpType(@TempDir Path dir, BufferAllocator allocator)
       throws Exception {
-    try (StoreNodeCommand.NodeRole role =
+    try (RoleRunner.ServedRole role =
             StoreNodeCommand.start(config(dir), new HostPort("127.0.0.1", 0), 2);
         RemoteObjectStore store =
             RemoteObjectStore.connect(
