@@ -23,6 +23,7 @@ import org.transferqueue.server.bench.JsonReporter;
 import org.transferqueue.server.bench.LoopbackCommands;
 import org.transferqueue.server.bench.MemoryProbe;
 import org.transferqueue.server.bench.TableReporter;
+import org.transferqueue.server.bench.WarmupPolicy;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -76,11 +77,13 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--warmup",
-      defaultValue = "3",
+      defaultValue = "auto",
       description =
-          "Iterations per backend and mode run before the measured ones and kept out of the means"
+          "Iterations per backend and mode run before the measured ones and kept out of the means:"
+              + " a number, or auto = at least 3 and then until the JIT compilers of the case's"
+              + " processes used at most 5% of an iteration's CPU, at most 30"
               + " (default ${DEFAULT-VALUE}); their timings go to the JSON as \"warmup\".")
-  int warmup;
+  String warmup;
 
   @Option(
       names = "--backend",
@@ -141,12 +144,12 @@ final class BenchCommand implements Callable<Integer> {
       return EXIT_MEMORY;
     }
     out.printf(
-        "tq bench: %s x %s x %s, %d iterations after %d warm-up%n",
+        "tq bench: %s x %s x %s, %d iterations after %s%n",
         String.join(",", plan.sizes().stream().map(BenchSize::label).toList()),
         String.join(",", plan.backends().stream().map(BenchBackend::configName).toList()),
         String.join(",", plan.modes().stream().map(BenchMode::optionName).toList()),
         plan.iterations(),
-        plan.warmup());
+        plan.warmup().describe());
     out.flush();
     BenchReport report;
     try {
@@ -220,7 +223,7 @@ final class BenchCommand implements Callable<Integer> {
               BenchMode.parse(mode),
               BenchMode.skipped(mode),
               iterations,
-              warmup,
+              WarmupPolicy.parse(warmup),
               seed,
               yaml,
               config == null ? null : config.toString(),

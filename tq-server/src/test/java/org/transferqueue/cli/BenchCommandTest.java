@@ -75,6 +75,7 @@ class BenchCommandTest {
     assertThat(config.get("modes")).isEqualTo(List.of("embedded"));
     assertThat(number(config.get("iterations"))).isEqualTo(2);
     assertThat(number(config.get("warmup"))).isEqualTo(3);
+    assertThat(number(config.get("warmupMax"))).isEqualTo(1000);
     assertThat(config.get("complex")).isEqualTo(false);
     Map<String, Object> env = map(report.get("environment"));
     assertThat(env.get("jdk")).isEqualTo(System.getProperty("java.runtime.version"));
@@ -116,8 +117,29 @@ class BenchCommandTest {
     List<Object> iterations = list(result.get("iterations"));
     assertThat(iterations).hasSize(2);
     List<Object> warmup = list(result.get("warmup"));
-    assertThat(warmup).hasSize(3);
+    // --warmup auto: at least 3, then until compilation took at most 5% of the CPU of the last 10
+    // (or 1000 iterations, or 60 s): it never runs past the first window that settled.
+    assertThat(warmup).hasSizeGreaterThanOrEqualTo(3);
+    assertThat(number(result.get("warmupIterations"))).isEqualTo(warmup.size());
     assertThat(number(map(warmup.getFirst()).get("putSeconds"))).isPositive();
+    double[] compiler = new double[warmup.size()];
+    double[] all = new double[warmup.size()];
+    for (int i = 0; i < warmup.size(); i++) {
+      Map<String, Object> it = map(warmup.get(i));
+      compiler[i] = number(it.get("compilerCpuSeconds"));
+      all[i] = number(it.get("cpuSeconds"));
+      assertThat(compiler[i]).isNotNegative().isLessThanOrEqualTo(all[i]);
+    }
+    for (int end = 10; end < warmup.size(); end++) {
+      double c = 0;
+      double a = 0;
+      for (int i = end - 10; i < end; i++) {
+        c += compiler[i];
+        a += all[i];
+      }
+      assertThat(c).as("window ending at warm-up %d had settled", end).isGreaterThan(0.05 * a);
+    }
+    assertThat(result.get("warmupSettled")).isInstanceOf(Boolean.class);
     Map<String, Object> cpu = map(result.get("cpu"));
     assertThat(number(cpu.get("putSeconds"))).isNotNegative();
     assertThat(number(cpu.get("getSeconds"))).isNotNegative();
@@ -193,6 +215,7 @@ class BenchCommandTest {
             "--fields=3",
             "--seq-len=64",
             "--iterations=2",
+            "--warmup=2",
             "--backend=all",
             "--mode=all",
             "--json=" + json);
@@ -230,6 +253,7 @@ class BenchCommandTest {
             "MooncakeStore/embedded",
             "SimpleStorage/loopback",
             "MooncakeStore/loopback");
+    assertThat(results).allSatisfy(r -> assertThat(list(r.get("warmup"))).hasSize(2));
     for (Map<String, Object> result : results.subList(2, 4)) {
       assertThat(result.get("verified")).isEqualTo(true);
       Map<String, Object> mean = map(result.get("mean"));
@@ -304,6 +328,12 @@ class BenchCommandTest {
     Run iterations = bench(plenty, "--preset=tiny", "--iterations=0");
     assertThat(iterations.status()).isEqualTo(2);
     assertThat(iterations.err()).contains("iterations=0");
+    Run warmup = bench(plenty, "--preset=tiny", "--warmup=soon");
+    assertThat(warmup.status()).isEqualTo(2);
+    assertThat(warmup.err()).contains("warmup='soon'");
+    Run negative = bench(plenty, "--preset=tiny", "--warmup=-1");
+    assertThat(negative.status()).isEqualTo(2);
+    assertThat(negative.err()).contains("warmup=-1");
   }
 
   @Test
@@ -378,6 +408,8 @@ class BenchCommandTest {
     Map<String, Object> rest = new java.util.LinkedHashMap<>(iteration);
     rest.remove("putCpuSeconds");
     rest.remove("getCpuSeconds");
+    rest.remove("cpuSeconds");
+    rest.remove("compilerCpuSeconds");
     return rest.values();
   }
 }

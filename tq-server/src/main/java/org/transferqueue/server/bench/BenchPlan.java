@@ -21,7 +21,7 @@ import org.transferqueue.server.config.TqConfigs;
  * @param modes the modes, each able to run in this build
  * @param skippedModes modes asked for (through {@code all}) that this build cannot run
  * @param iterations measured iterations per case, at least 1
- * @param warmup iterations per case run before the measured ones, at least 0: their timings are
+ * @param warmup how many iterations each case runs before the measured ones: their timings are
  *     recorded but kept out of the means (the first touch of the system's memory and the
  *     compilation of its code paths land there)
  * @param seed seeds the generated values
@@ -37,7 +37,7 @@ public record BenchPlan(
     List<BenchMode> modes,
     List<BenchMode> skippedModes,
     int iterations,
-    int warmup,
+    WarmupPolicy warmup,
     long seed,
     String configYaml,
     String configSource,
@@ -55,6 +55,7 @@ public record BenchPlan(
     backends = List.copyOf(backends);
     modes = List.copyOf(modes);
     skippedModes = List.copyOf(skippedModes);
+    Objects.requireNonNull(warmup, "warmup");
     Objects.requireNonNull(configYaml, "configYaml");
     environment = Map.copyOf(environment);
     Objects.requireNonNull(command, "command");
@@ -76,9 +77,6 @@ public record BenchPlan(
     if (iterations < 1) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "iterations=" + iterations + " must be at least 1");
-    }
-    if (warmup < 0) {
-      throw new TqException(ErrorCode.INVALID_ARGUMENT, "warmup=" + warmup + " must be at least 0");
     }
   }
 

@@ -44,10 +44,11 @@ import org.transferqueue.transport.TransportConfig;
  *   t3  kv.clear(listedKeys, "train_0")          timed: clear
  * </pre>
  *
- * Each case first runs {@link BenchPlan#warmup()} warm-up iterations, timed the same way but kept
- * out of the means: the first one pays for the first touch of the system's memory (storage blocks,
- * the pooled buffers of a get's result, transport buffers) and for compiling the code paths, which
- * a long-running user pays once. The data read in the first iteration of each case is compared with
+ * Each case first runs warm-up iterations ({@link BenchPlan#warmup()}, by default until the JIT
+ * compilers of its processes have settled), timed the same way but kept out of the means: the first
+ * one pays for the first touch of the system's memory (storage blocks, the pooled buffers of a
+ * get's result, transport buffers), and the first tens for compiling the code paths, which a
+ * long-running user pays once. The data read in the first iteration of each case is compared with
  * what was put (outside the timed region); a difference fails the run. In loopback mode the
  * heap-allocation counters of the client (this process) and of every server process are read right
  * before and after each measured put and get ({@link HeapMeter}), giving each case's heap bytes per
@@ -132,7 +133,8 @@ public final class BenchRunner {
     checkMemory();
     Instant startedAt = Instant.now();
     BenchEnvironment environment = BenchEnvironment.current(probe);
-    int perMode = plan.backends().size() * (2 + 4 * (plan.warmup() + plan.iterations()));
+    int perMode =
+        plan.backends().size() * (2 + 4 * (progressWarmup(plan.warmup()) + plan.iterations()));
     total = plan.sizes().size() * (1 + plan.modes().size() * perMode);
     completed = 0;
     List<SizeResult> results = new ArrayList<>();
@@ -263,16 +265,33 @@ public final class BenchRunner {
       List<IterationResult> warmup,
       List<IterationResult> into,
       List<HeapAllocation> heapInto) {
-    for (int i = 1; i <= plan.warmup(); i++) {
-      String prefix = label + " warm-up " + i + "/" + plan.warmup() + ": ";
+    WarmupPolicy policy = plan.warmup();
+    long warmupStart = nanoClock.getAsLong();
+    while (!policy.done(warmup, (nanoClock.getAsLong() - warmupStart) / 1e9)) {
+      int i = warmup.size() + 1;
+      String prefix =
+          label
+              + " warm-up "
+              + i
+              + (policy.adaptive() ? " (until compilation settles): " : "/" + policy.min() + ": ");
       warmup.add(
           iterate(kv, cpu, null, workload, prefix, i, i == 1, baseline.gbPerSec(), heapInto));
     }
+    completed += 4 * Math.max(0, progressWarmup(policy) - warmup.size());
     for (int i = 1; i <= plan.iterations(); i++) {
       String prefix = label + " iteration " + i + "/" + plan.iterations() + ": ";
-      boolean verify = i == 1 && plan.warmup() == 0;
+      boolean verify = i == 1 && warmup.isEmpty();
       into.add(iterate(kv, cpu, meter, workload, prefix, i, verify, baseline.gbPerSec(), heapInto));
     }
+  }
+
+  /**
+   * The warm-up iterations the progress bar counts per case: the fixed number, or for an adaptive
+   * policy a typical count (the bar then jumps when a case settles sooner and waits at the end of
+   * the case when it takes longer).
+   */
+  private static int progressWarmup(WarmupPolicy policy) {
+    return policy.adaptive() ? Math.min(policy.maxIterations(), 100) : policy.min();
   }
 
   private static Path tempDir() {
@@ -312,6 +331,9 @@ public final class BenchRunner {
     // The CPU readings enclose the heap readings, not the other way round: reading the CPU meter
     // allocates (it parses /proc), which would otherwise count as the put's heap; the heap meter's
     // few calls to the servers cost no measurable CPU next to a batch.
+    // The iteration's CPU readings enclose its compiler readings, which enclose the rest.
+    long iteration0 = cpu.cpuNanos();
+    long compiler0 = cpu.compilerNanos();
     long c0 = cpu.cpuNanos();
     HeapMeter.Reading beforePut = meter == null ? null : meter.read();
     long t0 = nanoClock.getAsLong();
@@ -356,6 +378,8 @@ public final class BenchRunner {
     long t6 = nanoClock.getAsLong();
     kv.clear(keys, PARTITION);
     long t7 = nanoClock.getAsLong();
+    long compiler7 = cpu.compilerNanos();
+    long iteration7 = cpu.cpuNanos();
     return new IterationResult(
         iteration,
         workload.bytes(),
@@ -365,7 +389,9 @@ public final class BenchRunner {
         seconds(t7 - t6),
         baseline,
         cpuSeconds(c0, c1),
-        cpuSeconds(c4, c5));
+        cpuSeconds(c4, c5),
+        cpuSeconds(iteration0, iteration7),
+        cpuSeconds(compiler0, compiler7));
   }
 
   private static double cpuSeconds(long start, long end) {
@@ -414,7 +440,7 @@ public final class BenchRunner {
   }
 
   private void step(String activity) {
-    listener.onStep(activity, completed, total);
+    listener.onStep(activity, Math.min(completed, total - 1), total);
     completed++;
   }
 }

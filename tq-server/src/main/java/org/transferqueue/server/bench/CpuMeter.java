@@ -26,6 +26,9 @@ import java.util.Optional;
  * ProcessHandle.Info#totalCpuDuration()}. Not thread-safe; owned by the bench's thread.
  */
 final class CpuMeter {
+  /** What HotSpot's compiler thread names have after {@code C1}/{@code C2}. */
+  private static final String COMPILER_THREAD_PREFIX = " CompilerThre";
+
   private final List<Long> children = new ArrayList<>();
 
   /**
@@ -37,6 +40,26 @@ final class CpuMeter {
   CpuMeter add(long pid) {
     children.add(pid);
     return this;
+  }
+
+  /**
+   * CPU time the JIT compiler threads of this process and of the added children used so far; only
+   * differences are meaningful. While it still grows by more than a few percent of a case's CPU per
+   * iteration, the case's processes are still compiling its code paths: the iteration is not yet
+   * the steady state a long-running job sees ({@link WarmupPolicy}).
+   *
+   * @return nanoseconds, or -1 when this platform does not report compiler threads (no {@code
+   *     /proc})
+   */
+  long compilerNanos() {
+    long total = threadNanos(ProcessHandle.current().pid(), true);
+    if (total < 0) {
+      return -1;
+    }
+    for (long pid : children) {
+      total += Math.max(0, threadNanos(pid, true));
+    }
+    return total;
   }
 
   /**
@@ -75,12 +98,22 @@ final class CpuMeter {
 
   /** The summed run time of the live threads of {@code pid}, or -1 without {@code /proc}. */
   private static long threadNanos(long pid) {
+    return threadNanos(pid, false);
+  }
+
+  /**
+   * The summed run time of the live threads of {@code pid}, or only of its JIT compiler threads, or
+   * -1 without {@code /proc}.
+   */
+  private static long threadNanos(long pid, boolean compilersOnly) {
     Path tasks = Path.of("/proc", Long.toString(pid), "task");
     if (Files.isDirectory(tasks)) {
       long sum = 0;
       try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
         for (Path thread : threads) {
-          sum += schedstatNanos(thread.resolve("schedstat"));
+          if (!compilersOnly || isCompilerThread(thread)) {
+            sum += schedstatNanos(thread.resolve("schedstat"));
+          }
         }
         return sum;
       } catch (IOException e) {
@@ -89,6 +122,22 @@ final class CpuMeter {
       }
     }
     return -1;
+  }
+
+  /**
+   * Whether a thread of {@code /proc/<pid>/task} is one of HotSpot's JIT compiler threads ({@code
+   * C1 CompilerThread<n>}, {@code C2 CompilerThread<n>}; the kernel keeps the first 15 characters).
+   */
+  private static boolean isCompilerThread(Path thread) {
+    try {
+      String name = Files.readString(thread.resolve("comm"));
+      return name.startsWith(COMPILER_THREAD_PREFIX, 2)
+          && (name.charAt(0) == 'C')
+          && (name.charAt(1) == '1' || name.charAt(1) == '2');
+    } catch (IOException | StringIndexOutOfBoundsException e) {
+      // A thread that ended between the listing and the read compiles nothing more.
+      return false;
+    }
   }
 
   private static long schedstatNanos(Path schedstat) {

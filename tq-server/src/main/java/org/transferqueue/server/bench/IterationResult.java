@@ -18,6 +18,10 @@ package org.transferqueue.server.bench;
  * @param putCpuSeconds CPU time of the put, summed over the processes of the case (this one and, in
  *     loopback mode, the servers); NaN when not measured
  * @param getCpuSeconds CPU time of the get, summed the same way; NaN when not measured
+ * @param cpuSeconds CPU time of the whole iteration (put to clear), summed the same way; NaN when
+ *     not measured
+ * @param compilerCpuSeconds the part of {@code cpuSeconds} the JIT compiler threads used; NaN when
+ *     not measured
  */
 public record IterationResult(
     int iteration,
@@ -28,7 +32,9 @@ public record IterationResult(
     double clearSeconds,
     double baselineGbPerSec,
     double putCpuSeconds,
-    double getCpuSeconds) {
+    double getCpuSeconds,
+    double cpuSeconds,
+    double compilerCpuSeconds) {
 
   private static final double GIB = 1024.0 * 1024 * 1024;
 
@@ -59,6 +65,8 @@ public record IterationResult(
         getSeconds,
         clearSeconds,
         baselineGbPerSec,
+        Double.NaN,
+        Double.NaN,
         Double.NaN,
         Double.NaN);
   }

@@ -61,7 +61,7 @@ public final class JsonReporter {
     root.put("unavailableModes", report.unavailableModes());
     List<Object> sizes = new ArrayList<>();
     for (SizeResult size : report.sizes()) {
-      sizes.add(size(size));
+      sizes.add(size(size, report.plan().warmup()));
     }
     root.put("sizes", sizes);
     StringBuilder out = new StringBuilder();
@@ -92,7 +92,9 @@ public final class JsonReporter {
     config.put("backends", plan.backends().stream().map(BenchBackend::configName).toList());
     config.put("modes", plan.modes().stream().map(BenchMode::optionName).toList());
     config.put("iterations", plan.iterations());
-    config.put("warmup", plan.warmup());
+    config.put("warmup", plan.warmup().min());
+    config.put("warmupMax", plan.warmup().maxIterations());
+    config.put("warmupPolicy", plan.warmup().describe());
     config.put("seed", plan.seed());
     config.put("configFile", plan.configSource());
     config.put("partition", BenchRunner.PARTITION);
@@ -100,7 +102,7 @@ public final class JsonReporter {
     return config;
   }
 
-  private static Map<String, Object> size(SizeResult size) {
+  private static Map<String, Object> size(SizeResult size, WarmupPolicy warmupPolicy) {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("name", size.size().name());
     out.put("batch", size.size().batch());
@@ -196,6 +198,8 @@ public final class JsonReporter {
         warmup.add(iteration(r));
       }
       result.put("warmup", warmup);
+      result.put("warmupIterations", c.warmup().size());
+      result.put("warmupSettled", warmupPolicy.settled(c.warmup()));
       results.add(result);
     }
     out.put("results", results);
@@ -225,6 +229,12 @@ public final class JsonReporter {
     }
     if (!Double.isNaN(r.getCpuSeconds())) {
       out.put("getCpuSeconds", r.getCpuSeconds());
+    }
+    if (!Double.isNaN(r.cpuSeconds())) {
+      out.put("cpuSeconds", r.cpuSeconds());
+    }
+    if (!Double.isNaN(r.compilerCpuSeconds())) {
+      out.put("compilerCpuSeconds", r.compilerCpuSeconds());
     }
     return out;
   }

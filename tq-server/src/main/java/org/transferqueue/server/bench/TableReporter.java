@@ -33,12 +33,12 @@ public final class TableReporter {
     out.append(
         String.format(
             Locale.ROOT,
-            "%d iterations per case after %d warm-up (not in the means), %s data; means over all"
+            "%d iterations per case after %s (not in the means), %s data; means over all"
                 + " measured iterations; GB/s = 10^9 bytes/s,"
                 + " Gbps = GiB x 8 / s (upstream's figure), x = ratio to the baseline measured before the case,"
                 + " rt = round trip (put + get), 2+ = iterations after the first%n",
             report.plan().iterations(),
-            report.plan().warmup(),
+            report.plan().warmup().describe(),
             report.plan().complex() ? "complex" : "simple"));
     for (SizeResult size : report.sizes()) {
       out.append(
@@ -137,14 +137,32 @@ public final class TableReporter {
       out.append(
           String.format(
               Locale.ROOT,
-              "  %-24s put %7.3f x %5.2f  get %7.3f x %5.2f  (baseline %.3f)%n",
+              "  %-24s put %7.3f x %5.2f  get %7.3f x %5.2f  (baseline %.3f)%s%n",
               c.label(),
               put,
               put / base,
               get,
               get / base,
-              base));
+              base,
+              compilation(c)));
     }
+  }
+
+  /**
+   * The warm-up iterations a case ran and the share of its measured iterations' CPU that went to
+   * the JIT compilers, or nothing when not measured.
+   */
+  private static String compilation(CaseResult c) {
+    double compiler = c.mean(IterationResult::compilerCpuSeconds);
+    double all = c.mean(IterationResult::cpuSeconds);
+    if (Double.isNaN(compiler) || Double.isNaN(all) || all <= 0) {
+      return "";
+    }
+    return String.format(
+        Locale.ROOT,
+        "  warm-up %d, compiling %.1f%% of the measured CPU",
+        c.warmup().size(),
+        100 * compiler / all);
   }
 
   /** The baselines measured before each case of a mode, when there are several. */

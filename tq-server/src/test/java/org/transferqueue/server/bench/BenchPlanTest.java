@@ -18,7 +18,7 @@ class BenchPlanTest {
         modes,
         List.of(),
         3,
-        1,
+        WarmupPolicy.fixed(1),
         1,
         yaml,
         null,

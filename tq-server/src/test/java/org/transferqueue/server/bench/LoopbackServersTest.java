@@ -23,7 +23,7 @@ class LoopbackServersTest {
             List.of(BenchMode.LOOPBACK),
             List.of(),
             3,
-            1,
+            WarmupPolicy.fixed(1),
             1L,
             "memory:\n  limit_bytes: 4294967296\n",
             null,
