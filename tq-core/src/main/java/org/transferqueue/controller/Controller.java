@@ -2,14 +2,13 @@ package org.transferqueue.controller;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -683,21 +682,11 @@ public final class Controller implements ControllerApi {
     return locked(
         () -> {
           Partition partition = tables.partition(partitionId);
-          List<String> missing = new ArrayList<>();
-          for (String key : keys) {
-            if (partition == null || partition.indexOfKey(key) == null) {
-              missing.add(key);
-            }
-          }
           if (partition != null && !fields.isEmpty()) {
             partition.checkSchema(fields, sampleCount);
           }
-          BatchMeta meta = tables.resolveKeys(partitionId, keys, true);
-          Partition resolved = tables.partition(partitionId);
-          List<Long> created = new ArrayList<>(missing.size());
-          for (String key : missing) {
-            created.add((long) resolved.indexOfKey(key));
-          }
+          List<Long> created = new ArrayList<>();
+          BatchMeta meta = tables.resolveKeys(partitionId, keys, true, created::add);
           return new KeyResolution(meta, created);
         });
   }
@@ -707,13 +696,17 @@ public final class Controller implements ControllerApi {
     if (keys == null || keys.isEmpty()) {
       throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must be a non-empty list: " + keys);
     }
-    Set<String> seen = new HashSet<>();
-    for (String key : keys) {
+    // Sorting a copy finds duplicates with one array instead of a hash set of every key.
+    String[] sorted = keys.toArray(String[]::new);
+    for (String key : sorted) {
       if (key == null) {
         throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must not contain null: " + keys);
       }
-      if (!seen.add(key)) {
-        throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + key);
+    }
+    Arrays.sort(sorted);
+    for (int i = 1; i < sorted.length; i++) {
+      if (sorted[i].equals(sorted[i - 1])) {
+        throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + sorted[i]);
       }
     }
   }

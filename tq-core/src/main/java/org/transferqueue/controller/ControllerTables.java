@@ -1,6 +1,7 @@
 package org.transferqueue.controller;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collections;
 import java.util.HashSet;
@@ -8,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongConsumer;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -132,6 +134,17 @@ final class ControllerTables {
   }
 
   BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
+    return resolveKeys(partitionId, keys, create, null);
+  }
+
+  /**
+   * As {@link #resolveKeys(String, List, boolean)}, also reporting the global indexes of the
+   * samples it created.
+   *
+   * @param created receives the created samples' global indexes in request order; may be null
+   */
+  BatchMeta resolveKeys(
+      String partitionId, List<String> keys, boolean create, LongConsumer created) {
     Partition partition = partitions.get(partitionId);
     if (partition == null) {
       if (!create) {
@@ -139,34 +152,41 @@ final class ControllerTables {
       }
       partition = createPartition(partitionId);
     }
-    List<String> missing = new ArrayList<>();
-    for (String key : keys) {
-      if (partition.indexOfKey(key) == null) {
-        missing.add(key);
+    // Positions in keys of the keys without a sample, then the index of every key's sample.
+    int[] missing = new int[keys.size()];
+    int n = 0;
+    for (int i = 0; i < keys.size(); i++) {
+      if (partition.indexOfKey(keys.get(i)) == null) {
+        missing[n++] = i;
       }
     }
-    if (create && !missing.isEmpty()) {
-      int n = missing.size();
+    if (create && n > 0) {
       int fromPool = n - Math.min(n, partition.preAllocatedCount());
       int[] fresh = fromPool > 0 ? allocator.allocate(partitionId, fromPool) : new int[0];
       int[] activated = partition.activatePreAllocated(n);
       partition.activate(fresh);
       for (int i = 0; i < n; i++) {
         int index = i < activated.length ? activated[i] : fresh[i - activated.length];
-        partition.putKey(missing.get(i), index);
+        partition.putKey(keys.get(missing[i]), index);
+        if (created != null) {
+          created.accept(index);
+        }
       }
     }
-    List<Long> found = new ArrayList<>();
+    long[] indexes = new long[keys.size()];
+    int found = 0;
     for (String key : keys) {
       Integer index = partition.indexOfKey(key);
       if (index != null) {
-        found.add((long) index);
+        indexes[found++] = index;
       }
     }
-    if (found.isEmpty()) {
+    if (found == 0) {
       return BatchMeta.empty();
     }
-    long[] indexes = found.stream().mapToLong(Long::longValue).toArray();
+    if (found < indexes.length) {
+      indexes = Arrays.copyOf(indexes, found);
+    }
     List<String> common = new ArrayList<>();
     for (String name : partition.fieldNames()) {
       if (partition.isProduced((int) indexes[0], List.of(name))) {
