@@ -16,9 +16,9 @@ import org.transferqueue.tensor.Tensor;
  *
  * <p>The aux tensors are the caller's own tensors, not copies: this value borrows them and is valid
  * only while they are open. Writing the frames (to a socket or with {@link #packInto}) copies each
- * tensor byte once, straight from the tensor's segment. Likewise a {@code byte[]} value of {@value
- * MsgpackWriter#BORROW_MIN_BYTES} bytes or more is borrowed and must not change while this value is
- * in use. Immutable apart from the borrowed memory; safe to read from several threads.
+ * tensor byte once, straight from the tensor's segment. Likewise a {@code byte[]} value of 256
+ * bytes or more is borrowed and must not change while this value is in use. Immutable apart from
+ * the borrowed memory; safe to read from several threads.
  */
 public final class EncodedValue {
   private final MsgpackWriter main;
