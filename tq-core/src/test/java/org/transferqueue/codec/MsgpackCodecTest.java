@@ -56,6 +56,9 @@ class MsgpackCodecTest {
         assertThat(ValueDecoder.decode(MemorySegment.ofArray(main), List.of(), "v"))
             .as(what)
             .isEqualTo(value);
+        assertThat(ValueDecoder.decode(MemorySegment.ofArray(main).asReadOnly(), List.of(), "v"))
+            .as(what)
+            .isEqualTo(value);
         try (NativeBuffer packed = allocator.allocate(encoded.packedSize())) {
           encoded.packInto(packed.segment());
           assertThat(PackedValueCodec.unpack(packed.segment(), "v")).as(what).isEqualTo(value);
