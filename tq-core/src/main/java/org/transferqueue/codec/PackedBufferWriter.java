@@ -49,25 +49,43 @@ public final class PackedBufferWriter {
    *     large for the format
    */
   public static long packInto(MemorySegment target, List<MemorySegment> items) {
+    long[] sizes = new long[items.size()];
+    for (int i = 0; i < sizes.length; i++) {
+      sizes[i] = items.get(i).byteSize();
+    }
+    long packedSize = writeTable(target, sizes);
+    long payload = PackedBufferDescriptor.payloadOffset(sizes.length);
+    for (int i = 0; i < sizes.length; i++) {
+      MemorySegment.copy(items.get(i), 0, target, payload, sizes[i]);
+      payload += sizes[i];
+    }
+    return packedSize;
+  }
+
+  /**
+   * Checks that items of these sizes fit {@code target} and writes the item count and table; the
+   * payloads, back to back from {@link PackedBufferDescriptor#payloadOffset}, are the caller's.
+   *
+   * @return the packed length
+   * @throws TqException as {@link #packInto}; nothing is written then
+   */
+  static long writeTable(MemorySegment target, long[] sizes) {
     Objects.requireNonNull(target, "target");
-    long packedSize = packedSize(items);
+    long packedSize = PackedBufferDescriptor.packedSize(sizes);
     if (target.byteSize() < packedSize) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
           "pack_into: target buffer has " + target.byteSize() + " bytes, requires " + packedSize);
     }
-    int count = items.size();
+    int count = sizes.length;
     INT_HANDLE.set(target, (long) ITEM_COUNT_OFFSET, count);
     long payload = PackedBufferDescriptor.payloadOffset(count);
     for (int i = 0; i < count; i++) {
-      MemorySegment item = items.get(i);
-      long size = item.byteSize();
       long entry = TABLE_OFFSET + (long) ENTRY_LENGTH * i;
       INT_HANDLE.set(target, entry, (int) payload);
-      INT_HANDLE.set(target, entry + ENTRY_SIZE_OFFSET, (int) size);
-      MemorySegment.copy(item, 0, target, payload, size);
-      payload += size;
+      INT_HANDLE.set(target, entry + ENTRY_SIZE_OFFSET, (int) sizes[i]);
+      payload += sizes[i];
     }
-    return payload;
+    return packedSize;
   }
 }

@@ -1,13 +1,7 @@
 package org.transferqueue.codec;
 
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.math.BigInteger;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -15,11 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.msgpack.core.ExtensionTypeHeader;
-import org.msgpack.core.MessageFormat;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessagePackException;
-import org.msgpack.core.MessageUnpacker;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -44,21 +33,17 @@ import org.transferqueue.tensor.Tensor;
  * allocated, so a lying length, a truncated frame, invalid msgpack or UTF-8, an unknown extension
  * type, an unknown dtype or an aux frame of the wrong size is reported as {@link
  * ErrorCode#CORRUPT_DATA} naming the value and the byte offset, never as an out-of-bounds read.
- * Stateless and thread-safe.
+ *
+ * <p>The main frame is read in place, heap or native, without a copy of the whole frame; each
+ * string or binary is copied once, from the frame into its value. Strings are strict UTF-8 at the
+ * cost of the JDK's own decoder (ASCII is a bulk copy). Stateless and thread-safe.
  */
 public final class ValueDecoder {
-  private static final MessagePack.UnpackerConfig CONFIG =
-      new MessagePack.UnpackerConfig()
-          .withActionOnMalformedString(CodingErrorAction.REPORT)
-          .withActionOnUnmappableString(CodingErrorAction.REPORT);
-
   /** The first frame of upstream's whole-message pickle fallback, which Java never decodes. */
   private static final byte[] FALLBACK_SENTINEL = {(byte) 0xC1, (byte) 0xFE, (byte) 0xED};
 
-  private static final BigInteger TWO_TO_63 = BigInteger.ONE.shiftLeft(63);
-
   private final MemorySegment mainSegment;
-  private final MessageUnpacker unpacker;
+  private final MsgpackReader in;
   private final long mainLength;
   private final List<MemorySegment> aux;
   private final String valueName;
@@ -67,11 +52,11 @@ public final class ValueDecoder {
 
   private ValueDecoder(
       MemorySegment main, List<MemorySegment> aux, String valueName, BufferAllocator allocator) {
+    this.valueName = Objects.requireNonNull(valueName, "valueName");
     this.mainSegment = main;
-    this.unpacker = CONFIG.newUnpacker(asBuffer(main));
+    this.in = new MsgpackReader(main, 0, valueName);
     this.mainLength = main.byteSize();
     this.aux = List.copyOf(aux);
-    this.valueName = Objects.requireNonNull(valueName, "valueName");
     this.allocator = allocator;
   }
 
@@ -206,17 +191,17 @@ public final class ValueDecoder {
     }
     try {
       Object value = read(0);
-      if (unpacker.hasNext()) {
-        throw corrupt("has trailing bytes after the value", null);
+      if (in.hasRemaining()) {
+        throw corrupt("has trailing bytes after the value at offset=" + in.offset(), null);
       }
       return value;
     } catch (TqException e) {
       // CORRUPT_DATA from the checks here, or OUT_OF_MEMORY/CLOSED from the allocator.
       closeCopies();
       throw e;
-    } catch (IOException | MessagePackException | ArithmeticException e) {
+    } catch (ArithmeticException e) {
       closeCopies();
-      throw corrupt("is not valid msgpack at offset=" + unpacker.getTotalReadBytes() + ": " + e, e);
+      throw corrupt("is not valid msgpack at offset=" + in.offset() + ": " + e, e);
     }
   }
 
@@ -227,65 +212,70 @@ public final class ValueDecoder {
     copies.clear();
   }
 
-  private Object read(int depth) throws IOException {
-    MessageFormat format = unpacker.getNextFormat();
-    return switch (format.getValueType()) {
-      case NIL -> {
-        unpacker.unpackNil();
-        yield null;
-      }
-      case BOOLEAN -> unpacker.unpackBoolean();
-      case INTEGER -> {
-        if (format == MessageFormat.UINT64) {
-          BigInteger big = unpacker.unpackBigInteger();
-          yield big.compareTo(TWO_TO_63) < 0 ? (Object) big.longValue() : big;
-        }
-        yield unpacker.unpackLong();
-      }
-      case FLOAT -> unpacker.unpackDouble();
-      case STRING -> readString();
-      case BINARY -> readPayload(unpacker.unpackBinaryHeader(), "binary");
-      case ARRAY -> readArray(depth);
-      case MAP -> readMap(depth);
-      case EXTENSION -> readExtension();
+  private Object read(int depth) {
+    long offset = in.offset();
+    int format = in.readFormat();
+    if (format <= 0x7F || format >= 0xE0) {
+      return (long) (byte) format; // positive or negative fixint
+    }
+    if (format >= 0xA0 && format <= 0xBF) {
+      return readString(format & 0x1F);
+    }
+    if (format >= 0x90 && format <= 0x9F) {
+      return readArray(format & 0x0F, depth);
+    }
+    if (format >= 0x80 && format <= 0x8F) {
+      return readMap(format & 0x0F, depth);
+    }
+    return switch (format) {
+      case MsgpackReader.NIL -> null;
+      case MsgpackReader.FALSE -> Boolean.FALSE;
+      case MsgpackReader.TRUE -> Boolean.TRUE;
+      case MsgpackReader.BIN8 -> readBinary(in.readU8());
+      case MsgpackReader.BIN16 -> readBinary(in.readU16());
+      case MsgpackReader.BIN32 -> readBinary(in.readLength32());
+      case MsgpackReader.EXT8 -> readExtension(in.readU8(), offset);
+      case MsgpackReader.EXT16 -> readExtension(in.readU16(), offset);
+      case MsgpackReader.EXT32 -> readExtension(in.readLength32(), offset);
+      case MsgpackReader.FLOAT32 -> (double) Float.intBitsToFloat(in.readI32());
+      case MsgpackReader.FLOAT64 -> Double.longBitsToDouble(in.readI64());
+      case MsgpackReader.UINT8 -> (long) in.readU8();
+      case MsgpackReader.UINT16 -> (long) in.readU16();
+      case MsgpackReader.UINT32 -> in.readU32();
+      case MsgpackReader.UINT64 -> in.readUint64();
+      case MsgpackReader.INT8 -> (long) in.readI8();
+      case MsgpackReader.INT16 -> (long) in.readI16();
+      case MsgpackReader.INT32 -> (long) in.readI32();
+      case MsgpackReader.INT64 -> in.readI64();
+      case MsgpackReader.FIXEXT1 -> readExtension(1, offset);
+      case MsgpackReader.FIXEXT2 -> readExtension(2, offset);
+      case MsgpackReader.FIXEXT4 -> readExtension(4, offset);
+      case MsgpackReader.FIXEXT8 -> readExtension(8, offset);
+      case MsgpackReader.FIXEXT16 -> readExtension(16, offset);
+      case MsgpackReader.STR8 -> readString(in.readU8());
+      case MsgpackReader.STR16 -> readString(in.readU16());
+      case MsgpackReader.STR32 -> readString(in.readLength32());
+      case MsgpackReader.ARRAY16 -> readArray(in.readU16(), depth);
+      case MsgpackReader.ARRAY32 -> readArray(in.readLength32(), depth);
+      case MsgpackReader.MAP16 -> readMap(in.readU16(), depth);
+      case MsgpackReader.MAP32 -> readMap(in.readLength32(), depth);
+      default -> throw in.invalid(offset, "format byte 0xc1 is never used");
     };
   }
 
-  private String readString() throws IOException {
-    byte[] bytes = readPayload(unpacker.unpackRawStringHeader(), "string");
-    if (isAscii(bytes)) {
-      return new String(bytes, StandardCharsets.US_ASCII);
-    }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes))
-          .toString();
-    } catch (CharacterCodingException e) {
-      throw corrupt("has a string that is not valid UTF-8", e);
-    }
+  private String readString(int length) {
+    checkRemaining(length, 1, "string of length");
+    return in.readString(length);
   }
 
-  private static boolean isAscii(byte[] bytes) {
-    for (byte b : bytes) {
-      if (b < 0) {
-        return false;
-      }
-    }
-    return true;
+  private byte[] readBinary(int length) {
+    checkRemaining(length, 1, "binary of length");
+    return in.readBytes(length);
   }
 
-  private byte[] readPayload(int length, String what) throws IOException {
-    checkRemaining(Integer.toUnsignedLong(length), 1, what + " of length");
-    return unpacker.readPayload(length);
-  }
-
-  private List<Object> readArray(int depth) throws IOException {
+  private List<Object> readArray(int size, int depth) {
     checkDepth(depth);
-    int size = unpacker.unpackArrayHeader();
-    checkRemaining(Integer.toUnsignedLong(size), 1, "array of size");
+    checkRemaining(size, 1, "array of size");
     List<Object> list = new ArrayList<>(size);
     for (int i = 0; i < size; i++) {
       list.add(read(depth + 1));
@@ -293,13 +283,12 @@ public final class ValueDecoder {
     return list;
   }
 
-  private Map<Object, Object> readMap(int depth) throws IOException {
+  private Map<Object, Object> readMap(int size, int depth) {
     checkDepth(depth);
-    int size = unpacker.unpackMapHeader();
-    checkRemaining(Integer.toUnsignedLong(size), 2, "map of size");
+    checkRemaining(size, 2, "map of size");
     Map<Object, Object> map = LinkedHashMap.newLinkedHashMap(size);
     for (int i = 0; i < size; i++) {
-      long keyOffset = unpacker.getTotalReadBytes();
+      long keyOffset = in.offset();
       Object key = read(depth + 1);
       if (key instanceof Tensor || key instanceof Map) {
         throw corrupt("has a map key at offset=" + keyOffset + " that is a tensor or map", null);
@@ -312,22 +301,23 @@ public final class ValueDecoder {
     return map;
   }
 
-  private Object readExtension() throws IOException {
-    long offset = unpacker.getTotalReadBytes();
-    ExtensionTypeHeader header = unpacker.unpackExtensionTypeHeader();
-    byte type = header.getType();
-    byte[] payload = readPayload(header.getLength(), "extension payload");
+  private Object readExtension(int length, long offset) {
+    byte type = in.readI8();
+    checkRemaining(length, 1, "extension payload of length");
     return switch (type) {
       case ValueDescriptor.EXT_OPAQUE, ValueDescriptor.EXT_CALLABLE ->
-          new OpaqueValue(type, payload);
-      case ValueDescriptor.EXT_TENSOR -> readTensor(payload, offset);
+          new OpaqueValue(type, in.readBytes(length));
+      case ValueDescriptor.EXT_TENSOR -> {
+        long payloadOffset = in.offset();
+        MsgpackReader payload = new MsgpackReader(in.slice(length), payloadOffset, valueName);
+        yield readTensor(TensorReference.parse(payload, aux.size(), offset), offset);
+      }
       default ->
           throw corrupt("has an unsupported extension type=" + type + " at offset=" + offset, null);
     };
   }
 
-  private Tensor readTensor(byte[] payload, long offset) throws IOException {
-    TensorReference ref = TensorReference.parse(payload, aux.size(), this, offset);
+  private Tensor readTensor(TensorReference ref, long offset) {
     MemorySegment frame = aux.get(ref.bufferIndex() - 1);
     long nbytes = ref.nbytes();
     long start = ref.byteOffset();
@@ -361,7 +351,7 @@ public final class ValueDecoder {
   }
 
   private void checkRemaining(long count, long minBytesEach, String what) {
-    long remaining = mainLength - unpacker.getTotalReadBytes();
+    long remaining = in.remaining();
     if (count > remaining / minBytesEach) {
       throw corrupt(
           "has a "
@@ -369,7 +359,7 @@ public final class ValueDecoder {
               + " "
               + count
               + " at offset="
-              + unpacker.getTotalReadBytes()
+              + in.offset()
               + " but only "
               + remaining
               + " bytes remain",
@@ -380,92 +370,71 @@ public final class ValueDecoder {
   private void checkDepth(int depth) {
     if (depth >= ValueDescriptor.MAX_DEPTH) {
       throw corrupt(
-          "nests deeper than "
-              + ValueDescriptor.MAX_DEPTH
-              + " at offset="
-              + unpacker.getTotalReadBytes(),
-          null);
+          "nests deeper than " + ValueDescriptor.MAX_DEPTH + " at offset=" + in.offset(), null);
     }
   }
 
-  TqException corrupt(String detail, Throwable cause) {
-    return new TqException(ErrorCode.CORRUPT_DATA, "value " + valueName + " " + detail, cause);
-  }
-
-  /**
-   * A heap buffer over the main frame. The msgpack library reads direct buffers through JDK
-   * internals that are not exported, so native main frames (metadata only, never tensor bytes) are
-   * copied to the heap once.
-   */
-  private static ByteBuffer asBuffer(MemorySegment main) {
-    if (!main.isNative() && !main.isReadOnly() && main.heapBase().orElse(null) instanceof byte[]) {
-      return main.asByteBuffer();
-    }
-    return ByteBuffer.wrap(main.toArray(ValueLayout.JAVA_BYTE));
+  private TqException corrupt(String detail, Throwable cause) {
+    return in.corrupt(detail, cause);
   }
 
   /** The parsed payload of a tensor extension. */
   private record TensorReference(
       DType dtype, long[] shape, int bufferIndex, long byteOffset, long byteLength) {
 
-    static TensorReference parse(byte[] payload, int auxCount, ValueDecoder owner, long offset)
-        throws IOException {
-      try (MessageUnpacker in = CONFIG.newUnpacker(payload)) {
-        int fields = in.unpackArrayHeader();
-        if (fields != 3 && fields != 5) {
-          throw owner.corrupt(
-              "has a tensor reference at offset=" + offset + " with " + fields + " fields", null);
-        }
-        String dtypeName = in.unpackString();
-        DType dtype;
-        try {
-          dtype = DType.fromName(dtypeName);
-        } catch (TqException e) {
-          throw owner.corrupt(
-              "has a tensor of unknown dtype '" + dtypeName + "' at offset=" + offset, e);
-        }
-        int rank = in.unpackArrayHeader();
-        if (rank < 0 || rank > ValueDescriptor.MAX_RANK) {
-          throw owner.corrupt(
-              "has a tensor of rank " + Integer.toUnsignedString(rank) + " at offset=" + offset,
-              null);
-        }
-        long[] shape = new long[rank];
-        for (int i = 0; i < rank; i++) {
-          shape[i] = in.unpackLong();
-          if (shape[i] < 0) {
-            throw owner.corrupt(
-                "has a tensor with negative dimension " + shape[i] + " at offset=" + offset, null);
-          }
-        }
-        int index = in.unpackInt();
-        if (index < 1 || index > auxCount) {
-          throw owner.corrupt(
-              "has a tensor at offset="
-                  + offset
-                  + " referring to aux frame "
-                  + index
-                  + " of "
-                  + auxCount,
-              null);
-        }
-        long byteOffset = fields == 5 ? in.unpackLong() : 0;
-        long byteLength = fields == 5 ? in.unpackLong() : -1;
-        if (fields == 5 && (byteOffset < 0 || byteLength < 0)) {
-          throw owner.corrupt(
-              "has a tensor slice at offset="
-                  + offset
-                  + " with byte offset="
-                  + byteOffset
-                  + " length="
-                  + byteLength,
-              null);
-        }
-        if (in.hasNext()) {
-          throw owner.corrupt("has trailing bytes in a tensor reference at offset=" + offset, null);
-        }
-        return new TensorReference(dtype, shape, index, byteOffset, byteLength);
+    static TensorReference parse(MsgpackReader in, int auxCount, long offset) {
+      int fields = in.readArrayHeader();
+      if (fields != 3 && fields != 5) {
+        throw in.corrupt(
+            "has a tensor reference at offset=" + offset + " with " + fields + " fields", null);
       }
+      String dtypeName = in.readString();
+      DType dtype;
+      try {
+        dtype = DType.fromName(dtypeName);
+      } catch (TqException e) {
+        throw in.corrupt(
+            "has a tensor of unknown dtype '" + dtypeName + "' at offset=" + offset, e);
+      }
+      int rank = in.readArrayHeader();
+      if (rank > ValueDescriptor.MAX_RANK) {
+        throw in.corrupt("has a tensor of rank " + rank + " at offset=" + offset, null);
+      }
+      long[] shape = new long[rank];
+      for (int i = 0; i < rank; i++) {
+        shape[i] = in.readLong();
+        if (shape[i] < 0) {
+          throw in.corrupt(
+              "has a tensor with negative dimension " + shape[i] + " at offset=" + offset, null);
+        }
+      }
+      long index = in.readLong();
+      if (index < 1 || index > auxCount) {
+        throw in.corrupt(
+            "has a tensor at offset="
+                + offset
+                + " referring to aux frame "
+                + index
+                + " of "
+                + auxCount,
+            null);
+      }
+      long byteOffset = fields == 5 ? in.readLong() : 0;
+      long byteLength = fields == 5 ? in.readLong() : -1;
+      if (fields == 5 && (byteOffset < 0 || byteLength < 0)) {
+        throw in.corrupt(
+            "has a tensor slice at offset="
+                + offset
+                + " with byte offset="
+                + byteOffset
+                + " length="
+                + byteLength,
+            null);
+      }
+      if (in.hasRemaining()) {
+        throw in.corrupt("has trailing bytes in a tensor reference at offset=" + offset, null);
+      }
+      return new TensorReference(dtype, shape, (int) index, byteOffset, byteLength);
     }
 
     long nbytes() {

@@ -1,15 +1,11 @@
 package org.transferqueue.codec;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.tensor.ObjectColumn;
@@ -20,8 +16,10 @@ import org.transferqueue.tensor.Tensor;
  * nested inside them) into msgpack frames as described in {@link ValueDescriptor}.
  *
  * <p>Only the structure goes into the heap main frame; tensor bytes stay in the tensors and become
- * aux frames. Stateless and thread-safe: each call has its own packer and aux-frame list, so
- * concurrent encodes never mix buffers.
+ * aux frames. Long strings and binaries are not buffered either: the main frame keeps them by
+ * reference and {@link EncodedValue#packInto} copies them once, straight into the destination. The
+ * bytes are those msgpack-core's packer writes for the same values. Stateless and thread-safe: each
+ * call has its own writer and aux-frame list, so concurrent encodes never mix buffers.
  *
  * <pre>{@code
  * EncodedValue encoded = ValueEncoder.encode(Map.of("reward", 1.5, "logits", tensor));
@@ -34,11 +32,10 @@ public final class ValueEncoder {
   private static final BigInteger MIN_INT = BigInteger.valueOf(Long.MIN_VALUE);
   private static final BigInteger MAX_UINT = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
-  /** Small first buffer: most values are short, and the default 8 KiB dominates their cost. */
-  private static final MessagePack.PackerConfig CONFIG =
-      new MessagePack.PackerConfig().withBufferSize(256);
+  /** Small first buffer: most values are short; long payloads are borrowed, not buffered. */
+  private static final int INITIAL_BYTES = 256;
 
-  private final MessageBufferPacker packer = CONFIG.newBufferPacker();
+  private final MsgpackWriter packer = new MsgpackWriter(INITIAL_BYTES);
   private final List<Tensor> tensors = new ArrayList<>();
 
   private ValueEncoder() {}
@@ -56,7 +53,6 @@ public final class ValueEncoder {
     ValueEncoder encoder = new ValueEncoder();
     try {
       encoder.write(value, 0);
-      encoder.packer.close();
     } catch (PathFailure failure) {
       String path =
           failure.path.length() <= MAX_PATH_CHARS
@@ -64,10 +60,8 @@ public final class ValueEncoder {
               : failure.path.substring(0, MAX_PATH_CHARS) + "...";
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, failure.getMessage().replace("{path}", "$" + path));
-    } catch (IOException e) {
-      throw new UncheckedIOException("in-memory msgpack packer failed", e);
     }
-    return new EncodedValue(encoder.packer.toByteArray(), encoder.tensors);
+    return new EncodedValue(encoder.packer, encoder.tensors);
   }
 
   /**
@@ -92,34 +86,33 @@ public final class ValueEncoder {
     return encode(column.values());
   }
 
-  private void write(Object value, int depth) throws IOException {
+  private void write(Object value, int depth) {
     switch (value) {
-      case null -> packer.packNil();
-      case Boolean b -> packer.packBoolean(b);
-      case Long l -> packer.packLong(l);
-      case Integer i -> packer.packLong(i);
-      case Short s -> packer.packLong(s);
-      case Byte b -> packer.packLong(b);
+      case null -> packer.writeNil();
+      case Boolean b -> packer.writeBoolean(b);
+      case Long l -> packer.writeLong(l);
+      case Integer i -> packer.writeLong(i);
+      case Short s -> packer.writeLong(s);
+      case Byte b -> packer.writeLong(b);
       case BigInteger big -> writeBigInteger(big);
-      case Double d -> packer.packDouble(d);
-      case Float f -> packer.packDouble(f);
+      case Double d -> packer.writeDouble(d);
+      case Float f -> packer.writeDouble(f);
       case String s -> {
-        // String.getBytes has an intrinsic ASCII fast path; the packer's own encoding of strings
-        // longer than 512 chars goes through a CharsetEncoder loop that dominated profiles of
-        // columns of long strings. Same bytes: a string header, then the UTF-8 (malformed
-        // surrogates replaced by '?' in both).
+        // String.getBytes has an intrinsic ASCII fast path, and the array it returns is ours, so
+        // a long one is borrowed by the frame and copied once more, into the destination. Bytes
+        // as msgpack-core's: a string header, then the UTF-8 (malformed surrogates become '?').
         byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
-        packer.packRawStringHeader(utf8.length);
-        packer.addPayload(utf8);
+        packer.writeStringHeader(utf8.length);
+        packer.writePayload(utf8);
       }
       case byte[] bytes -> {
-        packer.packBinaryHeader(bytes.length);
+        packer.writeBinaryHeader(bytes.length);
         packer.writePayload(bytes);
       }
       case Tensor tensor -> writeTensor(tensor);
       case OpaqueValue opaque -> {
         byte[] payload = opaque.payload();
-        packer.packExtensionTypeHeader((byte) opaque.extensionType(), payload.length);
+        packer.writeExtensionHeader((byte) opaque.extensionType(), payload.length);
         packer.writePayload(payload);
       }
       case Collection<?> list -> writeCollection(list, depth);
@@ -133,34 +126,39 @@ public final class ValueEncoder {
     }
   }
 
-  private void writeBigInteger(BigInteger value) throws IOException {
+  private void writeBigInteger(BigInteger value) {
     if (value.compareTo(MIN_INT) < 0 || value.compareTo(MAX_UINT) > 0) {
       throw new PathFailure(
           "integer " + value + " at {path} is outside the encodable range [-2^63, 2^64 - 1]");
     }
-    packer.packBigInteger(value);
+    if (value.bitLength() <= 63) {
+      packer.writeLong(value.longValue());
+    } else {
+      packer.writeUint64(value.longValue());
+    }
   }
 
-  private void writeTensor(Tensor tensor) throws IOException {
+  private void writeTensor(Tensor tensor) {
     tensors.add(tensor);
     long[] shape = tensor.shape();
-    MessageBufferPacker payload = CONFIG.newBufferPacker();
-    payload.packArrayHeader(3);
-    payload.packString(tensor.dtype().torchName());
-    payload.packArrayHeader(shape.length);
+    MsgpackWriter payload = new MsgpackWriter(32 + 9 * shape.length);
+    payload.writeArrayHeader(3);
+    byte[] dtype = tensor.dtype().torchName().getBytes(StandardCharsets.UTF_8);
+    payload.writeStringHeader(dtype.length);
+    payload.writePayload(dtype);
+    payload.writeArrayHeader(shape.length);
     for (long dim : shape) {
-      payload.packLong(dim);
+      payload.writeLong(dim);
     }
-    payload.packInt(tensors.size());
-    payload.close();
+    payload.writeLong(tensors.size());
     byte[] bytes = payload.toByteArray();
-    packer.packExtensionTypeHeader(ValueDescriptor.EXT_TENSOR, bytes.length);
+    packer.writeExtensionHeader(ValueDescriptor.EXT_TENSOR, bytes.length);
     packer.writePayload(bytes);
   }
 
-  private void writeCollection(Collection<?> list, int depth) throws IOException {
+  private void writeCollection(Collection<?> list, int depth) {
     checkDepth(depth);
-    packer.packArrayHeader(list.size());
+    packer.writeArrayHeader(list.size());
     int index = 0;
     for (Object element : list) {
       try {
@@ -172,9 +170,9 @@ public final class ValueEncoder {
     }
   }
 
-  private void writeMap(Map<?, ?> map, int depth) throws IOException {
+  private void writeMap(Map<?, ?> map, int depth) {
     checkDepth(depth);
-    packer.packMapHeader(map.size());
+    packer.writeMapHeader(map.size());
     for (Map.Entry<?, ?> entry : map.entrySet()) {
       Object key = entry.getKey();
       String step = key instanceof String s ? "[\"" + s + "\"]" : "[" + key + "]";

@@ -128,14 +128,15 @@ public final class RemoteStorageUnit {
           values.add(objects.get(p));
         }
         EncodedValue encoded = ValueEncoder.encodeColumn(values);
+        byte[] mainFrame = encoded.mainFrame();
         out.array(4)
             .str(field)
             .i64(column.kind().ordinal())
-            .i64(encoded.mainFrame().length)
+            .i64(mainFrame.length)
             .i64(encoded.auxTensors().size());
         // The encoded values travel as a body, not as message metadata: a column of long strings
         // is payload and may be far larger than the metadata limit.
-        bodies.add(MemorySegment.ofArray(encoded.mainFrame()));
+        bodies.add(MemorySegment.ofArray(mainFrame));
         for (Tensor aux : encoded.auxTensors()) {
           bodies.add(aux.segment());
         }

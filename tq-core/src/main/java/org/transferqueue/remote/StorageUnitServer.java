@@ -389,8 +389,9 @@ public final class StorageUnitServer implements AutoCloseable {
         values.add(cells.value(f, j));
       }
       EncodedValue encoded = ValueEncoder.encodeColumn(values);
-      out.array(3).bool(true).i64(encoded.mainFrame().length).i64(encoded.auxTensors().size());
-      bodies.add(MemorySegment.ofArray(encoded.mainFrame()));
+      byte[] mainFrame = encoded.mainFrame();
+      out.array(3).bool(true).i64(mainFrame.length).i64(encoded.auxTensors().size());
+      bodies.add(MemorySegment.ofArray(mainFrame));
       for (Tensor aux : encoded.auxTensors()) {
         bodies.add(aux.segment());
       }

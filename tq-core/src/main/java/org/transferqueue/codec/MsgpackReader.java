@@ -1,0 +1,278 @@
+package org.transferqueue.codec;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+
+/**
+ * A bounds-checked msgpack cursor over a memory segment, native or heap, read in place.
+ *
+ * <p>Every read first checks that its bytes remain, so truncated input is reported as {@link
+ * ErrorCode#CORRUPT_DATA} ("is not valid msgpack at offset=...") naming the value, never as an
+ * out-of-bounds read. Payloads (strings, binaries) are copied once, from the segment into their
+ * result. Offsets in messages count from the start of the main frame. Not thread-safe; one per
+ * decode.
+ */
+final class MsgpackReader {
+  static final int NIL = 0xC0;
+  static final int NEVER_USED = 0xC1;
+  static final int FALSE = 0xC2;
+  static final int TRUE = 0xC3;
+  static final int BIN8 = 0xC4;
+  static final int BIN16 = 0xC5;
+  static final int BIN32 = 0xC6;
+  static final int EXT8 = 0xC7;
+  static final int EXT16 = 0xC8;
+  static final int EXT32 = 0xC9;
+  static final int FLOAT32 = 0xCA;
+  static final int FLOAT64 = 0xCB;
+  static final int UINT8 = 0xCC;
+  static final int UINT16 = 0xCD;
+  static final int UINT32 = 0xCE;
+  static final int UINT64 = 0xCF;
+  static final int INT8 = 0xD0;
+  static final int INT16 = 0xD1;
+  static final int INT32 = 0xD2;
+  static final int INT64 = 0xD3;
+  static final int FIXEXT1 = 0xD4;
+  static final int FIXEXT2 = 0xD5;
+  static final int FIXEXT4 = 0xD6;
+  static final int FIXEXT8 = 0xD7;
+  static final int FIXEXT16 = 0xD8;
+  static final int STR8 = 0xD9;
+  static final int STR16 = 0xDA;
+  static final int STR32 = 0xDB;
+  static final int ARRAY16 = 0xDC;
+  static final int ARRAY32 = 0xDD;
+  static final int MAP16 = 0xDE;
+  static final int MAP32 = 0xDF;
+
+  private static final ValueLayout.OfShort I16 =
+      ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+  private static final ValueLayout.OfInt I32 =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+  private static final ValueLayout.OfLong I64 =
+      ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+  private static final BigInteger TWO_TO_64 = BigInteger.ONE.shiftLeft(64);
+
+  private final MemorySegment segment;
+  private final long limit;
+  private final long base;
+  private final String valueName;
+  private long position;
+
+  /**
+   * A reader over all of {@code segment}.
+   *
+   * @param segment the msgpack bytes; not copied
+   * @param base the offset of {@code segment} in the main frame, for messages
+   * @param valueName what is being decoded, for messages
+   */
+  MsgpackReader(MemorySegment segment, long base, String valueName) {
+    this.segment = segment;
+    this.limit = segment.byteSize();
+    this.base = base;
+    this.valueName = valueName;
+  }
+
+  /** The offset of the next byte in the main frame. */
+  long offset() {
+    return base + position;
+  }
+
+  /** The bytes not read yet. */
+  long remaining() {
+    return limit - position;
+  }
+
+  boolean hasRemaining() {
+    return position < limit;
+  }
+
+  /** A view of the next {@code length} bytes, which the caller has checked remain; skips them. */
+  MemorySegment slice(int length) {
+    MemorySegment slice = segment.asSlice(position, length);
+    position += length;
+    return slice;
+  }
+
+  int readFormat() {
+    return readU8();
+  }
+
+  int readU8() {
+    require(1);
+    return Byte.toUnsignedInt(segment.get(ValueLayout.JAVA_BYTE, position++));
+  }
+
+  byte readI8() {
+    require(1);
+    return segment.get(ValueLayout.JAVA_BYTE, position++);
+  }
+
+  int readU16() {
+    return Short.toUnsignedInt(readI16());
+  }
+
+  short readI16() {
+    require(2);
+    short value = segment.get(I16, position);
+    position += 2;
+    return value;
+  }
+
+  int readI32() {
+    require(4);
+    int value = segment.get(I32, position);
+    position += 4;
+    return value;
+  }
+
+  long readU32() {
+    return Integer.toUnsignedLong(readI32());
+  }
+
+  long readI64() {
+    require(8);
+    long value = segment.get(I64, position);
+    position += 8;
+    return value;
+  }
+
+  /** A 32-bit length, which must fit a Java array (below 2^31). */
+  int readLength32() {
+    long start = offset();
+    int length = readI32();
+    if (length < 0) {
+      throw invalid(start, "length " + Integer.toUnsignedString(length) + " exceeds 2^31 - 1");
+    }
+    return length;
+  }
+
+  /** The value of a uint 64: a Long below 2^63, else a BigInteger. */
+  Object readUint64() {
+    long bits = readI64();
+    return bits >= 0 ? (Object) bits : BigInteger.valueOf(bits).add(TWO_TO_64);
+  }
+
+  /**
+   * Reads {@code length} bytes, which the caller has checked remain, as strict UTF-8.
+   *
+   * <p>{@code new String(bytes, UTF_8)} is the JDK's fast path (ASCII is a bulk copy) but replaces
+   * malformed input with U+FFFD; only a result that holds U+FFFD (never the case for ASCII or
+   * Latin-1 text) is decoded again strictly, to tell a real U+FFFD from a malformed sequence.
+   */
+  String readString(int length) {
+    long start = offset();
+    byte[] bytes = readBytes(length);
+    String value = new String(bytes, StandardCharsets.UTF_8);
+    if (value.indexOf('\uFFFD') >= 0) {
+      try {
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT)
+            .decode(ByteBuffer.wrap(bytes));
+      } catch (CharacterCodingException e) {
+        throw corrupt("has a string that is not valid UTF-8 at offset=" + start, e);
+      }
+    }
+    return value;
+  }
+
+  /** Copies the next {@code length} bytes, which the caller has checked remain, to a new array. */
+  byte[] readBytes(int length) {
+    require(length);
+    byte[] bytes = new byte[length];
+    MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, position, bytes, 0, length);
+    position += length;
+    return bytes;
+  }
+
+  /** Reads an integer of any msgpack width that fits a long. */
+  long readLong() {
+    long start = offset();
+    int format = readFormat();
+    if (format <= 0x7F || format >= 0xE0) {
+      return (byte) format;
+    }
+    return switch (format) {
+      case UINT8 -> readU8();
+      case UINT16 -> readU16();
+      case UINT32 -> readU32();
+      case UINT64 -> {
+        long bits = readI64();
+        if (bits < 0) {
+          throw invalid(start, "integer " + Long.toUnsignedString(bits) + " exceeds 2^63 - 1");
+        }
+        yield bits;
+      }
+      case INT8 -> readI8();
+      case INT16 -> readI16();
+      case INT32 -> readI32();
+      case INT64 -> readI64();
+      default -> throw unexpected(start, format, "an integer");
+    };
+  }
+
+  /** Reads an array header. */
+  int readArrayHeader() {
+    long start = offset();
+    int format = readFormat();
+    if (format >= 0x90 && format <= 0x9F) {
+      return format & 0x0F;
+    }
+    return switch (format) {
+      case ARRAY16 -> readU16();
+      case ARRAY32 -> readLength32();
+      default -> throw unexpected(start, format, "an array");
+    };
+  }
+
+  /** Reads a string header and its UTF-8 bytes. */
+  String readString() {
+    long start = offset();
+    int format = readFormat();
+    int length;
+    if (format >= 0xA0 && format <= 0xBF) {
+      length = format & 0x1F;
+    } else {
+      length =
+          switch (format) {
+            case STR8 -> readU8();
+            case STR16 -> readU16();
+            case STR32 -> readLength32();
+            default -> throw unexpected(start, format, "a string");
+          };
+    }
+    return readString(length);
+  }
+
+  TqException corrupt(String detail, Throwable cause) {
+    return new TqException(ErrorCode.CORRUPT_DATA, "value " + valueName + " " + detail, cause);
+  }
+
+  /** Input that is not msgpack at all, reported with the offset where it starts. */
+  TqException invalid(long at, String detail) {
+    return corrupt("is not valid msgpack at offset=" + at + ": " + detail, null);
+  }
+
+  private TqException unexpected(long at, int format, String expected) {
+    return invalid(
+        at, "expected " + expected + ", found format byte 0x" + Integer.toHexString(format));
+  }
+
+  private void require(long count) {
+    if (count > limit - position) {
+      throw invalid(
+          offset(), "needs " + count + " more bytes but only " + (limit - position) + " remain");
+    }
+  }
+}
