@@ -66,6 +66,7 @@ final class MsgpackReader {
   private final long limit;
   private final long base;
   private final String valueName;
+  private final ByteScratch scratch;
   private long position;
 
   /**
@@ -76,10 +77,28 @@ final class MsgpackReader {
    * @param valueName what is being decoded, for messages
    */
   MsgpackReader(MemorySegment segment, long base, String valueName) {
+    this(segment, base, valueName, new ByteScratch());
+  }
+
+  /**
+   * A reader over all of {@code segment} that stages strings in {@code scratch}.
+   *
+   * @param segment the msgpack bytes; not copied
+   * @param base the offset of {@code segment} in the main frame, for messages
+   * @param valueName what is being decoded, for messages
+   * @param scratch where string bytes are staged; shared by the readers of one decoding thread
+   */
+  MsgpackReader(MemorySegment segment, long base, String valueName, ByteScratch scratch) {
     this.segment = segment;
     this.limit = segment.byteSize();
     this.base = base;
     this.valueName = valueName;
+    this.scratch = scratch;
+  }
+
+  /** The scratch this reader stages strings in, for readers of nested payloads. */
+  ByteScratch scratch() {
+    return scratch;
   }
 
   /** The offset of the next byte in the main frame. */
@@ -171,15 +190,18 @@ final class MsgpackReader {
    */
   String readString(int length) {
     long start = offset();
-    byte[] bytes = readBytes(length);
-    String value = new String(bytes, StandardCharsets.UTF_8);
+    require(length);
+    byte[] bytes = scratch.atLeast(length);
+    MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, position, bytes, 0, length);
+    position += length;
+    String value = new String(bytes, 0, length, StandardCharsets.UTF_8);
     if (value.indexOf('\uFFFD') >= 0) {
       try {
         StandardCharsets.UTF_8
             .newDecoder()
             .onMalformedInput(CodingErrorAction.REPORT)
             .onUnmappableCharacter(CodingErrorAction.REPORT)
-            .decode(ByteBuffer.wrap(bytes));
+            .decode(ByteBuffer.wrap(bytes, 0, length));
       } catch (CharacterCodingException e) {
         throw corrupt("has a string that is not valid UTF-8 at offset=" + start, e);
       }

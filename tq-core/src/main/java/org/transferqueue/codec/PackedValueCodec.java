@@ -112,8 +112,11 @@ public final class PackedValueCodec {
           buffers.size() + " buffers but " + valueNames.size() + " value names");
     }
     List<Object> values = new ArrayList<>(buffers.size());
+    ByteScratch scratch = new ByteScratch();
     for (int i = 0; i < buffers.size(); i++) {
-      values.add(unpack(buffers.get(i), valueNames.get(i)));
+      String valueName = valueNames.get(i);
+      PackedBufferReader reader = read(buffers.get(i), valueName);
+      values.add(ValueDecoder.decode(reader.item(0), auxFrames(reader), valueName, scratch));
     }
     return values;
   }

@@ -51,10 +51,14 @@ public final class ValueDecoder {
   private final List<Tensor> copies = new ArrayList<>();
 
   private ValueDecoder(
-      MemorySegment main, List<MemorySegment> aux, String valueName, BufferAllocator allocator) {
+      MemorySegment main,
+      List<MemorySegment> aux,
+      String valueName,
+      BufferAllocator allocator,
+      ByteScratch scratch) {
     this.valueName = Objects.requireNonNull(valueName, "valueName");
     this.mainSegment = main;
-    this.in = new MsgpackReader(main, 0, valueName);
+    this.in = new MsgpackReader(main, 0, valueName, scratch);
     this.mainLength = main.byteSize();
     this.aux = List.copyOf(aux);
     this.allocator = allocator;
@@ -71,7 +75,20 @@ public final class ValueDecoder {
    */
   public static Object decode(
       MemorySegment mainFrame, List<MemorySegment> auxFrames, String valueName) {
-    return new ValueDecoder(mainFrame, auxFrames, valueName, null).decodeWhole();
+    return decode(mainFrame, auxFrames, valueName, new ByteScratch());
+  }
+
+  /**
+   * As {@link #decode(MemorySegment, List, String)}, staging strings in {@code scratch}.
+   *
+   * @param scratch shared by the values one thread decodes in a row
+   */
+  static Object decode(
+      MemorySegment mainFrame,
+      List<MemorySegment> auxFrames,
+      String valueName,
+      ByteScratch scratch) {
+    return new ValueDecoder(mainFrame, auxFrames, valueName, null, scratch).decodeWhole();
   }
 
   /**
@@ -92,7 +109,8 @@ public final class ValueDecoder {
       String valueName,
       BufferAllocator allocator) {
     Objects.requireNonNull(allocator, "allocator");
-    return new ValueDecoder(mainFrame, auxFrames, valueName, allocator).decodeWhole();
+    return new ValueDecoder(mainFrame, auxFrames, valueName, allocator, new ByteScratch())
+        .decodeWhole();
   }
 
   /**
@@ -309,7 +327,8 @@ public final class ValueDecoder {
           new OpaqueValue(type, in.readBytes(length));
       case ValueDescriptor.EXT_TENSOR -> {
         long payloadOffset = in.offset();
-        MsgpackReader payload = new MsgpackReader(in.slice(length), payloadOffset, valueName);
+        MsgpackReader payload =
+            new MsgpackReader(in.slice(length), payloadOffset, valueName, in.scratch());
         yield readTensor(TensorReference.parse(payload, aux.size(), offset), offset);
       }
       default ->

@@ -23,6 +23,58 @@ import org.transferqueue.tensor.Tensor;
 class PackedValueCodecTest {
 
   @Test
+  void shouldDecodeEveryStringOfABatchExactlyWhenTheyShareOneScratch(BufferAllocator allocator) {
+    // Long, short, longer, then empty, non-ASCII and one over the kept scratch size: a string
+    // must never see bytes a longer one left in the shared scratch.
+    List<Object> values =
+        List.of(
+            "x".repeat(40_000),
+            "short",
+            List.of("y".repeat(50_000), "z"),
+            "",
+            "h\u00e9llo \u4e16\u754c \uD83D\uDE00",
+            "w".repeat(ByteScratch.MAX_KEPT_BYTES + 3),
+            "after");
+    List<NativeBuffer> owned = new ArrayList<>();
+    try {
+      List<MemorySegment> packed =
+          PackedValueCodec.batchEncodeInto(
+              values,
+              sizes -> {
+                List<MemorySegment> targets = new ArrayList<>();
+                for (long size : sizes) {
+                  NativeBuffer buffer = allocator.allocate(size);
+                  owned.add(buffer);
+                  targets.add(buffer.segment());
+                }
+                return targets;
+              });
+      List<String> names = new ArrayList<>();
+      for (int i = 0; i < values.size(); i++) {
+        names.add("v" + i);
+      }
+      assertThat(PackedValueCodec.batchDecodeFrom(packed, names)).containsExactlyElementsOf(values);
+    } finally {
+      owned.forEach(NativeBuffer::close);
+    }
+  }
+
+  @Test
+  void shouldReuseTheScratchUpToItsLimit() {
+    ByteScratch scratch = new ByteScratch();
+    byte[] first = scratch.atLeast(100);
+    assertThat(first.length).isGreaterThanOrEqualTo(100);
+    assertThat(scratch.atLeast(10)).isSameAs(first);
+    byte[] grown = scratch.atLeast(first.length + 1);
+    assertThat(grown.length).isGreaterThan(first.length);
+    assertThat(scratch.atLeast(5)).isSameAs(grown);
+    byte[] huge = scratch.atLeast(ByteScratch.MAX_KEPT_BYTES + 1);
+    assertThat(huge).hasSize(ByteScratch.MAX_KEPT_BYTES + 1);
+    // The huge array is not kept.
+    assertThat(scratch.atLeast(5)).isSameAs(grown);
+  }
+
+  @Test
   void AS138_shouldAllocateEachBufferAtItsPackedSize(BufferAllocator allocator) {
     try (Tensor arange = arange(allocator, 8)) {
       List<Object> values = List.of(Map.of("x", 1L), "a string", arange);
