@@ -160,7 +160,10 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     for (int i = 0; i < parts.size(); i++) {
       tokens[i] = newToken();
       Part part = parts.get(i);
-      calls.add(units.get(part.unit()).putAsync(part.gis(), batch, part.positions(), tokens[i]));
+      calls.add(
+          units
+              .get(part.unit())
+              .putAsync(part.gis(), batch, part.positions(), tokens[i], allocator));
     }
     awaitPuts(parts, tokens, calls);
     ProductionUpdates.publishAll(

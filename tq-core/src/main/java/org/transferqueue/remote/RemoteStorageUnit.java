@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BiFunction;
+import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -17,6 +18,7 @@ import org.transferqueue.codec.EncodedValue;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
@@ -82,21 +84,42 @@ public final class RemoteStorageUnit {
    * @param positions rows of {@code batch}, aligned with {@code gis}
    * @param token 0 for a put that is kept at once; otherwise a token unique among this unit's held
    *     puts under which the unit holds the put for a later {@link #finishAsync} decision
+   * @param allocator where encoded object columns are staged until the call ends (native memory the
+   *     socket writes from without a further copy)
    * @return completes when the unit has committed, or fails with the unit's error
    */
-  public CompletableFuture<Void> putAsync(long[] gis, Batch batch, int[] positions, long token) {
+  public CompletableFuture<Void> putAsync(
+      long[] gis, Batch batch, int[] positions, long token, BufferAllocator allocator) {
     List<MemorySegment> bodies = new ArrayList<>();
-    Wire.Writer out = new Wire.Writer().array(3).i64(token).longs(gis);
-    out.array(batch.fields().size());
-    for (String field : batch.fields()) {
-      writeColumn(field, batch.column(field), positions, out, bodies);
+    List<NativeBuffer> staged = new ArrayList<>();
+    Request request;
+    try {
+      Wire.Writer out = new Wire.Writer().array(3).i64(token).longs(gis);
+      out.array(batch.fields().size());
+      for (String field : batch.fields()) {
+        writeColumn(field, batch.column(field), positions, out, bodies, staged, allocator);
+      }
+      request = new Request(StorageUnitMessages.PUT, out.toBytes(), bodies);
+    } catch (RuntimeException e) {
+      Closeables.closeAll(staged);
+      throw e;
     }
-    Request request = new Request(StorageUnitMessages.PUT, out.toBytes(), bodies);
-    return call(request, noBodies()).thenAccept(Response::close);
+    CompletableFuture<Response> call = call(request, noBodies());
+    if (!staged.isEmpty()) {
+      // The staged frames are written by the transport until the call ends, in any way.
+      call = call.whenComplete((r, e) -> Closeables.closeAll(staged));
+    }
+    return call.thenAccept(Response::close);
   }
 
   private static void writeColumn(
-      String field, Column column, int[] positions, Wire.Writer out, List<MemorySegment> bodies) {
+      String field,
+      Column column,
+      int[] positions,
+      Wire.Writer out,
+      List<MemorySegment> bodies,
+      List<NativeBuffer> staged,
+      BufferAllocator allocator) {
     switch (column) {
       case DenseColumn dense -> {
         Tensor tensor = dense.tensor();
@@ -128,15 +151,18 @@ public final class RemoteStorageUnit {
           values.add(objects.get(p));
         }
         EncodedValue encoded = ValueEncoder.encodeColumn(values);
-        byte[] mainFrame = encoded.mainFrame();
+        long size = encoded.mainFrameSize();
+        NativeBuffer frame = allocator.allocate(size);
+        staged.add(frame);
+        encoded.writeMainFrame(frame.segment(), 0);
         out.array(4)
             .str(field)
             .i64(column.kind().ordinal())
-            .i64(mainFrame.length)
+            .i64(size)
             .i64(encoded.auxTensors().size());
         // The encoded values travel as a body, not as message metadata: a column of long strings
         // is payload and may be far larger than the metadata limit.
-        bodies.add(MemorySegment.ofArray(mainFrame));
+        bodies.add(frame.segment().asSlice(0, size));
         for (Tensor aux : encoded.auxTensors()) {
           bodies.add(aux.segment());
         }

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
+import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.codec.EncodedValue;
@@ -55,6 +56,7 @@ import org.transferqueue.transport.TransportServer;
  */
 public final class StorageUnitServer implements AutoCloseable {
   private final StorageUnit unit;
+  private final BufferAllocator replyAllocator;
   private final TransportServer server;
   private final Map<Long, HeldPut> held = new ConcurrentHashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -66,6 +68,7 @@ public final class StorageUnitServer implements AutoCloseable {
       BufferAllocator allocator,
       StorageRequests requests) {
     this.unit = Objects.requireNonNull(unit, "unit");
+    this.replyAllocator = Objects.requireNonNull(allocator, "allocator");
     Objects.requireNonNull(requests, "requests");
     this.checkpoints =
         new StagedCheckpointLoads(
@@ -358,21 +361,32 @@ public final class StorageUnitServer implements AutoCloseable {
       fields = in.strings(StorageUnitMessages.MAX_FIELDS);
     }
     UnitCells cells = unit.readCells(gis, fields);
+    List<AutoCloseable> release = new ArrayList<>();
+    release.add(cells);
     try {
       Wire.Writer out = new Wire.Writer().array(fields.size());
       List<MemorySegment> bodies = new ArrayList<>();
       for (int f = 0; f < fields.size(); f++) {
-        writeField(cells, f, out, bodies);
+        writeField(cells, f, out, bodies, release);
       }
-      return new Reply(out.toBytes(), bodies, List.of(cells));
+      return new Reply(out.toBytes(), bodies, release);
     } catch (RuntimeException e) {
-      cells.close();
+      Closeables.closeAll(release);
       throw e;
     }
   }
 
-  private static void writeField(
-      UnitCells cells, int f, Wire.Writer out, List<MemorySegment> bodies) {
+  /**
+   * Writes field {@code f} of {@code cells}: tensor rows as bodies straight from the cells; an
+   * object column encoded into one native buffer (released with the reply), so that its bytes, long
+   * strings above all, reach the socket without a heap array the channel would copy again.
+   */
+  private void writeField(
+      UnitCells cells,
+      int f,
+      Wire.Writer out,
+      List<MemorySegment> bodies,
+      List<AutoCloseable> release) {
     int rows = cells.rowCount();
     int objects = 0;
     for (int j = 0; j < rows; j++) {
@@ -389,9 +403,12 @@ public final class StorageUnitServer implements AutoCloseable {
         values.add(cells.value(f, j));
       }
       EncodedValue encoded = ValueEncoder.encodeColumn(values);
-      byte[] mainFrame = encoded.mainFrame();
-      out.array(3).bool(true).i64(mainFrame.length).i64(encoded.auxTensors().size());
-      bodies.add(MemorySegment.ofArray(mainFrame));
+      long size = encoded.mainFrameSize();
+      NativeBuffer frame = replyAllocator.allocate(size);
+      release.add(frame);
+      encoded.writeMainFrame(frame.segment(), 0);
+      out.array(3).bool(true).i64(size).i64(encoded.auxTensors().size());
+      bodies.add(frame.segment().asSlice(0, size));
       for (Tensor aux : encoded.auxTensors()) {
         bodies.add(aux.segment());
       }

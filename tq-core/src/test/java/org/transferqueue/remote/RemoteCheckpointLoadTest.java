@@ -62,7 +62,8 @@ class RemoteCheckpointLoadTest {
                 .filter(i -> gis[i] % remote.units.size() == unit)
                 .toArray();
         if (mine.length > 0) {
-          RemoteStorageUnit.join(remote.manager.units().get(u).putAsync(mine, batch, rows, 0));
+          RemoteStorageUnit.join(
+              remote.manager.units().get(u).putAsync(mine, batch, rows, 0, allocator));
         }
       }
     }

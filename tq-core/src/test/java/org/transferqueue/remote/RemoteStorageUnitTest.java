@@ -298,11 +298,13 @@ class RemoteStorageUnitTest {
         Batch batch = Batch.builder().dense("x", t).build()) {
       RemoteStorageUnit unit = remote.manager.units().getFirst();
       StorageUnitServer server = remote.servers.getFirst();
-      RemoteStorageUnit.join(unit.putAsync(new long[] {0}, batch, new int[] {0}, 42));
+      RemoteStorageUnit.join(unit.putAsync(new long[] {0}, batch, new int[] {0}, 42, allocator));
       assertThat(server.heldPuts()).isEqualTo(1);
 
       assertThatThrownBy(
-              () -> RemoteStorageUnit.join(unit.putAsync(new long[] {1}, batch, new int[] {1}, 42)))
+              () ->
+                  RemoteStorageUnit.join(
+                      unit.putAsync(new long[] {1}, batch, new int[] {1}, 42, allocator)))
           .isInstanceOfSatisfying(
               StorageException.class,
               e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))

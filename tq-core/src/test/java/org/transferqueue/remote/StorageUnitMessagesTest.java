@@ -71,7 +71,7 @@ class StorageUnitMessagesTest {
               Duration.ofSeconds(20));
       int[] all = {0, 1, 2};
       // PUT (plain), GET
-      RemoteStorageUnit.join(remote.putAsync(new long[] {10, 11, 12}, batch, all, 0));
+      RemoteStorageUnit.join(remote.putAsync(new long[] {10, 11, 12}, batch, all, 0, allocator));
       assertThat(unit.contains(11, FIELDS)).isTrue();
       try (UnitRows read =
           RemoteStorageUnit.join(remote.getAsync(new long[] {12, 10}, FIELDS, allocator))) {
@@ -93,10 +93,10 @@ class StorageUnitMessagesTest {
             .containsExactly(Map.of("k", 1L), "a");
       }
       // PUT held under a token, FINISH rolling it back, then another committed
-      RemoteStorageUnit.join(remote.putAsync(new long[] {20}, batch, new int[] {1}, 5));
+      RemoteStorageUnit.join(remote.putAsync(new long[] {20}, batch, new int[] {1}, 5, allocator));
       RemoteStorageUnit.join(remote.finishAsync(new long[] {5}, true));
       assertThat(unit.contains(20, List.of("ids"))).isFalse();
-      RemoteStorageUnit.join(remote.putAsync(new long[] {21}, batch, new int[] {1}, 6));
+      RemoteStorageUnit.join(remote.putAsync(new long[] {21}, batch, new int[] {1}, 6, allocator));
       RemoteStorageUnit.join(remote.finishAsync(new long[] {6}, false));
       assertThat(unit.contains(21, FIELDS)).isTrue();
       // CLEAR, STATS
