@@ -22,6 +22,18 @@ import org.transferqueue.tensor.Tensor;
 @ExtendWith(LeakCheckExtension.class)
 class PackedValueCodecTest {
 
+  /** One buffer per size from {@code allocator}, each added to {@code owned}. */
+  private static List<MemorySegment> allocate(
+      BufferAllocator allocator, long[] sizes, List<NativeBuffer> owned) {
+    List<MemorySegment> targets = new ArrayList<>();
+    for (long size : sizes) {
+      NativeBuffer buffer = allocator.allocate(size);
+      owned.add(buffer);
+      targets.add(buffer.segment());
+    }
+    return targets;
+  }
+
   @Test
   void shouldDecodeEveryStringOfABatchExactlyWhenTheyShareOneScratch(BufferAllocator allocator) {
     // Long, short, longer, then empty, non-ASCII and one over the kept scratch size: a string
@@ -38,17 +50,7 @@ class PackedValueCodecTest {
     List<NativeBuffer> owned = new ArrayList<>();
     try {
       List<MemorySegment> packed =
-          PackedValueCodec.batchEncodeInto(
-              values,
-              sizes -> {
-                List<MemorySegment> targets = new ArrayList<>();
-                for (long size : sizes) {
-                  NativeBuffer buffer = allocator.allocate(size);
-                  owned.add(buffer);
-                  targets.add(buffer.segment());
-                }
-                return targets;
-              });
+          PackedValueCodec.batchEncodeInto(values, sizes -> allocate(allocator, sizes, owned));
       List<String> names = new ArrayList<>();
       for (int i = 0; i < values.size(); i++) {
         names.add("v" + i);
@@ -86,13 +88,7 @@ class PackedValueCodecTest {
                 values,
                 sizes -> {
                   calls.add(sizes);
-                  List<MemorySegment> targets = new ArrayList<>();
-                  for (long size : sizes) {
-                    NativeBuffer buffer = allocator.allocate(size);
-                    owned.add(buffer);
-                    targets.add(buffer.segment());
-                  }
-                  return targets;
+                  return allocate(allocator, sizes, owned);
                 });
         assertThat(calls).hasSize(1);
         assertThat(packed).hasSize(3);
