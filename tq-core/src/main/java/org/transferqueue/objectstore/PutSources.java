@@ -3,6 +3,7 @@ package org.transferqueue.objectstore;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import org.transferqueue.tensor.MemoryRegion;
@@ -66,6 +67,15 @@ final class PutSources implements AutoCloseable {
   }
 
   /**
+   * Every source, in the prepared order.
+   *
+   * @return a fixed-size view of the sources
+   */
+  List<MemorySegment> sources() {
+    return Collections.unmodifiableList(Arrays.asList(sources));
+  }
+
+  /**
    * How many bytes had to be staged.
    *
    * @return staged bytes
@@ -75,6 +85,9 @@ final class PutSources implements AutoCloseable {
   }
 
   private void register(List<MemorySegment> segments) {
+    if (insideOneRegistration(segments)) {
+      return;
+    }
     List<Integer> natives = new ArrayList<>();
     for (int i = 0; i < segments.size(); i++) {
       if (segments.get(i).isNative()) {
@@ -100,6 +113,35 @@ final class PutSources implements AutoCloseable {
       registerCluster(segments, order, from, Math.max(to, from + 1), cluster.end());
       from = Math.max(to, from + 1);
     }
+  }
+
+  /**
+   * The common case of a put of rows of one column that the caller registered for the call: when
+   * every segment is native and one registered region spans them all, one reference covers them,
+   * without clustering (which costs objects per segment).
+   */
+  private boolean insideOneRegistration(List<MemorySegment> segments) {
+    if (segments.isEmpty()) {
+      return false;
+    }
+    long start = Long.MAX_VALUE;
+    long end = Long.MIN_VALUE;
+    for (MemorySegment segment : segments) {
+      if (!segment.isNative()) {
+        return false;
+      }
+      start = Math.min(start, segment.address());
+      end = Math.max(end, end(segment));
+    }
+    RegionRegistry.Region holder = registry.acquireContaining(start, end);
+    if (holder == null) {
+      return false;
+    }
+    regions.add(holder);
+    for (int i = 0; i < sources.length; i++) {
+      sources[i] = segments.get(i);
+    }
+    return true;
   }
 
   private void registerCluster(

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.transferqueue.codec.PackedValueCodec;
+import org.transferqueue.storage.kv.KvCellValues;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.tensor.TensorUtils;
@@ -41,22 +42,26 @@ final class SliceTransfers {
     this.retrier = retrier;
   }
 
+  /**
+   * Writes the tensor cells {@code order[from..to)} of a put; a {@link KvCellValues} gives their
+   * bytes without a tensor view per cell.
+   */
   CompletableFuture<Void> putTensors(
-      List<Integer> slice, List<String> keys, List<?> values, long deadline) {
-    List<String> sliceKeys = new ArrayList<>(slice.size());
-    List<MemorySegment> segments = new ArrayList<>(slice.size());
-    for (int i : slice) {
-      MemorySegment segment = ((Tensor) values.get(i)).segment();
+      int[] order, int from, int to, List<String> keys, List<?> values, long deadline) {
+    KvCellValues cells = values instanceof KvCellValues c ? c : null;
+    List<String> sliceKeys = new ArrayList<>(to - from);
+    List<MemorySegment> segments = new ArrayList<>(to - from);
+    for (int j = from; j < to; j++) {
+      int i = order[j];
+      MemorySegment segment =
+          cells != null ? cells.tensorBytes(i) : ((Tensor) values.get(i)).segment();
       if (segment.byteSize() > 0) {
         sliceKeys.add(keys.get(i));
         segments.add(segment);
       }
     }
     PutSources sources = PutSources.prepare(segments, registry, pool);
-    List<MemorySegment> registered = new ArrayList<>(segments.size());
-    for (int j = 0; j < segments.size(); j++) {
-      registered.add(sources.source(j));
-    }
+    List<MemorySegment> registered = sources.sources();
     return retrier
         .run("batch_upsert_from", sliceKeys, registered, null, this::upsert, deadline)
         .whenComplete((v, e) -> sources.close());

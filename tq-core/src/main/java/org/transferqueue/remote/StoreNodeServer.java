@@ -52,8 +52,9 @@ public final class StoreNodeServer implements AutoCloseable {
   private final BufferAllocator allocator;
   private final TransportServer server;
   private final StagedCheckpointLoads checkpoints;
-  // WRITE requests whose bodies placeWrite put in the engine, by metadata array, until onWrite.
-  private final Map<byte[], PendingWrites> pendingWrites =
+  // WRITE requests whose bodies placeWrite put in the engine, by metadata array, until onWrite;
+  // with their parsed arguments, so that onWrite does not decode the keys a second time.
+  private final Map<byte[], PlacedWrite> pendingWrites =
       Collections.synchronizedMap(new IdentityHashMap<>());
 
   private StoreNodeServer(
@@ -147,6 +148,9 @@ public final class StoreNodeServer implements AutoCloseable {
     return server.address();
   }
 
+  /** A WRITE whose bodies were placed: its arguments and the engine's reservations. */
+  private record PlacedWrite(WriteArguments args, PendingWrites writes) {}
+
   /** The arguments of a WRITE. */
   private record WriteArguments(boolean upsert, ReplicateConfig config, List<String> keys) {
     static WriteArguments parse(byte[] metadata, int bodyCount) {
@@ -208,16 +212,20 @@ public final class StoreNodeServer implements AutoCloseable {
       writes.close();
       throw e;
     }
-    pendingWrites.put(metadata, writes);
+    pendingWrites.put(metadata, new PlacedWrite(args, writes));
     return new RequestBodyAllocator.Placed(segments, owned);
   }
 
   private Reply onWrite(ReceivedRequest request, LongConsumer samples) {
     // The transport hands the handler the metadata array it gave placeWrite.
-    PendingWrites placed = pendingWrites.remove(request.metadata());
+    PlacedWrite write = pendingWrites.remove(request.metadata());
+    PendingWrites placed = write == null ? null : write.writes();
     WriteArguments args;
     try {
-      args = WriteArguments.parse(request.metadata(), request.bodyCount());
+      args =
+          write != null && write.args().keys().size() == request.bodyCount()
+              ? write.args()
+              : WriteArguments.parse(request.metadata(), request.bodyCount());
     } catch (RuntimeException e) {
       if (placed != null) {
         placed.close();
@@ -428,7 +436,7 @@ public final class StoreNodeServer implements AutoCloseable {
     } finally {
       // Writes whose bodies never arrived (a connection lost mid-request) are revoked.
       synchronized (pendingWrites) {
-        pendingWrites.values().forEach(PendingWrites::close);
+        pendingWrites.values().forEach(write -> write.writes().close());
         pendingWrites.clear();
       }
       checkpoints.close();
