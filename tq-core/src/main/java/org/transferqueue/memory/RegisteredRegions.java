@@ -2,6 +2,7 @@ package org.transferqueue.memory;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.locks.StampedLock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -23,6 +24,7 @@ public final class RegisteredRegions {
   private long[] starts = new long[8];
   private long[] ends = new long[8];
   private int[] references = new int[8];
+  private MemorySegment[] segments = new MemorySegment[8];
   private int size;
   private long registeredBytes;
 
@@ -61,7 +63,7 @@ public final class RegisteredRegions {
                 + Long.toHexString(ends[below])
                 + ")");
       }
-      insert(below + 1, start, end);
+      insert(below + 1, region, start, end);
       registeredBytes += end - start;
     } finally {
       lock.unlockWrite(stamp);
@@ -119,6 +121,41 @@ public final class RegisteredRegions {
   }
 
   /**
+   * The registered region that starts at {@code address}: the segment passed to its first {@link
+   * #register}.
+   *
+   * @param address a native address
+   * @return the region, or null when none starts there
+   */
+  public MemorySegment regionAt(long address) {
+    long stamp = lock.readLock();
+    try {
+      int at = floor(address);
+      return at >= 0 && starts[at] == address ? segments[at] : null;
+    } finally {
+      lock.unlockRead(stamp);
+    }
+  }
+
+  /**
+   * Drops every registration.
+   *
+   * @return the regions that were registered, in address order
+   */
+  public List<MemorySegment> clear() {
+    long stamp = lock.writeLock();
+    try {
+      List<MemorySegment> dropped = List.of(Arrays.copyOf(segments, size));
+      Arrays.fill(segments, 0, size, null);
+      size = 0;
+      registeredBytes = 0;
+      return dropped;
+    } finally {
+      lock.unlockWrite(stamp);
+    }
+  }
+
+  /**
    * The number of distinct registered regions.
    *
    * @return the count
@@ -161,12 +198,15 @@ public final class RegisteredRegions {
     return low - 1;
   }
 
-  private void insert(int at, long start, long end) {
+  private void insert(int at, MemorySegment segment, long start, long end) {
     if (size == starts.length) {
       starts = Arrays.copyOf(starts, size * 2);
       ends = Arrays.copyOf(ends, size * 2);
       references = Arrays.copyOf(references, size * 2);
+      segments = Arrays.copyOf(segments, size * 2);
     }
+    System.arraycopy(segments, at, segments, at + 1, size - at);
+    segments[at] = segment;
     System.arraycopy(starts, at, starts, at + 1, size - at);
     System.arraycopy(ends, at, ends, at + 1, size - at);
     System.arraycopy(references, at, references, at + 1, size - at);
@@ -180,7 +220,9 @@ public final class RegisteredRegions {
     System.arraycopy(starts, at + 1, starts, at, size - at - 1);
     System.arraycopy(ends, at + 1, ends, at, size - at - 1);
     System.arraycopy(references, at + 1, references, at, size - at - 1);
+    System.arraycopy(segments, at + 1, segments, at, size - at - 1);
     size--;
+    segments[size] = null;
   }
 
   private static void checkNative(MemorySegment region) {

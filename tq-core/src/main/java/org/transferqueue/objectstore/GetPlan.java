@@ -2,6 +2,7 @@ package org.transferqueue.objectstore;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.transferqueue.ErrorCode;
@@ -129,21 +130,14 @@ final class GetPlan {
    * Adds the store reads that fill tensor key {@code i}: the key itself, or its chunk keys when the
    * metadata records chunks. Zero-byte tensors need no read.
    */
-  void addTransfers(
-      int i,
-      MemorySegment destination,
-      List<String> transferKeys,
-      List<MemorySegment> destinations,
-      List<Long> expected) {
+  void addTransfers(int i, MemorySegment destination, Transfers out) {
     String key = keys.get(i);
     Map<String, Object> meta = backendMeta == null ? null : backendMeta.get(i);
     int chunks = chunkCount(key, meta);
     long nbytes = sizes[i];
     if (chunks == 0) {
       if (nbytes > 0) {
-        transferKeys.add(key);
-        destinations.add(destination);
-        expected.add(nbytes);
+        out.add(key, destination, nbytes);
       }
       return;
     }
@@ -165,9 +159,41 @@ final class GetPlan {
     for (int c = 0; c < chunks; c++) {
       long offset = c * chunk;
       long length = Math.min(chunk, nbytes - offset);
-      transferKeys.add(key + ":c" + c);
-      destinations.add(destination.asSlice(offset, length));
-      expected.add(length);
+      out.add(key + ":c" + c, destination.asSlice(offset, length), length);
+    }
+  }
+
+  /**
+   * The transfers of one slice: store keys, their destinations and expected sizes, in order; the
+   * sizes are primitive. Owned by one worker task.
+   */
+  static final class Transfers {
+    final List<String> keys;
+    final List<MemorySegment> destinations;
+    private long[] sizes;
+    private int count;
+
+    Transfers(int expected) {
+      keys = new ArrayList<>(expected);
+      destinations = new ArrayList<>(expected);
+      sizes = new long[expected];
+    }
+
+    void add(String key, MemorySegment destination, long size) {
+      if (count == sizes.length) {
+        sizes = Arrays.copyOf(sizes, Math.max(8, count * 2));
+      }
+      keys.add(key);
+      destinations.add(destination);
+      sizes[count++] = size;
+    }
+
+    boolean isEmpty() {
+      return count == 0;
+    }
+
+    long[] sizes() {
+      return count == sizes.length ? sizes : Arrays.copyOf(sizes, count);
     }
   }
 

@@ -134,9 +134,7 @@ final class SliceTransfers {
       groupBytes.put(plan.dtype(i), start + plan.nbytes(i));
     }
     Map<DType, RegisteredBufferPool.Lease> regions = new LinkedHashMap<>();
-    List<String> transferKeys = new ArrayList<>();
-    List<MemorySegment> destinations = new ArrayList<>();
-    List<Long> expected = new ArrayList<>();
+    GetPlan.Transfers transfers = new GetPlan.Transfers(slice.size());
     try {
       for (Map.Entry<DType, Long> group : groupBytes.entrySet()) {
         if (group.getValue() > 0) {
@@ -152,11 +150,16 @@ final class SliceTransfers {
                 ? MemorySegment.NULL
                 : region.segment().asSlice(offsets[j], plan.nbytes(i));
         views[j] = Tensor.wrap(plan.dtype(i), view, plan.shape(i));
-        plan.addTransfers(i, view, transferKeys, destinations, expected);
+        plan.addTransfers(i, view, transfers);
       }
-      long[] sizes = expected.stream().mapToLong(Long::longValue).toArray();
       return retrier
-          .run("batch_get_into", transferKeys, destinations, sizes, this::getInto, deadline)
+          .run(
+              "batch_get_into",
+              transfers.keys,
+              transfers.destinations,
+              transfers.sizes(),
+              this::getInto,
+              deadline)
           .whenComplete(
               (v, e) -> {
                 if (e != null) {
@@ -177,17 +180,21 @@ final class SliceTransfers {
   /** Reads one slice of tensor keys straight into the caller's registered destinations. */
   CompletableFuture<Void> getTensorsInto(
       GetPlan plan, List<Integer> slice, List<MemorySegment> destinations, long deadline) {
-    List<String> transferKeys = new ArrayList<>();
-    List<MemorySegment> targets = new ArrayList<>();
-    List<Long> expected = new ArrayList<>();
-    for (int i : slice) {
-      plan.addTransfers(i, destinations.get(i), transferKeys, targets, expected);
+    GetPlan.Transfers transfers = new GetPlan.Transfers(slice.size());
+    for (int j = 0; j < slice.size(); j++) {
+      int i = slice.get(j);
+      plan.addTransfers(i, destinations.get(i), transfers);
     }
-    if (transferKeys.isEmpty()) {
+    if (transfers.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    long[] sizes = expected.stream().mapToLong(Long::longValue).toArray();
-    return retrier.run("batch_get_into", transferKeys, targets, sizes, this::getInto, deadline);
+    return retrier.run(
+        "batch_get_into",
+        transfers.keys,
+        transfers.destinations,
+        transfers.sizes(),
+        this::getInto,
+        deadline);
   }
 
   CompletableFuture<Void> getObjects(

@@ -92,7 +92,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   private final MasterConfig masterConfig;
   private final RegisteredRegions regions = new RegisteredRegions();
   private final ReentrantLock registrationLock = new ReentrantLock();
-  private final Map<Long, MemorySegment> registeredByAddress = new HashMap<>();
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
   // Written under the lifecycle write lock; read under its read lock (state also without it).
@@ -179,10 +178,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       toStop = executor;
       registrationLock.lock();
       try {
-        for (MemorySegment region : registeredByAddress.values()) {
-          regions.unregister(region);
-        }
-        registeredByAddress.clear();
+        regions.clear();
       } finally {
         registrationLock.unlock();
       }
@@ -264,11 +260,10 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
     registrationLock.lock();
     try {
-      if (registeredByAddress.containsKey(buffer.address())) {
+      if (!buffer.isNative() || regions.regionAt(buffer.address()) != null) {
         return INVALID;
       }
       regions.register(buffer);
-      registeredByAddress.put(buffer.address(), buffer);
       return OK;
     } catch (TqException e) {
       return INVALID;
@@ -286,8 +281,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
     registrationLock.lock();
     try {
-      MemorySegment region =
-          buffer.isNative() ? registeredByAddress.remove(buffer.address()) : null;
+      MemorySegment region = buffer.isNative() ? regions.regionAt(buffer.address()) : null;
       if (region == null) {
         return INVALID;
       }

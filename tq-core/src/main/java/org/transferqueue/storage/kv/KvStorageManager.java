@@ -226,12 +226,13 @@ public final class KvStorageManager implements StorageManager {
       long[] gis,
       BufferAllocator allocator,
       Map<String, Column> columns) {
-    List<String> keys = new ArrayList<>();
-    List<long[]> shapes = new ArrayList<>();
-    List<DType> dtypes = new ArrayList<>();
-    List<MemorySegment> destinations = new ArrayList<>();
-    List<MemorySegment> regions = new ArrayList<>();
-    List<String> tensorFields = new ArrayList<>();
+    int cells = fields.size() * gis.length;
+    List<String> keys = new ArrayList<>(cells);
+    List<long[]> shapes = new ArrayList<>(cells);
+    List<DType> dtypes = new ArrayList<>(cells);
+    List<MemorySegment> destinations = new ArrayList<>(cells);
+    List<MemorySegment> regions = new ArrayList<>(fields.size());
+    List<String> tensorFields = new ArrayList<>(fields.size());
     for (String field : fields) {
       FieldSchema schema = meta.field(field);
       if (schema.nonTensor()) {
@@ -259,7 +260,7 @@ public final class KvStorageManager implements StorageManager {
         destinations.add(region.asSlice(offset, rowBytes[i]));
         offset += rowBytes[i];
       }
-      keys.addAll(KvKeys.keys(List.of(field), gis));
+      KvKeys.addKeys(field, gis, keys);
     }
     if (tensorFields.isEmpty()) {
       return;
@@ -341,7 +342,7 @@ public final class KvStorageManager implements StorageManager {
         if (fixedShape == null) {
           fixedShape = toArray(Objects.requireNonNull(schema.shape()));
         }
-        shapes.add(fixedShape.clone());
+        shapes.add(fixedShape); // one array for every row of the field: nothing mutates it
         dtypes.add(schema.dtype());
         continue;
       }
