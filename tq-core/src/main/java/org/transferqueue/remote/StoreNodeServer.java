@@ -162,7 +162,7 @@ public final class StoreNodeServer implements AutoCloseable {
         int replicaNum = in.i32();
         boolean hardPin = in.bool();
         boolean softPin = in.bool();
-        List<String> keys = in.strings(StoreNodeMessages.MAX_KEYS);
+        List<String> keys = in.keys(StoreNodeMessages.MAX_KEYS);
         if (keys.size() != bodyCount) {
           throw in.malformed("keys=" + keys.size() + " != bodies=" + bodyCount);
         }
@@ -278,7 +278,7 @@ public final class StoreNodeServer implements AutoCloseable {
       if (in.array() != 2) {
         throw in.malformed("expected [keys, capacities]");
       }
-      keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      keys = in.keys(StoreNodeMessages.MAX_KEYS);
       samples.accept(keys.size());
       capacities = in.longs(StoreNodeMessages.MAX_KEYS);
       if (capacities.length != keys.size()) {
@@ -363,7 +363,7 @@ public final class StoreNodeServer implements AutoCloseable {
         throw in.malformed("expected [force, keys]");
       }
       force = in.bool();
-      keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      keys = in.keys(StoreNodeMessages.MAX_KEYS);
     }
     samples.accept(keys.size());
     return codes(store.batchRemove(keys, force));
@@ -403,7 +403,7 @@ public final class StoreNodeServer implements AutoCloseable {
       if (in.array() != 1) {
         throw in.malformed("expected [keys]");
       }
-      return in.strings(StoreNodeMessages.MAX_KEYS);
+      return in.keys(StoreNodeMessages.MAX_KEYS);
     }
   }
 
