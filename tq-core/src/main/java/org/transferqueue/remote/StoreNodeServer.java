@@ -305,7 +305,7 @@ public final class StoreNodeServer implements AutoCloseable {
         }
         positions[readKeys.size()] = i;
         readKeys.add(keys.get(i));
-        destinations.add(buffers[i].segment().asSlice(0, capacity));
+        destinations.add(prefix(buffers[i].segment(), capacity));
       }
       long[] read = store.batchGetInto(readKeys, destinations);
       for (int j = 0; j < read.length; j++) {
@@ -328,9 +328,14 @@ public final class StoreNodeServer implements AutoCloseable {
       if (buffers[i] != null) {
         owned.add(buffers[i]);
       }
-      bodies.add(results[i] > 0 ? buffers[i].segment().asSlice(0, results[i]) : MemorySegment.NULL);
+      bodies.add(results[i] > 0 ? prefix(buffers[i].segment(), results[i]) : MemorySegment.NULL);
     }
     return new Reply(out.toBytes(), bodies, owned);
+  }
+
+  /** The first {@code length} bytes of {@code segment}: itself when that is all of it. */
+  private static MemorySegment prefix(MemorySegment segment, long length) {
+    return segment.byteSize() == length ? segment : segment.asSlice(0, length);
   }
 
   private static void releaseAll(NativeBuffer[] buffers) {

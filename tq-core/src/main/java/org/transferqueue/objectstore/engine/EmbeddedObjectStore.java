@@ -424,17 +424,37 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return new PendingWrites(this, new StoreMaster.WriteTicket[n], codes);
     }
     try {
-      Set<String> seen = new HashSet<>();
       for (int i = 0; i < n; i++) {
         String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        if (!seen.add(key) || key.isEmpty() || sizes[i] <= 0) {
+        if (key.isEmpty() || sizes[i] <= 0) {
           codes[i] = INVALID;
+        }
+      }
+      if (!distinct(keys)) {
+        // A repeated key is written once, from its first occurrence.
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < n; i++) {
+          if (!seen.add(keys.get(i))) {
+            codes[i] = INVALID;
+          }
         }
       }
       return new PendingWrites(this, master.startWrites(keys, sizes, config, upsert, codes), codes);
     } finally {
       exit();
     }
+  }
+
+  /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
+  private static boolean distinct(List<String> keys) {
+    Object[] sorted = keys.toArray();
+    Arrays.sort(sorted);
+    for (int i = 1; i < sorted.length; i++) {
+      if (sorted[i].equals(sorted[i - 1])) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Ends or revokes the tickets of {@link PendingWrites}; every key fails when closed. */
