@@ -311,7 +311,7 @@ public final class MooncakeKvClient implements KvClient {
     }
     reverse(order, objects, n);
     long deadline = nanoClock.getAsLong() + operationTimeoutNs;
-    long[] packedSizes = new long[n];
+    long[] packedSizes = objects < n ? new long[n] : null; // only object cells record a size
     Semaphore slots = callSlots();
     List<CompletableFuture<?>> tasks = new ArrayList<>();
     int limit = config.batchSizeLimit();

@@ -85,7 +85,7 @@ final class PutSources implements AutoCloseable {
   }
 
   private void register(List<MemorySegment> segments) {
-    if (insideOneRegistration(segments)) {
+    if (insideRegistrations(segments)) {
       return;
     }
     List<Integer> natives = new ArrayList<>();
@@ -116,32 +116,43 @@ final class PutSources implements AutoCloseable {
   }
 
   /**
-   * The common case of a put of rows of one column that the caller registered for the call: when
-   * every segment is native and one registered region spans them all, one reference covers them,
-   * without clustering (which costs objects per segment).
+   * The common case of a put of rows of columns that the caller registered for the call: when every
+   * segment is native and lies inside an already registered region, one reference per such region
+   * covers them, without clustering (which costs objects per segment). Segments of one column come
+   * in a row, so each region is looked up once.
    */
-  private boolean insideOneRegistration(List<MemorySegment> segments) {
+  private boolean insideRegistrations(List<MemorySegment> segments) {
     if (segments.isEmpty()) {
       return false;
     }
-    long start = Long.MAX_VALUE;
-    long end = Long.MIN_VALUE;
+    RegionRegistry.Region holder = null;
     for (MemorySegment segment : segments) {
       if (!segment.isNative()) {
+        releaseRegions();
         return false;
       }
-      start = Math.min(start, segment.address());
-      end = Math.max(end, end(segment));
+      long start = segment.address();
+      long end = end(segment);
+      if (holder == null || start < holder.start || end > holder.end) {
+        holder = registry.acquireContaining(start, end);
+        if (holder == null) {
+          releaseRegions();
+          return false;
+        }
+        regions.add(holder);
+      }
     }
-    RegionRegistry.Region holder = registry.acquireContaining(start, end);
-    if (holder == null) {
-      return false;
-    }
-    regions.add(holder);
     for (int i = 0; i < sources.length; i++) {
       sources[i] = segments.get(i);
     }
     return true;
+  }
+
+  private void releaseRegions() {
+    for (int i = regions.size() - 1; i >= 0; i--) {
+      registry.release(regions.get(i));
+    }
+    regions.clear();
   }
 
   private void registerCluster(
