@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.tensor.DType;
@@ -20,8 +21,11 @@ final class GetPlan {
   private final List<DType> dtypes;
   private final List<Map<String, Object>> backendMeta;
   private final long[] sizes;
-  private final List<Integer> tensorIndexes = new ArrayList<>();
-  private final List<Integer> objectIndexes = new ArrayList<>();
+  // Positions of tensor cells from the front, of object cells from the back, each in key order
+  // once classified: no boxed index per key.
+  private final int[] order;
+  private int tensorCount;
+  private int objectCount;
 
   private GetPlan(
       List<String> keys,
@@ -33,6 +37,7 @@ final class GetPlan {
     this.dtypes = dtypes;
     this.backendMeta = backendMeta;
     this.sizes = new long[keys.size()];
+    this.order = new int[keys.size()];
   }
 
   /**
@@ -88,22 +93,49 @@ final class GetPlan {
         throw invalid("missing packed_size for key " + key + " (backend metadata " + meta + ")");
       }
       sizes[i] = size.longValue();
-      objectIndexes.add(i);
+      order[order.length - ++objectCount] = i;
       return;
     }
     if (shapes.get(i) == null) {
       throw invalid("tensor key '" + key + "' (" + dtypes.get(i) + ") has no expected shape");
     }
     sizes[i] = TensorUtils.nbytes(dtypes.get(i), shapes.get(i));
-    tensorIndexes.add(i);
+    order[tensorCount++] = i;
   }
 
   List<Integer> tensorIndexes() {
-    return tensorIndexes;
+    List<Integer> indexes = new ArrayList<>(tensorCount);
+    for (int j = 0; j < tensorCount; j++) {
+      indexes.add(order[j]);
+    }
+    return indexes;
   }
 
   List<Integer> objectIndexes() {
-    return objectIndexes;
+    List<Integer> indexes = new ArrayList<>(objectCount);
+    for (int j = 0; j < objectCount; j++) {
+      indexes.add(objectIndex(j));
+    }
+    return indexes;
+  }
+
+  /** The number of tensor cells. */
+  int tensorCount() {
+    return tensorCount;
+  }
+
+  /** The number of object cells. */
+  int objectCount() {
+    return objectCount;
+  }
+
+  /** The position of the {@code j}-th tensor cell, in key order. */
+  int tensorIndex(int j) {
+    return order[Objects.checkIndex(j, tensorCount)];
+  }
+
+  private int objectIndex(int j) {
+    return order[order.length - 1 - Objects.checkIndex(j, objectCount)];
   }
 
   String key(int i) {

@@ -424,7 +424,7 @@ public final class MooncakeKvClient implements KvClient {
     Objects.requireNonNull(regions, "regions");
     checkOpen();
     GetPlan plan = GetPlan.of(keys, shapes, dtypes, backendMeta);
-    if (!plan.objectIndexes().isEmpty() || destinations.size() != keys.size()) {
+    if (plan.objectCount() != 0 || destinations.size() != keys.size()) {
       throw new TqException(
           org.transferqueue.ErrorCode.INVALID_ARGUMENT,
           "getInto reads tensor cells only, one destination per key: keys="
@@ -432,7 +432,7 @@ public final class MooncakeKvClient implements KvClient {
               + ", destinations="
               + destinations.size()
               + ", object cells="
-              + plan.objectIndexes().size());
+              + plan.objectCount());
     }
     for (int i = 0; i < keys.size(); i++) {
       if (destinations.get(i).byteSize() != plan.nbytes(i)) {
@@ -464,9 +464,13 @@ public final class MooncakeKvClient implements KvClient {
       long deadline = nanoClock.getAsLong() + operationTimeoutNs;
       Semaphore slots = callSlots();
       List<CompletableFuture<?>> tasks = new ArrayList<>();
-      for (List<Integer> slice : slices(plan.tensorIndexes())) {
+      int limit = config.batchSizeLimit();
+      for (int from = 0; from < plan.tensorCount(); from += limit) {
+        int start = from;
+        int end = Math.min(plan.tensorCount(), from + limit);
         tasks.add(
-            submit(() -> transfers.getTensorsInto(plan, slice, destinations, deadline), slots));
+            submit(
+                () -> transfers.getTensorsInto(plan, start, end, destinations, deadline), slots));
       }
       awaitAll(tasks);
     } finally {

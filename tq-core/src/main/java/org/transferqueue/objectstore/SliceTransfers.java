@@ -177,12 +177,15 @@ final class SliceTransfers {
     }
   }
 
-  /** Reads one slice of tensor keys straight into the caller's registered destinations. */
+  /**
+   * Reads the tensor cells {@code from..to} of the plan (in its tensor order) straight into the
+   * caller's registered destinations.
+   */
   CompletableFuture<Void> getTensorsInto(
-      GetPlan plan, List<Integer> slice, List<MemorySegment> destinations, long deadline) {
-    GetPlan.Transfers transfers = new GetPlan.Transfers(slice.size());
-    for (int j = 0; j < slice.size(); j++) {
-      int i = slice.get(j);
+      GetPlan plan, int from, int to, List<MemorySegment> destinations, long deadline) {
+    GetPlan.Transfers transfers = new GetPlan.Transfers(to - from);
+    for (int j = from; j < to; j++) {
+      int i = plan.tensorIndex(j);
       plan.addTransfers(i, destinations.get(i), transfers);
     }
     if (transfers.isEmpty()) {
