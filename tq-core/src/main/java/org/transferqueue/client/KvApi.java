@@ -1,6 +1,7 @@
 package org.transferqueue.client;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -430,6 +431,10 @@ public final class KvApi implements AutoCloseable {
     if (keys == null || keys.isEmpty()) {
       throw new TqException(ErrorCode.INVALID_ARGUMENT, "Received an empty list as keys");
     }
+    if (validAndDistinct(keys)) {
+      return;
+    }
+    // Some key is wrong: the loop below names the first wrong one, in list order.
     Set<Object> seen = new LinkedHashSet<>();
     // Iterates as Object: a list that reached here through an unchecked conversion (for example
     // from a scripting layer) may hold non-strings, which get a typed error, not a cast failure.
@@ -453,6 +458,26 @@ public final class KvApi implements AutoCloseable {
         throw new TqException(ErrorCode.DUPLICATE_KEY, "duplicate key '" + key + "' in " + keys);
       }
     }
+  }
+
+  /**
+   * Whether every key is a non-empty string and no key repeats, checked on one sorted copy: the
+   * common case costs no hash entry per key.
+   */
+  private static boolean validAndDistinct(List<?> keys) {
+    Object[] sorted = keys.toArray();
+    for (Object key : sorted) {
+      if (!(key instanceof String string) || string.isEmpty()) {
+        return false;
+      }
+    }
+    Arrays.sort(sorted);
+    for (int i = 1; i < sorted.length; i++) {
+      if (sorted[i].equals(sorted[i - 1])) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static boolean isEmpty(Map<?, ?> map) {

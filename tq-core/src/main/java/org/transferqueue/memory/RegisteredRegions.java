@@ -1,8 +1,8 @@
 package org.transferqueue.memory;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Map;
-import java.util.TreeMap;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.locks.StampedLock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -19,22 +19,17 @@ import org.transferqueue.TqException;
  */
 public final class RegisteredRegions {
   private final StampedLock lock = new StampedLock();
-  private final TreeMap<Long, Region> byStart = new TreeMap<>();
+  // The regions sorted by start, in parallel arrays: lookups and changes allocate nothing (the
+  // arrays only grow past their largest size so far).
+  private long[] starts = new long[8];
+  private long[] ends = new long[8];
+  private int[] references = new int[8];
+  private MemorySegment[] segments = new MemorySegment[8];
+  private int size;
   private long registeredBytes;
 
   /** Creates an empty registry. */
   public RegisteredRegions() {}
-
-  private static final class Region {
-    final long start;
-    final long end;
-    int references = 1;
-
-    Region(long start, long end) {
-      this.start = start;
-      this.end = end;
-    }
-  }
 
   /**
    * Registers a native region.
@@ -49,14 +44,13 @@ public final class RegisteredRegions {
     long end = start + region.byteSize();
     long stamp = lock.writeLock();
     try {
-      Region same = byStart.get(start);
-      if (same != null && same.end == end) {
-        same.references++;
+      int at = floor(start);
+      if (at >= 0 && starts[at] == start && ends[at] == end) {
+        references[at]++;
         return;
       }
-      Map.Entry<Long, Region> below = byStart.floorEntry(end - 1);
-      if (below != null && below.getValue().end > start) {
-        Region other = below.getValue();
+      int below = floor(end - 1);
+      if (below >= 0 && ends[below] > start) {
         throw new TqException(
             ErrorCode.INVALID_ARGUMENT,
             "region [0x"
@@ -64,12 +58,12 @@ public final class RegisteredRegions {
                 + ", 0x"
                 + Long.toHexString(end)
                 + ") overlaps registered region [0x"
-                + Long.toHexString(other.start)
+                + Long.toHexString(starts[below])
                 + ", 0x"
-                + Long.toHexString(other.end)
+                + Long.toHexString(ends[below])
                 + ")");
       }
-      byStart.put(start, new Region(start, end));
+      insert(below + 1, region, start, end);
       registeredBytes += end - start;
     } finally {
       lock.unlockWrite(stamp);
@@ -90,12 +84,12 @@ public final class RegisteredRegions {
     long end = start + region.byteSize();
     long stamp = lock.writeLock();
     try {
-      Region same = byStart.get(start);
-      if (same == null || same.end != end) {
+      int at = floor(start);
+      if (at < 0 || starts[at] != start || ends[at] != end) {
         return false;
       }
-      if (--same.references == 0) {
-        byStart.remove(start);
+      if (--references[at] == 0) {
+        remove(at);
         registeredBytes -= end - start;
       }
       return true;
@@ -119,10 +113,45 @@ public final class RegisteredRegions {
     long end = start + segment.byteSize();
     long stamp = lock.readLock();
     try {
-      Map.Entry<Long, Region> entry = byStart.floorEntry(start);
-      return entry != null && end <= entry.getValue().end && start < entry.getValue().end;
+      int at = floor(start);
+      return at >= 0 && end <= ends[at] && start < ends[at];
     } finally {
       lock.unlockRead(stamp);
+    }
+  }
+
+  /**
+   * The registered region that starts at {@code address}: the segment passed to its first {@link
+   * #register}.
+   *
+   * @param address a native address
+   * @return the region, or null when none starts there
+   */
+  public MemorySegment regionAt(long address) {
+    long stamp = lock.readLock();
+    try {
+      int at = floor(address);
+      return at >= 0 && starts[at] == address ? segments[at] : null;
+    } finally {
+      lock.unlockRead(stamp);
+    }
+  }
+
+  /**
+   * Drops every registration.
+   *
+   * @return the regions that were registered, in address order
+   */
+  public List<MemorySegment> clear() {
+    long stamp = lock.writeLock();
+    try {
+      List<MemorySegment> dropped = List.of(Arrays.copyOf(segments, size));
+      Arrays.fill(segments, 0, size, null);
+      size = 0;
+      registeredBytes = 0;
+      return dropped;
+    } finally {
+      lock.unlockWrite(stamp);
     }
   }
 
@@ -134,7 +163,7 @@ public final class RegisteredRegions {
   public int size() {
     long stamp = lock.readLock();
     try {
-      return byStart.size();
+      return size;
     } finally {
       lock.unlockRead(stamp);
     }
@@ -152,6 +181,48 @@ public final class RegisteredRegions {
     } finally {
       lock.unlockRead(stamp);
     }
+  }
+
+  /** The position of the last region starting at or below {@code address}; -1 when none does. */
+  private int floor(long address) {
+    int low = 0;
+    int high = size;
+    while (low < high) {
+      int mid = (low + high) >>> 1;
+      if (starts[mid] <= address) {
+        low = mid + 1;
+      } else {
+        high = mid;
+      }
+    }
+    return low - 1;
+  }
+
+  private void insert(int at, MemorySegment segment, long start, long end) {
+    if (size == starts.length) {
+      starts = Arrays.copyOf(starts, size * 2);
+      ends = Arrays.copyOf(ends, size * 2);
+      references = Arrays.copyOf(references, size * 2);
+      segments = Arrays.copyOf(segments, size * 2);
+    }
+    System.arraycopy(segments, at, segments, at + 1, size - at);
+    segments[at] = segment;
+    System.arraycopy(starts, at, starts, at + 1, size - at);
+    System.arraycopy(ends, at, ends, at + 1, size - at);
+    System.arraycopy(references, at, references, at + 1, size - at);
+    starts[at] = start;
+    ends[at] = end;
+    references[at] = 1;
+    size++;
+  }
+
+  private void remove(int at) {
+    System.arraycopy(starts, at + 1, starts, at, size - at - 1);
+    System.arraycopy(ends, at + 1, ends, at, size - at - 1);
+    System.arraycopy(references, at + 1, references, at, size - at - 1);
+    System.arraycopy(segments, at + 1, segments, at, size - at - 1);
+    size--;
+    segments[size] = null;
   }
 
   private static void checkNative(MemorySegment region) {

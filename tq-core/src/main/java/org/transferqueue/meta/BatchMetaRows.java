@@ -74,6 +74,10 @@ final class BatchMetaRows {
     }
     ArrayList<Map<String, Object>> rows = new ArrayList<>(meta.size());
     for (Map<String, Object> row : meta.backendMeta()) {
+      if (row.isEmpty()) {
+        rows.add(Map.of()); // what filtering an empty row gives, without a map or a lambda
+        continue;
+      }
       LinkedHashMap<String, Object> filtered = new LinkedHashMap<>();
       row.forEach(
           (k, v) -> {

@@ -1,6 +1,7 @@
 package org.transferqueue.meta;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -245,11 +246,34 @@ public record KvBatchMeta(
     return new KvBatchMeta(k, t, partitionId, fields, extraInfo);
   }
 
+  /**
+   * Whether the values are non-null and distinct, checked on one sorted copy: the common case costs
+   * no hash entry per value. Any other case is described by {@link #duplicates}.
+   */
+  static boolean distinctNonNull(List<?> values) {
+    Object[] sorted = values.toArray();
+    for (Object value : sorted) {
+      if (!(value instanceof String)) {
+        return false;
+      }
+    }
+    Arrays.sort(sorted);
+    for (int i = 1; i < sorted.length; i++) {
+      if (sorted[i].equals(sorted[i - 1])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static List<Map<String, Object>> copyRows(List<? extends Map<String, ?>> rows) {
     return rows == null ? null : MetaValues.freezeRows(rows);
   }
 
   private static Set<String> duplicates(List<String> values) {
+    if (distinctNonNull(values)) {
+      return Set.of();
+    }
     Set<String> seen = new HashSet<>();
     Set<String> duplicates = new LinkedHashSet<>();
     for (String v : values) {

@@ -2,8 +2,10 @@ package org.transferqueue.objectstore;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.tensor.DType;
@@ -19,8 +21,11 @@ final class GetPlan {
   private final List<DType> dtypes;
   private final List<Map<String, Object>> backendMeta;
   private final long[] sizes;
-  private final List<Integer> tensorIndexes = new ArrayList<>();
-  private final List<Integer> objectIndexes = new ArrayList<>();
+  // Positions of tensor cells from the front, of object cells from the back, each in key order
+  // once classified: no boxed index per key.
+  private final int[] order;
+  private int tensorCount;
+  private int objectCount;
 
   private GetPlan(
       List<String> keys,
@@ -32,6 +37,7 @@ final class GetPlan {
     this.dtypes = dtypes;
     this.backendMeta = backendMeta;
     this.sizes = new long[keys.size()];
+    this.order = new int[keys.size()];
   }
 
   /**
@@ -87,22 +93,49 @@ final class GetPlan {
         throw invalid("missing packed_size for key " + key + " (backend metadata " + meta + ")");
       }
       sizes[i] = size.longValue();
-      objectIndexes.add(i);
+      order[order.length - ++objectCount] = i;
       return;
     }
     if (shapes.get(i) == null) {
       throw invalid("tensor key '" + key + "' (" + dtypes.get(i) + ") has no expected shape");
     }
     sizes[i] = TensorUtils.nbytes(dtypes.get(i), shapes.get(i));
-    tensorIndexes.add(i);
+    order[tensorCount++] = i;
   }
 
   List<Integer> tensorIndexes() {
-    return tensorIndexes;
+    List<Integer> indexes = new ArrayList<>(tensorCount);
+    for (int j = 0; j < tensorCount; j++) {
+      indexes.add(order[j]);
+    }
+    return indexes;
   }
 
   List<Integer> objectIndexes() {
-    return objectIndexes;
+    List<Integer> indexes = new ArrayList<>(objectCount);
+    for (int j = 0; j < objectCount; j++) {
+      indexes.add(objectIndex(j));
+    }
+    return indexes;
+  }
+
+  /** The number of tensor cells. */
+  int tensorCount() {
+    return tensorCount;
+  }
+
+  /** The number of object cells. */
+  int objectCount() {
+    return objectCount;
+  }
+
+  /** The position of the {@code j}-th tensor cell, in key order. */
+  int tensorIndex(int j) {
+    return order[Objects.checkIndex(j, tensorCount)];
+  }
+
+  private int objectIndex(int j) {
+    return order[order.length - 1 - Objects.checkIndex(j, objectCount)];
   }
 
   String key(int i) {
@@ -129,21 +162,14 @@ final class GetPlan {
    * Adds the store reads that fill tensor key {@code i}: the key itself, or its chunk keys when the
    * metadata records chunks. Zero-byte tensors need no read.
    */
-  void addTransfers(
-      int i,
-      MemorySegment destination,
-      List<String> transferKeys,
-      List<MemorySegment> destinations,
-      List<Long> expected) {
+  void addTransfers(int i, MemorySegment destination, Transfers out) {
     String key = keys.get(i);
     Map<String, Object> meta = backendMeta == null ? null : backendMeta.get(i);
     int chunks = chunkCount(key, meta);
     long nbytes = sizes[i];
     if (chunks == 0) {
       if (nbytes > 0) {
-        transferKeys.add(key);
-        destinations.add(destination);
-        expected.add(nbytes);
+        out.add(key, destination, nbytes);
       }
       return;
     }
@@ -165,9 +191,41 @@ final class GetPlan {
     for (int c = 0; c < chunks; c++) {
       long offset = c * chunk;
       long length = Math.min(chunk, nbytes - offset);
-      transferKeys.add(key + ":c" + c);
-      destinations.add(destination.asSlice(offset, length));
-      expected.add(length);
+      out.add(key + ":c" + c, destination.asSlice(offset, length), length);
+    }
+  }
+
+  /**
+   * The transfers of one slice: store keys, their destinations and expected sizes, in order; the
+   * sizes are primitive. Owned by one worker task.
+   */
+  static final class Transfers {
+    final List<String> keys;
+    final List<MemorySegment> destinations;
+    private long[] sizes;
+    private int count;
+
+    Transfers(int expected) {
+      keys = new ArrayList<>(expected);
+      destinations = new ArrayList<>(expected);
+      sizes = new long[expected];
+    }
+
+    void add(String key, MemorySegment destination, long size) {
+      if (count == sizes.length) {
+        sizes = Arrays.copyOf(sizes, Math.max(8, count * 2));
+      }
+      keys.add(key);
+      destinations.add(destination);
+      sizes[count++] = size;
+    }
+
+    boolean isEmpty() {
+      return count == 0;
+    }
+
+    long[] sizes() {
+      return count == sizes.length ? sizes : Arrays.copyOf(sizes, count);
     }
   }
 

@@ -30,6 +30,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.kv.KvCellKind;
+import org.transferqueue.storage.kv.KvCellValues;
 import org.transferqueue.storage.kv.KvClient;
 import org.transferqueue.storage.kv.KvValues;
 import org.transferqueue.tensor.DType;
@@ -289,32 +290,49 @@ public final class MooncakeKvClient implements KvClient {
     if (n == 0) {
       return List.of();
     }
-    List<Integer> tensorIdx = new ArrayList<>();
-    List<Integer> objectIdx = new ArrayList<>();
+    // Tensor cells from the front of one index array, object cells from its back.
+    int[] order = new int[n];
+    int tensors = 0;
+    int objects = n;
+    KvCellValues cells = values instanceof KvCellValues c ? c : null;
     for (int i = 0; i < n; i++) {
       if (kinds.get(i) == KvCellKind.TENSOR) {
-        if (!(values.get(i) instanceof Tensor)) {
+        boolean tensor =
+            cells != null ? cells.kind(i) == KvCellKind.TENSOR : values.get(i) instanceof Tensor;
+        if (!tensor) {
           throw new TqException(
               org.transferqueue.ErrorCode.INVALID_ARGUMENT,
               "value of tensor key '" + keys.get(i) + "' is not a tensor: " + values.get(i));
         }
-        tensorIdx.add(i);
+        order[tensors++] = i;
       } else {
-        objectIdx.add(i);
+        order[--objects] = i;
       }
     }
+    reverse(order, objects, n);
     long deadline = nanoClock.getAsLong() + operationTimeoutNs;
-    long[] packedSizes = new long[n];
+    long[] packedSizes = objects < n ? new long[n] : null; // only object cells record a size
     Semaphore slots = callSlots();
     List<CompletableFuture<?>> tasks = new ArrayList<>();
-    for (List<Integer> slice : slices(tensorIdx)) {
-      tasks.add(submit(() -> transfers.putTensors(slice, keys, values, deadline), slots));
+    int limit = config.batchSizeLimit();
+    for (int from = 0; from < tensors; from += limit) {
+      int start = from;
+      int end = Math.min(tensors, from + limit);
+      tasks.add(
+          submit(() -> transfers.putTensors(order, start, end, keys, values, deadline), slots));
     }
-    for (List<Integer> slice : slices(objectIdx)) {
+    for (int from = objects; from < n; from += limit) {
+      List<Integer> slice = new ArrayList<>(Math.min(limit, n - from));
+      for (int j = from; j < Math.min(n, from + limit); j++) {
+        slice.add(order[j]);
+      }
       tasks.add(
           submit(() -> transfers.putObjects(slice, keys, values, packedSizes, deadline), slots));
     }
     awaitAll(tasks);
+    if (objects == n) {
+      return Collections.nCopies(n, null); // tensor cells record no metadata
+    }
     List<Map<String, Object>> meta = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       meta.add(kinds.get(i) == KvCellKind.TENSOR ? null : Map.of(PACKED_SIZE, packedSizes[i]));
@@ -406,7 +424,7 @@ public final class MooncakeKvClient implements KvClient {
     Objects.requireNonNull(regions, "regions");
     checkOpen();
     GetPlan plan = GetPlan.of(keys, shapes, dtypes, backendMeta);
-    if (!plan.objectIndexes().isEmpty() || destinations.size() != keys.size()) {
+    if (plan.objectCount() != 0 || destinations.size() != keys.size()) {
       throw new TqException(
           org.transferqueue.ErrorCode.INVALID_ARGUMENT,
           "getInto reads tensor cells only, one destination per key: keys="
@@ -414,7 +432,7 @@ public final class MooncakeKvClient implements KvClient {
               + ", destinations="
               + destinations.size()
               + ", object cells="
-              + plan.objectIndexes().size());
+              + plan.objectCount());
     }
     for (int i = 0; i < keys.size(); i++) {
       if (destinations.get(i).byteSize() != plan.nbytes(i)) {
@@ -446,9 +464,13 @@ public final class MooncakeKvClient implements KvClient {
       long deadline = nanoClock.getAsLong() + operationTimeoutNs;
       Semaphore slots = callSlots();
       List<CompletableFuture<?>> tasks = new ArrayList<>();
-      for (List<Integer> slice : slices(plan.tensorIndexes())) {
+      int limit = config.batchSizeLimit();
+      for (int from = 0; from < plan.tensorCount(); from += limit) {
+        int start = from;
+        int end = Math.min(plan.tensorCount(), from + limit);
         tasks.add(
-            submit(() -> transfers.getTensorsInto(plan, slice, destinations, deadline), slots));
+            submit(
+                () -> transfers.getTensorsInto(plan, start, end, destinations, deadline), slots));
       }
       awaitAll(tasks);
     } finally {
@@ -520,6 +542,14 @@ public final class MooncakeKvClient implements KvClient {
   }
 
   // ---------------------------------------------------------------- plumbing
+
+  private static void reverse(int[] values, int from, int to) {
+    for (int i = from, j = to - 1; i < j; i++, j--) {
+      int swap = values[i];
+      values[i] = values[j];
+      values[j] = swap;
+    }
+  }
 
   private List<List<Integer>> slices(List<Integer> indexes) {
     int limit = config.batchSizeLimit();

@@ -3,6 +3,7 @@ package org.transferqueue.objectstore;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import org.transferqueue.tensor.MemoryRegion;
@@ -66,6 +67,15 @@ final class PutSources implements AutoCloseable {
   }
 
   /**
+   * Every source, in the prepared order.
+   *
+   * @return a fixed-size view of the sources
+   */
+  List<MemorySegment> sources() {
+    return Collections.unmodifiableList(Arrays.asList(sources));
+  }
+
+  /**
    * How many bytes had to be staged.
    *
    * @return staged bytes
@@ -75,6 +85,9 @@ final class PutSources implements AutoCloseable {
   }
 
   private void register(List<MemorySegment> segments) {
+    if (insideRegistrations(segments)) {
+      return;
+    }
     List<Integer> natives = new ArrayList<>();
     for (int i = 0; i < segments.size(); i++) {
       if (segments.get(i).isNative()) {
@@ -100,6 +113,46 @@ final class PutSources implements AutoCloseable {
       registerCluster(segments, order, from, Math.max(to, from + 1), cluster.end());
       from = Math.max(to, from + 1);
     }
+  }
+
+  /**
+   * The common case of a put of rows of columns that the caller registered for the call: when every
+   * segment is native and lies inside an already registered region, one reference per such region
+   * covers them, without clustering (which costs objects per segment). Segments of one column come
+   * in a row, so each region is looked up once.
+   */
+  private boolean insideRegistrations(List<MemorySegment> segments) {
+    if (segments.isEmpty()) {
+      return false;
+    }
+    RegionRegistry.Region holder = null;
+    for (MemorySegment segment : segments) {
+      if (!segment.isNative()) {
+        releaseRegions();
+        return false;
+      }
+      long start = segment.address();
+      long end = end(segment);
+      if (holder == null || start < holder.start || end > holder.end) {
+        holder = registry.acquireContaining(start, end);
+        if (holder == null) {
+          releaseRegions();
+          return false;
+        }
+        regions.add(holder);
+      }
+    }
+    for (int i = 0; i < sources.length; i++) {
+      sources[i] = segments.get(i);
+    }
+    return true;
+  }
+
+  private void releaseRegions() {
+    for (int i = regions.size() - 1; i >= 0; i--) {
+      registry.release(regions.get(i));
+    }
+    regions.clear();
   }
 
   private void registerCluster(

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.transferqueue.codec.PackedValueCodec;
+import org.transferqueue.storage.kv.KvCellValues;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.tensor.TensorUtils;
@@ -41,22 +42,26 @@ final class SliceTransfers {
     this.retrier = retrier;
   }
 
+  /**
+   * Writes the tensor cells {@code order[from..to)} of a put; a {@link KvCellValues} gives their
+   * bytes without a tensor view per cell.
+   */
   CompletableFuture<Void> putTensors(
-      List<Integer> slice, List<String> keys, List<?> values, long deadline) {
-    List<String> sliceKeys = new ArrayList<>(slice.size());
-    List<MemorySegment> segments = new ArrayList<>(slice.size());
-    for (int i : slice) {
-      MemorySegment segment = ((Tensor) values.get(i)).segment();
+      int[] order, int from, int to, List<String> keys, List<?> values, long deadline) {
+    KvCellValues cells = values instanceof KvCellValues c ? c : null;
+    List<String> sliceKeys = new ArrayList<>(to - from);
+    List<MemorySegment> segments = new ArrayList<>(to - from);
+    for (int j = from; j < to; j++) {
+      int i = order[j];
+      MemorySegment segment =
+          cells != null ? cells.tensorBytes(i) : ((Tensor) values.get(i)).segment();
       if (segment.byteSize() > 0) {
         sliceKeys.add(keys.get(i));
         segments.add(segment);
       }
     }
     PutSources sources = PutSources.prepare(segments, registry, pool);
-    List<MemorySegment> registered = new ArrayList<>(segments.size());
-    for (int j = 0; j < segments.size(); j++) {
-      registered.add(sources.source(j));
-    }
+    List<MemorySegment> registered = sources.sources();
     return retrier
         .run("batch_upsert_from", sliceKeys, registered, null, this::upsert, deadline)
         .whenComplete((v, e) -> sources.close());
@@ -129,9 +134,7 @@ final class SliceTransfers {
       groupBytes.put(plan.dtype(i), start + plan.nbytes(i));
     }
     Map<DType, RegisteredBufferPool.Lease> regions = new LinkedHashMap<>();
-    List<String> transferKeys = new ArrayList<>();
-    List<MemorySegment> destinations = new ArrayList<>();
-    List<Long> expected = new ArrayList<>();
+    GetPlan.Transfers transfers = new GetPlan.Transfers(slice.size());
     try {
       for (Map.Entry<DType, Long> group : groupBytes.entrySet()) {
         if (group.getValue() > 0) {
@@ -147,11 +150,16 @@ final class SliceTransfers {
                 ? MemorySegment.NULL
                 : region.segment().asSlice(offsets[j], plan.nbytes(i));
         views[j] = Tensor.wrap(plan.dtype(i), view, plan.shape(i));
-        plan.addTransfers(i, view, transferKeys, destinations, expected);
+        plan.addTransfers(i, view, transfers);
       }
-      long[] sizes = expected.stream().mapToLong(Long::longValue).toArray();
       return retrier
-          .run("batch_get_into", transferKeys, destinations, sizes, this::getInto, deadline)
+          .run(
+              "batch_get_into",
+              transfers.keys,
+              transfers.destinations,
+              transfers.sizes(),
+              this::getInto,
+              deadline)
           .whenComplete(
               (v, e) -> {
                 if (e != null) {
@@ -169,20 +177,27 @@ final class SliceTransfers {
     }
   }
 
-  /** Reads one slice of tensor keys straight into the caller's registered destinations. */
+  /**
+   * Reads the tensor cells {@code from..to} of the plan (in its tensor order) straight into the
+   * caller's registered destinations.
+   */
   CompletableFuture<Void> getTensorsInto(
-      GetPlan plan, List<Integer> slice, List<MemorySegment> destinations, long deadline) {
-    List<String> transferKeys = new ArrayList<>();
-    List<MemorySegment> targets = new ArrayList<>();
-    List<Long> expected = new ArrayList<>();
-    for (int i : slice) {
-      plan.addTransfers(i, destinations.get(i), transferKeys, targets, expected);
+      GetPlan plan, int from, int to, List<MemorySegment> destinations, long deadline) {
+    GetPlan.Transfers transfers = new GetPlan.Transfers(to - from);
+    for (int j = from; j < to; j++) {
+      int i = plan.tensorIndex(j);
+      plan.addTransfers(i, destinations.get(i), transfers);
     }
-    if (transferKeys.isEmpty()) {
+    if (transfers.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
-    long[] sizes = expected.stream().mapToLong(Long::longValue).toArray();
-    return retrier.run("batch_get_into", transferKeys, targets, sizes, this::getInto, deadline);
+    return retrier.run(
+        "batch_get_into",
+        transfers.keys,
+        transfers.destinations,
+        transfers.sizes(),
+        this::getInto,
+        deadline);
   }
 
   CompletableFuture<Void> getObjects(

@@ -274,12 +274,20 @@ public final class RemoteObjectStore extends AbstractObjectStore
       Arrays.fill(codes, INVALID);
       return codes;
     }
-    Set<String> seen = new HashSet<>();
     boolean[] valid = new boolean[n];
     for (int i = 0; i < n; i++) {
       String key = Objects.requireNonNull(keys.get(i), "keys[i]");
       MemorySegment source = Objects.requireNonNull(sources.get(i), "sources[i]");
-      valid[i] = seen.add(key) && validSource(key, source, zeroCopy);
+      valid[i] = validSource(key, source, zeroCopy);
+    }
+    if (!distinct(keys)) {
+      // A repeated key is written once, from its first occurrence.
+      Set<String> seen = new HashSet<>();
+      for (int i = 0; i < n; i++) {
+        valid[i] &= seen.add(keys.get(i));
+      }
+    }
+    for (int i = 0; i < n; i++) {
       codes[i] = valid[i] ? OK : INVALID;
     }
     List<Shard> shards = shard(keys, valid);
@@ -298,7 +306,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
         shardKeys.add(keys.get(i));
         bodies.add(sources.get(i));
       }
-      out.strings(shardKeys);
+      out.keys(shardKeys);
       Request request = new Request(StoreNodeMessages.WRITE, out.toBytes(), bodies);
       calls.add(call(shard.node(), request, BodyDestination.into(List.of())));
     }
@@ -316,6 +324,18 @@ public final class RemoteObjectStore extends AbstractObjectStore
       }
     }
     return codes;
+  }
+
+  /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
+  private static boolean distinct(List<String> keys) {
+    Object[] sorted = keys.toArray();
+    Arrays.sort(sorted);
+    for (int i = 1; i < sorted.length; i++) {
+      if (sorted[i].equals(sorted[i - 1])) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private boolean validSource(String key, MemorySegment source, boolean zeroCopy) {
@@ -347,8 +367,8 @@ public final class RemoteObjectStore extends AbstractObjectStore
     List<Shard> shards = shard(keys, valid);
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
-      List<String> shardKeys = new ArrayList<>();
-      List<MemorySegment> targets = new ArrayList<>();
+      List<String> shardKeys = new ArrayList<>(shard.positions().length);
+      List<MemorySegment> targets = new ArrayList<>(shard.positions().length);
       long[] capacities = new long[shard.positions().length];
       for (int j = 0; j < capacities.length; j++) {
         int i = shard.positions()[j];
@@ -374,7 +394,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
   }
 
   private static Request readRequest(List<String> keys, long[] capacities) {
-    byte[] meta = new Wire.Writer().array(2).strings(keys).longs(capacities).toBytes();
+    byte[] meta = new Wire.Writer().array(2).keys(keys).longs(capacities).toBytes();
     return Request.of(StoreNodeMessages.READ, meta);
   }
 
@@ -507,7 +527,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       if (force != null) {
         out.bool(force);
       }
-      out.strings(shardKeys);
+      out.keys(shardKeys);
       calls.add(
           call(shard.node(), Request.of(type, out.toBytes()), BodyDestination.into(List.of())));
     }

@@ -52,8 +52,9 @@ public final class StoreNodeServer implements AutoCloseable {
   private final BufferAllocator allocator;
   private final TransportServer server;
   private final StagedCheckpointLoads checkpoints;
-  // WRITE requests whose bodies placeWrite put in the engine, by metadata array, until onWrite.
-  private final Map<byte[], PendingWrites> pendingWrites =
+  // WRITE requests whose bodies placeWrite put in the engine, by metadata array, until onWrite;
+  // with their parsed arguments, so that onWrite does not decode the keys a second time.
+  private final Map<byte[], PlacedWrite> pendingWrites =
       Collections.synchronizedMap(new IdentityHashMap<>());
 
   private StoreNodeServer(
@@ -147,6 +148,9 @@ public final class StoreNodeServer implements AutoCloseable {
     return server.address();
   }
 
+  /** A WRITE whose bodies were placed: its arguments and the engine's reservations. */
+  private record PlacedWrite(WriteArguments args, PendingWrites writes) {}
+
   /** The arguments of a WRITE. */
   private record WriteArguments(boolean upsert, ReplicateConfig config, List<String> keys) {
     static WriteArguments parse(byte[] metadata, int bodyCount) {
@@ -158,7 +162,7 @@ public final class StoreNodeServer implements AutoCloseable {
         int replicaNum = in.i32();
         boolean hardPin = in.bool();
         boolean softPin = in.bool();
-        List<String> keys = in.strings(StoreNodeMessages.MAX_KEYS);
+        List<String> keys = in.keys(StoreNodeMessages.MAX_KEYS);
         if (keys.size() != bodyCount) {
           throw in.malformed("keys=" + keys.size() + " != bodies=" + bodyCount);
         }
@@ -208,16 +212,20 @@ public final class StoreNodeServer implements AutoCloseable {
       writes.close();
       throw e;
     }
-    pendingWrites.put(metadata, writes);
+    pendingWrites.put(metadata, new PlacedWrite(args, writes));
     return new RequestBodyAllocator.Placed(segments, owned);
   }
 
   private Reply onWrite(ReceivedRequest request, LongConsumer samples) {
     // The transport hands the handler the metadata array it gave placeWrite.
-    PendingWrites placed = pendingWrites.remove(request.metadata());
+    PlacedWrite write = pendingWrites.remove(request.metadata());
+    PendingWrites placed = write == null ? null : write.writes();
     WriteArguments args;
     try {
-      args = WriteArguments.parse(request.metadata(), request.bodyCount());
+      args =
+          write != null && write.args().keys().size() == request.bodyCount()
+              ? write.args()
+              : WriteArguments.parse(request.metadata(), request.bodyCount());
     } catch (RuntimeException e) {
       if (placed != null) {
         placed.close();
@@ -270,7 +278,7 @@ public final class StoreNodeServer implements AutoCloseable {
       if (in.array() != 2) {
         throw in.malformed("expected [keys, capacities]");
       }
-      keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      keys = in.keys(StoreNodeMessages.MAX_KEYS);
       samples.accept(keys.size());
       capacities = in.longs(StoreNodeMessages.MAX_KEYS);
       if (capacities.length != keys.size()) {
@@ -297,7 +305,7 @@ public final class StoreNodeServer implements AutoCloseable {
         }
         positions[readKeys.size()] = i;
         readKeys.add(keys.get(i));
-        destinations.add(buffers[i].segment().asSlice(0, capacity));
+        destinations.add(prefix(buffers[i].segment(), capacity));
       }
       long[] read = store.batchGetInto(readKeys, destinations);
       for (int j = 0; j < read.length; j++) {
@@ -320,9 +328,14 @@ public final class StoreNodeServer implements AutoCloseable {
       if (buffers[i] != null) {
         owned.add(buffers[i]);
       }
-      bodies.add(results[i] > 0 ? buffers[i].segment().asSlice(0, results[i]) : MemorySegment.NULL);
+      bodies.add(results[i] > 0 ? prefix(buffers[i].segment(), results[i]) : MemorySegment.NULL);
     }
     return new Reply(out.toBytes(), bodies, owned);
+  }
+
+  /** The first {@code length} bytes of {@code segment}: itself when that is all of it. */
+  private static MemorySegment prefix(MemorySegment segment, long length) {
+    return segment.byteSize() == length ? segment : segment.asSlice(0, length);
   }
 
   private static void releaseAll(NativeBuffer[] buffers) {
@@ -355,7 +368,7 @@ public final class StoreNodeServer implements AutoCloseable {
         throw in.malformed("expected [force, keys]");
       }
       force = in.bool();
-      keys = in.strings(StoreNodeMessages.MAX_KEYS);
+      keys = in.keys(StoreNodeMessages.MAX_KEYS);
     }
     samples.accept(keys.size());
     return codes(store.batchRemove(keys, force));
@@ -395,7 +408,7 @@ public final class StoreNodeServer implements AutoCloseable {
       if (in.array() != 1) {
         throw in.malformed("expected [keys]");
       }
-      return in.strings(StoreNodeMessages.MAX_KEYS);
+      return in.keys(StoreNodeMessages.MAX_KEYS);
     }
   }
 
@@ -428,7 +441,7 @@ public final class StoreNodeServer implements AutoCloseable {
     } finally {
       // Writes whose bodies never arrived (a connection lost mid-request) are revoked.
       synchronized (pendingWrites) {
-        pendingWrites.values().forEach(PendingWrites::close);
+        pendingWrites.values().forEach(write -> write.writes().close());
         pendingWrites.clear();
       }
       checkpoints.close();

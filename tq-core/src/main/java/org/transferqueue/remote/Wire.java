@@ -32,7 +32,11 @@ final class Wire {
     private static final MessagePack.PackerConfig PACKER =
         MessagePack.DEFAULT_PACKER_CONFIG.withBufferSize(1024);
 
+    /** Keys up to this length take the scratch path of {@link #keys}. */
+    private static final int KEY_SCRATCH_BYTES = 256;
+
     private final MessageBufferPacker packer = PACKER.newBufferPacker();
+    private byte[] scratch;
 
     Writer array(int size) {
       try {
@@ -96,6 +100,43 @@ final class Wire {
       return this;
     }
 
+    /**
+     * Like {@link #strings}, byte for byte, for many short keys: an ASCII string is copied into one
+     * scratch array of this writer instead of being encoded into a new array of its own.
+     */
+    Writer keys(List<String> values) {
+      array(values.size());
+      for (int i = 0; i < values.size(); i++) {
+        key(values.get(i));
+      }
+      return this;
+    }
+
+    private void key(String value) {
+      int n = value.length();
+      if (n > KEY_SCRATCH_BYTES) {
+        str(value);
+        return;
+      }
+      if (scratch == null) {
+        scratch = new byte[KEY_SCRATCH_BYTES];
+      }
+      for (int c = 0; c < n; c++) {
+        char ch = value.charAt(c);
+        if (ch >= 0x80) {
+          str(value); // UTF-8 needs more than one byte: the packer encodes it
+          return;
+        }
+        scratch[c] = (byte) ch;
+      }
+      try {
+        packer.packRawStringHeader(n);
+        packer.writePayload(scratch, 0, n);
+      } catch (IOException e) {
+        throw failed(e);
+      }
+    }
+
     byte[] toBytes() {
       try (packer) {
         return packer.toByteArray();
@@ -115,11 +156,13 @@ final class Wire {
    */
   static final class Reader implements AutoCloseable {
     private final MessageUnpacker unpacker;
+    private final byte[] bytes;
     private final int length;
     private final String what;
 
     Reader(byte[] bytes, String what) {
       this.unpacker = MessagePack.newDefaultUnpacker(bytes);
+      this.bytes = bytes;
       this.length = bytes.length;
       this.what = what;
     }
@@ -211,6 +254,51 @@ final class Wire {
         out.add(str());
       }
       return out;
+    }
+
+    /**
+     * Like {@link #strings}, with the same results and errors, for many short keys: a string is
+     * decoded straight from the message's bytes, without a copy of its payload first.
+     */
+    List<String> keys(long max) {
+      int n = array(max);
+      List<String> out = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        out.add(key());
+      }
+      return out;
+    }
+
+    private String key() {
+      try {
+        int at = (int) unpacker.getTotalReadBytes();
+        int header;
+        int n;
+        switch (unpacker.getNextFormat()) {
+          case FIXSTR -> {
+            header = 1;
+            n = bytes[at] & 0x1f;
+          }
+          case STR8 -> {
+            header = 2;
+            n = at + 1 < length ? bytes[at + 1] & 0xff : -1;
+          }
+          case STR16 -> {
+            header = 3;
+            n = at + 2 < length ? (bytes[at + 1] & 0xff) << 8 | (bytes[at + 2] & 0xff) : -1;
+          }
+          default -> {
+            return str(); // other formats (and their errors) as before
+          }
+        }
+        if (n < 0 || (long) at + header + n > length) {
+          return str(); // names the missing bytes
+        }
+        unpacker.skipValue();
+        return new String(bytes, at + header, n, StandardCharsets.UTF_8);
+      } catch (IOException | MessagePackException e) {
+        throw malformed(e.toString());
+      }
     }
 
     ProtocolException malformed(String detail) {

@@ -35,7 +35,11 @@ public record PutResult(
   public BatchMeta applyTo(BatchMeta meta) {
     BatchMeta updated = meta.addFields(fieldSchema, true);
     for (int i = 0; i < backendMeta.size(); i++) {
-      for (Map.Entry<String, Object> e : backendMeta.get(i).entrySet()) {
+      Map<String, Object> row = backendMeta.get(i);
+      if (row.isEmpty()) {
+        continue; // no entry set nor iterator for a sample without backend metadata
+      }
+      for (Map.Entry<String, Object> e : row.entrySet()) {
         updated = updated.withBackendMeta(i, e.getKey(), e.getValue());
       }
     }

@@ -33,8 +33,10 @@ import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.remote.RemoteObjectStore;
 import org.transferqueue.remote.StoreNodeServer;
 import org.transferqueue.storage.kv.KvCellKind;
+import org.transferqueue.storage.kv.KvCellValues;
 import org.transferqueue.storage.kv.KvValues;
 import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.TransportConfig;
 
@@ -484,6 +486,41 @@ class MooncakeKvClientTest {
     CountingObjectStore.Call get = store.calls("batchGetInto").get(0);
     assertThat(get.sizes()).containsExactly(15L, 18L);
     assertThat(get.addresses().get(1) - get.addresses().get(0)).isEqualTo(15);
+  }
+
+  @Test
+  void shouldWriteCellsOfTwoRegisteredColumnsFromTheirOwnMemoryWithOneReferenceEach() {
+    MooncakeKvClient client = client();
+    Tensor a = floats(1, 2, 3, 4, 5, 6);
+    Tensor b = floats(7, 8, 9);
+    KvCellValues cells =
+        new KvCellValues(
+            List.of(new DenseColumn(a.reshape(3, 2)), new DenseColumn(b.reshape(3, 1))), 3);
+    List<String> keys = List.of("a0", "a1", "a2", "b0", "b1", "b2");
+
+    client.put(keys, cells, cells.kinds(), List.of(a.segment(), b.segment()));
+
+    assertThat(client.registrations()).as("one per column, none per cell").isEqualTo(2);
+    assertThat(client.unregistrations()).isEqualTo(2);
+    CountingObjectStore.Call put = store.calls("batchUpsertFrom").get(0);
+    long base = a.segment().address();
+    assertThat(put.addresses().subList(0, 3)).containsExactly(base, base + 8, base + 16);
+    assertThat(put.addresses().get(3)).isEqualTo(b.segment().address());
+    try (KvValues read =
+        client.get(
+            keys,
+            List.of(
+                new long[] {2},
+                new long[] {2},
+                new long[] {2},
+                new long[] {1},
+                new long[] {1},
+                new long[] {1}),
+            Collections.nCopies(6, DType.FLOAT32),
+            null)) {
+      assertThat(read.values().get(2)).isEqualTo(cells.get(2));
+      assertThat(read.values().get(4)).isEqualTo(cells.get(4));
+    }
   }
 
   @Test

@@ -70,4 +70,34 @@ class WireTest {
       assertThat(r.str()).isEqualTo("\uFFFD(");
     }
   }
+
+  @Test
+  void shouldWriteAndReadKeysExactlyAsStringsWhenShortLongOrNotAscii() {
+    List<String> keys =
+        List.of(
+            "", "12@f", "a".repeat(31), "b".repeat(32), "c".repeat(300), "€@x", "k".repeat(256));
+    byte[] asKeys = new Wire.Writer().keys(keys).toBytes();
+    assertThat(asKeys).isEqualTo(new Wire.Writer().strings(keys).toBytes());
+    try (Wire.Reader r = new Wire.Reader(asKeys, "test message")) {
+      assertThat(r.keys(10)).isEqualTo(keys);
+    }
+    byte[] malformed = {(byte) 0x91, (byte) 0xa2, (byte) 0xc3, 0x28};
+    try (Wire.Reader r = new Wire.Reader(malformed, "test message")) {
+      assertThat(r.keys(10)).containsExactly("\uFFFD(");
+    }
+  }
+
+  @Test
+  void shouldRejectAKeyLongerThanTheMessageAsStringsDoes() {
+    byte[] truncated = {(byte) 0x91, (byte) 0xd9, 10, 'a', 'b'}; // str8 of 10 bytes, 2 present
+    try (Wire.Reader r = new Wire.Reader(truncated, "test message")) {
+      assertThatThrownBy(() -> r.keys(10))
+          .isInstanceOf(ProtocolException.class)
+          .hasMessageContaining("10 > 2 bytes left");
+    }
+    byte[] notAString = {(byte) 0x91, 0x05};
+    try (Wire.Reader r = new Wire.Reader(notAString, "test message")) {
+      assertThatThrownBy(() -> r.keys(10)).isInstanceOf(ProtocolException.class);
+    }
+  }
 }

@@ -92,7 +92,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   private final MasterConfig masterConfig;
   private final RegisteredRegions regions = new RegisteredRegions();
   private final ReentrantLock registrationLock = new ReentrantLock();
-  private final Map<Long, MemorySegment> registeredByAddress = new HashMap<>();
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
   // Written under the lifecycle write lock; read under its read lock (state also without it).
@@ -179,10 +178,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       toStop = executor;
       registrationLock.lock();
       try {
-        for (MemorySegment region : registeredByAddress.values()) {
-          regions.unregister(region);
-        }
-        registeredByAddress.clear();
+        regions.clear();
       } finally {
         registrationLock.unlock();
       }
@@ -264,11 +260,10 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
     registrationLock.lock();
     try {
-      if (registeredByAddress.containsKey(buffer.address())) {
+      if (!buffer.isNative() || regions.regionAt(buffer.address()) != null) {
         return INVALID;
       }
       regions.register(buffer);
-      registeredByAddress.put(buffer.address(), buffer);
       return OK;
     } catch (TqException e) {
       return INVALID;
@@ -286,8 +281,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
     registrationLock.lock();
     try {
-      MemorySegment region =
-          buffer.isNative() ? registeredByAddress.remove(buffer.address()) : null;
+      MemorySegment region = buffer.isNative() ? regions.regionAt(buffer.address()) : null;
       if (region == null) {
         return INVALID;
       }
@@ -430,17 +424,37 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return new PendingWrites(this, new StoreMaster.WriteTicket[n], codes);
     }
     try {
-      Set<String> seen = new HashSet<>();
       for (int i = 0; i < n; i++) {
         String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        if (!seen.add(key) || key.isEmpty() || sizes[i] <= 0) {
+        if (key.isEmpty() || sizes[i] <= 0) {
           codes[i] = INVALID;
+        }
+      }
+      if (!distinct(keys)) {
+        // A repeated key is written once, from its first occurrence.
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < n; i++) {
+          if (!seen.add(keys.get(i))) {
+            codes[i] = INVALID;
+          }
         }
       }
       return new PendingWrites(this, master.startWrites(keys, sizes, config, upsert, codes), codes);
     } finally {
       exit();
     }
+  }
+
+  /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
+  private static boolean distinct(List<String> keys) {
+    Object[] sorted = keys.toArray();
+    Arrays.sort(sorted);
+    for (int i = 1; i < sorted.length; i++) {
+      if (sorted[i].equals(sorted[i - 1])) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Ends or revokes the tickets of {@link PendingWrites}; every key fails when closed. */

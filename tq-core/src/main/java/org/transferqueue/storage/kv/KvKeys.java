@@ -61,11 +61,25 @@ public final class KvKeys {
   public static List<String> keys(List<String> sortedFields, long[] globalIndexes) {
     List<String> keys = new ArrayList<>(sortedFields.size() * globalIndexes.length);
     for (String field : sortedFields) {
-      for (long gi : globalIndexes) {
-        keys.add(key(gi, field));
-      }
+      addKeys(field, globalIndexes, keys);
     }
     return keys;
+  }
+
+  /**
+   * Appends the keys of one field's samples, each equal to {@link #key(long, String)}; one builder
+   * serves them all, so each key costs just its string.
+   *
+   * @param field the field
+   * @param globalIndexes the samples in batch order
+   * @param keys where the keys go
+   */
+  public static void addKeys(String field, long[] globalIndexes, List<String> keys) {
+    StringBuilder builder = new StringBuilder(20 + field.length());
+    for (long gi : globalIndexes) {
+      builder.setLength(0);
+      keys.add(builder.append(gi).append('@').append(field).toString());
+    }
   }
 
   /**

@@ -110,19 +110,21 @@ public final class KvStorageManager implements StorageManager {
     FieldSchemas.requireCompatible(meta, schema);
     List<String> fields = KvKeys.sortedFields(batch.fields());
     List<String> keys = KvKeys.keys(fields, gis);
-    List<Object> values = new ArrayList<>(keys.size());
-    List<KvCellKind> kinds = new ArrayList<>(keys.size());
+    List<Column> columns = new ArrayList<>(fields.size());
     List<MemorySegment> regions = new ArrayList<>(fields.size());
     for (String field : fields) {
       Column column = batch.column(field);
-      flatten(column, n, values, kinds);
+      columns.add(column);
       switch (column) {
         case DenseColumn dense -> regions.add(dense.tensor().segment());
         case JaggedColumn jagged -> regions.add(jagged.values().segment());
         case ObjectColumn objects -> {}
       }
     }
-    List<Map<String, Object>> keyMeta = client.put(keys, values, kinds, regions);
+    // The cells are views over the columns: a client that only needs a tensor cell's bytes takes
+    // them without a tensor view per row.
+    KvCellValues values = new KvCellValues(columns, n);
+    List<Map<String, Object>> keyMeta = client.put(keys, values, values.kinds(), regions);
     List<Map<String, Object>> backendMeta = perSample(keyMeta, fields, n, keys.size());
     for (PartitionGroup group : PartitionGroup.of(meta)) {
       ProductionUpdates.publish(notifier, ProductionUpdates.of(meta, group, schema, backendMeta));
@@ -146,17 +148,6 @@ public final class KvStorageManager implements StorageManager {
             + "')");
   }
 
-  private static void flatten(Column column, int n, List<Object> values, List<KvCellKind> kinds) {
-    for (int i = 0; i < n; i++) {
-      switch (column) {
-        case DenseColumn dense -> values.add(dense.row(i));
-        case JaggedColumn jagged -> values.add(jagged.row(i));
-        case ObjectColumn objects -> values.add(objects.get(i));
-      }
-      kinds.add(column instanceof ObjectColumn ? KvCellKind.OBJECT : KvCellKind.TENSOR);
-    }
-  }
-
   private static List<Map<String, Object>> perSample(
       List<Map<String, Object>> keyMeta, List<String> fields, int n, int keyCount) {
     if (keyMeta == null || keyMeta.isEmpty()) {
@@ -171,19 +162,29 @@ public final class KvStorageManager implements StorageManager {
               + keyCount
               + ")");
     }
-    List<Map<String, Object>> rows = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      rows.add(new LinkedHashMap<>());
-    }
+    // A sample without any entry (only tensor cells) shares the empty map.
+    List<Map<String, Object>> rows = new ArrayList<>(Collections.nCopies(n, null));
+    boolean any = false;
     for (int f = 0; f < fields.size(); f++) {
       for (int i = 0; i < n; i++) {
         Map<String, Object> entry = keyMeta.get(f * n + i);
         if (entry != null) {
+          if (rows.get(i) == null) {
+            rows.set(i, new LinkedHashMap<>());
+          }
           rows.get(i).put(fields.get(f), entry);
+          any = true;
         }
       }
     }
-    return rows.stream().map(Collections::unmodifiableMap).toList();
+    if (!any) {
+      return Collections.nCopies(n, Collections.emptyMap());
+    }
+    for (int i = 0; i < n; i++) {
+      Map<String, Object> row = rows.get(i);
+      rows.set(i, row == null ? Collections.emptyMap() : Collections.unmodifiableMap(row));
+    }
+    return Collections.unmodifiableList(rows);
   }
 
   @Override
@@ -225,12 +226,13 @@ public final class KvStorageManager implements StorageManager {
       long[] gis,
       BufferAllocator allocator,
       Map<String, Column> columns) {
-    List<String> keys = new ArrayList<>();
-    List<long[]> shapes = new ArrayList<>();
-    List<DType> dtypes = new ArrayList<>();
-    List<MemorySegment> destinations = new ArrayList<>();
-    List<MemorySegment> regions = new ArrayList<>();
-    List<String> tensorFields = new ArrayList<>();
+    int cells = fields.size() * gis.length;
+    List<String> keys = new ArrayList<>(cells);
+    List<long[]> shapes = new ArrayList<>(cells);
+    List<DType> dtypes = new ArrayList<>(cells);
+    List<MemorySegment> destinations = new ArrayList<>(cells);
+    List<MemorySegment> regions = new ArrayList<>(fields.size());
+    List<String> tensorFields = new ArrayList<>(fields.size());
     for (String field : fields) {
       FieldSchema schema = meta.field(field);
       if (schema.nonTensor()) {
@@ -258,7 +260,7 @@ public final class KvStorageManager implements StorageManager {
         destinations.add(region.asSlice(offset, rowBytes[i]));
         offset += rowBytes[i];
       }
-      keys.addAll(KvKeys.keys(List.of(field), gis));
+      KvKeys.addKeys(field, gis, keys);
     }
     if (tensorFields.isEmpty()) {
       return;
@@ -340,7 +342,7 @@ public final class KvStorageManager implements StorageManager {
         if (fixedShape == null) {
           fixedShape = toArray(Objects.requireNonNull(schema.shape()));
         }
-        shapes.add(fixedShape.clone());
+        shapes.add(fixedShape); // one array for every row of the field: nothing mutates it
         dtypes.add(schema.dtype());
         continue;
       }
