@@ -1,17 +1,16 @@
 package org.transferqueue.objectstore.engine;
 
-import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Best-fit allocator of byte ranges inside one slab, with coalescing of free neighbours.
  *
  * <p>Free ranges are indexed twice: by offset (to merge a freed range with its neighbours) and by
- * length, then offset (to find the smallest range that fits, the lowest of equals). Every range is
- * a multiple of {@link #ALIGNMENT} long and starts at a multiple of it. Both indexes are sorted
- * primitive arrays: a lookup is a binary search, O(log n) in the number of free ranges, and an
- * insertion or removal moves the array's tail (a memory move of at most n longs). Steady-state
- * allocation and free allocate nothing on the heap; the arrays only grow when there are more free
- * ranges than ever before.
+ * length (to find the smallest range that fits). Every range is a multiple of {@link #ALIGNMENT}
+ * long and starts at a multiple of it. Allocation and free cost O(log n) in the number of free
+ * ranges.
  *
  * <p>Not thread-safe: the {@link StoreMaster} lock guards it.
  */
@@ -20,8 +19,8 @@ final class SlabAllocator {
   static final long ALIGNMENT = 64;
 
   private final long capacity;
-  private final SortedPairs freeByOffset = new SortedPairs();
-  private final SortedPairs freeByLength = new SortedPairs();
+  private final TreeMap<Long, Long> freeByOffset = new TreeMap<>();
+  private final TreeSet<FreeRange> freeByLength = new TreeSet<>();
   private long usedBytes;
 
   SlabAllocator(long capacity) {
@@ -38,12 +37,12 @@ final class SlabAllocator {
   /** Allocates {@code size} bytes; returns the offset, or -1 when no free range is long enough. */
   long allocate(long size) {
     long need = aligned(size);
-    int fit = freeByLength.ceiling(need, Long.MIN_VALUE);
-    if (fit == freeByLength.size) {
+    FreeRange fit = freeByLength.ceiling(new FreeRange(need, Long.MIN_VALUE));
+    if (fit == null) {
       return -1;
     }
-    long length = freeByLength.primary[fit];
-    long offset = freeByLength.secondary[fit];
+    long length = fit.length();
+    long offset = fit.offset();
     removeFree(offset, length);
     if (length > need) {
       addFree(offset + need, length - need);
@@ -58,20 +57,13 @@ final class SlabAllocator {
     usedBytes -= length;
     long start = offset;
     long end = offset + length;
-    // The free range at or below start: the last one whose offset is not above it.
-    int next = freeByOffset.ceiling(start, Long.MIN_VALUE);
-    int below = next < freeByOffset.size && freeByOffset.primary[next] == start ? next : next - 1;
-    if (below >= 0) {
-      long belowOffset = freeByOffset.primary[below];
-      long belowLength = freeByOffset.secondary[below];
-      if (belowOffset + belowLength == start) {
-        removeFree(belowOffset, belowLength);
-        start = belowOffset;
-      }
+    Map.Entry<Long, Long> below = freeByOffset.floorEntry(start);
+    if (below != null && below.getKey() + below.getValue() == start) {
+      removeFree(below.getKey(), below.getValue());
+      start = below.getKey();
     }
-    int above = freeByOffset.ceiling(end, Long.MIN_VALUE);
-    if (above < freeByOffset.size && freeByOffset.primary[above] == end) {
-      long aboveLength = freeByOffset.secondary[above];
+    Long aboveLength = freeByOffset.get(end);
+    if (aboveLength != null) {
       removeFree(end, aboveLength);
       end += aboveLength;
     }
@@ -88,71 +80,30 @@ final class SlabAllocator {
 
   /** The longest free range: the largest object that fits now. */
   long largestFree() {
-    return freeByLength.size == 0 ? 0 : freeByLength.primary[freeByLength.size - 1];
+    return freeByLength.isEmpty() ? 0 : freeByLength.last().length();
   }
 
   /** Number of free ranges; 1 when everything is free and merged. */
   int freeRanges() {
-    return freeByOffset.size;
+    return freeByOffset.size();
   }
 
   private void addFree(long offset, long length) {
-    freeByOffset.insert(offset, length);
-    freeByLength.insert(length, offset);
+    freeByOffset.put(offset, length);
+    freeByLength.add(new FreeRange(length, offset));
   }
 
   private void removeFree(long offset, long length) {
-    freeByOffset.remove(offset, length);
-    freeByLength.remove(length, offset);
+    freeByOffset.remove(offset);
+    freeByLength.remove(new FreeRange(length, offset));
   }
 
-  /**
-   * Distinct pairs of longs in two parallel arrays, sorted by the first, then the second: an
-   * ordered set without an object per element.
-   */
-  private static final class SortedPairs {
-    long[] primary = new long[16];
-    long[] secondary = new long[16];
-    int size;
-
-    /** The position of the first pair not below {@code (p, s)}; {@code size} when none is. */
-    int ceiling(long p, long s) {
-      int low = 0;
-      int high = size;
-      while (low < high) {
-        int mid = (low + high) >>> 1;
-        int byPrimary = Long.compare(primary[mid], p);
-        int order = byPrimary != 0 ? byPrimary : Long.compare(secondary[mid], s);
-        if (order < 0) {
-          low = mid + 1;
-        } else {
-          high = mid;
-        }
-      }
-      return low;
-    }
-
-    void insert(long p, long s) {
-      int at = ceiling(p, s);
-      if (size == primary.length) {
-        primary = Arrays.copyOf(primary, size * 2);
-        secondary = Arrays.copyOf(secondary, size * 2);
-      }
-      System.arraycopy(primary, at, primary, at + 1, size - at);
-      System.arraycopy(secondary, at, secondary, at + 1, size - at);
-      primary[at] = p;
-      secondary[at] = s;
-      size++;
-    }
-
-    void remove(long p, long s) {
-      int at = ceiling(p, s);
-      if (at == size || primary[at] != p || secondary[at] != s) {
-        throw new IllegalStateException("free range (" + p + ", " + s + ") is not indexed");
-      }
-      System.arraycopy(primary, at + 1, primary, at, size - at - 1);
-      System.arraycopy(secondary, at + 1, secondary, at, size - at - 1);
-      size--;
+  /** A free range in the length index: ordered by length, then offset (best fit, lowest first). */
+  private record FreeRange(long length, long offset) implements Comparable<FreeRange> {
+    @Override
+    public int compareTo(FreeRange other) {
+      int byLength = Long.compare(length, other.length);
+      return byLength != 0 ? byLength : Long.compare(offset, other.offset);
     }
   }
 }

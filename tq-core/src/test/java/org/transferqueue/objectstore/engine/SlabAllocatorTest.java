@@ -79,37 +79,4 @@ class SlabAllocatorTest {
     assertThat(slab.usedBytes()).as("seed=%d", seed).isZero();
     assertThat(slab.freeRanges()).as("seed=%d", seed).isEqualTo(1);
   }
-
-  @Test
-  void shouldAllocateNothingOnTheHeapWhenCyclingAllocateAndFree() {
-    SlabAllocator slab = new SlabAllocator(1 << 24);
-    long[] offsets = new long[64];
-    Runnable cycle =
-        () -> {
-          for (int i = 0; i < offsets.length; i++) {
-            offsets[i] = slab.allocate(4096 + 64L * i);
-          }
-          // Free every other range first so that the free list fragments and merges again.
-          for (int i = 0; i < offsets.length; i += 2) {
-            slab.free(offsets[i], 4096 + 64L * i);
-          }
-          for (int i = 1; i < offsets.length; i += 2) {
-            slab.free(offsets[i], 4096 + 64L * i);
-          }
-        };
-    for (int warm = 0; warm < 1_000; warm++) {
-      cycle.run();
-    }
-    com.sun.management.ThreadMXBean threads =
-        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
-    long before = threads.getCurrentThreadAllocatedBytes();
-    for (int round = 0; round < 1_000; round++) {
-      cycle.run();
-    }
-    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-    // 128,000 allocate/free calls; the tree-based free lists made about 100 bytes per call.
-    assertThat(allocated).as("heap bytes for 128,000 calls").isLessThan(64 * 1024);
-    assertThat(slab.freeRanges()).isEqualTo(1);
-    assertThat(slab.usedBytes()).isZero();
-  }
 }
