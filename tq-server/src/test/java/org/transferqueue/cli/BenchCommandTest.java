@@ -259,7 +259,19 @@ class BenchCommandTest {
       Map<String, Object> mean = map(result.get("mean"));
       mean.values().forEach(v -> assertThat(number(v)).isPositive());
       Map<String, Object> heap = map(result.get("heapBytesPerMib"));
-      assertThat(heap).containsKeys("clientPut", "serverPut", "clientGet", "serverGet");
+      assertThat(heap)
+          .containsKeys(
+              "clientPut",
+              "serverPut",
+              "clientGet",
+              "serverGet",
+              "controllerPut",
+              "storageServerPut",
+              "controllerGet",
+              "storageServerGet");
+      // The controller is one of the servers: its part never exceeds their sum.
+      assertThat(number(heap.get("controllerPut")))
+          .isLessThanOrEqualTo(number(heap.get("serverPut")));
       heap.values().forEach(v -> assertThat(number(v)).isPositive());
       for (Object item : list(result.get("iterations"))) {
         Map<String, Object> it = map(item);

@@ -367,7 +367,10 @@ public final class BenchRunner {
               afterPut.client() - beforePut.client(),
               afterPut.servers() - beforePut.servers(),
               afterGet.client() - beforeGet.client(),
-              afterGet.servers() - beforeGet.servers()));
+              afterGet.servers() - beforeGet.servers(),
+              afterPut.first() - beforePut.first(),
+              afterGet.first() - beforeGet.first(),
+              meter.storageServers()));
     }
     try (read) {
       if (verify) {

@@ -15,6 +15,10 @@ package org.transferqueue.server.bench;
  * @param serverPutBytes heap bytes the server processes allocated during the put, summed
  * @param clientGetBytes heap bytes the client process allocated during the get
  * @param serverGetBytes heap bytes the server processes allocated during the get, summed
+ * @param controllerPutBytes the controller's part of {@code serverPutBytes}
+ * @param controllerGetBytes the controller's part of {@code serverGetBytes}
+ * @param storageServers the number of storage servers (units or store nodes) in the server figures
+ *     besides the controller
  */
 public record HeapAllocation(
     int iteration,
@@ -22,7 +26,10 @@ public record HeapAllocation(
     long clientPutBytes,
     long serverPutBytes,
     long clientGetBytes,
-    long serverGetBytes) {
+    long serverGetBytes,
+    long controllerPutBytes,
+    long controllerGetBytes,
+    int storageServers) {
 
   /** The goal: at most this many heap bytes per MiB moved, on each side. */
   public static final double GOAL_BYTES_PER_MIB = 1024;
@@ -63,6 +70,47 @@ public record HeapAllocation(
    */
   public double serverGetPerMib() {
     return perMib(serverGetBytes);
+  }
+
+  /**
+   * The controller's heap bytes per MiB put (part of {@link #serverPutPerMib()}).
+   *
+   * @return bytes per MiB
+   */
+  public double controllerPutPerMib() {
+    return perMib(controllerPutBytes);
+  }
+
+  /**
+   * The controller's heap bytes per MiB read (part of {@link #serverGetPerMib()}).
+   *
+   * @return bytes per MiB
+   */
+  public double controllerGetPerMib() {
+    return perMib(controllerGetBytes);
+  }
+
+  /**
+   * Heap bytes per MiB put of one storage server, on average: the servers' figure without the
+   * controller's, over the storage servers.
+   *
+   * @return bytes per MiB; NaN without storage servers
+   */
+  public double storageServerPutPerMib() {
+    return storageServers == 0
+        ? Double.NaN
+        : perMib(serverPutBytes - controllerPutBytes) / storageServers;
+  }
+
+  /**
+   * Heap bytes per MiB read of one storage server, on average.
+   *
+   * @return bytes per MiB; NaN without storage servers
+   */
+  public double storageServerGetPerMib() {
+    return storageServers == 0
+        ? Double.NaN
+        : perMib(serverGetBytes - controllerGetBytes) / storageServers;
   }
 
   private double perMib(long allocated) {

@@ -34,8 +34,11 @@ final class HeapMeter implements AutoCloseable {
   private final TransportClient client;
   private final List<HostPort> servers;
 
-  /** Counter values of one moment: the client process and the servers' sum. */
-  record Reading(long client, long servers) {}
+  /**
+   * Counter values of one moment: the client process, the servers' sum, and the first server's (the
+   * controller's when the case lists it first).
+   */
+  record Reading(long client, long servers, long first) {}
 
   /**
    * Creates a meter.
@@ -56,30 +59,42 @@ final class HeapMeter implements AutoCloseable {
    * @throws TqException {@code UNSUPPORTED_OPERATION} when a process does not measure allocation
    */
   Reading read() {
-    long servers = serversNow();
-    return new Reading(clientNow(), servers);
+    long[] servers = serversNow();
+    return new Reading(clientNow(), servers[0], servers[1]);
+  }
+
+  Reading readAfter() {
+    long client = clientNow();
+    long[] servers = serversNow();
+    return new Reading(client, servers[0], servers[1]);
   }
 
   /**
-   * Reads after an operation: the client, then the servers.
+   * The number of servers after the first (the storage servers when the controller is first).
    *
-   * @return the reading
+   * @return the count
    */
-  Reading readAfter() {
-    long client = clientNow();
-    return new Reading(client, serversNow());
+  int storageServers() {
+    return Math.max(0, servers.size() - 1);
   }
 
   private static long clientNow() {
     return check(ProcessStats.currentHeapAllocatedBytes(), "this process");
   }
 
-  private long serversNow() {
+  /** The servers' sum and the first server's counter. */
+  private long[] serversNow() {
     long sum = 0;
-    for (HostPort server : servers) {
-      sum += check(client.processStats(server, CALL).heapAllocatedBytes(), server.toString());
+    long first = 0;
+    for (int i = 0; i < servers.size(); i++) {
+      HostPort server = servers.get(i);
+      long bytes = check(client.processStats(server, CALL).heapAllocatedBytes(), server.toString());
+      sum += bytes;
+      if (i == 0) {
+        first = bytes;
+      }
     }
-    return sum;
+    return new long[] {sum, first};
   }
 
   private static long check(long bytes, String where) {

@@ -181,6 +181,16 @@ public final class JsonReporter {
         heap.put("serverPut", c.heapSteadyMean(HeapAllocation::serverPutPerMib).orElseThrow());
         heap.put("clientGet", c.heapSteadyMean(HeapAllocation::clientGetPerMib).orElseThrow());
         heap.put("serverGet", c.heapSteadyMean(HeapAllocation::serverGetPerMib).orElseThrow());
+        heap.put(
+            "controllerPut", c.heapSteadyMean(HeapAllocation::controllerPutPerMib).orElseThrow());
+        heap.put(
+            "controllerGet", c.heapSteadyMean(HeapAllocation::controllerGetPerMib).orElseThrow());
+        heap.put(
+            "storageServerPut",
+            c.heapSteadyMean(HeapAllocation::storageServerPutPerMib).orElseThrow());
+        heap.put(
+            "storageServerGet",
+            c.heapSteadyMean(HeapAllocation::storageServerGetPerMib).orElseThrow());
         result.put("heapBytesPerMib", heap);
       }
       List<Object> iterations = new ArrayList<>();
@@ -249,6 +259,9 @@ public final class JsonReporter {
     out.put("serverPutHeapBytesPerMib", h.serverPutPerMib());
     out.put("clientGetHeapBytesPerMib", h.clientGetPerMib());
     out.put("serverGetHeapBytesPerMib", h.serverGetPerMib());
+    out.put("controllerPutHeapBytes", h.controllerPutBytes());
+    out.put("controllerGetHeapBytes", h.controllerGetBytes());
+    out.put("storageServers", h.storageServers());
     return out;
   }
 

@@ -94,13 +94,20 @@ public final class TableReporter {
               String.format(
                   Locale.ROOT,
                   "  %-24s heap B/MiB moved (2+, goal < %.0f): put client %.1f server %.1f,"
-                      + " get client %.1f server %.1f%n",
+                      + " get client %.1f server %.1f%n"
+                      + "  %-24s   server = controller + storage servers: put %.1f + %.1f each,"
+                      + " get %.1f + %.1f each%n",
                   "",
                   HeapAllocation.GOAL_BYTES_PER_MIB,
                   c.heapSteadyMean(HeapAllocation::clientPutPerMib).orElseThrow(),
                   c.heapSteadyMean(HeapAllocation::serverPutPerMib).orElseThrow(),
                   c.heapSteadyMean(HeapAllocation::clientGetPerMib).orElseThrow(),
-                  c.heapSteadyMean(HeapAllocation::serverGetPerMib).orElseThrow()));
+                  c.heapSteadyMean(HeapAllocation::serverGetPerMib).orElseThrow(),
+                  "",
+                  c.heapSteadyMean(HeapAllocation::controllerPutPerMib).orElseThrow(),
+                  c.heapSteadyMean(HeapAllocation::storageServerPutPerMib).orElseThrow(),
+                  c.heapSteadyMean(HeapAllocation::controllerGetPerMib).orElseThrow(),
+                  c.heapSteadyMean(HeapAllocation::storageServerGetPerMib).orElseThrow()));
         }
       }
       cpu(out, size);

@@ -12,12 +12,18 @@ class HeapAllocationTest {
 
   @Test
   void shouldDivideEachSideByTheMibMoved() {
-    HeapAllocation h = new HeapAllocation(1, 256 * MIB, 256 * 100, 256 * 2048, 0, 512);
+    HeapAllocation h =
+        new HeapAllocation(1, 256 * MIB, 256 * 100, 256 * 2048, 0, 512, 256 * 1024, 0, 2);
 
     assertThat(h.clientPutPerMib()).isCloseTo(100, within(1e-9));
     assertThat(h.serverPutPerMib()).isCloseTo(2048, within(1e-9));
     assertThat(h.clientGetPerMib()).isZero();
     assertThat(h.serverGetPerMib()).isCloseTo(2, within(1e-9));
+    // The servers' 2048 per MiB put: the controller's 1024 and 512 on each of two storage servers.
+    assertThat(h.controllerPutPerMib()).isCloseTo(1024, within(1e-9));
+    assertThat(h.storageServerPutPerMib()).isCloseTo(512, within(1e-9));
+    assertThat(h.controllerGetPerMib()).isZero();
+    assertThat(h.storageServerGetPerMib()).isCloseTo(1, within(1e-9));
   }
 
   @Test
@@ -32,9 +38,9 @@ class HeapAllocationTest {
             List.of(r, r, r),
             true,
             List.of(
-                new HeapAllocation(1, MIB, 1_000_000, 0, 0, 0),
-                new HeapAllocation(2, MIB, 100, 0, 0, 0),
-                new HeapAllocation(3, MIB, 300, 0, 0, 0)));
+                new HeapAllocation(1, MIB, 1_000_000, 0, 0, 0, 0, 0, 2),
+                new HeapAllocation(2, MIB, 100, 0, 0, 0, 0, 0, 2),
+                new HeapAllocation(3, MIB, 300, 0, 0, 0, 0, 0, 2)));
 
     assertThat(c.heapSteadyMean(HeapAllocation::clientPutPerMib).orElseThrow()).isEqualTo(200);
     assertThat(
