@@ -1,7 +1,6 @@
 package org.transferqueue.client;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -13,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
+import org.transferqueue.Distinct;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -471,13 +471,7 @@ public final class KvApi implements AutoCloseable {
         return false;
       }
     }
-    Arrays.sort(sorted);
-    for (int i = 1; i < sorted.length; i++) {
-      if (sorted[i].equals(sorted[i - 1])) {
-        return false;
-      }
-    }
-    return true;
+    return Distinct.firstRepeated(sorted) == null;
   }
 
   private static boolean isEmpty(Map<?, ?> map) {

@@ -2,7 +2,6 @@ package org.transferqueue.controller;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +14,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.Distinct;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -696,18 +696,15 @@ public final class Controller implements ControllerApi {
     if (keys == null || keys.isEmpty()) {
       throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must be a non-empty list: " + keys);
     }
-    // Sorting a copy finds duplicates with one array instead of a hash set of every key.
-    String[] sorted = keys.toArray(String[]::new);
-    for (String key : sorted) {
+    Object[] copy = keys.toArray();
+    for (Object key : copy) {
       if (key == null) {
         throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must not contain null: " + keys);
       }
     }
-    Arrays.sort(sorted);
-    for (int i = 1; i < sorted.length; i++) {
-      if (sorted[i].equals(sorted[i - 1])) {
-        throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + sorted[i]);
-      }
+    Object repeated = Distinct.firstRepeated(copy);
+    if (repeated != null) {
+      throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + repeated);
     }
   }
 

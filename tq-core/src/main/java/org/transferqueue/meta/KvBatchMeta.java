@@ -1,7 +1,6 @@
 package org.transferqueue.meta;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -10,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.transferqueue.Distinct;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
@@ -257,13 +257,7 @@ public record KvBatchMeta(
         return false;
       }
     }
-    Arrays.sort(sorted);
-    for (int i = 1; i < sorted.length; i++) {
-      if (sorted[i].equals(sorted[i - 1])) {
-        return false;
-      }
-    }
-    return true;
+    return Distinct.firstRepeated(sorted) == null;
   }
 
   private static List<Map<String, Object>> copyRows(List<? extends Map<String, ?>> rows) {

@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.Distinct;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -328,14 +329,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
 
   /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
   private static boolean distinct(List<String> keys) {
-    Object[] sorted = keys.toArray();
-    Arrays.sort(sorted);
-    for (int i = 1; i < sorted.length; i++) {
-      if (sorted[i].equals(sorted[i - 1])) {
-        return false;
-      }
-    }
-    return true;
+    return Distinct.firstRepeated(keys.toArray()) == null;
   }
 
   private boolean validSource(String key, MemorySegment source, boolean zeroCopy) {

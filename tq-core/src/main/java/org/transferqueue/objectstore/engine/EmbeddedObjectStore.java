@@ -24,6 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import org.transferqueue.Distinct;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -447,14 +448,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
 
   /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
   private static boolean distinct(List<String> keys) {
-    Object[] sorted = keys.toArray();
-    Arrays.sort(sorted);
-    for (int i = 1; i < sorted.length; i++) {
-      if (sorted[i].equals(sorted[i - 1])) {
-        return false;
-      }
-    }
-    return true;
+    return Distinct.firstRepeated(keys.toArray()) == null;
   }
 
   /** Ends or revokes the tickets of {@link PendingWrites}; every key fails when closed. */
