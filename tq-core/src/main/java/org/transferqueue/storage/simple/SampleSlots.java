@@ -42,8 +42,12 @@ final class SampleSlots {
     return nextSlot;
   }
 
-  /** The slot of {@code gi}, or -1 when absent. */
+  /** The slot of {@code gi}, or -1 when absent (always for a negative {@code gi}). */
   int get(long gi) {
+    if (gi < 0) {
+      // Never stored; -1 is also the empty marker, which a probe would take for a match.
+      return -1;
+    }
     int i = index(gi);
     while (true) {
       long k = keys[i];
@@ -57,8 +61,15 @@ final class SampleSlots {
     }
   }
 
-  /** The slot of {@code gi}, assigning a fresh one if absent. */
+  /**
+   * The slot of {@code gi}, assigning a fresh one if absent.
+   *
+   * @throws IllegalArgumentException for a negative {@code gi} (callers check global indexes first)
+   */
   int getOrAssign(long gi) {
+    if (gi < 0) {
+      throw new IllegalArgumentException("global index " + gi + " is negative");
+    }
     int i = index(gi);
     while (true) {
       long k = keys[i];
@@ -79,8 +90,15 @@ final class SampleSlots {
     }
   }
 
-  /** Removes {@code gi}; returns its former slot (now free) or -1 when absent. */
+  /**
+   * Removes {@code gi}; returns its former slot (now free) or -1 when absent (always for a negative
+   * {@code gi}: -1 is the empty marker, and taking an empty entry for it would corrupt the count
+   * and the free list until no probe ever ends).
+   */
   int remove(long gi) {
+    if (gi < 0) {
+      return -1;
+    }
     int i = index(gi);
     while (keys[i] != gi) {
       if (keys[i] == EMPTY) {
