@@ -22,6 +22,7 @@ import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
+import org.transferqueue.objectstore.engine.PendingReads;
 import org.transferqueue.objectstore.engine.PendingWrites;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
@@ -285,6 +286,9 @@ public final class StoreNodeServer implements AutoCloseable {
         throw in.malformed("keys=" + keys.size() + " != capacities=" + capacities.length);
       }
     }
+    if (store instanceof EmbeddedObjectStore engine) {
+      return readInPlace(engine, keys, capacities);
+    }
     int n = keys.size();
     long[] results = new long[n];
     NativeBuffer[] buffers = new NativeBuffer[n];
@@ -318,6 +322,29 @@ public final class StoreNodeServer implements AutoCloseable {
       registered.forEach(store::unregisterBuffer);
     }
     return readReply(results, buffers);
+  }
+
+  /**
+   * A READ answered from the engine's segment: the objects stay pinned by their read tickets until
+   * the reply has been written (or has failed), and the socket writes them from where they lie,
+   * without a copy into reply buffers.
+   */
+  private static Reply readInPlace(
+      EmbeddedObjectStore engine, List<String> keys, long[] capacities) {
+    PendingReads reads = engine.startReads(keys, capacities);
+    try {
+      long[] results = new long[reads.size()];
+      List<MemorySegment> bodies = new ArrayList<>(results.length);
+      for (int i = 0; i < results.length; i++) {
+        results[i] = reads.result(i);
+        bodies.add(results[i] > 0 ? reads.source(i) : MemorySegment.NULL);
+      }
+      byte[] metadata = new Wire.Writer().array(1).longs(results).toBytes();
+      return new Reply(metadata, bodies, List.of(reads));
+    } catch (RuntimeException e) {
+      reads.close();
+      throw e;
+    }
   }
 
   private static Reply readReply(long[] results, NativeBuffer[] buffers) {

@@ -523,6 +523,45 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
   }
 
+  /**
+   * Starts a batch read whose bytes the caller takes from the store's segment itself ({@link
+   * PendingReads#source}), until it closes the pending reads: the same lookups, lease grants and
+   * outcomes as {@link #batchGetInto}, without a registered destination and without the copy. A
+   * store node writes READ replies straight from the segment this way.
+   *
+   * @param keys the keys; an empty key is refused with {@code -600}
+   * @param capacities per key the most bytes the caller accepts ({@code -600} for a larger object),
+   *     or -1 for any size
+   * @return the pending reads, which the caller must close; every key refused with {@code -600}
+   *     when the store is not open
+   */
+  public PendingReads startReads(List<String> keys, long[] capacities) {
+    Objects.requireNonNull(keys, "keys");
+    Objects.requireNonNull(capacities, "capacities");
+    int n = keys.size();
+    long[] results = new long[n];
+    if (capacities.length != n || !enter()) {
+      Arrays.fill(results, INVALID);
+      return new PendingReads(null, new ReadTicket[n], results);
+    }
+    try {
+      for (int i = 0; i < n; i++) {
+        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
+          results[i] = INVALID;
+        }
+      }
+      ReadTicket[] tickets = master.acquireReads(keys, capacities, results);
+      for (int i = 0; i < n; i++) {
+        if (tickets[i] != null) {
+          results[i] = tickets[i].size();
+        }
+      }
+      return new PendingReads(master, tickets, results);
+    } finally {
+      exit();
+    }
+  }
+
   /** Mooncake's client-side check: a read that ends at or after its lease deadline fails. */
   private void checkLeases(ReadTicket[] tickets, long[] results, long sentAtNs) {
     long now = master.clock().nanoTime();

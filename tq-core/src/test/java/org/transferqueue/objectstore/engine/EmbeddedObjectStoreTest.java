@@ -1,6 +1,7 @@
 package org.transferqueue.objectstore.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -186,6 +187,45 @@ class EmbeddedObjectStoreTest {
       assertThat(writes.commit()).containsExactly(0);
     }
     assertThat(read("k", 4096, 9)).isEqualTo(4096);
+  }
+
+  @Test
+  void shouldServeReadsFromTheSegmentAndKeepTheirMemoryUntilClosed() {
+    assertThat(store.putFrom("a", source(OBJECT, 3), PLAIN)).isZero();
+    assertThat(store.putFrom("b", source(4096, 5), PLAIN)).isZero();
+    PendingReads reads =
+        store.startReads(List.of("a", "missing", "", "b", "b"), new long[] {-1, -1, -1, 100, -1});
+    assertThat(reads.size()).isEqualTo(5);
+    assertThat(new long[] {reads.result(0), reads.result(1), reads.result(2), reads.result(3)})
+        .containsExactly(OBJECT, -704, -600, -600); // b is larger than its capacity of 100
+    assertThat(reads.result(4)).isEqualTo(4096);
+    assertThat(reads.source(1)).isNull();
+    assertThat(reads.source(0).byteSize()).isEqualTo(OBJECT);
+    assertThat(reads.source(0).isReadOnly()).isTrue();
+    // A forced removal while the read is open frees nothing: the bytes stay as they were.
+    assertThat(store.batchRemove(List.of("a"), true)).containsExactly(0);
+    assertThat(store.isExist("a")).isZero();
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT + 4096);
+    assertThat(store.putFrom("c", source(OBJECT, 7), PLAIN)).isZero();
+    for (long j = 0; j < OBJECT; j++) {
+      assertThat(reads.source(0).get(ValueLayout.JAVA_BYTE, j)).isEqualTo((byte) 3);
+    }
+    reads.close();
+    reads.close(); // idempotent
+    assertThatThrownBy(() -> reads.source(0)).isInstanceOf(IllegalStateException.class);
+    // The removed object's memory is free once the read closed.
+    assertThat(store.master().usedBytes()).isEqualTo(OBJECT + 4096);
+    assertThat(read("c", OBJECT, 7)).isEqualTo(OBJECT);
+  }
+
+  @Test
+  void shouldRefuseEveryReadWhenTheStoreIsClosed() {
+    assertThat(store.putFrom("a", source(OBJECT, 3), PLAIN)).isZero();
+    store.closeStore();
+    try (PendingReads reads = store.startReads(List.of("a"), new long[] {-1})) {
+      assertThat(reads.result(0)).isEqualTo(-600);
+      assertThat(reads.source(0)).isNull();
+    }
   }
 
   @Test
