@@ -4,6 +4,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.tensor.Tensor;
 
 /**
@@ -70,6 +72,25 @@ public final class EncodedValue {
   public void writeMainFrame(MemorySegment target, long offset) {
     Objects.checkFromIndexSize(offset, main.size(), target.byteSize());
     main.writeTo(target, offset);
+  }
+
+  /**
+   * Copies the main frame into a new native buffer of exactly its size, for a transport to write
+   * from (a heap array would be copied once more into a temporary direct buffer by the channel).
+   *
+   * @param allocator where the buffer comes from
+   * @return the buffer holding the frame; the caller owns it and closes it once it is written
+   * @throws org.transferqueue.TqException {@code OUT_OF_MEMORY} from the allocator
+   */
+  public NativeBuffer copyMainFrame(BufferAllocator allocator) {
+    NativeBuffer frame = allocator.allocate(main.size());
+    try {
+      main.writeTo(frame.segment(), 0);
+      return frame;
+    } catch (RuntimeException e) {
+      frame.close();
+      throw e;
+    }
   }
 
   /**

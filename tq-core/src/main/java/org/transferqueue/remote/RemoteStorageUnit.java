@@ -151,18 +151,16 @@ public final class RemoteStorageUnit {
           values.add(objects.get(p));
         }
         EncodedValue encoded = ValueEncoder.encodeColumn(values);
-        long size = encoded.mainFrameSize();
-        NativeBuffer frame = allocator.allocate(size);
+        NativeBuffer frame = encoded.copyMainFrame(allocator);
         staged.add(frame);
-        encoded.writeMainFrame(frame.segment(), 0);
         out.array(4)
             .str(field)
             .i64(column.kind().ordinal())
-            .i64(size)
+            .i64(frame.lengthBytes())
             .i64(encoded.auxTensors().size());
         // The encoded values travel as a body, not as message metadata: a column of long strings
         // is payload and may be far larger than the metadata limit.
-        bodies.add(frame.segment().asSlice(0, size));
+        bodies.add(frame.segment());
         for (Tensor aux : encoded.auxTensors()) {
           bodies.add(aux.segment());
         }

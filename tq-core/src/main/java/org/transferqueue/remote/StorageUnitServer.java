@@ -403,12 +403,10 @@ public final class StorageUnitServer implements AutoCloseable {
         values.add(cells.value(f, j));
       }
       EncodedValue encoded = ValueEncoder.encodeColumn(values);
-      long size = encoded.mainFrameSize();
-      NativeBuffer frame = replyAllocator.allocate(size);
+      NativeBuffer frame = encoded.copyMainFrame(replyAllocator);
       release.add(frame);
-      encoded.writeMainFrame(frame.segment(), 0);
-      out.array(3).bool(true).i64(size).i64(encoded.auxTensors().size());
-      bodies.add(frame.segment().asSlice(0, size));
+      out.array(3).bool(true).i64(frame.lengthBytes()).i64(encoded.auxTensors().size());
+      bodies.add(frame.segment());
       for (Tensor aux : encoded.auxTensors()) {
         bodies.add(aux.segment());
       }

@@ -62,6 +62,16 @@ class ValueCodecTest {
   }
 
   @Test
+  void shouldCopyTheMainFrameIntoANativeBufferOfExactlyItsSize(BufferAllocator allocator) {
+    EncodedValue encoded = ValueEncoder.encode(java.util.Map.of("text", "x".repeat(1000), "n", 7L));
+    try (org.transferqueue.memory.NativeBuffer frame = encoded.copyMainFrame(allocator)) {
+      assertThat(frame.lengthBytes()).isEqualTo(encoded.mainFrameSize());
+      assertThat(frame.segment().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
+          .isEqualTo(encoded.mainFrame());
+    }
+  }
+
+  @Test
   void shouldRoundTripRandomValuesWhenSeeded(BufferAllocator allocator) {
     long seed = System.nanoTime();
     RandomValues values = new RandomValues(new Random(seed), allocator);
