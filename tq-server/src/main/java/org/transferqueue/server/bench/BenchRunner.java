@@ -331,9 +331,8 @@ public final class BenchRunner {
     // The CPU readings enclose the heap readings, not the other way round: reading the CPU meter
     // allocates (it parses /proc), which would otherwise count as the put's heap; the heap meter's
     // few calls to the servers cost no measurable CPU next to a batch.
-    // The iteration's CPU readings enclose its compiler readings, which enclose the rest.
-    long iteration0 = cpu.cpuNanos();
-    long compiler0 = cpu.compilerNanos();
+    // The whole iteration's CPU and its compilers' part, each from one pass over the threads.
+    CpuMeter.Reading iterationStart = cpu.read();
     long c0 = cpu.cpuNanos();
     HeapMeter.Reading beforePut = meter == null ? null : meter.read();
     long t0 = nanoClock.getAsLong();
@@ -381,8 +380,7 @@ public final class BenchRunner {
     long t6 = nanoClock.getAsLong();
     kv.clear(keys, PARTITION);
     long t7 = nanoClock.getAsLong();
-    long compiler7 = cpu.compilerNanos();
-    long iteration7 = cpu.cpuNanos();
+    CpuMeter.Reading iterationEnd = cpu.read();
     return new IterationResult(
         iteration,
         workload.bytes(),
@@ -393,8 +391,8 @@ public final class BenchRunner {
         baseline,
         cpuSeconds(c0, c1),
         cpuSeconds(c4, c5),
-        cpuSeconds(iteration0, iteration7),
-        cpuSeconds(compiler0, compiler7));
+        cpuSeconds(iterationStart.cpuNanos(), iterationEnd.cpuNanos()),
+        cpuSeconds(iterationStart.compilerNanos(), iterationEnd.compilerNanos()));
   }
 
   private static double cpuSeconds(long start, long end) {

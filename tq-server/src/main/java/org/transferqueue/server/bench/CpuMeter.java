@@ -43,23 +43,39 @@ final class CpuMeter {
   }
 
   /**
-   * CPU time the JIT compiler threads of this process and of the added children used so far; only
-   * differences are meaningful. While it still grows by more than a few percent of a case's CPU per
-   * iteration, the case's processes are still compiling its code paths: the iteration is not yet
-   * the steady state a long-running job sees ({@link WarmupPolicy}).
+   * CPU time of all threads and of the JIT compiler threads of this process and the added children,
+   * read in one pass over their threads; only differences are meaningful.
    *
-   * @return nanoseconds, or -1 when this platform does not report compiler threads (no {@code
-   *     /proc})
+   * @param cpuNanos all threads, as {@link #cpuNanos()}; -1 when the platform does not report it
+   * @param compilerNanos the compiler threads alone: while they still use more than a few percent
+   *     of a case's CPU per iteration, the case's processes are compiling its code paths and the
+   *     iteration is not yet the steady state a long-running job sees ({@link WarmupPolicy}); -1
+   *     when the platform does not show them (no {@code /proc})
    */
-  long compilerNanos() {
-    long total = threadNanos(ProcessHandle.current().pid(), true);
-    if (total < 0) {
-      return -1;
+  record Reading(long cpuNanos, long compilerNanos) {}
+
+  /**
+   * Reads all threads and the compiler threads together.
+   *
+   * @return the reading
+   */
+  Reading read() {
+    long[] own = threadNanos(ProcessHandle.current().pid(), true);
+    if (own == null) {
+      return new Reading(cpuNanos(), -1);
     }
+    long all = own[0];
+    long compilers = own[1];
     for (long pid : children) {
-      total += Math.max(0, threadNanos(pid, true));
+      long[] child = threadNanos(pid, true);
+      if (child == null) {
+        all += childNanos(pid);
+      } else {
+        all += child[0];
+        compilers += child[1];
+      }
     }
-    return total;
+    return new Reading(all, compilers);
   }
 
   /**
@@ -68,7 +84,8 @@ final class CpuMeter {
    * @return nanoseconds, or -1 when this platform does not report it
    */
   long cpuNanos() {
-    long own = threadNanos(ProcessHandle.current().pid());
+    long[] threads = threadNanos(ProcessHandle.current().pid(), false);
+    long own = threads == null ? -1 : threads[0];
     if (own < 0) {
       if (!(ManagementFactory.getOperatingSystemMXBean()
           instanceof com.sun.management.OperatingSystemMXBean os)) {
@@ -87,41 +104,37 @@ final class CpuMeter {
   }
 
   private static long childNanos(long pid) {
-    long threads = threadNanos(pid);
-    if (threads >= 0) {
-      return threads;
+    long[] threads = threadNanos(pid, false);
+    if (threads != null) {
+      return threads[0];
     }
     Optional<Duration> cpu =
         ProcessHandle.of(pid).flatMap(handle -> handle.info().totalCpuDuration());
     return cpu.map(Duration::toNanos).orElse(0L);
   }
 
-  /** The summed run time of the live threads of {@code pid}, or -1 without {@code /proc}. */
-  private static long threadNanos(long pid) {
-    return threadNanos(pid, false);
-  }
-
   /**
-   * The summed run time of the live threads of {@code pid}, or only of its JIT compiler threads, or
-   * -1 without {@code /proc}.
+   * The summed run time of the live threads of {@code pid} and, when {@code splitCompilers}, of its
+   * JIT compiler threads alone (else 0); null without {@code /proc}.
    */
-  private static long threadNanos(long pid, boolean compilersOnly) {
+  private static long[] threadNanos(long pid, boolean splitCompilers) {
     Path tasks = Path.of("/proc", Long.toString(pid), "task");
-    if (Files.isDirectory(tasks)) {
-      long sum = 0;
-      try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
-        for (Path thread : threads) {
-          if (!compilersOnly || isCompilerThread(thread)) {
-            sum += schedstatNanos(thread.resolve("schedstat"));
-          }
-        }
-        return sum;
-      } catch (IOException e) {
-        // The process exited while we listed it: what it used is no longer reported.
-        return sum;
-      }
+    if (!Files.isDirectory(tasks)) {
+      return null;
     }
-    return -1;
+    long[] sums = new long[2];
+    try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
+      for (Path thread : threads) {
+        long nanos = schedstatNanos(thread.resolve("schedstat"));
+        sums[0] += nanos;
+        if (splitCompilers && isCompilerThread(thread)) {
+          sums[1] += nanos;
+        }
+      }
+    } catch (IOException e) {
+      // The process exited while we listed it: what it used is no longer reported.
+    }
+    return sums;
   }
 
   /**
