@@ -111,28 +111,11 @@ public final class UnitRows implements AutoCloseable {
         nbytes = Math.multiplyExact(nbytes, d);
       }
     } catch (ArithmeticException e) {
-      throw in.malformed(
-          "field '"
-              + name
-              + "' row "
-              + row
-              + " shape="
-              + Arrays.toString(shape)
-              + " of "
-              + dtype
-              + " has no byte size: "
-              + e.getMessage());
+      throw in.malformed(rowName(name, row, shape, dtype) + " has no byte size: " + e.getMessage());
     }
     if (nbytes != bodyBytes) {
       throw in.malformed(
-          "field '"
-              + name
-              + "' row "
-              + row
-              + " shape="
-              + Arrays.toString(shape)
-              + " of "
-              + dtype
+          rowName(name, row, shape, dtype)
               + " needs "
               + nbytes
               + " bytes but its body is "
@@ -205,5 +188,10 @@ public final class UnitRows implements AutoCloseable {
       }
       return list;
     }
+  }
+
+  /** How an error names a row: field, row, shape and dtype. */
+  private static String rowName(String name, int row, long[] shape, DType dtype) {
+    return "field '" + name + "' row " + row + " shape=" + Arrays.toString(shape) + " of " + dtype;
   }
 }

@@ -97,9 +97,7 @@ public record HeapAllocation(
    * @return bytes per MiB; NaN without storage servers
    */
   public double storageServerPutPerMib() {
-    return storageServers == 0
-        ? Double.NaN
-        : perMib(serverPutBytes - controllerPutBytes) / storageServers;
+    return perStorageServer(serverPutBytes - controllerPutBytes);
   }
 
   /**
@@ -108,9 +106,11 @@ public record HeapAllocation(
    * @return bytes per MiB; NaN without storage servers
    */
   public double storageServerGetPerMib() {
-    return storageServers == 0
-        ? Double.NaN
-        : perMib(serverGetBytes - controllerGetBytes) / storageServers;
+    return perStorageServer(serverGetBytes - controllerGetBytes);
+  }
+
+  private double perStorageServer(long storageBytes) {
+    return storageServers == 0 ? Double.NaN : perMib(storageBytes) / storageServers;
   }
 
   private double perMib(long allocated) {
