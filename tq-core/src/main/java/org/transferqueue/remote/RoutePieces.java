@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntToLongFunction;
+import java.util.function.ToLongFunction;
 import org.transferqueue.remote.RemoteSimpleStorageManager.Route;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
@@ -143,40 +144,28 @@ final class RoutePieces {
   }
 
   private static long nestedTensors(Object value) {
-    return switch (value) {
-      case Tensor t -> 1;
-      case Collection<?> list -> {
-        long n = 0;
-        for (Object element : list) {
-          n += nestedTensors(element);
-        }
-        yield n;
-      }
-      case Map<?, ?> map -> {
-        long n = 0;
-        for (Object element : map.values()) {
-          n += nestedTensors(element);
-        }
-        yield n;
-      }
-      case null, default -> 0;
-    };
+    return sumOverTensors(value, t -> 1);
   }
 
   private static long nestedBytes(Object value) {
+    return sumOverTensors(value, t -> padded(t.nbytes()));
+  }
+
+  /** The sum of {@code figure} over the tensors nested in a value's lists and maps. */
+  private static long sumOverTensors(Object value, ToLongFunction<Tensor> figure) {
     return switch (value) {
-      case Tensor t -> padded(t.nbytes());
+      case Tensor t -> figure.applyAsLong(t);
       case Collection<?> list -> {
         long n = 0;
         for (Object element : list) {
-          n += nestedBytes(element);
+          n += sumOverTensors(element, figure);
         }
         yield n;
       }
       case Map<?, ?> map -> {
         long n = 0;
         for (Object element : map.values()) {
-          n += nestedBytes(element);
+          n += sumOverTensors(element, figure);
         }
         yield n;
       }
