@@ -13,7 +13,10 @@ final class ByteScratch {
   /** The largest array kept for reuse. */
   static final int MAX_KEPT_BYTES = 1 << 20;
 
-  private byte[] bytes = new byte[0];
+  private static final byte[] NONE = new byte[0];
+
+  // Grown on the first string, so that a decoder that meets none allocates nothing.
+  private byte[] bytes = NONE;
 
   /**
    * An array of at least {@code length} bytes whose content is undefined.
