@@ -39,6 +39,12 @@ public enum ErrorCode {
   ILLEGAL_STATE(203, Category.ERROR),
   /** The component or backend does not support the operation asked for. */
   UNSUPPORTED_OPERATION(204, Category.ERROR),
+  /**
+   * The metadata names a sample that no longer exists: its global index was cleared since (and may
+   * now belong to another sample), so the generation the metadata carries is not the current one.
+   * Fetch fresh metadata.
+   */
+  STALE_METADATA(205, Category.ERROR),
 
   /** A byte limit of an allocator would be exceeded. */
   OUT_OF_MEMORY(300, Category.ERROR),

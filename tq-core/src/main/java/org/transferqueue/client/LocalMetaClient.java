@@ -33,6 +33,7 @@ import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.metrics.ControllerOp;
 import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.storage.DataParserReference;
+import org.transferqueue.storage.PartitionGroup;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.kv.KvKeys;
@@ -216,21 +217,57 @@ final class LocalMetaClient implements MetaClient {
               + " samples");
     }
     checkFieldNames(data.fields());
+    BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
     if (checkSchema) {
-      // Ask the controller first, so no backend stores data whose schema it will reject.
+      // Ask the controller first, so that no backend stores data it will reject: a schema it
+      // refuses, a sample cleared since the metadata was made, an index of another partition.
       Map<String, FieldSchema> schema = FieldSchema.extract(data);
-      for (String partitionId : new LinkedHashSet<>(meta.partitionIds())) {
-        controller.checkSchema(partitionId, schema, data.rowCount());
+      long[] gis = samples.globalIndexArray();
+      long[] generations = samples.generationArray();
+      for (PartitionGroup group : PartitionGroup.of(samples)) {
+        int[] rows = group.positions();
+        long[] groupGis = new long[rows.length];
+        long[] groupGenerations = new long[rows.length];
+        for (int j = 0; j < rows.length; j++) {
+          groupGis[j] = gis[rows[j]];
+          groupGenerations[j] = generations[rows[j]];
+        }
+        controller.checkPut(group.partitionId(), schema, groupGis, groupGenerations);
       }
     }
     PutResult result;
     try {
-      result = parser == null ? storage.put(data, meta) : storage.put(data, meta, parser);
-    } catch (StorageException e) {
-      throw schemaConflictOf(e);
+      result = parser == null ? storage.put(data, samples) : storage.put(data, samples, parser);
+    } catch (TqException e) {
+      if (isStale(e)) {
+        forgetStale(data, samples, e);
+      }
+      throw e instanceof StorageException storageFailure ? schemaConflictOf(storageFailure) : e;
     }
-    pushTags(meta);
-    return result.applyTo(meta);
+    pushTags(samples);
+    return result.applyTo(samples);
+  }
+
+  private static boolean isStale(TqException e) {
+    return e.code() == ErrorCode.STALE_METADATA
+        || e.getCause() instanceof TqException cause && cause.code() == ErrorCode.STALE_METADATA;
+  }
+
+  /**
+   * After a put refused as stale: removes what the put may have stored for the samples that were
+   * cleared since its metadata was made. Those cells live under the old samples' generations
+   * (key-value keys name the generation; storage units refuse to remove a newer one), so this never
+   * touches the samples that reuse the indexes. Failures are added to {@code failure}.
+   */
+  private void forgetStale(Batch data, BatchMeta meta, TqException failure) {
+    try {
+      int[] stale = CurrentMetadata.stalePositions(meta, controller);
+      if (stale.length > 0) {
+        storage.clear(meta.addFields(data, false).selectSamples(stale));
+      }
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+    }
   }
 
   /**
@@ -273,14 +310,55 @@ final class LocalMetaClient implements MetaClient {
       return Batch.builder().rowCount(meta.isEmpty() ? 0 : meta.size()).build();
     }
     checkFieldNames(meta.fieldNames());
+    BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
     try {
-      return storage.get(meta, allocator);
+      return storage.get(samples, allocator);
     } catch (TqException e) {
-      if (e.code() == ErrorCode.NOT_FOUND || e.code() == ErrorCode.UNKNOWN_FIELD) {
-        throw MissingCells.classify(meta, e, this);
+      if (!REREAD_CODES.contains(e.code())) {
+        throw e;
       }
-      throw e;
+      BatchMeta current = currentAfter(samples, e);
+      if (current == null) {
+        throw classify(samples, e);
+      }
+      // The samples' fields were rewritten with other shapes since the metadata was made (storage
+      // units return the new rows; a key-value read sized from the old shapes cannot): read the
+      // current cells, as a storage unit would.
+      try {
+        return storage.get(current, allocator);
+      } catch (TqException again) {
+        again.addSuppressed(e);
+        throw REREAD_CODES.contains(again.code()) ? classify(current, again) : again;
+      }
     }
+  }
+
+  /** Read failures after which the metadata is held against the controller's current state. */
+  private static final Set<ErrorCode> REREAD_CODES =
+      Set.of(
+          ErrorCode.NOT_FOUND,
+          ErrorCode.UNKNOWN_FIELD,
+          ErrorCode.CORRUPT_DATA,
+          ErrorCode.STORAGE_ERROR,
+          ErrorCode.SHAPE_MISMATCH);
+
+  /** The current metadata to read again with, or null; throws {@code STALE_METADATA}. */
+  private BatchMeta currentAfter(BatchMeta meta, TqException failure) {
+    try {
+      return CurrentMetadata.afterFailedRead(meta, failure, controller);
+    } catch (TqException e) {
+      if (e.code() == ErrorCode.STALE_METADATA) {
+        throw e;
+      }
+      failure.addSuppressed(e);
+      return null;
+    }
+  }
+
+  private TqException classify(BatchMeta meta, TqException failure) {
+    return failure.code() == ErrorCode.NOT_FOUND || failure.code() == ErrorCode.UNKNOWN_FIELD
+        ? MissingCells.classify(meta, failure, this)
+        : failure;
   }
 
   @Override
@@ -352,10 +430,12 @@ final class LocalMetaClient implements MetaClient {
       return;
     }
     checkFieldNames(meta.fieldNames());
-    // Storage first, so that no global index is recycled while its data still exists.
-    storage.clear(withEveryStoredField(meta));
-    ClearSamplesRequest clear =
-        new ClearSamplesRequest(meta.globalIndexes(), meta.partitionIds(), true);
+    BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
+    // Storage first, so that no global index is recycled while its data still exists. Both
+    // storage and the controller skip a sample whose generation is not the current one: a clear
+    // through stale metadata leaves the sample that reuses the index alone.
+    storage.clear(withEveryStoredField(samples));
+    ClearSamplesRequest clear = ClearSamplesRequest.of(samples, true);
     requests.measure(ControllerOp.CLEAR_META, () -> controller.clearSamples(clear), n -> n);
   }
 

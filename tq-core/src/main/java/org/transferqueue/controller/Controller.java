@@ -180,18 +180,24 @@ public final class Controller implements ControllerApi {
    *
    * @param update the notification
    * @throws TqException {@link ErrorCode#UNKNOWN_PARTITION} if the partition does not exist (it is
-   *     not created); {@link ErrorCode#INVALID_ARGUMENT} for an index the partition does not own or
-   *     a malformed schema; {@link ErrorCode#SCHEMA_CONFLICT} for a dtype or kind conflict. In
-   *     every case nothing changes and no sample becomes produced.
+   *     not created); {@link ErrorCode#STALE_METADATA} for a sample whose generation is not its
+   *     index's current one (the writer's metadata predates a clear of the index); {@link
+   *     ErrorCode#INVALID_ARGUMENT} for an index the partition does not own or a malformed schema;
+   *     {@link ErrorCode#SCHEMA_CONFLICT} for a dtype or kind conflict. In every case nothing
+   *     changes and no sample becomes produced.
    */
   public void updateProductionStatus(ProductionUpdate update) {
     Objects.requireNonNull(update, "update");
     locked(
         () -> {
-          Partition partition = tables.requirePartition(update.partitionId());
           int[] indexes = new int[update.indexes().size()];
           for (int i = 0; i < indexes.length; i++) {
             indexes[i] = (int) (long) update.indexes().get(i);
+            tables.requireGeneration(
+                update.partitionId(), indexes[i], update.generations().get(i), "written");
+          }
+          Partition partition = tables.requirePartition(update.partitionId());
+          for (int i = 0; i < indexes.length; i++) {
             if (!partition.owns(indexes[i])) {
               throw new TqException(
                   ErrorCode.INVALID_ARGUMENT,
@@ -207,26 +213,52 @@ public final class Controller implements ControllerApi {
   }
 
   /**
-   * Checks, without changing anything, whether a put of these field schemas for {@code sampleCount}
-   * samples would be accepted by {@link #updateProductionStatus}. Clients call it before writing to
-   * storage, so that a backend that cannot undo a write (a key-value store overwrites in place)
-   * never stores data the controller will reject. A concurrent put of another schema can still win
-   * the race; the notification then rejects this one as before.
+   * Checks, without changing anything, whether a put of these field schemas into these samples
+   * would be accepted by {@link #updateProductionStatus}: the partition exists, every sample's
+   * generation is current, the partition owns every index, and the schema fits. Clients call it
+   * before writing to storage, so that a backend that cannot undo a write (a key-value store
+   * overwrites in place) never stores data the controller will reject. A concurrent clear or put of
+   * another schema can still win the race; the notification then rejects this one as before.
    *
-   * @param partitionId the partition; an unknown partition accepts any schema
+   * @param partitionId the partition; an unknown one accepts any schema for no samples
    * @param fields the schema of every field the put carries
-   * @param sampleCount the number of samples the put writes
-   * @throws TqException {@link ErrorCode#SCHEMA_CONFLICT} for a dtype or kind conflict with a
-   *     registered field; {@link ErrorCode#INVALID_ARGUMENT} for a malformed schema
+   * @param indexes the samples the put writes
+   * @param generations their generations, aligned ({@link BatchMeta#UNKNOWN_GENERATION} not
+   *     checked)
+   * @throws TqException {@link ErrorCode#UNKNOWN_PARTITION} for samples of an unknown partition;
+   *     {@link ErrorCode#STALE_METADATA} for a generation that is not current; {@link
+   *     ErrorCode#INVALID_ARGUMENT} for an index the partition does not own or a malformed schema;
+   *     {@link ErrorCode#SCHEMA_CONFLICT} for a dtype or kind conflict with a registered field
    */
-  public void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount) {
+  public void checkPut(
+      String partitionId, Map<String, FieldSchema> fields, long[] indexes, long[] generations) {
     Objects.requireNonNull(fields, "fields");
+    if (indexes.length != generations.length) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          generations.length + " generations for " + indexes.length + " global indexes");
+    }
     locked(
         () -> {
-          Partition partition = tables.partition(partitionId);
-          if (partition != null) {
-            partition.checkSchema(fields, sampleCount);
+          for (int i = 0; i < indexes.length; i++) {
+            int index = IndexAllocator.checkIndex(indexes[i]);
+            tables.requireGeneration(partitionId, index, generations[i], "written");
           }
+          Partition partition = tables.partition(partitionId);
+          if (partition == null) {
+            if (indexes.length > 0) {
+              tables.requirePartition(partitionId);
+            }
+            return null;
+          }
+          for (long index : indexes) {
+            if (!partition.owns((int) index)) {
+              throw new TqException(
+                  ErrorCode.INVALID_ARGUMENT,
+                  "index=" + index + " is not owned by partition=" + partitionId);
+            }
+          }
+          partition.checkSchema(fields, indexes.length);
           return null;
         });
   }
@@ -378,6 +410,28 @@ public final class Controller implements ControllerApi {
         });
   }
 
+  /**
+   * The current metadata of some samples of a partition: their generations, tags, backend metadata,
+   * and the schema and production status of the requested fields. A reader whose metadata no longer
+   * matches what storage holds (a read that found cells missing or of other shapes) asks for it to
+   * tell a cleared sample from a rewritten one.
+   *
+   * @param partitionId the partition
+   * @param indexes the samples, in the order wanted
+   * @param fields the fields to describe (unregistered ones are left out), or null for every field
+   *     of the partition
+   * @return the samples among {@code indexes} that are active in the partition, in request order;
+   *     empty for an unknown partition
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code indexes} is null
+   */
+  public BatchMeta getSampleMeta(String partitionId, List<Long> indexes, List<String> fields) {
+    if (indexes == null) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "indexes must not be null: partition_id=" + partitionId);
+    }
+    return locked(() -> tables.sampleMeta(partitionId, indexes, fields));
+  }
+
   private BatchMeta fetch(GetMetadataRequest request) {
     long timeoutNs =
         (request.timeout() != null ? request.timeout() : config.fetchTimeout()).toNanos();
@@ -468,8 +522,7 @@ public final class Controller implements ControllerApi {
     checkMembers(partition, result.consumed(), "consumed");
     partition.markConsumed(request.taskName(), result.consumed());
     long[] indexes = result.sampled().stream().mapToLong(Long::longValue).toArray();
-    BatchMeta.Builder builder =
-        ControllerTables.rows(partition, indexes, request.fields()).allProduced();
+    BatchMeta.Builder builder = tables.rows(partition, indexes, request.fields()).allProduced();
     ControllerTables.addSchemas(builder, partition, request.fields(), indexes);
     return new FetchOutcome(builder.build(), ready.size());
   }
@@ -665,15 +718,15 @@ public final class Controller implements ControllerApi {
 
   /**
    * Checks a key-value put's schema and resolves its keys, creating missing ones, under one lock:
-   * {@link #checkSchema} followed by {@link #resolveKeys} with {@code create}, reporting which
-   * samples were created. A rejected schema or key list registers nothing.
+   * the schema check of {@link #checkPut} followed by {@link #resolveKeys} with {@code create},
+   * reporting which samples were created. A rejected schema or key list registers nothing.
    *
    * @param partitionId the partition; created if missing
    * @param keys at least one non-null, distinct key
    * @param fields the schema of every field the put carries; empty for a put of tags only
    * @param sampleCount the number of samples the put writes
    * @return the keys' metadata and the global indexes of the created samples, in request order
-   * @throws TqException as {@link #checkSchema} and {@link #resolveKeys}
+   * @throws TqException as {@link #checkPut} and {@link #resolveKeys}
    */
   public KeyResolution resolveKeysForPut(
       String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount) {

@@ -54,13 +54,16 @@ public interface ControllerApi {
   void updateProductionStatus(ProductionUpdate update);
 
   /**
-   * Checks, without changing anything, whether a put of these field schemas would be accepted.
+   * Checks, without changing anything, whether a put of these field schemas into these samples
+   * would be accepted (partition, generations, ownership, schema).
    *
-   * @param partitionId the partition; an unknown partition accepts any schema
+   * @param partitionId the partition; an unknown one accepts any schema for no samples
    * @param fields the schema of every field the put carries
-   * @param sampleCount the number of samples the put writes
+   * @param indexes the samples the put writes
+   * @param generations their generations, aligned
    */
-  void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount);
+  void checkPut(
+      String partitionId, Map<String, FieldSchema> fields, long[] indexes, long[] generations);
 
   /**
    * The production status of a partition for some fields.
@@ -114,6 +117,17 @@ public interface ControllerApi {
    * @return the metadata, or empty for an unknown partition
    */
   Optional<BatchMeta> getPartitionMeta(String partitionId);
+
+  /**
+   * The current metadata of some samples of a partition (generations, tags, backend metadata, the
+   * schema and production status of some fields).
+   *
+   * @param partitionId the partition
+   * @param indexes the samples, in the order wanted
+   * @param fields the fields to describe, or null for every field of the partition
+   * @return the samples among {@code indexes} that are active in the partition, in request order
+   */
+  BatchMeta getSampleMeta(String partitionId, List<Long> indexes, List<String> fields);
 
   /**
    * Merges or replaces the tags of samples.
@@ -170,9 +184,9 @@ public interface ControllerApi {
   BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create);
 
   /**
-   * For a key-value put: checks the put's schema as {@link #checkSchema} does, then resolves the
-   * keys creating missing ones as {@link #resolveKeys} with {@code create} does, in one step. A
-   * rejected schema creates nothing.
+   * For a key-value put: checks the put's schema as {@link #checkPut} does, then resolves the keys
+   * creating missing ones as {@link #resolveKeys} with {@code create} does, in one step. A rejected
+   * schema creates nothing.
    *
    * @param partitionId the partition; created if missing
    * @param keys distinct keys

@@ -21,28 +21,35 @@ import org.transferqueue.tensor.DType;
  *
  * <pre>
  *  format          "tq-controller-state"
- *  version         1
+ *  version         2
  *  controller_id   str
  *  partitions      [ { id, created_at_ms, active: [gi], pre_allocated: [gi],
  *                      fields: [ { name, produced: [gi], kind: str|nil, dtype: str|nil,
- *                                  shape: [int]|nil, per_sample_shapes: { gi: [int] } } ],
+ *                                  shape: [int]|nil, per_sample_shapes: { gi: [int] },
+ *                                  jagged: [gi] } ],
  *                      consumption: { task: [gi] }, backend_meta: { gi: map },
  *                      tags: { gi: map }, keys: { key: gi } } ]    in creation order
- *  allocator       { owners: { partition: [gi] }, pool: [gi], counter: int }
+ *  allocator       { owners: { partition: [gi] }, pool: [gi], counter: int,
+ *                    generations: { gi: int } }                     indexes above generation 0
  *  sampler_type    str
  *  sampler_state   { sampler_name: str, entries: [map] } | nil
  * </pre>
  *
- * Index sets are ascending lists of global indexes. Tag and backend-metadata values are stored as
- * they are (strings, numbers, booleans, byte strings, lists, maps; integers come back as {@code
- * Long}); tensors inside them are rejected. Stateless and thread-safe.
+ * Index sets are ascending lists of global indexes. Version 1 (without {@code jagged} and {@code
+ * generations}) is still read: every index is then at generation 0 and no sample counts as put
+ * jagged. Tag and backend-metadata values are stored as they are (strings, numbers, booleans, byte
+ * strings, lists, maps; integers come back as {@code Long}); tensors inside them are rejected.
+ * Stateless and thread-safe.
  */
 public final class ControllerStateCodec {
   /** The value of the {@code format} entry. */
   public static final String FORMAT = "tq-controller-state";
 
-  /** The version this codec writes and reads. */
-  public static final int VERSION = 1;
+  /** The version this codec writes. */
+  public static final int VERSION = 2;
+
+  /** The version before sample generations and per-sample column kinds, which is still read. */
+  public static final int VERSION_WITHOUT_GENERATIONS = 1;
 
   private ControllerStateCodec() {}
 
@@ -70,6 +77,7 @@ public final class ControllerStateCodec {
     allocator.put("owners", owners);
     allocator.put("pool", state.allocator().pool());
     allocator.put("counter", state.allocator().counter());
+    allocator.put("generations", state.allocator().generations());
     root.put("allocator", allocator);
     root.put("sampler_type", state.samplerType());
     if (state.samplerState() instanceof SamplerState s) {
@@ -106,6 +114,7 @@ public final class ControllerStateCodec {
       field.put("dtype", f.dtype() == null ? null : f.dtype().torchName());
       field.put("shape", f.shape());
       field.put("per_sample_shapes", f.perSampleShapes());
+      field.put("jagged", indexes(f.jagged()));
       fields.add(field);
     }
     out.put("fields", fields);
@@ -139,15 +148,23 @@ public final class ControllerStateCodec {
       throw r.corrupt("$.format", root.get("format"));
     }
     long version = r.integer(root.get("version"), "$.version");
-    if (version != VERSION) {
+    if (version != VERSION && version != VERSION_WITHOUT_GENERATIONS) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
-          source + ": controller state version " + version + " is not supported (" + VERSION + ")");
+          source
+              + ": controller state version "
+              + version
+              + " is not supported ("
+              + VERSION_WITHOUT_GENERATIONS
+              + " or "
+              + VERSION
+              + ")");
     }
+    boolean current = version == VERSION;
     List<PartitionState> partitions = new ArrayList<>();
     List<Object> list = r.list(root.get("partitions"), "$.partitions");
     for (int i = 0; i < list.size(); i++) {
-      partitions.add(r.partition(r.map(list.get(i), "$.partitions[" + i + "]"), i));
+      partitions.add(r.partition(r.map(list.get(i), "$.partitions[" + i + "]"), i, current));
     }
     Map<String, Object> alloc = r.map(root.get("allocator"), "$.allocator");
     Map<String, IndexSet> owners = new LinkedHashMap<>();
@@ -160,6 +177,18 @@ public final class ControllerStateCodec {
     long counter = r.integer(alloc.get("counter"), "$.allocator.counter");
     if (counter < 0 || counter > IndexAllocator.MAX_INDEX + 1L) {
       throw r.corrupt("$.allocator.counter", counter);
+    }
+    Map<Long, Long> generations = new LinkedHashMap<>();
+    if (current) {
+      r.indexMap(alloc.get("generations"), "$.allocator.generations")
+          .forEach(
+              (gi, generation) -> {
+                long count = r.integer(generation, "$.allocator.generations." + gi);
+                if (count < 0 || gi >= counter) {
+                  throw r.corrupt("$.allocator.generations." + gi, generation);
+                }
+                generations.put(gi, count);
+              });
     }
     String samplerType = r.string(root.get("sampler_type"), "$.sampler_type");
     SamplerState samplerState = null;
@@ -177,7 +206,7 @@ public final class ControllerStateCodec {
       return new ControllerState(
           r.string(root.get("controller_id"), "$.controller_id"),
           partitions,
-          new AllocatorState(owners, pool, counter),
+          new AllocatorState(owners, pool, counter, generations),
           samplerType,
           samplerState);
     } catch (IllegalArgumentException | NullPointerException e) {
@@ -276,7 +305,7 @@ public final class ControllerStateCodec {
       return out;
     }
 
-    PartitionState partition(Map<String, Object> p, int position) {
+    PartitionState partition(Map<String, Object> p, int position, boolean current) {
       String id = string(p.get("id"), "$.partitions[" + position + "].id");
       String path = "$.partitions[" + id + "]";
       List<FieldState> fields = new ArrayList<>();
@@ -302,7 +331,8 @@ public final class ControllerStateCodec {
                 kind == null ? null : string(kind, at + ".kind"),
                 type,
                 field.get("shape") == null ? null : longs(field.get("shape"), at + ".shape"),
-                shapes));
+                shapes,
+                current ? indexSet(field.get("jagged"), at + ".jagged") : IndexSet.empty()));
       }
       Map<String, IndexSet> consumption = new LinkedHashMap<>();
       String consumed = path + ".consumption";

@@ -77,7 +77,34 @@ final class ControllerTables {
 
   BatchMeta forceFetch(String partitionId, List<String> fields) {
     Partition partition = requirePartition(partitionId);
-    long[] indexes = partition.members().toArray();
+    return describe(partition, partition.members().toArray(), fields);
+  }
+
+  /**
+   * The current metadata of those of {@code indexes} that are active samples of the partition, in
+   * request order; the others are left out.
+   */
+  BatchMeta sampleMeta(String partitionId, List<Long> indexes, List<String> fields) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      return BatchMeta.empty();
+    }
+    long[] found = new long[indexes.size()];
+    int n = 0;
+    for (Long index : indexes) {
+      if (index != null
+          && index >= 0
+          && index <= IndexAllocator.MAX_INDEX
+          && partition.isActive((int) (long) index)) {
+        found[n++] = index;
+      }
+    }
+    return describe(
+        partition, Arrays.copyOf(found, n), fields == null ? partition.fieldNames() : fields);
+  }
+
+  /** The metadata of samples of a partition: the registered ones of {@code fields} and status. */
+  private BatchMeta describe(Partition partition, long[] indexes, List<String> fields) {
     List<String> registered = new ArrayList<>();
     for (String name : fields) {
       if (partition.field(name) != null && !registered.contains(name)) {
@@ -93,8 +120,8 @@ final class ControllerTables {
     return builder.build();
   }
 
-  /** Index, partition, tag and backend-metadata columns of a batch. */
-  static BatchMeta.Builder rows(Partition partition, long[] indexes, List<String> fields) {
+  /** Index, generation, partition, tag and backend-metadata columns of a batch. */
+  BatchMeta.Builder rows(Partition partition, long[] indexes, List<String> fields) {
     List<Map<String, Object>> tags = new ArrayList<>(indexes.length);
     List<Map<String, Object>> backend = new ArrayList<>(indexes.length);
     Set<String> wanted = new HashSet<>(fields);
@@ -117,6 +144,7 @@ final class ControllerTables {
     }
     return BatchMeta.builder()
         .globalIndexes(indexes)
+        .generations(allocator.generations(indexes))
         .partitionId(partition.id)
         .tags(tags)
         .backendMeta(backend);
@@ -226,6 +254,36 @@ final class ControllerTables {
     return true;
   }
 
+  /**
+   * Rejects a sample whose known generation is not its index's current one.
+   *
+   * @param generation the generation the caller's metadata names, or {@link
+   *     BatchMeta#UNKNOWN_GENERATION} (not checked)
+   * @param what what was done to the sample, for the message ({@code "written"})
+   * @throws TqException with {@code STALE_METADATA} naming the index and both generations
+   */
+  void requireGeneration(String partitionId, int index, long generation, String what) {
+    if (generation == BatchMeta.UNKNOWN_GENERATION) {
+      return;
+    }
+    long current = allocator.generation(index);
+    if (generation != current) {
+      throw new TqException(
+          ErrorCode.STALE_METADATA,
+          "stale metadata: sample "
+              + index
+              + " of generation "
+              + generation
+              + " cannot be "
+              + what
+              + " in partition '"
+              + partitionId
+              + "': the index was cleared since and is at generation "
+              + current
+              + "; fetch fresh metadata");
+    }
+  }
+
   /** Clears the active samples among the pairs and releases them; returns how many. */
   int clearSamples(ClearSamplesRequest request) {
     Map<String, BitSet> groups = new LinkedHashMap<>();
@@ -233,11 +291,14 @@ final class ControllerTables {
       Long index = request.indexes().get(i);
       String partitionId = request.partitionIds().get(i);
       Partition partition = partitions.get(partitionId);
+      long generation = request.generations().get(i);
       if (partition == null
           || index == null
           || index < 0
           || index > IndexAllocator.MAX_INDEX
-          || !partition.isActive((int) (long) index)) {
+          || !partition.isActive((int) (long) index)
+          || generation != BatchMeta.UNKNOWN_GENERATION
+              && generation != allocator.generation((int) (long) index)) {
         continue;
       }
       groups.computeIfAbsent(partitionId, k -> new BitSet()).set((int) (long) index);

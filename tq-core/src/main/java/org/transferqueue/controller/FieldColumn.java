@@ -20,7 +20,14 @@ import org.transferqueue.tensor.DType;
  * notification before anything changes, {@link #apply} then cannot fail. Ragged transitions: a
  * regular field that receives another shape, or any nested notification, becomes nested with a
  * shape per sample; a nested field whose remaining samples share one shape after a clear becomes
- * regular again. Not thread-safe: used only under the controller lock.
+ * regular again.
+ *
+ * <p><b>Column kinds.</b> The field also remembers which samples were put as rows of a jagged
+ * column, so that the schema exported for a batch gives every reader the kind the producer put,
+ * whatever the other samples of the partition did: a batch is regular (read dense) exactly when
+ * none of its produced samples was put jagged and they all share one shape, otherwise nested (read
+ * jagged), as SimpleStorage units decide from their cells. Not thread-safe: used only under the
+ * controller lock.
  */
 final class FieldColumn {
   enum Kind {
@@ -37,6 +44,8 @@ final class FieldColumn {
   private DType dtype;
   private List<Long> shape;
   private final Map<Integer, List<Long>> perSampleShapes = new HashMap<>();
+  // The produced samples whose cell was put as a row of a jagged column.
+  private final BitSet jagged = new BitSet();
 
   FieldColumn(String name) {
     this.name = name;
@@ -139,6 +148,7 @@ final class FieldColumn {
         produced.set(index);
         producedCount++;
       }
+      jagged.set(index, incomingKind == Kind.NESTED);
     }
   }
 
@@ -150,6 +160,7 @@ final class FieldColumn {
         producedCount--;
       }
       perSampleShapes.remove(index);
+      jagged.clear(index);
     }
     if (producedCount == 0) {
       kind = null;
@@ -166,7 +177,9 @@ final class FieldColumn {
   }
 
   /**
-   * The schema of this field for a batch of samples, in batch order.
+   * The schema of this field for a batch of samples, in batch order: regular when the batch's
+   * produced samples share one shape and none was put jagged, nested (with a shape per sample, null
+   * where not produced) otherwise; for a batch without produced samples, the field's own kind.
    *
    * @return the schema, or null when no sample has the field
    */
@@ -174,17 +187,38 @@ final class FieldColumn {
     if (!hasSchema()) {
       return null;
     }
-    return switch (kind) {
-      case REGULAR -> new FieldSchema(dtype, shape, false, false, null);
-      case NON_TENSOR -> new FieldSchema(null, null, false, true, null);
-      case NESTED -> {
-        List<List<Long>> shapes = new ArrayList<>(batchIndexes.length);
-        for (long index : batchIndexes) {
-          shapes.add(perSampleShapes.get((int) index));
-        }
-        yield new FieldSchema(dtype, null, true, false, shapes);
+    if (kind == Kind.NON_TENSOR) {
+      return new FieldSchema(null, null, false, true, null);
+    }
+    if (kind == Kind.REGULAR && jagged.isEmpty()) {
+      return new FieldSchema(dtype, shape, false, false, null);
+    }
+    List<Long> common = null;
+    boolean nested = false;
+    boolean anyProduced = false;
+    for (long gi : batchIndexes) {
+      int index = (int) gi;
+      if (!produced.get(index)) {
+        continue;
       }
-    };
+      List<Long> sampleShape = shapeOf(index);
+      nested |= jagged.get(index) || anyProduced && !common.equals(sampleShape);
+      common = anyProduced ? common : sampleShape;
+      anyProduced = true;
+    }
+    if (!anyProduced ? kind == Kind.REGULAR : !nested) {
+      return new FieldSchema(dtype, anyProduced ? common : shape, false, false, null);
+    }
+    List<List<Long>> shapes = new ArrayList<>(batchIndexes.length);
+    for (long gi : batchIndexes) {
+      shapes.add(produced.get((int) gi) ? shapeOf((int) gi) : null);
+    }
+    return new FieldSchema(dtype, null, true, false, shapes);
+  }
+
+  /** The recorded shape of a produced sample. */
+  private List<Long> shapeOf(int index) {
+    return kind == Kind.NESTED ? perSampleShapes.get(index) : shape;
   }
 
   Kind kind() {
@@ -207,7 +241,13 @@ final class FieldColumn {
     Map<Long, List<Long>> shapes = new HashMap<>();
     perSampleShapes.forEach((k, v) -> shapes.put((long) k, v));
     return new FieldState(
-        name, IndexSet.copyOf(produced), kind == null ? null : kind.name(), dtype, shape, shapes);
+        name,
+        IndexSet.copyOf(produced),
+        kind == null ? null : kind.name(),
+        dtype,
+        shape,
+        shapes,
+        IndexSet.copyOf(jagged));
   }
 
   static FieldColumn restore(FieldState state) {
@@ -218,6 +258,8 @@ final class FieldColumn {
     column.dtype = state.dtype();
     column.shape = state.shape();
     state.perSampleShapes().forEach((k, v) -> column.perSampleShapes.put((int) (long) k, v));
+    column.jagged.or(state.jagged().toBitSet());
+    column.jagged.and(column.produced);
     return column;
   }
 

@@ -14,6 +14,8 @@ import org.transferqueue.tensor.DType;
  * @param dtype the element type, or null
  * @param shape the uniform per-sample shape of a regular field, or null
  * @param perSampleShapes the shape of each sample of a nested field (empty otherwise)
+ * @param jagged the produced samples whose cell was put as a row of a jagged column (they read back
+ *     jagged whatever their shapes)
  */
 public record FieldState(
     String name,
@@ -21,11 +23,13 @@ public record FieldState(
     String kind,
     DType dtype,
     List<Long> shape,
-    Map<Long, List<Long>> perSampleShapes) {
+    Map<Long, List<Long>> perSampleShapes,
+    IndexSet jagged) {
   /** Validates and copies the arguments. */
   public FieldState {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(produced, "produced");
+    Objects.requireNonNull(jagged, "jagged");
     shape = shape == null ? null : List.copyOf(shape);
     perSampleShapes = Map.copyOf(perSampleShapes);
   }

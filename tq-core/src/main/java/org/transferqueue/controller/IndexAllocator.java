@@ -10,13 +10,19 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
 /**
- * Hands out global indexes that are unique across all partitions and recycles released ones
- * first-in-first-out.
+ * Hands out global indexes that are unique across all partitions, recycles released ones
+ * first-in-first-out, and counts the generation of every index.
  *
  * <p>Allocation takes indexes from the front of the reusable pool, then a consecutive range from a
  * counter of never-used indexes. Releases append to the pool end in ascending order and are
- * de-duplicated, so no index can ever be owned by two partitions. Not thread-safe: owned by the
- * {@link Controller} and used only under its lock.
+ * de-duplicated, so no index can ever be owned by two partitions.
+ *
+ * <p><b>Generations.</b> An index names a slot; the sample that occupies it is the index together
+ * with its generation, which starts at 0 and grows by one each time the index is released. Metadata
+ * carries the generation of every sample, and storage refuses a read or write whose generation is
+ * not the one it holds, so metadata kept from before a clear can never reach the data of the sample
+ * that reuses the index. Not thread-safe: owned by the {@link Controller} and used only under its
+ * lock.
  */
 final class IndexAllocator {
   /** The largest global index ever handed out. */
@@ -24,6 +30,8 @@ final class IndexAllocator {
 
   private final Map<String, BitSet> owners = new LinkedHashMap<>();
   private final ArrayDeque<Integer> pool = new ArrayDeque<>();
+  // generations[i] is the generation of index i; indexes at or beyond its length are at 0.
+  private long[] generations = new long[0];
   private long counter;
   private long allocatedCount;
 
@@ -76,6 +84,7 @@ final class IndexAllocator {
     }
     int[] released = owned.stream().toArray();
     for (int index : released) {
+      retire(index);
       pool.addLast(index);
     }
     allocatedCount -= released.length;
@@ -105,6 +114,7 @@ final class IndexAllocator {
     }
     for (int index : distinct) {
       owned.clear(index);
+      retire(index);
       pool.addLast(index);
     }
     allocatedCount -= distinct.length;
@@ -112,6 +122,38 @@ final class IndexAllocator {
       owners.remove(partitionId);
     }
     return distinct;
+  }
+
+  /** Ends the life of the sample at {@code index}: the next one to use it is one generation on. */
+  private void retire(int index) {
+    if (index >= generations.length) {
+      generations = Arrays.copyOf(generations, Math.max(index + 1, generations.length * 2));
+    }
+    generations[index]++;
+  }
+
+  /**
+   * The current generation of an index: how many times it has been released.
+   *
+   * @param index a global index in {@code [0, MAX_INDEX]}
+   * @return the generation, 0 for an index never released
+   */
+  long generation(int index) {
+    return index < generations.length ? generations[index] : 0;
+  }
+
+  /**
+   * The current generation of each index.
+   *
+   * @param indexes global indexes in {@code [0, MAX_INDEX]}
+   * @return one generation per index, aligned
+   */
+  long[] generations(long[] indexes) {
+    long[] out = new long[indexes.length];
+    for (int i = 0; i < indexes.length; i++) {
+      out[i] = generation((int) indexes[i]);
+    }
+    return out;
   }
 
   /** The indexes a partition owns, ascending; empty for an unknown partition. */
@@ -144,8 +186,14 @@ final class IndexAllocator {
     Map<String, IndexSet> owned = new LinkedHashMap<>();
     owners.forEach((id, bits) -> owned.put(id, IndexSet.copyOf(bits)));
     long[] poolCopy = pool.stream().mapToLong(Integer::longValue).toArray();
+    Map<Long, Long> retired = new LinkedHashMap<>();
+    for (int i = 0; i < generations.length; i++) {
+      if (generations[i] != 0) {
+        retired.put((long) i, generations[i]);
+      }
+    }
     return new AllocatorState(
-        owned, List.of(Arrays.stream(poolCopy).boxed().toArray(Long[]::new)), counter);
+        owned, List.of(Arrays.stream(poolCopy).boxed().toArray(Long[]::new)), counter, retired);
   }
 
   void restore(AllocatorState state) {
@@ -162,6 +210,14 @@ final class IndexAllocator {
     for (long index : state.pool()) {
       pool.addLast(checkIndex(index));
     }
+    long bound = 0;
+    for (long index : state.generations().keySet()) {
+      bound = Math.max(bound, checkIndex(index) + 1L);
+    }
+    generations = new long[(int) bound];
+    state
+        .generations()
+        .forEach((index, generation) -> generations[(int) (long) index] = generation);
     counter = state.counter();
   }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.MetaValues;
 
@@ -21,12 +22,17 @@ import org.transferqueue.meta.MetaValues;
  * @param indexes the global indexes written; may be empty (then only the fields are registered)
  * @param fields the schema of every field written, in registration order
  * @param backendMeta optional per-sample, per-field backend metadata keyed by global index
+ * @param generations the generation of each written sample, aligned with {@code indexes} ({@link
+ *     BatchMeta#UNKNOWN_GENERATION} where the writer's metadata did not know it); the controller
+ *     rejects the whole update with {@link ErrorCode#STALE_METADATA} when a known one is not the
+ *     index's current generation
  */
 public record ProductionUpdate(
     String partitionId,
     List<Long> indexes,
     Map<String, FieldSchema> fields,
-    Map<Long, Map<String, Object>> backendMeta) {
+    Map<Long, Map<String, Object>> backendMeta,
+    List<Long> generations) {
 
   /** Validates and copies the arguments. */
   public ProductionUpdate {
@@ -41,6 +47,7 @@ public record ProductionUpdate(
       copy.add((long) IndexAllocator.checkIndex(index == null ? -1 : index));
     }
     indexes = Collections.unmodifiableList(copy);
+    generations = Generations.aligned(generations, indexes.size(), "ProductionUpdate");
     LinkedHashMap<String, FieldSchema> schema = new LinkedHashMap<>();
     fields.forEach(
         (name, entry) -> {
@@ -56,6 +63,23 @@ public record ProductionUpdate(
       backendMeta.forEach((index, perField) -> backend.put(index, MetaValues.freezeMap(perField)));
     }
     backendMeta = Collections.unmodifiableMap(backend);
+  }
+
+  /**
+   * A notification whose samples' generations are not known (written through metadata built by
+   * hand): the controller does not check them.
+   *
+   * @param partitionId the partition
+   * @param indexes the global indexes written
+   * @param fields the schema of every field written
+   * @param backendMeta optional per-sample, per-field backend metadata keyed by global index
+   */
+  public ProductionUpdate(
+      String partitionId,
+      List<Long> indexes,
+      Map<String, FieldSchema> fields,
+      Map<Long, Map<String, Object>> backendMeta) {
+    this(partitionId, indexes, fields, backendMeta, null);
   }
 
   /**

@@ -18,6 +18,7 @@ import org.transferqueue.TqException;
  */
 abstract sealed class AbstractBatchMetaBuilder permits BatchMeta.Builder {
   private long[] globalIndexes = new long[0];
+  private long[] generations;
   private List<String> partitionIds;
   private String commonPartitionId;
   private final TreeMap<String, FieldSchema> fieldSchema = new TreeMap<>();
@@ -55,6 +56,19 @@ abstract sealed class AbstractBatchMetaBuilder permits BatchMeta.Builder {
    */
   public BatchMeta.Builder globalIndexes(long... indexes) {
     this.globalIndexes = indexes.clone();
+    return self();
+  }
+
+  /**
+   * Sets the generation of each sample (see {@link BatchMeta#generation}); without it every
+   * generation is {@link BatchMeta#UNKNOWN_GENERATION}.
+   *
+   * @param generations one generation per global index, each at least 0 or {@link
+   *     BatchMeta#UNKNOWN_GENERATION}
+   * @return this builder
+   */
+  public BatchMeta.Builder generations(long... generations) {
+    this.generations = generations.clone();
     return self();
   }
 
@@ -178,6 +192,13 @@ abstract sealed class AbstractBatchMetaBuilder permits BatchMeta.Builder {
             ErrorCode.INVALID_ARGUMENT, "global index at position " + i + " is " + gis[i]);
       }
     }
+    long[] gens;
+    if (generations == null) {
+      gens = new long[n];
+      Arrays.fill(gens, BatchMeta.UNKNOWN_GENERATION);
+    } else {
+      gens = BatchMetaRows.checkGenerations(generations, n);
+    }
     List<String> pids = partitionIds(commonPartitionId, partitionIds, n);
     for (Map.Entry<String, FieldSchema> e : fieldSchema.entrySet()) {
       BatchMetaRows.checkPerSample(e.getKey(), e.getValue(), n);
@@ -193,6 +214,7 @@ abstract sealed class AbstractBatchMetaBuilder permits BatchMeta.Builder {
     }
     return new BatchMeta(
         gis,
+        gens,
         pids,
         Collections.unmodifiableSortedMap(new TreeMap<>(fieldSchema)),
         status,

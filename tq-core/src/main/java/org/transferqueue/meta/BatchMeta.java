@@ -16,9 +16,16 @@ import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 
 /**
- * A columnar descriptor of a batch of samples: global indexes, partitions, field schema, per-sample
- * production status, batch-level extra info, per-sample tags (custom metadata) and per-sample,
- * per-field backend metadata. A batch may span several partitions.
+ * A columnar descriptor of a batch of samples: global indexes and their generations, partitions,
+ * field schema, per-sample production status, batch-level extra info, per-sample tags (custom
+ * metadata) and per-sample, per-field backend metadata. A batch may span several partitions.
+ *
+ * <p>A sample is its global index together with its <b>generation</b>: the controller recycles an
+ * index once its sample is cleared and counts one generation more each time, so metadata obtained
+ * before a clear names the old sample, and storage refuses it ({@link ErrorCode#STALE_METADATA})
+ * instead of serving or overwriting the sample that reuses the index. Metadata from the controller
+ * always carries generations; metadata built by hand may leave them {@link #UNKNOWN_GENERATION
+ * unknown}, which storage does not check.
  *
  * <p>All per-sample columns are aligned by position. Instances are immutable and thread-safe: every
  * operation that "changes" a batch returns a new value and leaves this one untouched, and user maps
@@ -34,11 +41,25 @@ import org.transferqueue.tensor.DType;
  * }</pre>
  */
 public final class BatchMeta {
+  /**
+   * The generation of a sample whose generation the metadata does not know (metadata built by
+   * hand): storage accepts it for whatever sample holds the index now.
+   */
+  public static final long UNKNOWN_GENERATION = -1;
+
   private static final BatchMeta EMPTY =
       new BatchMeta(
-          new long[0], List.of(), emptySchema(), new boolean[0], Map.of(), List.of(), List.of());
+          new long[0],
+          new long[0],
+          List.of(),
+          emptySchema(),
+          new boolean[0],
+          Map.of(),
+          List.of(),
+          List.of());
 
   private final long[] globalIndexes;
+  private final long[] generations;
   private final List<String> partitionIds;
   private final SortedMap<String, FieldSchema> fieldSchema;
   private final boolean[] productionStatus;
@@ -49,6 +70,7 @@ public final class BatchMeta {
   /** Takes ownership of already validated, frozen columns; callers never pass shared arrays. */
   BatchMeta(
       long[] globalIndexes,
+      long[] generations,
       List<String> partitionIds,
       SortedMap<String, FieldSchema> fieldSchema,
       boolean[] productionStatus,
@@ -56,6 +78,7 @@ public final class BatchMeta {
       List<Map<String, Object>> tags,
       List<Map<String, Object>> backendMeta) {
     this.globalIndexes = globalIndexes;
+    this.generations = generations;
     this.partitionIds = partitionIds;
     this.fieldSchema = fieldSchema;
     this.productionStatus = productionStatus;
@@ -136,6 +159,26 @@ public final class BatchMeta {
    */
   public long[] globalIndexArray() {
     return globalIndexes.clone();
+  }
+
+  /**
+   * The generation of one sample: how many times its global index had been cleared before this
+   * sample was created.
+   *
+   * @param position 0-based position in this batch
+   * @return the generation, or {@link #UNKNOWN_GENERATION}
+   */
+  public long generation(int position) {
+    return generations[position];
+  }
+
+  /**
+   * The generations of the samples, in batch order, aligned with the global indexes.
+   *
+   * @return a copy the caller owns; {@link #UNKNOWN_GENERATION} where unknown
+   */
+  public long[] generationArray() {
+    return generations.clone();
   }
 
   /**
@@ -329,7 +372,28 @@ public final class BatchMeta {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Extra info, tags, backend metadata, fields: new values
+  // Extra info, tags, backend metadata, fields, generations: new values
+
+  /**
+   * This batch with the samples' generations replaced, for example by the current ones the
+   * controller reports for metadata built by hand.
+   *
+   * @param newGenerations one generation per sample, each at least 0 or {@link #UNKNOWN_GENERATION}
+   * @return a new batch
+   * @throws TqException {@link ErrorCode#SHAPE_MISMATCH} when the length is not {@link #size()},
+   *     {@link ErrorCode#INVALID_ARGUMENT} for a generation below -1
+   */
+  public BatchMeta withGenerations(long... newGenerations) {
+    return new BatchMeta(
+        globalIndexes,
+        BatchMetaRows.checkGenerations(newGenerations, size()),
+        partitionIds,
+        fieldSchema,
+        productionStatus,
+        extraInfo,
+        tags,
+        backendMeta);
+  }
 
   /**
    * This batch with one extra-info entry set.
@@ -384,7 +448,14 @@ public final class BatchMeta {
 
   private BatchMeta withExtraInfoUnchecked(Map<String, Object> info) {
     return new BatchMeta(
-        globalIndexes, partitionIds, fieldSchema, productionStatus, info, tags, backendMeta);
+        globalIndexes,
+        generations,
+        partitionIds,
+        fieldSchema,
+        productionStatus,
+        info,
+        tags,
+        backendMeta);
   }
 
   /**
@@ -434,6 +505,7 @@ public final class BatchMeta {
       List<Map<String, Object>> newTags, List<Map<String, Object>> newBackendMeta) {
     return new BatchMeta(
         globalIndexes,
+        generations,
         partitionIds,
         fieldSchema,
         productionStatus,
@@ -511,6 +583,7 @@ public final class BatchMeta {
     }
     return new BatchMeta(
         globalIndexes,
+        generations,
         partitionIds,
         Collections.unmodifiableSortedMap(schema),
         status,
@@ -672,6 +745,10 @@ public final class BatchMeta {
     return globalIndexes;
   }
 
+  long[] generationsArray() {
+    return generations;
+  }
+
   boolean[] statusArray() {
     return productionStatus;
   }
@@ -684,6 +761,7 @@ public final class BatchMeta {
   public boolean equals(Object o) {
     return o instanceof BatchMeta b
         && Arrays.equals(globalIndexes, b.globalIndexes)
+        && Arrays.equals(generations, b.generations)
         && partitionIds.equals(b.partitionIds)
         && fieldSchema.equals(b.fieldSchema)
         && Arrays.equals(productionStatus, b.productionStatus)
@@ -696,6 +774,7 @@ public final class BatchMeta {
   public int hashCode() {
     return Objects.hash(
         Arrays.hashCode(globalIndexes),
+        Arrays.hashCode(generations),
         partitionIds,
         fieldSchema,
         Arrays.hashCode(productionStatus),
@@ -710,6 +789,8 @@ public final class BatchMeta {
         + size()
         + ", globalIndexes="
         + Arrays.toString(globalIndexes)
+        + ", generations="
+        + Arrays.toString(generations)
         + ", partitionIds="
         + partitionIds
         + ", fields="

@@ -33,6 +33,25 @@ final class BatchMetaMerge {
           "partition_ids do not match: " + left.partitionIds() + " vs " + right.partitionIds());
     }
     int n = left.size();
+    long[] generations = new long[n];
+    for (int i = 0; i < n; i++) {
+      long a = left.generationsArray()[i];
+      long b = right.generationsArray()[i];
+      if (a != b && a != BatchMeta.UNKNOWN_GENERATION && b != BatchMeta.UNKNOWN_GENERATION) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "generations do not match for global index "
+                + left.globalIndex(i)
+                + " at position "
+                + i
+                + ": "
+                + a
+                + " vs "
+                + b
+                + " (the batches name different samples)");
+      }
+      generations[i] = a == BatchMeta.UNKNOWN_GENERATION ? b : a;
+    }
     TreeMap<String, FieldSchema> schema = new TreeMap<>(left.fieldSchema());
     schema.putAll(right.fieldSchema());
     boolean[] status = new boolean[n];
@@ -45,6 +64,7 @@ final class BatchMetaMerge {
     }
     return new BatchMeta(
         left.indexArray(),
+        generations,
         left.partitionIds(),
         Collections.unmodifiableSortedMap(schema),
         status,
@@ -63,6 +83,7 @@ final class BatchMetaMerge {
     }
     int total = members.stream().mapToInt(BatchMeta::size).sum();
     long[] gis = new long[total];
+    long[] generations = new long[total];
     boolean[] status = new boolean[total];
     ArrayList<String> pids = new ArrayList<>(total);
     ArrayList<Map<String, Object>> tags = new ArrayList<>(total);
@@ -71,6 +92,7 @@ final class BatchMetaMerge {
     int at = 0;
     for (BatchMeta m : members) {
       System.arraycopy(m.indexArray(), 0, gis, at, m.size());
+      System.arraycopy(m.generationsArray(), 0, generations, at, m.size());
       System.arraycopy(m.statusArray(), 0, status, at, m.size());
       at += m.size();
       pids.addAll(m.partitionIds());
@@ -84,6 +106,7 @@ final class BatchMetaMerge {
     }
     return new BatchMeta(
         gis,
+        generations,
         Collections.unmodifiableList(pids),
         Collections.unmodifiableSortedMap(schema),
         status,

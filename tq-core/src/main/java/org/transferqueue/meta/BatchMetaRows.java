@@ -29,6 +29,7 @@ final class BatchMetaRows {
   static BatchMeta rows(BatchMeta meta, int[] positions) {
     int n = positions.length;
     long[] gis = new long[n];
+    long[] generations = new long[n];
     boolean[] status = new boolean[n];
     ArrayList<String> pids = new ArrayList<>(n);
     ArrayList<Map<String, Object>> newTags = new ArrayList<>(n);
@@ -36,6 +37,7 @@ final class BatchMetaRows {
     for (int i = 0; i < n; i++) {
       int p = positions[i];
       gis[i] = meta.indexArray()[p];
+      generations[i] = meta.generationsArray()[p];
       status[i] = meta.statusArray()[p];
       pids.add(meta.partitionId(p));
       newTags.add(meta.tags(p));
@@ -55,6 +57,7 @@ final class BatchMetaRows {
     }
     return new BatchMeta(
         gis,
+        generations,
         Collections.unmodifiableList(pids),
         Collections.unmodifiableSortedMap(schema),
         status,
@@ -89,6 +92,7 @@ final class BatchMetaRows {
     }
     return new BatchMeta(
         meta.indexArray(),
+        meta.generationsArray(),
         meta.partitionIds(),
         Collections.unmodifiableSortedMap(schema),
         meta.statusArray(),
@@ -227,6 +231,24 @@ final class BatchMetaRows {
       }
       seen[p] = true;
     }
+  }
+
+  /**
+   * A checked copy of a generation column.
+   *
+   * @throws TqException {@code SHAPE_MISMATCH} for another length than {@code n}, {@code
+   *     INVALID_ARGUMENT} for a generation below {@link BatchMeta#UNKNOWN_GENERATION}
+   */
+  static long[] checkGenerations(long[] generations, int n) {
+    checkColumn("generations", generations.length, n);
+    for (int i = 0; i < n; i++) {
+      if (generations[i] < BatchMeta.UNKNOWN_GENERATION) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "generation at position " + i + " is " + generations[i] + " (must be >= -1)");
+      }
+    }
+    return generations.clone();
   }
 
   static void checkColumn(String what, int length, int n) {

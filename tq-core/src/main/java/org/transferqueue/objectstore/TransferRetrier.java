@@ -16,14 +16,16 @@ import org.transferqueue.TqException;
  * Runs one batch transfer of a slice of keys and retries the keys that failed with a transient
  * code.
  *
- * <p>Policy: a key that succeeds is done; a key that fails with a transient code ({@link
- * #TRANSIENT_CODES}) is retried, alone with the other failed keys, the same segments reused; any
- * other code fails the slice at once naming the key and the code, and so does a read whose byte
- * count differs from the expected size. The first retry follows at once; retry {@code k >= 2} waits
- * {@code baseDelay * 2^(k-2)} scaled by a jitter in {@code [0.5, 1]}. The waits are scheduled with
- * the {@link MooncakeKvClient.RetryScheduler} and the retry continues on the worker executor, so no
- * thread is parked while waiting. A retry that could not start before the operation's deadline
- * (read from the injected clock) fails with {@code DEADLINE_EXCEEDED}.
+ * <p>Policy: a key that succeeds is done, and so is a written key whose write was preempted by a
+ * later upsert of the same key ({@code -601}: the later value stands, last writer wins); a key that
+ * fails with a transient code ({@link #TRANSIENT_CODES}) is retried, alone with the other failed
+ * keys, the same segments reused; any other code fails the slice at once naming the key and the
+ * code, and so does a read whose byte count differs from the expected size. The first retry follows
+ * at once; retry {@code k >= 2} waits {@code baseDelay * 2^(k-2)} scaled by a jitter in {@code
+ * [0.5, 1]}. The waits are scheduled with the {@link MooncakeKvClient.RetryScheduler} and the retry
+ * continues on the worker executor, so no thread is parked while waiting. A retry that could not
+ * start before the operation's deadline (read from the injected clock) fails with {@code
+ * DEADLINE_EXCEEDED}.
  *
  * <p>Thread-safe; the jitter generator is only used under this object's monitor.
  */
@@ -226,6 +228,10 @@ final class TransferRetrier {
                     + want
                     + " (stale or corrupt object)");
           }
+        } else if (expected == null && code == ErrorCode.ILLEGAL_CLIENT.code()) {
+          // A later upsert of the key preempted this one before it ended: that write stands, as
+          // if this one had finished first (last writer wins). Not a failure of this write.
+          continue;
         } else if (TRANSIENT_CODES.contains((int) code)) {
           retry[count++] = i;
         } else {

@@ -70,8 +70,11 @@ final class ControllerMessages {
   /** {@code []} → controller statistics. */
   static final int STATISTICS = 120;
 
-  /** {@code [partitionId, fields, sampleCount]} → nil, or the schema error. */
-  static final int CHECK_SCHEMA = 121;
+  /**
+   * {@code [partitionId, fields, indexes, generations]} → nil, or the error the production update
+   * of such a put would get (unknown partition, stale generation, foreign index, schema).
+   */
+  static final int CHECK_PUT = 121;
 
   /** {@code []} → the controller state as one binary in the ControllerStateCodec encoding. */
   static final int SNAPSHOT_STATE = 122;
@@ -84,6 +87,12 @@ final class ControllerMessages {
    * or the schema error (nothing is created then).
    */
   static final int RESOLVE_KEYS_FOR_PUT = 124;
+
+  /**
+   * {@code [partitionId, indexes, fields or nil]} → batch metadata of those indexes that are active
+   * samples of the partition, in request order.
+   */
+  static final int GET_SAMPLE_META = 125;
 
   private ControllerMessages() {}
 }

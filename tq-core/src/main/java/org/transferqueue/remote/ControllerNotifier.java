@@ -15,9 +15,10 @@ import org.transferqueue.storage.ProductionUpdate;
 
 /**
  * Delivers storage's production notifications to a controller, in-process or remote. A rejected
- * update (for example a schema conflict) fails the put that sent it: a {@code SCHEMA_CONFLICT}
- * keeps its code, any other failure (including transport errors) becomes a {@link StorageException}
- * with {@link ErrorCode#NOTIFICATION_FAILED}. Thread-safe if the controller is.
+ * update (for example a schema conflict) fails the put that sent it: a {@code SCHEMA_CONFLICT} or
+ * {@code STALE_METADATA} keeps its code, any other failure (including transport errors) becomes a
+ * {@link StorageException} with {@link ErrorCode#NOTIFICATION_FAILED}. Thread-safe if the
+ * controller is.
  */
 public final class ControllerNotifier implements ProductionNotifier {
   private final ControllerApi controller;
@@ -56,7 +57,11 @@ public final class ControllerNotifier implements ProductionNotifier {
     try {
       var produced =
           new org.transferqueue.controller.ProductionUpdate(
-              update.partitionId(), indexes, update.fieldSchema(), backendMeta);
+              update.partitionId(),
+              indexes,
+              update.fieldSchema(),
+              backendMeta,
+              update.generations());
       requests.measure(
           ControllerOp.NOTIFY_DATA_UPDATE,
           () -> {
@@ -65,7 +70,7 @@ public final class ControllerNotifier implements ProductionNotifier {
           },
           n -> n);
     } catch (TqException e) {
-      if (e.code() == ErrorCode.SCHEMA_CONFLICT) {
+      if (e.code() == ErrorCode.SCHEMA_CONFLICT || e.code() == ErrorCode.STALE_METADATA) {
         throw e;
       }
       throw new StorageException(

@@ -1,6 +1,6 @@
 package org.transferqueue.remote;
 
-import static org.transferqueue.remote.ControllerMessages.CHECK_SCHEMA;
+import static org.transferqueue.remote.ControllerMessages.CHECK_PUT;
 import static org.transferqueue.remote.ControllerMessages.CLEAR_PARTITION;
 import static org.transferqueue.remote.ControllerMessages.CLEAR_SAMPLES;
 import static org.transferqueue.remote.ControllerMessages.CONTROLLER_ID;
@@ -10,6 +10,7 @@ import static org.transferqueue.remote.ControllerMessages.GET_CONSUMPTION;
 import static org.transferqueue.remote.ControllerMessages.GET_METADATA;
 import static org.transferqueue.remote.ControllerMessages.GET_PARTITION_META;
 import static org.transferqueue.remote.ControllerMessages.GET_PRODUCTION;
+import static org.transferqueue.remote.ControllerMessages.GET_SAMPLE_META;
 import static org.transferqueue.remote.ControllerMessages.GET_TAGS;
 import static org.transferqueue.remote.ControllerMessages.LIST_KEYS;
 import static org.transferqueue.remote.ControllerMessages.LIST_PARTITIONS;
@@ -154,14 +155,16 @@ public final class ControllerServer implements AutoCloseable {
     register(
         b,
         requests,
-        CHECK_SCHEMA,
-        3,
+        CHECK_PUT,
+        4,
         in -> {
           String partition = in.string("partitionId");
           var fields = in.fieldSchemas("fields");
-          int sampleCount = in.int32("sampleCount");
+          long[] indexes = in.longArray("indexes");
+          long[] generations = in.longArray("generations");
           return out -> {
-            controller.checkSchema(partition, fields, sampleCount);
+            controller.checkPut(
+                partition, fields == null ? Map.of() : fields, indexes, generations);
             out.nil();
           };
         });
@@ -242,6 +245,17 @@ public final class ControllerServer implements AutoCloseable {
           String partition = in.string("partitionId");
           return out ->
               controller.getPartitionMeta(partition).ifPresentOrElse(out::batchMeta, out::nil);
+        });
+    register(
+        b,
+        requests,
+        GET_SAMPLE_META,
+        3,
+        in -> {
+          String partition = in.string("partitionId");
+          List<Long> indexes = in.longs("indexes");
+          List<String> fields = in.strings("fields");
+          return out -> out.batchMeta(controller.getSampleMeta(partition, indexes, fields));
         });
     register(
         b,

@@ -505,7 +505,7 @@ public final class MetaReader {
    * @return the metadata
    */
   public BatchMeta batchMeta() {
-    expectArray(7, "BatchMeta");
+    expectArray(8, "BatchMeta");
     long[] indexes = longArray("BatchMeta.globalIndexes");
     List<String> partitions = strings("BatchMeta.partitionIds");
     if (partitions == null) {
@@ -520,8 +520,10 @@ public final class MetaReader {
     Map<String, Object> extra = valueMap("BatchMeta.extraInfo");
     List<Map<String, Object>> tags = rows("BatchMeta.tags");
     List<Map<String, Object>> backend = rows("BatchMeta.backendMeta");
+    long[] generations = longArray("BatchMeta.generations");
     return BatchMeta.builder()
         .globalIndexes(indexes)
+        .generations(generations)
         .partitionIds(partitions)
         .fieldSchema(fields == null ? Map.of() : fields)
         .productionStatus(status)
@@ -602,12 +604,13 @@ public final class MetaReader {
    * @return the notification
    */
   public ProductionUpdate productionUpdate() {
-    expectArray(4, "ProductionUpdate");
+    expectArray(5, "ProductionUpdate");
     String partition = string("ProductionUpdate.partitionId");
     List<Long> indexes = longs("ProductionUpdate.indexes");
     Map<String, FieldSchema> fields = fieldSchemas("ProductionUpdate.fields");
     Map<Long, Map<String, Object>> backend = indexedRecords("ProductionUpdate.backendMeta");
-    return new ProductionUpdate(partition, indexes, fields, backend);
+    List<Long> generations = longs("ProductionUpdate.generations");
+    return new ProductionUpdate(partition, indexes, fields, backend, generations);
   }
 
   /**
@@ -653,11 +656,12 @@ public final class MetaReader {
    * @return the request
    */
   public ClearSamplesRequest clearSamplesRequest() {
-    expectArray(3, "ClearSamplesRequest");
+    expectArray(4, "ClearSamplesRequest");
     List<Long> indexes = longs("ClearSamplesRequest.indexes");
     List<String> partitions = strings("ClearSamplesRequest.partitionIds");
     boolean clearConsumption = bool("ClearSamplesRequest.clearConsumption");
-    return new ClearSamplesRequest(indexes, partitions, clearConsumption);
+    List<Long> generations = longs("ClearSamplesRequest.generations");
+    return new ClearSamplesRequest(indexes, partitions, clearConsumption, generations);
   }
 
   /**

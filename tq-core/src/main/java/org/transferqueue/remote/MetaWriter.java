@@ -388,13 +388,13 @@ public final class MetaWriter {
 
   /**
    * Writes a batch's metadata as {@code [globalIndexes, partitionIds, fieldSchema,
-   * productionStatus, extraInfo, tags, backendMeta]}.
+   * productionStatus, extraInfo, tags, backendMeta, generations]}.
    *
    * @param meta the metadata
    * @return this writer
    */
   public MetaWriter batchMeta(BatchMeta meta) {
-    arrayHeader(7);
+    arrayHeader(8);
     longs(meta.globalIndexArray());
     strings(meta.partitionIds());
     fieldSchemas(meta.fieldSchema());
@@ -405,6 +405,7 @@ public final class MetaWriter {
     value(meta.extraInfo());
     rows(meta.tags());
     rows(meta.backendMeta());
+    longs(meta.generationArray());
     return this;
   }
 
@@ -487,17 +488,19 @@ public final class MetaWriter {
   }
 
   /**
-   * Writes a production notification as {@code [partitionId, indexes, fields, backendMeta]}.
+   * Writes a production notification as {@code [partitionId, indexes, fields, backendMeta,
+   * generations]}.
    *
    * @param update the notification
    * @return this writer
    */
   public MetaWriter productionUpdate(ProductionUpdate update) {
-    arrayHeader(4);
+    arrayHeader(5);
     string(update.partitionId());
     longs(update.indexes());
     fieldSchemas(update.fields());
     indexedRecords(update.backendMeta());
+    longs(update.generations());
     return this;
   }
 
@@ -538,16 +541,17 @@ public final class MetaWriter {
   }
 
   /**
-   * Writes a clear request as {@code [indexes, partitionIds, clearConsumption]}.
+   * Writes a clear request as {@code [indexes, partitionIds, clearConsumption, generations]}.
    *
    * @param request the request
    * @return this writer
    */
   public MetaWriter clearSamplesRequest(ClearSamplesRequest request) {
-    arrayHeader(3);
+    arrayHeader(4);
     longs(request.indexes());
     strings(request.partitionIds());
     bool(request.clearConsumption());
+    longs(request.generations());
     return this;
   }
 

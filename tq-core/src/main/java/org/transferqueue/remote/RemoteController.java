@@ -178,11 +178,12 @@ public final class RemoteController implements ControllerApi {
   }
 
   @Override
-  public void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount) {
+  public void checkPut(
+      String partitionId, Map<String, FieldSchema> fields, long[] indexes, long[] generations) {
     call(
-        ControllerMessages.CHECK_SCHEMA,
-        3,
-        w -> w.string(partitionId).fieldSchemas(fields).integer(sampleCount),
+        ControllerMessages.CHECK_PUT,
+        4,
+        w -> w.string(partitionId).fieldSchemas(fields).longs(indexes).longs(generations),
         NOTHING);
   }
 
@@ -248,6 +249,15 @@ public final class RemoteController implements ControllerApi {
         1,
         w -> w.string(partitionId),
         optional(MetaReader::batchMeta));
+  }
+
+  @Override
+  public BatchMeta getSampleMeta(String partitionId, List<Long> indexes, List<String> fields) {
+    return call(
+        ControllerMessages.GET_SAMPLE_META,
+        3,
+        w -> w.string(partitionId).longs(indexes).strings(fields),
+        MetaReader::batchMeta);
   }
 
   @Override

@@ -18,6 +18,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntToLongFunction;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.Distinct;
 import org.transferqueue.ProtocolException;
@@ -36,6 +37,7 @@ import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
+import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.Response;
@@ -44,8 +46,8 @@ import org.transferqueue.transport.TransportConfig;
 
 /**
  * An {@link ObjectStore} over store nodes ({@link StoreNodeServer}s): keys are sharded over the
- * nodes by {@code floorMod(key.hashCode(), N)}, and each batch runs as one request per involved
- * node, in parallel.
+ * nodes by sample ({@link #nodeOf}), and each batch runs as one request per involved node, in
+ * parallel, split into several where one request or reply would exceed the transport's limits.
  *
  * <p>Data path: writes are sent with gathering writes straight from the caller's registered source
  * segments; {@link #batchGetInto} reads the reply bodies straight from the socket into the caller's
@@ -53,7 +55,10 @@ import org.transferqueue.transport.TransportConfig;
  * embedded engine); the nodes never see caller memory. Results are Mooncake's numeric codes, per
  * key, as the embedded engine gives them; a node that cannot be reached or does not answer by the
  * deadline gives {@code -900} ({@code RPC_FAIL}) or {@code -901} ({@code RPC_TIMEOUT}) for its
- * keys. {@code removeByRegex} and {@code removeAll} go to every node.
+ * keys, which a caller may retry. A failure that retrying cannot mend is thrown as the transport's
+ * typed error instead ({@code FRAME_TOO_LONG} for an object larger than one frame may carry, {@code
+ * UNAUTHENTICATED}, {@code PROTOCOL_ERROR}, ...). {@code removeByRegex} and {@code removeAll} go to
+ * every node.
  *
  * <p>Life cycle as the engine's: {@link #setup} opens (no remote effect; the nodes are set up by
  * their own process), {@link #closeStore} closes the transport client. Thread-safe; the async twins
@@ -66,12 +71,19 @@ public final class RemoteObjectStore extends AbstractObjectStore
   private static final int RPC_FAIL = ErrorCode.RPC_FAIL.code();
   private static final int RPC_TIMEOUT = ErrorCode.RPC_TIMEOUT.code();
 
+  /** Room for the frame header, the body table and padding besides metadata and bodies. */
+  private static final long FRAME_OVERHEAD = 4096;
+
+  /** Metadata bytes budgeted per key besides its characters (string header, a result). */
+  private static final long KEY_OVERHEAD = 16;
+
   private final List<HostPort> nodes;
   // Null when requests go through an exchange given to connect (the protocol tests).
   private final TransportClient client;
   private final AsyncExchange exchange;
   private final BufferAllocator allocator;
   private final Duration timeout;
+  private final TransportConfig limits;
   private final RegisteredRegions regions = new RegisteredRegions();
   private final ReentrantLock lock = new ReentrantLock();
   private final Map<Long, MemorySegment> registeredByAddress = new HashMap<>();
@@ -93,6 +105,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     this.nodes = List.copyOf(nodes);
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.timeout = transport.defaultCallTimeout();
+    this.limits = transport;
     if (exchange == null) {
       this.client = new TransportClient(transport, allocator);
       this.exchange = client::callAsync;
@@ -130,13 +143,20 @@ public final class RemoteObjectStore extends AbstractObjectStore
   }
 
   /**
-   * The node that holds {@code key}.
+   * The node that holds {@code key}: a cell key of the key-value layer ({@code
+   * "<gi>.<generation>@<field>"}, and its chunk keys; {@link KvKeys#sampleOf}) lives on node {@code
+   * gi mod N}, as SimpleStorage places sample {@code gi} on unit {@code gi mod N}, so that every
+   * cell of a sample shares one node and losing a node loses only its samples; any other key on
+   * node {@code floorMod(key.hashCode(), N)}.
    *
    * @param key the key
    * @return its node's position in the node list
    */
   public int nodeOf(String key) {
-    return Math.floorMod(key.hashCode(), nodes.size());
+    long sample = KvKeys.sampleOf(key);
+    return sample >= 0
+        ? (int) Math.floorMod(sample, (long) nodes.size())
+        : Math.floorMod(key.hashCode(), nodes.size());
   }
 
   @Override
@@ -291,7 +311,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     for (int i = 0; i < n; i++) {
       codes[i] = valid[i] ? OK : INVALID;
     }
-    List<Shard> shards = shard(keys, valid);
+    List<Shard> shards = shard(keys, valid, i -> sources.get(i).byteSize(), "WRITE");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       Wire.Writer out =
@@ -311,6 +331,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       Request request = new Request(StoreNodeMessages.WRITE, out.toBytes(), bodies);
       calls.add(call(shard.node(), request, BodyDestination.into(List.of())));
     }
+    Failures failures = new Failures();
     for (int s = 0; s < shards.size(); s++) {
       int[] positions = shards.get(s).positions();
       try (Response response = join(calls.get(s));
@@ -321,9 +342,10 @@ public final class RemoteObjectStore extends AbstractObjectStore
           codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
         }
       } catch (TqException e) {
-        fill(codes, positions, failureCode(e));
+        fill(codes, positions, failures.code(e));
       }
     }
+    failures.rethrow();
     return codes;
   }
 
@@ -358,7 +380,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       valid[i] = !key.isEmpty() && regions.contains(destination);
       results[i] = valid[i] ? OK : INVALID;
     }
-    List<Shard> shards = shard(keys, valid);
+    List<Shard> shards = shard(keys, valid, i -> destinations.get(i).byteSize(), "READ");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       List<String> shardKeys = new ArrayList<>(shard.positions().length);
@@ -373,6 +395,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       calls.add(
           call(shard.node(), readRequest(shardKeys, capacities), BodyDestination.into(targets)));
     }
+    Failures failures = new Failures();
     for (int s = 0; s < shards.size(); s++) {
       int[] positions = shards.get(s).positions();
       try (Response response = join(calls.get(s))) {
@@ -381,9 +404,10 @@ public final class RemoteObjectStore extends AbstractObjectStore
           results[positions[j]] = read[j];
         }
       } catch (TqException e) {
-        fill(results, positions, failureCode(e));
+        fill(results, positions, failures.code(e));
       }
     }
+    failures.rethrow();
     return results;
   }
 
@@ -415,7 +439,9 @@ public final class RemoteObjectStore extends AbstractObjectStore
     for (int i = 0; i < n; i++) {
       valid[i] = !Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty();
     }
-    List<Shard> shards = shard(keys, valid);
+    // Sizes are unknown before the read: one key per request would be safe but slow; a reply of
+    // several that exceeds the frame limit fails with the transport's typed error.
+    List<Shard> shards = shard(keys, valid, i -> 0, "READ");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       List<String> shardKeys = new ArrayList<>();
@@ -430,6 +456,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
               readRequest(shardKeys, unbounded),
               BodyDestination.allocateFrom(allocator)));
     }
+    Failures failures = new Failures();
     for (int s = 0; s < shards.size(); s++) {
       int[] positions = shards.get(s).positions();
       try (Response response = join(calls.get(s))) {
@@ -456,8 +483,20 @@ public final class RemoteObjectStore extends AbstractObjectStore
           }
         }
       } catch (TqException e) {
-        // A node that failed gives null for its keys, as the engine does for missing objects.
+        // A node that failed gives null for its keys, as the engine does for missing objects;
+        // a failure that retrying cannot mend is the caller's to see.
+        failures.code(e);
       }
+    }
+    try {
+      failures.rethrow();
+    } catch (TqException e) {
+      for (NativeBuffer buffer : buffers) {
+        if (buffer != null) {
+          buffer.close();
+        }
+      }
+      throw e;
     }
     return Collections.unmodifiableList(Arrays.asList(buffers));
   }
@@ -510,7 +549,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       valid[i] = true;
       Objects.requireNonNull(keys.get(i), "keys[i]");
     }
-    List<Shard> shards = shard(keys, valid);
+    List<Shard> shards = shard(keys, valid, i -> 0, "key request");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       List<String> shardKeys = new ArrayList<>();
@@ -525,6 +564,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       calls.add(
           call(shard.node(), Request.of(type, out.toBytes()), BodyDestination.into(List.of())));
     }
+    Failures failures = new Failures();
     for (int s = 0; s < shards.size(); s++) {
       int[] positions = shards.get(s).positions();
       try (Response response = join(calls.get(s));
@@ -535,9 +575,10 @@ public final class RemoteObjectStore extends AbstractObjectStore
           codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
         }
       } catch (TqException e) {
-        fill(codes, positions, failureCode(e));
+        fill(codes, positions, failures.code(e));
       }
     }
+    failures.rethrow();
     return codes;
   }
 
@@ -565,6 +606,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     }
     long total = 0;
     long failure = 0;
+    Failures failures = new Failures();
     for (CompletableFuture<Response> call : calls) {
       try (Response response = join(call);
           Wire.Reader in = new Wire.Reader(response.metadata(), "reply of type " + type)) {
@@ -576,9 +618,10 @@ public final class RemoteObjectStore extends AbstractObjectStore
           total += count;
         }
       } catch (TqException e) {
-        failure = failureCode(e);
+        failure = failures.code(e);
       }
     }
+    failures.rethrow();
     return failure != 0 ? failure : total;
   }
 
@@ -681,7 +724,20 @@ public final class RemoteObjectStore extends AbstractObjectStore
    */
   private record Shard(int node, int[] positions) {}
 
-  private List<Shard> shard(List<String> keys, boolean[] valid) {
+  /**
+   * Groups the valid keys by node, in key order, and splits each node's keys into requests that fit
+   * the transport's limits: at most {@code maxBodySegments} and {@link StoreNodeMessages#MAX_KEYS}
+   * keys, key metadata within {@code maxMetadataBytes}, bodies (of the request for a write, of the
+   * reply for a read) within one frame.
+   *
+   * @param bodyBytes the body bytes of key {@code i} (0 when the request carries none and the reply
+   *     size is unknown)
+   * @param what the request's name, for the error message
+   * @throws TqException with {@code FRAME_TOO_LONG} for one key whose body alone exceeds a frame,
+   *     before anything is sent
+   */
+  private List<Shard> shard(
+      List<String> keys, boolean[] valid, IntToLongFunction bodyBytes, String what) {
     int[] counts = new int[nodes.size()];
     for (int i = 0; i < keys.size(); i++) {
       if (valid[i]) {
@@ -699,10 +755,46 @@ public final class RemoteObjectStore extends AbstractObjectStore
         positions[node][fill[node]++] = i;
       }
     }
+    long maxMetadata = limits.maxMetadataBytes() - FRAME_OVERHEAD;
+    long maxBodies =
+        Math.max(limits.maxFrameBytes() / 2, limits.maxFrameBytes() - limits.maxMetadataBytes())
+            - FRAME_OVERHEAD;
+    int maxKeys = Math.min(limits.maxBodySegments(), StoreNodeMessages.MAX_KEYS);
     List<Shard> shards = new ArrayList<>();
     for (int node = 0; node < positions.length; node++) {
-      if (counts[node] > 0) {
-        shards.add(new Shard(node, positions[node]));
+      int from = 0;
+      long metadata = 0;
+      long bodies = 0;
+      int[] all = positions[node];
+      for (int j = 0; j < all.length; j++) {
+        long body = bodyBytes.applyAsLong(all[j]);
+        if (body > maxBodies || body > limits.maxBodySegmentBytes()) {
+          throw new TqException(
+              org.transferqueue.ErrorCode.FRAME_TOO_LONG,
+              what
+                  + " of key '"
+                  + keys.get(all[j])
+                  + "': its object is "
+                  + body
+                  + " bytes, more than one frame to a store node carries (max frame length="
+                  + limits.maxFrameBytes()
+                  + ", network.max_frame_bytes)");
+        }
+        long keyBytes = 3L * keys.get(all[j]).length() + KEY_OVERHEAD;
+        if (j > from
+            && (j - from == maxKeys
+                || metadata + keyBytes > maxMetadata
+                || bodies + body > maxBodies)) {
+          shards.add(new Shard(node, Arrays.copyOfRange(all, from, j)));
+          from = j;
+          metadata = 0;
+          bodies = 0;
+        }
+        metadata += keyBytes;
+        bodies += body;
+      }
+      if (all.length > from) {
+        shards.add(new Shard(node, from == 0 ? all : Arrays.copyOfRange(all, from, all.length)));
       }
     }
     return shards;
@@ -726,8 +818,57 @@ public final class RemoteObjectStore extends AbstractObjectStore
     }
   }
 
+  /**
+   * The per-key code of a request that failed as a whole: {@code RPC_TIMEOUT} when the node did not
+   * answer by the deadline, {@code RPC_FAIL} when it could not be reached or the connection broke
+   * (both worth a retry).
+   *
+   * @throws TqException {@code e} itself for any other failure (too long a frame, a refused token,
+   *     a protocol violation, a closed client): retrying the same request cannot succeed
+   */
   private static int failureCode(TqException e) {
-    return e instanceof DeadlineExceededException ? RPC_TIMEOUT : RPC_FAIL;
+    int code = transientCode(e);
+    if (code == 0) {
+      throw e;
+    }
+    return code;
+  }
+
+  /** {@code RPC_TIMEOUT} or {@code RPC_FAIL} for a failure worth retrying, else 0. */
+  private static int transientCode(TqException e) {
+    if (e instanceof DeadlineExceededException) {
+      return RPC_TIMEOUT;
+    }
+    return e.code() == org.transferqueue.ErrorCode.CONNECTION_FAILED ? RPC_FAIL : 0;
+  }
+
+  /**
+   * Collects the failures of the requests of one batch that retrying cannot mend, so that every
+   * reply is still read and released before the first of them is thrown.
+   */
+  private static final class Failures {
+    private TqException first;
+
+    /** The per-key code of a failed request; remembers a failure that is not transient. */
+    int code(TqException e) {
+      int code = transientCode(e);
+      if (code != 0) {
+        return code;
+      }
+      if (first == null) {
+        first = e;
+      } else if (first != e) {
+        first.addSuppressed(e);
+      }
+      return RPC_FAIL;
+    }
+
+    /** Throws the first remembered failure, if any. */
+    void rethrow() {
+      if (first != null) {
+        throw first;
+      }
+    }
   }
 
   private static void fill(int[] codes, int[] positions, int code) {

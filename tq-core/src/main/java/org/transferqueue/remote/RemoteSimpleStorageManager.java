@@ -155,15 +155,18 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     FieldSchemas.requireCompatible(meta, schema);
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
     List<Part> parts = plan(partitions, gis, batch);
+    long[] generations = meta.generationArray();
     long[] tokens = new long[parts.size()];
     List<CompletableFuture<Void>> calls = new ArrayList<>(parts.size());
     for (int i = 0; i < parts.size(); i++) {
       tokens[i] = newToken();
       Part part = parts.get(i);
+      long[] partGenerations = at(generations, part.positions());
       calls.add(
           units
               .get(part.unit())
-              .putAsync(part.gis(), batch, part.positions(), tokens[i], allocator));
+              .putAsync(
+                  part.gis(), partGenerations, batch, part.positions(), tokens[i], allocator));
     }
     awaitPuts(parts, tokens, calls);
     ProductionUpdates.publishAll(
@@ -280,6 +283,15 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     return (int) Math.floorMod(gi, (long) n);
   }
 
+  /** The entries of a batch-aligned column at some batch positions. */
+  private static long[] at(long[] column, int[] positions) {
+    long[] out = new long[positions.length];
+    for (int j = 0; j < positions.length; j++) {
+      out[j] = column[positions[j]];
+    }
+    return out;
+  }
+
   private static int[] allRows(int n) {
     int[] rows = new int[n];
     for (int i = 0; i < n; i++) {
@@ -302,9 +314,12 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     if (direct != null) {
       return direct;
     }
+    long[] generations = meta.generationArray();
     List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
     for (Route route : routes) {
-      calls.add(units.get(route.unit()).getAsync(route.gis(), fields, this.allocator));
+      long[] routeGenerations = at(generations, route.positions());
+      calls.add(
+          units.get(route.unit()).getAsync(route.gis(), routeGenerations, fields, this.allocator));
     }
     List<UnitRows> replies = new ArrayList<>(routes.size());
     RuntimeException failure = null;
@@ -341,10 +356,12 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       if (expected == null) {
         return null;
       }
+      long[] generations = meta.generationArray();
       List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
       for (Route route : routes) {
         BodyDestination into = BodyDestination.into(expected.targets(route.positions()));
-        calls.add(units.get(route.unit()).getAsync(route.gis(), fields, into));
+        long[] routeGenerations = at(generations, route.positions());
+        calls.add(units.get(route.unit()).getAsync(route.gis(), routeGenerations, fields, into));
       }
       boolean matches = true;
       RuntimeException failure = null;
@@ -413,9 +430,11 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     List<Route> routes = route(gis, allRows(gis.length), units.size());
+    long[] generations = meta.generationArray();
     List<CompletableFuture<Long>> calls = new ArrayList<>(routes.size());
     for (Route route : routes) {
-      calls.add(units.get(route.unit()).clearAsync(route.gis()));
+      long[] routeGenerations = at(generations, route.positions());
+      calls.add(units.get(route.unit()).clearAsync(route.gis(), routeGenerations));
     }
     long cleared = 0;
     List<ClearResult.Failure> failures = new ArrayList<>();

@@ -80,6 +80,7 @@ public final class RemoteStorageUnit {
    * unit.
    *
    * @param gis distinct global indexes, one per position
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param batch the data; borrowed until the returned future completes
    * @param positions rows of {@code batch}, aligned with {@code gis}
    * @param token 0 for a put that is kept at once; otherwise a token unique among this unit's held
@@ -89,12 +90,17 @@ public final class RemoteStorageUnit {
    * @return completes when the unit has committed, or fails with the unit's error
    */
   public CompletableFuture<Void> putAsync(
-      long[] gis, Batch batch, int[] positions, long token, BufferAllocator allocator) {
+      long[] gis,
+      long[] generations,
+      Batch batch,
+      int[] positions,
+      long token,
+      BufferAllocator allocator) {
     List<MemorySegment> bodies = new ArrayList<>();
     List<NativeBuffer> staged = new ArrayList<>();
     Request request;
     try {
-      Wire.Writer out = new Wire.Writer().array(3).i64(token).longs(gis);
+      Wire.Writer out = new Wire.Writer().array(4).i64(token).longs(gis).longs(generations);
       out.array(batch.fields().size());
       for (String field : batch.fields()) {
         writeColumn(field, batch.column(field), positions, out, bodies, staged, allocator);
@@ -185,13 +191,14 @@ public final class RemoteStorageUnit {
    * Reads the cells of {@code fields} x {@code gis}.
    *
    * @param gis the samples (repeats allowed)
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param fields the fields
    * @param allocator where the reply bodies are read into
    * @return completes with the rows, which the caller closes
    */
   public CompletableFuture<UnitRows> getAsync(
-      long[] gis, List<String> fields, BufferAllocator allocator) {
-    return getAsync(gis, fields, BodyDestination.allocateFrom(allocator));
+      long[] gis, long[] generations, List<String> fields, BufferAllocator allocator) {
+    return getAsync(gis, generations, fields, BodyDestination.allocateFrom(allocator));
   }
 
   /**
@@ -200,26 +207,29 @@ public final class RemoteStorageUnit {
    * (field-major: every row of the first field, then of the second, ...).
    *
    * @param gis the samples (repeats allowed)
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param fields the fields
    * @param destination where the reply bodies go; with caller segments a reply whose bodies do not
    *     fit fails with {@code SHAPE_MISMATCH}
    * @return completes with the rows, which the caller closes
    */
   public CompletableFuture<UnitRows> getAsync(
-      long[] gis, List<String> fields, BodyDestination destination) {
-    byte[] meta = new Wire.Writer().array(2).longs(gis).strings(fields).toBytes();
+      long[] gis, long[] generations, List<String> fields, BodyDestination destination) {
+    byte[] meta =
+        new Wire.Writer().array(3).longs(gis).longs(generations).strings(fields).toBytes();
     return call(Request.of(StorageUnitMessages.GET, meta), destination)
         .thenApply(response -> UnitRows.parse(response, fields, gis.length, address));
   }
 
   /**
-   * Removes every cell of the given samples.
+   * Removes every cell of the given samples, each up to the generation named.
    *
    * @param gis the samples
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @return completes with the number of samples removed
    */
-  public CompletableFuture<Long> clearAsync(long[] gis) {
-    byte[] meta = new Wire.Writer().array(1).longs(gis).toBytes();
+  public CompletableFuture<Long> clearAsync(long[] gis, long[] generations) {
+    byte[] meta = new Wire.Writer().array(2).longs(gis).longs(generations).toBytes();
     return call(Request.of(StorageUnitMessages.CLEAR, meta), noBodies())
         .thenApply(
             response -> {

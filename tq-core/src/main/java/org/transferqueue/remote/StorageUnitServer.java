@@ -182,10 +182,11 @@ public final class StorageUnitServer implements AutoCloseable {
       byte[] metadata, long[] lengths, BufferAllocator connection) {
     List<int[]> groups = new ArrayList<>(); // [first body, count, 1 if tensor rows]
     try (Wire.Reader in = new Wire.Reader(metadata, "storage-unit PUT")) {
-      if (in.array() != 3) {
+      if (in.array() != 4) {
         return null;
       }
       in.i64();
+      in.longs(StorageUnitMessages.MAX_ROWS);
       in.longs(StorageUnitMessages.MAX_ROWS);
       int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
       int body = 0;
@@ -267,13 +268,15 @@ public final class StorageUnitServer implements AutoCloseable {
     }
     long token;
     long[] gis;
+    long[] generations;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit PUT")) {
-      if (in.array() != 3) {
-        throw in.malformed("expected [token, gis, fields]");
+      if (in.array() != 4) {
+        throw in.malformed("expected [token, gis, generations, fields]");
       }
       token = in.i64();
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
       samples.accept(gis.length);
+      generations = generations(in, gis);
       int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
       int body = 0;
       for (int f = 0; f < fieldCount; f++) {
@@ -325,7 +328,7 @@ public final class StorageUnitServer implements AutoCloseable {
         throw in.malformed("bodies=" + request.bodyCount() + " but the fields name " + body);
       }
     }
-    HeldPut put = unit.putCells(gis, columns);
+    HeldPut put = unit.putCells(gis, generations, columns);
     if (token == 0 || closed.get()) {
       put.close();
     } else if (held.putIfAbsent(token, put) != null) {
@@ -334,6 +337,20 @@ public final class StorageUnitServer implements AutoCloseable {
           ErrorCode.INVALID_ARGUMENT, "held put token=" + token + " is already in use");
     }
     return Reply.of(new Wire.Writer().array(1).bool(token != 0).toBytes());
+  }
+
+  /** Reads the generation column of a request: one entry per global index, each at least -1. */
+  private static long[] generations(Wire.Reader in, long[] gis) {
+    long[] generations = in.longs(StorageUnitMessages.MAX_ROWS);
+    if (generations.length != gis.length) {
+      throw in.malformed(generations.length + " generations for " + gis.length + " gis");
+    }
+    for (long generation : generations) {
+      if (generation < -1) {
+        throw in.malformed("generation=" + generation);
+      }
+    }
+    return generations;
   }
 
   private static List<MemorySegment> bodies(
@@ -351,16 +368,18 @@ public final class StorageUnitServer implements AutoCloseable {
 
   private Reply onGet(ReceivedRequest request, LongConsumer samples) {
     long[] gis;
+    long[] generations;
     List<String> fields;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit GET")) {
-      if (in.array() != 2) {
-        throw in.malformed("expected [gis, fieldNames]");
+      if (in.array() != 3) {
+        throw in.malformed("expected [gis, generations, fieldNames]");
       }
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
       samples.accept(gis.length);
+      generations = generations(in, gis);
       fields = in.strings(StorageUnitMessages.MAX_FIELDS);
     }
-    UnitCells cells = unit.readCells(gis, fields);
+    UnitCells cells = unit.readCells(gis, generations, fields);
     List<AutoCloseable> release = new ArrayList<>();
     release.add(cells);
     try {
@@ -424,14 +443,16 @@ public final class StorageUnitServer implements AutoCloseable {
 
   private Reply onClear(ReceivedRequest request, LongConsumer samples) {
     long[] gis;
+    long[] generations;
     try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit CLEAR")) {
-      if (in.array() != 1) {
-        throw in.malformed("expected [gis]");
+      if (in.array() != 2) {
+        throw in.malformed("expected [gis, generations]");
       }
       gis = in.longs(StorageUnitMessages.MAX_ROWS);
       samples.accept(gis.length);
+      generations = generations(in, gis);
     }
-    int removed = unit.clear(gis);
+    int removed = unit.clear(gis, generations);
     return Reply.of(new Wire.Writer().array(1).i64(removed).toBytes());
   }
 

@@ -8,6 +8,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 
 /**
@@ -25,12 +26,15 @@ import org.transferqueue.meta.FieldSchema;
  *     by field name
  * @param backendMeta per sample, the backend's metadata per field (for example a packed size);
  *     either empty when the backend records none, or one map per sample
+ * @param generations the generation of each written sample (from the put's metadata), aligned with
+ *     the global indexes; {@link BatchMeta#UNKNOWN_GENERATION} where the metadata did not know it
  */
 public record ProductionUpdate(
     String partitionId,
     List<Long> globalIndexes,
     SortedMap<String, FieldSchema> fieldSchema,
-    List<Map<String, Object>> backendMeta) {
+    List<Map<String, Object>> backendMeta,
+    List<Long> generations) {
 
   /**
    * Validates and copies the components.
@@ -44,6 +48,21 @@ public record ProductionUpdate(
     fieldSchema = Collections.unmodifiableSortedMap(new TreeMap<>(fieldSchema));
     backendMeta = List.copyOf(backendMeta);
     int size = globalIndexes.size();
+    generations =
+        generations == null
+            ? Collections.nCopies(size, BatchMeta.UNKNOWN_GENERATION)
+            : List.copyOf(generations);
+    if (generations.size() != size) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "generations has "
+              + generations.size()
+              + " entries, globalIndexes has "
+              + size
+              + " (partition '"
+              + partitionId
+              + "')");
+    }
     if (!backendMeta.isEmpty() && backendMeta.size() != size) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
@@ -69,5 +88,21 @@ public record ProductionUpdate(
                 + "'");
       }
     }
+  }
+
+  /**
+   * An update whose samples' generations are not known (written through metadata built by hand).
+   *
+   * @param partitionId the partition every sample belongs to
+   * @param globalIndexes the written samples, in batch order
+   * @param fieldSchema the schema extracted from the written data
+   * @param backendMeta per sample, the backend's metadata per field; or empty
+   */
+  public ProductionUpdate(
+      String partitionId,
+      List<Long> globalIndexes,
+      SortedMap<String, FieldSchema> fieldSchema,
+      List<Map<String, Object>> backendMeta) {
+    this(partitionId, globalIndexes, fieldSchema, backendMeta, null);
   }
 }

@@ -53,9 +53,11 @@ public final class ProductionUpdates {
     }
     boolean whole = group.size() == size;
     List<Long> gis = new ArrayList<>(group.size());
+    List<Long> generations = new ArrayList<>(group.size());
     List<Map<String, Object>> metas = new ArrayList<>(backendMeta.isEmpty() ? 0 : group.size());
     for (int row : group.positions()) {
       gis.add(meta.globalIndex(row));
+      generations.add(meta.generation(row));
       if (!backendMeta.isEmpty()) {
         metas.add(backendMeta.get(row));
       }
@@ -64,7 +66,7 @@ public final class ProductionUpdates {
     for (Map.Entry<String, FieldSchema> e : schema.entrySet()) {
       partSchema.put(e.getKey(), whole ? e.getValue() : select(e.getValue(), group.positions()));
     }
-    return new ProductionUpdate(group.partitionId(), gis, partSchema, metas);
+    return new ProductionUpdate(group.partitionId(), gis, partSchema, metas, generations);
   }
 
   private static FieldSchema select(FieldSchema schema, int[] rows) {
@@ -87,23 +89,34 @@ public final class ProductionUpdates {
    * @param update the update
    * @throws StorageException with {@code NOTIFICATION_FAILED}, naming the partition, with the
    *     notifier's exception as cause
+   * @throws TqException the notifier's own {@code STALE_METADATA} error, unchanged, when a sample's
+   *     generation is out of date (the put's metadata predates a clear)
    */
   public static void publish(ProductionNotifier notifier, ProductionUpdate update) {
     try {
       notifier.notifyProduced(update);
+    } catch (TqException e) {
+      if (e.code() == ErrorCode.STALE_METADATA) {
+        throw e; // the put's own metadata is out of date: the notification itself worked
+      }
+      throw rejected(update, e);
     } catch (RuntimeException e) {
-      throw new StorageException(
-          ErrorCode.NOTIFICATION_FAILED,
-          "controller did not accept the production update of partition '"
-              + update.partitionId()
-              + "' ("
-              + update.globalIndexes().size()
-              + " samples, fields "
-              + update.fieldSchema().keySet()
-              + "): "
-              + e.getMessage(),
-          e);
+      throw rejected(update, e);
     }
+  }
+
+  private static StorageException rejected(ProductionUpdate update, RuntimeException e) {
+    return new StorageException(
+        ErrorCode.NOTIFICATION_FAILED,
+        "controller did not accept the production update of partition '"
+            + update.partitionId()
+            + "' ("
+            + update.globalIndexes().size()
+            + " samples, fields "
+            + update.fieldSchema().keySet()
+            + "): "
+            + e.getMessage(),
+        e);
   }
 
   /**

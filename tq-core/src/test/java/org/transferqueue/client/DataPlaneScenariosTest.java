@@ -114,10 +114,10 @@ class DataPlaneScenariosTest {
       try (Batch read = tq.client().getData(written.selectSamples(1))) {
         assertThat(Rows.doubleRows(read.column("log_probs"))).isDeepEqualTo(new double[][] {{2.0}});
       }
-      // The field is the partition's; only the cleared sample's cell is missing.
+      // The metadata of the cleared sample names a sample that no longer exists.
       assertThatThrownBy(() -> tq.client().getData(written.selectSamples(0)).close())
           .isInstanceOf(StorageException.class)
-          .satisfies(e -> assertThat(((TqException) e).code()).isEqualTo(ErrorCode.NOT_FOUND));
+          .satisfies(e -> assertThat(((TqException) e).code()).isEqualTo(ErrorCode.STALE_METADATA));
       assertThat(tq.client().getMeta(GetMetadataRequest.forceFetch(P, List.of("log_probs"))).size())
           .isEqualTo(1);
     }

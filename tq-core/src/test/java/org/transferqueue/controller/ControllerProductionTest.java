@@ -201,6 +201,35 @@ class ControllerProductionTest {
   }
 
   @Test
+  void shouldExportABatchOfSamplesPutDenseAsRegularWhateverTheOtherSamplesOfTheField() {
+    Partition p = partition("p");
+    Fixtures.produce(p, ids(0), schema(regular(DType.INT64, 3), "f"));
+    Fixtures.produce(p, ids(1), schema(regular(DType.INT64, 4), "f"));
+    assertThat(p.field("f").kind()).isEqualTo(FieldColumn.Kind.NESTED);
+    assertThat(p.field("f").export(new long[] {0}))
+        .isEqualTo(new FieldSchema(DType.INT64, shape(3), false, false, null));
+    assertThat(p.field("f").export(new long[] {1, 1}))
+        .isEqualTo(new FieldSchema(DType.INT64, shape(4), false, false, null));
+    assertThat(p.field("f").export(new long[] {0, 1}).perSampleShapes())
+        .containsExactly(shape(3), shape(4));
+  }
+
+  @Test
+  void shouldExportSamplesPutJaggedAsNestedEvenWhenTheirShapesAgree() {
+    Partition p = partition("p");
+    Fixtures.produce(p, ids(0, 1), schema(nested(DType.FLOAT32, List.of(shape(2), shape(2))), "f"));
+    Fixtures.produce(p, ids(2), schema(nested(DType.FLOAT32, List.of(shape(5))), "f"));
+    p.clear(new int[] {2}, true);
+    assertThat(p.field("f").kind()).as("one shape left").isEqualTo(FieldColumn.Kind.REGULAR);
+    FieldSchema exported = p.field("f").export(new long[] {0, 1});
+    assertThat(exported.nested()).isTrue();
+    assertThat(exported.perSampleShapes()).containsExactly(shape(2), shape(2));
+    Fixtures.produce(p, ids(1), schema(regular(DType.FLOAT32, 2), "f"));
+    assertThat(p.field("f").export(new long[] {1}).nested()).as("rewritten dense").isFalse();
+    assertThat(p.field("f").export(new long[] {0, 1}).nested()).isTrue();
+  }
+
+  @Test
   void C15_missingPerSampleShapeExportsAsNull() {
     Partition p = partition("p");
     Fixtures.produce(p, ids(0), schema(nested(DType.FLOAT32, List.of(shape(3))), "f"));

@@ -25,7 +25,11 @@ class ControllerSchemaCheckTest {
     produce("p", "x", FieldSchema.regular(DType.INT64, 2));
     assertThatThrownBy(
             () ->
-                controller.checkSchema("p", Map.of("x", FieldSchema.regular(DType.FLOAT32, 2)), 1))
+                controller.checkPut(
+                    "p",
+                    Map.of("x", FieldSchema.regular(DType.FLOAT32, 2)),
+                    new long[] {0},
+                    new long[] {0}))
         .isInstanceOf(TqException.class)
         .satisfies(e -> assertThat(((TqException) e).code()).isEqualTo(ErrorCode.SCHEMA_CONFLICT))
         .hasMessageContaining("int64")
@@ -39,16 +43,21 @@ class ControllerSchemaCheckTest {
   void shouldRejectKindConflict() {
     produce("p", "x", FieldSchema.regular(DType.INT64, 2));
     assertThatThrownBy(
-            () -> controller.checkSchema("p", Map.of("x", FieldSchema.nonTensorField()), 1))
+            () ->
+                controller.checkPut(
+                    "p", Map.of("x", FieldSchema.nonTensorField()), new long[] {0}, new long[] {0}))
         .satisfies(e -> assertThat(((TqException) e).code()).isEqualTo(ErrorCode.SCHEMA_CONFLICT));
   }
 
   @Test
   void shouldAcceptNewFieldsNewShapesAndUnknownPartitions() {
     produce("p", "x", FieldSchema.regular(DType.INT64, 2));
-    controller.checkSchema("p", Map.of("x", FieldSchema.regular(DType.INT64, 5)), 1);
-    controller.checkSchema("p", Map.of("y", FieldSchema.nonTensorField()), 3);
-    controller.checkSchema("never_created", Map.of("x", FieldSchema.regular(DType.BOOL)), 1);
+    controller.checkPut(
+        "p", Map.of("x", FieldSchema.regular(DType.INT64, 5)), new long[] {0}, new long[] {0});
+    controller.checkPut(
+        "p", Map.of("y", FieldSchema.nonTensorField()), new long[] {0}, new long[] {-1});
+    controller.checkPut(
+        "never_created", Map.of("x", FieldSchema.regular(DType.BOOL)), new long[0], new long[0]);
     assertThat(controller.listPartitions()).containsExactly("p");
   }
 }

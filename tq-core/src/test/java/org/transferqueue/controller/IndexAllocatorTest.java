@@ -83,4 +83,41 @@ class IndexAllocatorTest {
   private static int[] range(int from, int to) {
     return java.util.stream.IntStream.range(from, to).toArray();
   }
+
+  @Test
+  void shouldCountOneGenerationMoreEachTimeAnIndexIsReleased() {
+    allocator.allocate("a", 3);
+    assertThat(allocator.generations(new long[] {0, 1, 2, 99})).containsExactly(0, 0, 0, 0);
+    allocator.releaseIndexes("a", new int[] {1});
+    assertThat(allocator.generation(1)).isEqualTo(1);
+    assertThat(allocator.allocate("b", 1)).containsExactly(1);
+    assertThat(allocator.generation(1)).as("reuse keeps the new generation").isEqualTo(1);
+    allocator.releasePartition("a");
+    allocator.releasePartition("b");
+    assertThat(allocator.generations(new long[] {0, 1, 2})).containsExactly(1, 2, 1);
+  }
+
+  @Test
+  void shouldRestoreGenerationsFromASnapshot() {
+    allocator.allocate("a", 4);
+    allocator.releaseIndexes("a", new int[] {2});
+    allocator.allocate("a", 1);
+    allocator.releaseIndexes("a", new int[] {2});
+    AllocatorState state = allocator.snapshot();
+    assertThat(state.generations()).containsExactlyEntriesOf(java.util.Map.of(2L, 2L));
+    IndexAllocator other = new IndexAllocator();
+    other.restore(state);
+    assertThat(other.generations(new long[] {0, 1, 2, 3})).containsExactly(0, 0, 2, 0);
+    assertThat(other.snapshot()).isEqualTo(state);
+  }
+
+  @Test
+  void shouldRejectAGenerationOfAnIndexNeverHandedOut() {
+    assertThatThrownBy(
+            () ->
+                new AllocatorState(
+                    java.util.Map.of(), java.util.List.of(), 2, java.util.Map.of(5L, 1L)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("index 5");
+  }
 }

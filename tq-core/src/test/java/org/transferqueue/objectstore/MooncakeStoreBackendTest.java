@@ -59,7 +59,11 @@ class MooncakeStoreBackendTest {
     for (int i = 0; i < n; i++) {
       gis[i] = firstGi + i;
     }
-    return BatchMeta.builder().globalIndexes(gis).partitionId("train").build();
+    return BatchMeta.builder()
+        .globalIndexes(gis)
+        .generations(new long[gis.length])
+        .partitionId("train")
+        .build();
   }
 
   private Tensor random(DType dtype, Random random, long... shape) {
@@ -152,7 +156,7 @@ class MooncakeStoreBackendTest {
       assertThat(manager.clear(stored).isComplete()).isTrue();
       assertThatThrownBy(() -> manager.get(stored, allocator))
           .isInstanceOf(TqException.class)
-          .hasMessageContaining("7@s");
+          .hasMessageContaining("7.0@s");
     }
   }
 
@@ -160,7 +164,11 @@ class MooncakeStoreBackendTest {
   void shouldNotifyOncePerPartition() {
     try (Batch batch = Batch.builder().objects("s", List.of("a", "b", "c")).build()) {
       BatchMeta meta =
-          BatchMeta.builder().globalIndexes(0, 1, 2).partitionIds(List.of("x", "y", "x")).build();
+          BatchMeta.builder()
+              .globalIndexes(0, 1, 2)
+              .generations(0, 0, 0)
+              .partitionIds(List.of("x", "y", "x"))
+              .build();
       manager.put(batch, meta);
       assertThat(updates).hasSize(2);
       assertThat(updates.get(0).partitionId()).isEqualTo("x");

@@ -125,15 +125,25 @@ class ControllerServerTest {
     record(
         log,
         () -> {
-          c.checkSchema("train", Map.of("x", FieldSchema.regular(DType.INT8, 2)), 1);
+          c.checkPut(
+              "train",
+              Map.of("x", FieldSchema.regular(DType.INT8, 2)),
+              slots.globalIndexArray(),
+              slots.generationArray());
           return "schema accepted";
         });
     record(
         log,
         () -> {
-          c.checkSchema("train", Map.of("x", F32_2, "z", FieldSchema.nonTensorField()), 3);
+          c.checkPut(
+              "train",
+              Map.of("x", F32_2, "z", FieldSchema.nonTensorField()),
+              slots.globalIndexArray(),
+              slots.generationArray());
           return "schema accepted";
         });
+    record(log, () -> c.getSampleMeta("train", slots.globalIndexes(), List.of("x")));
+    record(log, () -> c.getSampleMeta("train", List.of(999L), null));
     record(log, () -> c.getProductionStatus("train", List.of("x", "y")));
     record(log, () -> c.getProductionStatus("nope", List.of("x")));
     record(log, () -> c.scanReady("train", List.of("x"), "actor"));

@@ -263,7 +263,7 @@ class ProtocolDocumentTest {
     String spaced = hex.substring(0, 8) + " " + hex.substring(8, 16) + " " + hex.substring(16, 24);
 
     assertThat(flat)
-        .contains("`" + KvKeys.key(17, "responses") + "`")
+        .contains("`" + KvKeys.key(17, 2, "responses") + "`")
         .contains(spaced + " " + hex.substring(24))
         .contains("{\"" + MooncakeKvClient.PACKED_SIZE + "\": n}")
         .contains("\"" + MooncakeKvClient.N_CHUNKS + "\": k")

@@ -63,7 +63,11 @@ class RemoteCheckpointLoadTest {
                 .toArray();
         if (mine.length > 0) {
           RemoteStorageUnit.join(
-              remote.manager.units().get(u).putAsync(mine, batch, rows, 0, allocator));
+              remote
+                  .manager
+                  .units()
+                  .get(u)
+                  .putAsync(mine, new long[mine.length], batch, rows, 0, allocator));
         }
       }
     }

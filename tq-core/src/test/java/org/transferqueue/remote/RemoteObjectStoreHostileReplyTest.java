@@ -1,12 +1,15 @@
 package org.transferqueue.remote;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.ProtocolException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
@@ -46,9 +49,15 @@ class RemoteObjectStoreHostileReplyTest {
   }
 
   @Test
-  void shouldGiveNothingAndKeepNoBufferWhenTheBodyDisagreesWithTheSize(BufferAllocator allocator) {
+  void shouldFailWithAProtocolErrorAndKeepNoBufferWhenTheBodyDisagreesWithTheSize(
+      BufferAllocator allocator) {
     try (RemoteObjectStore store = storeAnswering(allocator, 5, 3)) {
-      assertThat(store.getBatch(List.of("k"))).containsExactly((NativeBuffer) null);
+      // A reply that contradicts itself is not worth a retry: the caller sees the typed error.
+      assertThatThrownBy(() -> store.getBatch(List.of("k")))
+          .isInstanceOfSatisfying(
+              ProtocolException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR))
+          .hasMessageContaining("size=5");
     }
   }
 

@@ -298,13 +298,15 @@ class RemoteStorageUnitTest {
         Batch batch = Batch.builder().dense("x", t).build()) {
       RemoteStorageUnit unit = remote.manager.units().getFirst();
       StorageUnitServer server = remote.servers.getFirst();
-      RemoteStorageUnit.join(unit.putAsync(new long[] {0}, batch, new int[] {0}, 42, allocator));
+      RemoteStorageUnit.join(
+          unit.putAsync(new long[] {0}, new long[1], batch, new int[] {0}, 42, allocator));
       assertThat(server.heldPuts()).isEqualTo(1);
 
       assertThatThrownBy(
               () ->
                   RemoteStorageUnit.join(
-                      unit.putAsync(new long[] {1}, batch, new int[] {1}, 42, allocator)))
+                      unit.putAsync(
+                          new long[] {1}, new long[1], batch, new int[] {1}, 42, allocator)))
           .isInstanceOfSatisfying(
               StorageException.class,
               e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
@@ -333,8 +335,9 @@ class RemoteStorageUnitTest {
       // A PUT naming more bodies than it carries.
       byte[] lying =
           new Wire.Writer()
-              .array(3)
+              .array(4)
               .i64(0)
+              .longs(new long[] {0})
               .longs(new long[] {0})
               .array(1)
               .array(4)

@@ -139,10 +139,11 @@ class RoleRequestMetersTest {
         Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3}, 3);
         Batch batch = Batch.builder().dense("x", t).build()) {
       RemoteStorageUnit unit = new RemoteStorageUnit(transport, role.address(), TIMEOUT);
-      unit.putAsync(new long[] {0, 1, 2}, batch, new int[] {0, 1, 2}, 0, allocator).join();
-      unit.putAsync(new long[] {3}, batch, new int[] {0}, 0, allocator).join();
-      unit.getAsync(new long[] {0, 1}, List.of("x"), allocator).join().close();
-      unit.clearAsync(new long[] {0, 1, 2, 3}).join();
+      unit.putAsync(new long[] {0, 1, 2}, new long[3], batch, new int[] {0, 1, 2}, 0, allocator)
+          .join();
+      unit.putAsync(new long[] {3}, new long[1], batch, new int[] {0}, 0, allocator).join();
+      unit.getAsync(new long[] {0, 1}, new long[2], List.of("x"), allocator).join().close();
+      unit.clearAsync(new long[] {0, 1, 2, 3}, new long[4]).join();
 
       String body = scrape(role.metricsAddress().orElseThrow());
       String id = "storage_unit_id=\"TQ_STORAGE_UNIT_4\"";

@@ -519,7 +519,7 @@ class ServerFuzzTest {
             t(101, newArray(str("p0"))),
             t(102, newArray()),
             t(103, newArray(str("p0"))),
-            t(104, newArray(newArray(str("p0"), ints(0, 1), fields, newNil()))),
+            t(104, newArray(newArray(str("p0"), ints(0, 1), fields, newNil(), ints(0, 0)))),
             t(105, newArray(str("p0"), strs("f"))),
             t(106, newArray(str("p0"), strs("f"), str("t"))),
             t(107, newArray(str("p0"), str("t"))),
@@ -562,15 +562,16 @@ class ServerFuzzTest {
             t(112, newArray(str("p0"), ints(0, 1))),
             t(113, newArray(str("p0"), newNil(), newNil())),
             t(114, newArray(str("p0"))),
-            t(115, newArray(newArray(ints(0, 1), strs("p0"), newBoolean(true)))),
+            t(115, newArray(newArray(ints(0, 1), strs("p0"), newBoolean(true), ints(0, -1)))),
             t(116, newArray(str("p0"), strs("k1", "k2"), newBoolean(true))),
             t(117, newArray(str("p0"), ints(0, 1))),
             t(118, newArray(newNil())),
             t(119, newArray(str("p0"))),
             t(120, newArray()),
-            t(121, newArray(str("p0"), fields, newInteger(2))),
+            t(121, newArray(str("p0"), fields, ints(0, 1), ints(0, 0))),
             t(122, newArray()),
-            t(123, newArray(newBinary(new byte[] {(byte) 0x92, 1, 2}))));
+            t(123, newArray(newBinary(new byte[] {(byte) 0x92, 1, 2}))),
+            t(125, newArray(str("p0"), ints(0, 1, 7), newNil())));
     return new Role() {
       @Override
       public String name() {
@@ -618,20 +619,27 @@ class ServerFuzzTest {
         new StorageUnit("fuzz-unit", java.util.OptionalLong.of(100_000), cells, 128L << 20);
     StorageUnitServer server = StorageUnitServer.start(unit, serverConfig(), connections);
     Value tensorField = newArray(str("f"), newInteger(0), str("int64"), newArray(ints(2), ints(2)));
-    Value objectMain = newBinary(RawFrames.pack(newArray(str("a"), newInteger(7))));
-    Value objectField = newArray(str("o"), newInteger(2), objectMain, newInteger(0));
+    byte[] objectMain = RawFrames.pack(newArray(str("a"), newInteger(7)));
+    Value objectField =
+        newArray(str("o"), newInteger(2), newInteger(objectMain.length), newInteger(0));
     byte[] row = new byte[16];
     List<Template> templates =
         List.of(
-            t(200, newArray(newInteger(0), ints(1, 2), newArray(tensorField)), row, row),
             t(
                 200,
-                newArray(newInteger(77), ints(3, 4), newArray(tensorField, objectField)),
+                newArray(newInteger(0), ints(1, 2), ints(0, 0), newArray(tensorField)),
                 row,
                 row),
-            t(201, newArray(ints(1, 2), strs("f"))),
-            t(201, newArray(ints(3), strs("f", "o"))),
-            t(202, newArray(ints(1, 3))),
+            t(
+                200,
+                newArray(
+                    newInteger(77), ints(3, 4), ints(0, 1), newArray(tensorField, objectField)),
+                row,
+                row,
+                objectMain),
+            t(201, newArray(ints(1, 2), ints(0, 0), strs("f"))),
+            t(201, newArray(ints(3), ints(-1), strs("f", "o"))),
+            t(202, newArray(ints(1, 3), ints(0, 0))),
             t(203, newArray()),
             t(204, newArray(newBoolean(false), ints(77))),
             t(204, newArray(newBoolean(true), ints(77))));
@@ -660,10 +668,15 @@ class ServerFuzzTest {
         Value field = newArray(str("rt"), newInteger(0), str("int64"), newArray(ints(3)));
         c.write(
             RawFrames.request(
-                200, id, newArray(newInteger(0), ints(9_000_001), newArray(field)), List.of(body)));
+                200,
+                id,
+                newArray(newInteger(0), ints(9_000_001), ints(0), newArray(field)),
+                List.of(body)));
         RawFrames.Reply put = c.read();
         assertThat(put.isError()).as("%s", put.meta()).isFalse();
-        c.write(RawFrames.request(201, id + 1, newArray(ints(9_000_001), strs("rt")), List.of()));
+        c.write(
+            RawFrames.request(
+                201, id + 1, newArray(ints(9_000_001), ints(0), strs("rt")), List.of()));
         RawFrames.Reply get = c.read();
         assertThat(get.isError()).as("%s", get.meta()).isFalse();
         assertThat(get.bodies()).hasSize(1);

@@ -9,8 +9,14 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
 /**
- * Storage keys of cells: {@code "<global index>@<field>"}, fields in code-point order, samples in
- * batch order (field-major).
+ * Storage keys of cells: {@code "<global index>.<generation>@<field>"} (for example {@code
+ * 17.0@responses}), fields in code-point order, samples in batch order (field-major).
+ *
+ * <p>The generation is part of the key, so the cells of a sample live under keys no other sample
+ * ever uses: a writer or reader whose metadata predates a clear of the index addresses the old
+ * sample's keys and can never touch the cells of the sample that reuses the index. The key starts
+ * with the decimal global index, so a store sharded by sample ({@link #sampleOf}) keeps every cell
+ * of a sample, chunk keys included, on one node.
  *
  * <p>Field names containing {@code @} or ending in {@code :c<digits>} (the suffix of chunk keys)
  * could collide with other keys and are rejected. Stateless and thread-safe.
@@ -26,12 +32,38 @@ public final class KvKeys {
   /**
    * The key of one cell.
    *
-   * @param globalIndex the sample
+   * @param globalIndex the sample's global index
+   * @param generation the sample's generation, at least 0
    * @param field the field
-   * @return {@code globalIndex + "@" + field}
+   * @return {@code globalIndex + "." + generation + "@" + field}
    */
-  public static String key(long globalIndex, String field) {
-    return globalIndex + "@" + field;
+  public static String key(long globalIndex, long generation, String field) {
+    return globalIndex + "." + generation + "@" + field;
+  }
+
+  /**
+   * The global index a cell key names, for routing: the decimal digits a key of this class starts
+   * with, up to the {@code .} before its generation.
+   *
+   * @param key any key
+   * @return the global index, or -1 when the key does not start with digits followed by {@code .}
+   *     (a key of another layout)
+   */
+  public static long sampleOf(String key) {
+    long gi = 0;
+    // At most 18 digits, so that the value cannot overflow (global indexes have at most 10).
+    int end = Math.min(key.length(), 19);
+    for (int i = 0; i < end; i++) {
+      char c = key.charAt(i);
+      if (c == '.' && i > 0) {
+        return gi;
+      }
+      if (c < '0' || c > '9' || i == 18) {
+        return -1;
+      }
+      gi = gi * 10 + (c - '0');
+    }
+    return -1;
   }
 
   /**
@@ -55,30 +87,35 @@ public final class KvKeys {
    * The keys of fields x samples, field-major.
    *
    * @param sortedFields field names, already in code-point order
-   * @param globalIndexes the samples in batch order
+   * @param globalIndexes the samples' global indexes in batch order
+   * @param generations the samples' generations, aligned with {@code globalIndexes}
    * @return {@code sortedFields.size() * globalIndexes.length} keys
    */
-  public static List<String> keys(List<String> sortedFields, long[] globalIndexes) {
+  public static List<String> keys(
+      List<String> sortedFields, long[] globalIndexes, long[] generations) {
     List<String> keys = new ArrayList<>(sortedFields.size() * globalIndexes.length);
     for (String field : sortedFields) {
-      addKeys(field, globalIndexes, keys);
+      addKeys(field, globalIndexes, generations, keys);
     }
     return keys;
   }
 
   /**
-   * Appends the keys of one field's samples, each equal to {@link #key(long, String)}; one builder
-   * serves them all, so each key costs just its string.
+   * Appends the keys of one field's samples, each equal to {@link #key(long, long, String)}; one
+   * builder serves them all, so each key costs just its string.
    *
    * @param field the field
-   * @param globalIndexes the samples in batch order
+   * @param globalIndexes the samples' global indexes in batch order
+   * @param generations the samples' generations, aligned with {@code globalIndexes}
    * @param keys where the keys go
    */
-  public static void addKeys(String field, long[] globalIndexes, List<String> keys) {
-    StringBuilder builder = new StringBuilder(20 + field.length());
-    for (long gi : globalIndexes) {
+  public static void addKeys(
+      String field, long[] globalIndexes, long[] generations, List<String> keys) {
+    StringBuilder builder = new StringBuilder(40 + field.length());
+    for (int i = 0; i < globalIndexes.length; i++) {
       builder.setLength(0);
-      keys.add(builder.append(gi).append('@').append(field).toString());
+      builder.append(globalIndexes[i]).append('.').append(generations[i]).append('@');
+      keys.add(builder.append(field).toString());
     }
   }
 

@@ -39,8 +39,11 @@ import org.transferqueue.tensor.Tensor;
 import org.transferqueue.tensor.TensorUtils;
 
 /**
- * A {@link StorageManager} over a {@link KvClient}: every cell is one key, {@code "<gi>@<field>"}
- * (see {@link KvKeys}).
+ * A {@link StorageManager} over a {@link KvClient}: every cell is one key, {@code
+ * "<gi>.<generation>@<field>"} (see {@link KvKeys}). Every sample of a request must carry its
+ * generation ({@link BatchMeta#generation}): the key of a cell names the sample, not only its
+ * index, so a request through metadata from before a clear reaches the old sample's keys, never the
+ * cells of the sample that reuses the index.
  *
  * <p><b>Put.</b> Cells are flattened field-major (fields in code-point order, samples in batch
  * order): a dense column gives its row views (a rank-1 column gives 0-d cells and is recorded with
@@ -106,10 +109,23 @@ public final class KvStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     FieldSchemas.requireDistinctIndexes(gis);
+    long[] generations = meta.generationArray();
+    for (int i = 0; i < n; i++) {
+      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "sample "
+                + gis[i]
+                + " of partition '"
+                + meta.partitionId(i)
+                + "' has no known generation: a key-value backend stores the cells of a sample"
+                + " under its index and generation (is it a sample of that partition?)");
+      }
+    }
     SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
     FieldSchemas.requireCompatible(meta, schema);
     List<String> fields = KvKeys.sortedFields(batch.fields());
-    List<String> keys = KvKeys.keys(fields, gis);
+    List<String> keys = KvKeys.keys(fields, gis, generations);
     List<Column> columns = new ArrayList<>(fields.size());
     List<MemorySegment> regions = new ArrayList<>(fields.size());
     for (String field : fields) {
@@ -201,10 +217,23 @@ public final class KvStorageManager implements StorageManager {
       return Batch.builder().rowCount(n).build();
     }
     long[] gis = meta.globalIndexArray();
+    long[] generations = meta.generationArray();
+    for (int i = 0; i < n; i++) {
+      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
+        throw new StorageException(
+            ErrorCode.NOT_FOUND,
+            "sample "
+                + gis[i]
+                + " of partition '"
+                + meta.partitionId(i)
+                + "' not found (its metadata names no generation, and it is no sample of that"
+                + " partition)");
+      }
+    }
     Map<String, Column> columns = new LinkedHashMap<>();
     try {
-      readTensorFields(meta, fields, gis, allocator, columns);
-      readObjectFields(meta, fields, gis, allocator, columns);
+      readTensorFields(meta, fields, gis, generations, allocator, columns);
+      readObjectFields(meta, fields, gis, generations, allocator, columns);
     } catch (RuntimeException | Error e) {
       columns.values().forEach(Column::close);
       throw e;
@@ -224,6 +253,7 @@ public final class KvStorageManager implements StorageManager {
       BatchMeta meta,
       List<String> fields,
       long[] gis,
+      long[] generations,
       BufferAllocator allocator,
       Map<String, Column> columns) {
     int cells = fields.size() * gis.length;
@@ -260,7 +290,7 @@ public final class KvStorageManager implements StorageManager {
         destinations.add(region.asSlice(offset, rowBytes[i]));
         offset += rowBytes[i];
       }
-      KvKeys.addKeys(field, gis, keys);
+      KvKeys.addKeys(field, gis, generations, keys);
     }
     if (tensorFields.isEmpty()) {
       return;
@@ -293,13 +323,14 @@ public final class KvStorageManager implements StorageManager {
       BatchMeta meta,
       List<String> fields,
       long[] gis,
+      long[] generations,
       BufferAllocator allocator,
       Map<String, Column> columns) {
     List<String> objectFields = fields.stream().filter(f -> meta.field(f).nonTensor()).toList();
     if (objectFields.isEmpty()) {
       return;
     }
-    List<String> keys = KvKeys.keys(objectFields, gis);
+    List<String> keys = KvKeys.keys(objectFields, gis, generations);
     List<long[]> shapes = new ArrayList<>(keys.size());
     List<DType> dtypes = new ArrayList<>(keys.size());
     for (String field : objectFields) {
@@ -388,42 +419,45 @@ public final class KvStorageManager implements StorageManager {
   }
 
   /**
-   * Removes the cells of {@code meta.fieldNames()} for the samples of {@code meta}.
-   *
-   * @throws TqException with {@code INVALID_ARGUMENT} when {@code meta} names no field: a key-value
-   *     store can only remove exact keys
+   * Removes the cells of {@code meta.fieldNames()} for the samples of {@code meta}. A key-value
+   * store removes exact keys: the caller names every field stored for the samples. Metadata that
+   * names no field (samples that hold no cell yet, or only tags) has nothing to remove; a sample
+   * whose generation is unknown names no keys and is skipped.
    */
   @Override
   public ClearResult clear(BatchMeta meta) {
     Objects.requireNonNull(meta, "meta");
     checkOpen();
     int n = meta.size();
-    if (n == 0) {
+    if (n == 0 || meta.fieldNames().isEmpty()) {
+      return ClearResult.complete(n);
+    }
+    List<Integer> known = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      if (meta.generation(i) != BatchMeta.UNKNOWN_GENERATION) {
+        known.add(i);
+      }
+    }
+    BatchMeta addressed = known.size() == n ? meta : meta.selectSamples(known);
+    int m = addressed.size();
+    if (m == 0) {
       return ClearResult.complete(0);
     }
-    if (meta.fieldNames().isEmpty()) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT,
-          "Fail to clear_data for key-value based backends due to lack of `field_names` in"
-              + " BatchMeta ("
-              + n
-              + " samples)");
-    }
-    List<String> fields = KvKeys.sortedFields(meta.fieldNames());
-    long[] gis = meta.globalIndexArray();
-    List<String> keys = KvKeys.keys(fields, gis);
-    Map<String, Integer> failed = client.clear(keys, backendMetaList(meta, fields));
+    List<String> fields = KvKeys.sortedFields(addressed.fieldNames());
+    long[] gis = addressed.globalIndexArray();
+    List<String> keys = KvKeys.keys(fields, gis, addressed.generationArray());
+    Map<String, Integer> failed = client.clear(keys, backendMetaList(addressed, fields));
     if (failed.isEmpty()) {
-      return ClearResult.complete(n);
+      return ClearResult.complete(m);
     }
     Set<Long> failedGis = new LinkedHashSet<>();
     for (int k = 0; k < keys.size(); k++) {
       if (failed.containsKey(keys.get(k))) {
-        failedGis.add(gis[k % n]);
+        failedGis.add(gis[k % m]);
       }
     }
     return new ClearResult(
-        n - failedGis.size(),
+        m - failedGis.size(),
         List.of(
             new ClearResult.Failure(
                 backendName, List.copyOf(failedGis), "remove failed for keys " + failed)));

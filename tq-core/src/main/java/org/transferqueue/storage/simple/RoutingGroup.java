@@ -98,4 +98,20 @@ record RoutingGroup(int unit, long[] globalIndexes, int[] positions) {
         + Arrays.toString(positions)
         + "]";
   }
+
+  /**
+   * The entries of a batch-aligned column at some positions, for example the generations of one
+   * group's rows.
+   *
+   * @param column one value per batch position
+   * @param positions batch positions
+   * @return {@code column[positions[j]]} for every {@code j}
+   */
+  static long[] pick(long[] column, int[] positions) {
+    long[] out = new long[positions.length];
+    for (int j = 0; j < positions.length; j++) {
+      out[j] = column[positions[j]];
+    }
+    return out;
+  }
 }

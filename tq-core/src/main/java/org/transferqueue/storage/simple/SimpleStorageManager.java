@@ -185,9 +185,9 @@ public final class SimpleStorageManager implements StorageManager {
       parsers.resolve(parser.name());
     }
     List<PartitionGroup> partitions = PartitionGroup.of(meta);
-    List<PutTask> tasks = planTasks(partitions, gis);
+    List<PutTask> tasks = planTasks(partitions, gis, meta.generationArray());
     for (PutTask task : tasks) {
-      task.unit().checkCapacity(task.gis());
+      task.unit().checkCapacity(task.gis(), task.generations());
     }
     String[] fields = batch.fields().toArray(String[]::new);
     List<StagedPut> staged =
@@ -223,7 +223,7 @@ public final class SimpleStorageManager implements StorageManager {
   }
 
   /** Splits a put into one task per (partition group, unit), in partition order. */
-  private List<PutTask> planTasks(List<PartitionGroup> partitions, long[] gis) {
+  private List<PutTask> planTasks(List<PartitionGroup> partitions, long[] gis, long[] generations) {
     List<PutTask> tasks = new ArrayList<>();
     for (int p = 0; p < partitions.size(); p++) {
       int[] rows = partitions.get(p).positions();
@@ -236,7 +236,13 @@ public final class SimpleStorageManager implements StorageManager {
         for (int j = 0; j < positions.length; j++) {
           positions[j] = rows[positions[j]];
         }
-        tasks.add(new PutTask(p, units.get(group.unit()), group.globalIndexes(), positions));
+        tasks.add(
+            new PutTask(
+                p,
+                units.get(group.unit()),
+                group.globalIndexes(),
+                RoutingGroup.pick(generations, positions),
+                positions));
       }
     }
     return tasks;
@@ -277,7 +283,8 @@ public final class SimpleStorageManager implements StorageManager {
       }
       throw e;
     }
-    return new StagedPut(task.unit(), task.partition(), task.gis(), fields, blocks);
+    return new StagedPut(
+        task.unit(), task.partition(), task.gis(), task.generations(), fields, blocks);
   }
 
   private static List<PutUndo> commitAll(List<StagedPut> staged) {
@@ -305,10 +312,15 @@ public final class SimpleStorageManager implements StorageManager {
       return Batch.builder().rowCount(meta.size()).build();
     }
     List<RoutingGroup> groups = RoutingGroup.route(meta.globalIndexArray(), units.size());
+    long[] generations = meta.generationArray();
     List<CellSnapshot> snapshots =
         executor.runAll(
             groups,
-            g -> units.get(g.unit()).snapshot(g.globalIndexes(), fields),
+            g ->
+                units
+                    .get(g.unit())
+                    .snapshot(
+                        g.globalIndexes(), RoutingGroup.pick(generations, g.positions()), fields),
             CellSnapshot::close);
     try {
       return ColumnPacker.packBatch(
@@ -330,13 +342,15 @@ public final class SimpleStorageManager implements StorageManager {
       return ClearResult.complete(0);
     }
     List<RoutingGroup> groups = RoutingGroup.route(meta.globalIndexArray(), units.size());
+    long[] generations = meta.generationArray();
     List<ClearResult> parts =
         executor.runAll(
             groups,
             g -> {
               StorageUnit unit = units.get(g.unit());
               try {
-                return ClearResult.complete(unit.clear(g.globalIndexes()));
+                long[] unitGenerations = RoutingGroup.pick(generations, g.positions());
+                return ClearResult.complete(unit.clear(g.globalIndexes(), unitGenerations));
               } catch (RuntimeException e) {
                 List<Long> gis = Arrays.stream(g.globalIndexes()).boxed().toList();
                 return new ClearResult(
@@ -429,7 +443,9 @@ public final class SimpleStorageManager implements StorageManager {
    * @param partition the index of the partition group
    * @param unit the unit
    * @param gis the rows' global indexes
+   * @param generations the rows' generations, aligned with {@code gis}
    * @param positions the rows' batch positions, ascending
    */
-  private record PutTask(int partition, StorageUnit unit, long[] gis, int[] positions) {}
+  private record PutTask(
+      int partition, StorageUnit unit, long[] gis, long[] generations, int[] positions) {}
 }

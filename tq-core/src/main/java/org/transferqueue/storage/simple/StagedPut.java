@@ -11,15 +11,22 @@ final class StagedPut implements AutoCloseable {
   private final StorageUnit unit;
   private final int partition;
   private final long[] globalIndexes;
+  private final long[] generations;
   private final String[] fields;
   private final CellBlock[] blocks;
   private boolean owned = true;
 
   StagedPut(
-      StorageUnit unit, int partition, long[] globalIndexes, String[] fields, CellBlock[] blocks) {
+      StorageUnit unit,
+      int partition,
+      long[] globalIndexes,
+      long[] generations,
+      String[] fields,
+      CellBlock[] blocks) {
     this.unit = unit;
     this.partition = partition;
     this.globalIndexes = globalIndexes;
+    this.generations = generations;
     this.fields = fields;
     this.blocks = blocks;
   }
@@ -44,7 +51,7 @@ final class StagedPut implements AutoCloseable {
       owned = false;
       return PutUndo.NONE;
     }
-    PutUndo undo = unit.commit(globalIndexes, fields, blocks);
+    PutUndo undo = unit.commit(globalIndexes, generations, fields, blocks);
     owned = false;
     return undo;
   }

@@ -42,6 +42,15 @@ import org.transferqueue.tensor.Batch;
  *   FieldCells.blocks[slot], FieldCells.rows[slot] = the cell (block, row in block), or null
  * </pre>
  *
+ * <p><b>Generations.</b> Every held sample records the generation of the metadata that wrote it
+ * (see {@link org.transferqueue.meta.BatchMeta#generation}). A put of an older generation than the
+ * one held is refused with {@code STALE_METADATA} (its writer's metadata predates a clear); a put
+ * of a newer one replaces the whole sample, whose cells belong to a sample that no longer exists
+ * (its clear did not reach this unit). A get is refused with {@code STALE_METADATA} when the unit
+ * holds a newer generation than the one asked for, and finds nothing when it holds an older one; a
+ * clear removes a sample only up to the generation it names. {@code -1} (unknown) matches any
+ * generation.
+ *
  * <p>Capacity counts distinct samples, not cells; overwriting a held sample never needs capacity.
  * Memory comes from the unit's own allocator, a child of the one given at creation, which the unit
  * owns and closes. Thread-safe.
@@ -56,6 +65,8 @@ public final class StorageUnit implements AutoCloseable {
 
   // Guarded by lock.
   private final SampleSlots slots = new SampleSlots();
+  // The generation of the sample held in each slot; -1 when its writer did not know it.
+  private long[] generationOf = new long[16];
   private final Map<String, FieldCells> fields = new HashMap<>();
   private long cellCount;
   private boolean closed;
@@ -108,12 +119,14 @@ public final class StorageUnit implements AutoCloseable {
    * either every cell is written or, on an error, none.
    *
    * @param gis distinct global indexes, one per row
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param rows the data (only read; not closed)
    * @throws StorageException with {@code SHAPE_MISMATCH} if the row count differs from the index
-   *     count, {@code DUPLICATE_KEY} for a repeated index, {@code CAPACITY_EXCEEDED} if the new
-   *     samples do not fit, {@code OUT_OF_MEMORY} if the unit's allocator is full
+   *     count, {@code DUPLICATE_KEY} for a repeated index, {@code STALE_METADATA} for a sample
+   *     older than the one held, {@code CAPACITY_EXCEEDED} if the new samples do not fit, {@code
+   *     OUT_OF_MEMORY} if the unit's allocator is full
    */
-  public void put(long[] gis, Batch rows) {
+  public void put(long[] gis, long[] generations, Batch rows) {
     if (rows.rowCount() != gis.length) {
       String field = rows.fields().isEmpty() ? "" : rows.fields().getFirst();
       throw new StorageException(
@@ -127,7 +140,8 @@ public final class StorageUnit implements AutoCloseable {
               + ", length mismatch");
     }
     FieldSchemas.requireDistinctIndexes(gis);
-    checkCapacity(gis);
+    requireAligned(gis, generations);
+    checkCapacity(gis, generations);
     String[] fieldNames = rows.fields().toArray(String[]::new);
     int[] positions = new int[gis.length];
     for (int j = 0; j < positions.length; j++) {
@@ -143,7 +157,7 @@ public final class StorageUnit implements AutoCloseable {
       releaseAll(blocks);
       throw e;
     }
-    try (StagedPut staged = new StagedPut(this, 0, gis, fieldNames, blocks)) {
+    try (StagedPut staged = new StagedPut(this, 0, gis, generations, fieldNames, blocks)) {
       staged.commit().close(); // keep the put: nothing else can fail after the commit
     }
   }
@@ -153,13 +167,16 @@ public final class StorageUnit implements AutoCloseable {
    * columns in {@code fieldNames} order, of the kinds the cells were put with.
    *
    * @param gis the samples (repeats allowed)
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param fieldNames the fields
    * @param resultAllocator where the result's memory comes from
    * @return an independent batch the caller owns
-   * @throws StorageException with {@code UNKNOWN_FIELD} or {@code NOT_FOUND} for a missing cell,
-   *     {@code SCHEMA_CONFLICT} if a field's cells cannot form one column
+   * @throws StorageException with {@code STALE_METADATA} for a sample the unit holds in a newer
+   *     generation, {@code UNKNOWN_FIELD} or {@code NOT_FOUND} for a missing cell, {@code
+   *     SCHEMA_CONFLICT} if a field's cells cannot form one column
    */
-  public Batch get(long[] gis, List<String> fieldNames, BufferAllocator resultAllocator) {
+  public Batch get(
+      long[] gis, long[] generations, List<String> fieldNames, BufferAllocator resultAllocator) {
     if (gis.length == 0 || fieldNames.isEmpty()) {
       return Batch.builder().rowCount(gis.length).build();
     }
@@ -168,7 +185,7 @@ public final class StorageUnit implements AutoCloseable {
       positions[j] = j;
     }
     List<RoutingGroup> groups = List.of(new RoutingGroup(0, gis, positions));
-    try (CellSnapshot snapshot = snapshot(gis, fieldNames)) {
+    try (CellSnapshot snapshot = snapshot(gis, generations, fieldNames)) {
       return ColumnPacker.packBatch(
           fieldNames,
           gis.length,
@@ -185,15 +202,16 @@ public final class StorageUnit implements AutoCloseable {
    * byte is copied once, from the given row segments into the unit's memory.
    *
    * @param gis distinct global indexes, one per row
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param columns the cells of each field, each with {@code gis.length} rows (only read)
    * @return the committed put; the caller keeps it with {@link HeldPut#close()} or takes it back
    *     with {@link HeldPut#rollback()}
    * @throws StorageException with {@code SHAPE_MISMATCH} if a column's row count differs from the
-   *     index count, {@code DUPLICATE_KEY} for a repeated index or field, {@code CAPACITY_EXCEEDED}
-   *     if the new samples do not fit, {@code OUT_OF_MEMORY} if the unit's allocator is full; on an
-   *     error nothing was written
+   *     index count, {@code DUPLICATE_KEY} for a repeated index or field, {@code STALE_METADATA}
+   *     for a sample older than the one held, {@code CAPACITY_EXCEEDED} if the new samples do not
+   *     fit, {@code OUT_OF_MEMORY} if the unit's allocator is full; on an error nothing was written
    */
-  public HeldPut putCells(long[] gis, List<CellColumn> columns) {
+  public HeldPut putCells(long[] gis, long[] generations, List<CellColumn> columns) {
     String[] fieldNames = new String[columns.size()];
     for (int f = 0; f < fieldNames.length; f++) {
       CellColumn column = columns.get(f);
@@ -215,7 +233,8 @@ public final class StorageUnit implements AutoCloseable {
           ErrorCode.DUPLICATE_KEY, "field names repeat: " + Arrays.toString(fieldNames));
     }
     FieldSchemas.requireDistinctIndexes(gis);
-    checkCapacity(gis);
+    requireAligned(gis, generations);
+    checkCapacity(gis, generations);
     int[] positions = new int[gis.length];
     for (int j = 0; j < positions.length; j++) {
       positions[j] = j;
@@ -233,7 +252,7 @@ public final class StorageUnit implements AutoCloseable {
       releaseAll(blocks);
       throw e;
     }
-    try (StagedPut staged = new StagedPut(this, 0, gis, fieldNames, blocks)) {
+    try (StagedPut staged = new StagedPut(this, 0, gis, generations, fieldNames, blocks)) {
       return new HeldPut(staged.commit());
     }
   }
@@ -242,12 +261,22 @@ public final class StorageUnit implements AutoCloseable {
    * Reads the cells of {@code fieldNames} x {@code gis} without copying them, as of one instant.
    *
    * @param gis the samples (repeats allowed)
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param fieldNames the fields
    * @return the cells, retained until the caller closes them
-   * @throws StorageException with {@code UNKNOWN_FIELD} or {@code NOT_FOUND} for a missing cell
+   * @throws StorageException with {@code STALE_METADATA} for a sample the unit holds in a newer
+   *     generation, {@code UNKNOWN_FIELD} or {@code NOT_FOUND} for a missing cell
    */
-  public UnitCells readCells(long[] gis, List<String> fieldNames) {
-    return new UnitCells(snapshot(gis, fieldNames), fieldNames);
+  public UnitCells readCells(long[] gis, long[] generations, List<String> fieldNames) {
+    return new UnitCells(snapshot(gis, generations, fieldNames), fieldNames);
+  }
+
+  private static void requireAligned(long[] gis, long[] generations) {
+    if (generations.length != gis.length) {
+      throw new StorageException(
+          ErrorCode.SHAPE_MISMATCH,
+          generations.length + " generations for " + gis.length + " global indexes");
+    }
   }
 
   private static void releaseAll(CellBlock[] blocks) {
@@ -262,17 +291,50 @@ public final class StorageUnit implements AutoCloseable {
    * Fails fast, before any bytes are copied, when a put of these samples cannot fit. The commit
    * checks again, authoritatively.
    */
-  void checkCapacity(long[] gis) {
-    if (capacity == Long.MAX_VALUE) {
-      return;
-    }
+  void checkCapacity(long[] gis, long[] generations) {
     lock.readLock().lock();
     try {
       ensureOpen();
+      requireCurrent(gis, generations);
       requireRoom(gis);
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /**
+   * Refuses a put of a sample older than the one held.
+   *
+   * @throws StorageException with {@code STALE_METADATA} naming the first such sample
+   */
+  private void requireCurrent(long[] gis, long[] generations) {
+    for (int j = 0; j < gis.length; j++) {
+      int slot = slots.get(gis[j]);
+      if (slot >= 0 && older(generations[j], generationOf[slot])) {
+        throw stale(gis[j], generations[j], generationOf[slot], "written");
+      }
+    }
+  }
+
+  /** Whether a known generation is older than a known held one. */
+  private static boolean older(long generation, long held) {
+    return generation >= 0 && held >= 0 && generation < held;
+  }
+
+  private StorageException stale(long gi, long generation, long held, String what) {
+    return new StorageException(
+        ErrorCode.STALE_METADATA,
+        "stale metadata: sample "
+            + gi
+            + " of generation "
+            + generation
+            + " cannot be "
+            + what
+            + ": storage unit "
+            + id
+            + " holds generation "
+            + held
+            + " of that index (it was cleared and reused since); fetch fresh metadata");
   }
 
   private void requireRoom(long[] gis) {
@@ -312,17 +374,30 @@ public final class StorageUnit implements AutoCloseable {
    * @return the record of what was replaced; the caller must roll it back or close it
    * @throws StorageException with {@code CAPACITY_EXCEEDED} if the new samples do not fit
    */
-  PutUndo commit(long[] gis, String[] fieldNames, CellBlock[] blocks) {
+  PutUndo commit(long[] gis, long[] generations, String[] fieldNames, CellBlock[] blocks) {
     lock.writeLock().lock();
     try {
       ensureOpen();
+      requireCurrent(gis, generations);
       requireRoom(gis);
       int k = gis.length;
       boolean[] createdSample = new boolean[k];
       int[] slotOf = new int[k];
       for (int j = 0; j < k; j++) {
-        createdSample[j] = slots.get(gis[j]) < 0;
+        int held = slots.get(gis[j]);
+        if (held >= 0 && older(generationOf[held], generations[j])) {
+          // The held cells belong to a sample that was cleared: the new one starts empty.
+          dropCells(held);
+          held = -1;
+        }
+        createdSample[j] = held < 0;
         slotOf[j] = slots.getOrAssign(gis[j]);
+        if (slotOf[j] >= generationOf.length) {
+          generationOf = Arrays.copyOf(generationOf, Math.max(slots.slotBound(), slotOf[j] + 1));
+        }
+        if (createdSample[j] || generations[j] >= 0) {
+          generationOf[slotOf[j]] = generations[j];
+        }
       }
       Replaced[] replaced = new Replaced[fieldNames.length];
       for (int f = 0; f < fieldNames.length; f++) {
@@ -346,16 +421,25 @@ public final class StorageUnit implements AutoCloseable {
    * Looks up the cells of {@code fields} x {@code gis} and retains their blocks, as of one instant.
    *
    * @param gis the samples in request order (repeats allowed)
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown)
    * @param fieldNames the fields
    * @return the cells; the caller must close the snapshot
-   * @throws StorageException with {@code UNKNOWN_FIELD} for a field the unit never held, {@code
-   *     NOT_FOUND} for a sample without a cell in a field
+   * @throws StorageException with {@code STALE_METADATA} for a sample held in a newer generation,
+   *     {@code UNKNOWN_FIELD} for a field the unit never held, {@code NOT_FOUND} for a sample
+   *     without a cell in a field (or held only in an older generation)
    */
-  CellSnapshot snapshot(long[] gis, List<String> fieldNames) {
+  CellSnapshot snapshot(long[] gis, long[] generations, List<String> fieldNames) {
+    requireAligned(gis, generations);
     CellSnapshot snapshot = new CellSnapshot(fieldNames.size(), gis.length);
     lock.readLock().lock();
     try {
       ensureOpen();
+      for (int j = 0; j < gis.length; j++) {
+        int slot = slots.get(gis[j]);
+        if (slot >= 0 && older(generations[j], generationOf[slot])) {
+          throw stale(gis[j], generations[j], generationOf[slot], "read");
+        }
+      }
       FieldCells[] columns = new FieldCells[fieldNames.size()];
       for (int f = 0; f < columns.length; f++) {
         columns[f] = fields.get(fieldNames.get(f));
@@ -374,6 +458,9 @@ public final class StorageUnit implements AutoCloseable {
       int[] slotOf = new int[gis.length];
       for (int j = 0; j < gis.length; j++) {
         slotOf[j] = slots.get(gis[j]);
+        if (slotOf[j] >= 0 && older(generationOf[slotOf[j]], generations[j])) {
+          slotOf[j] = -1; // an older sample's cells: the one asked for has none here
+        }
       }
       // Field-major, so that consecutive cells mostly share a block and are retained once.
       for (int f = 0; f < columns.length; f++) {
@@ -404,33 +491,43 @@ public final class StorageUnit implements AutoCloseable {
   }
 
   /**
-   * Removes every cell of the given samples; absent samples are ignored. Idempotent. Field names
-   * stay known even when no cell is left, so a later get reports a missing key, not a missing
-   * field.
+   * Removes every cell of the given samples; absent samples, and samples held in a newer generation
+   * than the one named (a stale clear must not remove the sample that reuses an index), are
+   * ignored. Idempotent. Field names stay known even when no cell is left, so a later get reports a
+   * missing key, not a missing field.
    *
    * @param gis the samples to remove
+   * @param generations the generation of each sample, aligned with {@code gis} (-1 where unknown:
+   *     whatever generation is held is removed)
    * @return how many samples were held and are now removed
    */
-  public int clear(long[] gis) {
+  public int clear(long[] gis, long[] generations) {
+    requireAligned(gis, generations);
     lock.writeLock().lock();
     try {
       ensureOpen();
       int removed = 0;
-      for (long gi : gis) {
-        int slot = slots.remove(gi);
-        if (slot < 0) {
+      for (int j = 0; j < gis.length; j++) {
+        int slot = slots.get(gis[j]);
+        if (slot < 0 || older(generations[j], generationOf[slot])) {
           continue;
         }
+        dropCells(slot);
+        slots.remove(gis[j]);
         removed++;
-        for (FieldCells cells : fields.values()) {
-          if (cells.clearSlot(slot)) {
-            cellCount--;
-          }
-        }
       }
       return removed;
     } finally {
       lock.writeLock().unlock();
+    }
+  }
+
+  /** Drops every cell of a slot; the slot stays assigned. Under the write lock. */
+  private void dropCells(int slot) {
+    for (FieldCells cells : fields.values()) {
+      if (cells.clearSlot(slot)) {
+        cellCount--;
+      }
     }
   }
 
@@ -444,9 +541,11 @@ public final class StorageUnit implements AutoCloseable {
    */
   public FileDigest saveCheckpoint(Path file) {
     List<UnitCheckpoint.FieldCellsData> data = new ArrayList<>();
+    Map<Long, Long> generations = new HashMap<>();
     lock.readLock().lock();
     try {
       ensureOpen();
+      slots.forEach((gi, slot) -> generations.put(gi, generationOf[slot]));
       for (String name : new TreeSet<>(fields.keySet())) {
         FieldCells cells = fields.get(name);
         List<UnitCheckpoint.CellRef> refs = new ArrayList<>();
@@ -465,7 +564,8 @@ public final class StorageUnit implements AutoCloseable {
       lock.readLock().unlock();
     }
     try (UnitCheckpoint.Contents contents =
-        new UnitCheckpoint.Contents(id, capacity == Long.MAX_VALUE ? -1 : capacity, data)) {
+        new UnitCheckpoint.Contents(
+            id, capacity == Long.MAX_VALUE ? -1 : capacity, data, generations)) {
       return UnitCheckpoint.write(file, contents, allocator);
     } catch (IOException e) {
       throw new StorageException(
@@ -537,6 +637,9 @@ public final class StorageUnit implements AutoCloseable {
           cellCount++;
         }
       }
+      generationOf = new long[Math.max(16, slots.slotBound())];
+      slots.forEach(
+          (gi, slot) -> generationOf[slot] = contents.generations().getOrDefault(gi, -1L));
       if (slots.size() > capacity) {
         LOG.log(
             System.Logger.Level.WARNING,

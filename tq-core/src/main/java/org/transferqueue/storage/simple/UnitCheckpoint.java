@@ -5,7 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.transferqueue.StorageException;
 import org.transferqueue.codec.EncodedValue;
 import org.transferqueue.codec.PackedValueCodec;
@@ -26,9 +29,10 @@ import org.transferqueue.tensor.TensorUtils;
  * serialization. All integers little-endian.
  *
  * <pre>
- *  file   = header field*
- *  header = magic u32 'TQSU' | version u32 (1) | idLength u32 | unit id UTF-8
+ *  file   = header samples field*
+ *  header = magic u32 'TQSU' | version u32 (2) | idLength u32 | unit id UTF-8
  *           | capacity i64 (-1 unlimited) | fieldCount u32
+ *  samples= sampleCount u32 | (gi i64 | generation i64 (-1 unknown))*    (absent in version 1)
  *  field  = nameLength u32 | name UTF-8 | cellCount u32 | cell*
  *  cell   = gi i64 | kind u8 (0 dense, 1 jagged, 2 object) | dtype u8 (code, 0xFF object)
  *           | rank u8 | reserved u8 | shape i64 x rank | byteLength i64 | bytes
@@ -42,7 +46,11 @@ import org.transferqueue.tensor.TensorUtils;
  */
 final class UnitCheckpoint {
   static final int MAGIC = 0x55535154; // "TQSU" little-endian
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+
+  /** The version before sample generations; read as samples of unknown generation. */
+  static final int VERSION_WITHOUT_GENERATIONS = 1;
+
   static final int OBJECT_DTYPE = 0xFF;
   private static final int MAX_RANK = 64;
 
@@ -54,8 +62,13 @@ final class UnitCheckpoint {
   /** A field's cells, as read from a file or as collected for writing. */
   record FieldCellsData(String field, List<CellRef> cells) {}
 
-  /** The contents of a checkpoint file; owns the blocks until installed or closed. */
-  record Contents(String unitId, long capacity, List<FieldCellsData> fields)
+  /**
+   * The contents of a checkpoint file; owns the blocks until installed or closed.
+   *
+   * @param generations the generation of every held sample by global index (-1 unknown)
+   */
+  record Contents(
+      String unitId, long capacity, List<FieldCellsData> fields, Map<Long, Long> generations)
       implements AutoCloseable {
     @Override
     public void close() {
@@ -78,6 +91,10 @@ final class UnitCheckpoint {
     try (CheckpointFileWriter out = CheckpointFileWriter.create(temporary)) {
       out.i32(MAGIC).i32(VERSION).string(contents.unitId());
       out.i64(contents.capacity()).i32(contents.fields().size());
+      out.i32(contents.generations().size());
+      for (Map.Entry<Long, Long> sample : new TreeMap<>(contents.generations()).entrySet()) {
+        out.i64(sample.getKey()).i64(sample.getValue());
+      }
       for (FieldCellsData field : contents.fields()) {
         out.string(field.field()).i32(field.cells().size());
         for (CellRef cell : field.cells()) {
@@ -128,17 +145,27 @@ final class UnitCheckpoint {
    */
   static Contents read(Path file, BufferAllocator allocator, CheckpointDigests digests) {
     List<FieldCellsData> fields = new ArrayList<>();
+    Map<Long, Long> generations = new HashMap<>();
     try (CheckpointFileReader in = CheckpointFileReader.open(file, digests.expected(file))) {
       if (in.i32() != MAGIC) {
         throw in.corrupt("not a storage unit checkpoint (bad magic)");
       }
       int version = in.i32();
-      if (version != VERSION) {
+      if (version != VERSION && version != VERSION_WITHOUT_GENERATIONS) {
         throw in.corrupt("unsupported checkpoint version " + version);
       }
       String unitId = in.string();
       long capacity = in.i64();
       int fieldCount = in.count("fieldCount");
+      int sampleCount = version == VERSION ? in.count("sampleCount") : 0;
+      for (int i = 0; i < sampleCount; i++) {
+        long gi = in.i64();
+        long generation = in.i64();
+        if (gi < 0 || generation < -1) {
+          throw in.corrupt("sample " + gi + " has generation " + generation);
+        }
+        generations.put(gi, generation);
+      }
       for (int f = 0; f < fieldCount; f++) {
         String field = in.string();
         int cellCount = in.count("cellCount of field '" + field + "'");
@@ -149,9 +176,9 @@ final class UnitCheckpoint {
         }
       }
       in.finish(digests);
-      return new Contents(unitId, capacity, fields);
+      return new Contents(unitId, capacity, fields, generations);
     } catch (RuntimeException e) {
-      new Contents("", -1, fields).close();
+      new Contents("", -1, fields, Map.of()).close();
       throw e;
     }
   }

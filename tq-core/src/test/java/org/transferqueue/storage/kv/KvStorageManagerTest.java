@@ -71,7 +71,11 @@ class KvStorageManagerTest {
   }
 
   private static BatchMeta meta(long... gis) {
-    return BatchMeta.builder().globalIndexes(gis).partitionId("p0").build();
+    return BatchMeta.builder()
+        .globalIndexes(gis)
+        .generations(new long[gis.length])
+        .partitionId("p0")
+        .build();
   }
 
   @Test
@@ -80,22 +84,24 @@ class KvStorageManagerTest {
             KvKeys.keys(
                 KvKeys.sortedFields(
                     List.of("response_mask", "input_ids", "response_ids", "prompt_ids")),
-                new long[] {8, 9, 10}))
+                new long[] {8, 9, 10},
+                new long[] {0, 2, 0}))
         .containsExactly(
-            "8@input_ids",
-            "9@input_ids",
-            "10@input_ids",
-            "8@prompt_ids",
-            "9@prompt_ids",
-            "10@prompt_ids",
-            "8@response_ids",
-            "9@response_ids",
-            "10@response_ids",
-            "8@response_mask",
-            "9@response_mask",
-            "10@response_mask");
-    assertThat(KvKeys.keys(KvKeys.sortedFields(List.of("b", "a")), new long[] {7, 3, 12}))
-        .containsExactly("7@a", "3@a", "12@a", "7@b", "3@b", "12@b");
+            "8.0@input_ids",
+            "9.2@input_ids",
+            "10.0@input_ids",
+            "8.0@prompt_ids",
+            "9.2@prompt_ids",
+            "10.0@prompt_ids",
+            "8.0@response_ids",
+            "9.2@response_ids",
+            "10.0@response_ids",
+            "8.0@response_mask",
+            "9.2@response_mask",
+            "10.0@response_mask");
+    assertThat(
+            KvKeys.keys(KvKeys.sortedFields(List.of("b", "a")), new long[] {7, 3, 12}, new long[3]))
+        .containsExactly("7.0@a", "3.0@a", "12.0@a", "7.0@b", "3.0@b", "12.0@b");
     String supplementary = new String(Character.toChars(0x1F600));
     assertThat(KvKeys.sortedFields(List.of(supplementary, "\uFFFF")))
         .containsExactly("\uFFFF", supplementary);
@@ -128,7 +134,8 @@ class KvStorageManagerTest {
       PutResult result = manager.put(batch, meta);
 
       assertThat(client.putKeys)
-          .containsExactly("0@label", "1@label", "2@label", "0@text", "1@text", "2@text");
+          .containsExactly(
+              "0.0@label", "1.0@label", "2.0@label", "0.0@text", "1.0@text", "2.0@text");
       assertThat(client.putValues).hasSize(6);
       assertThat(((Tensor) client.putValues.get(0)).rank()).isZero();
       assertThat(((Tensor) client.putValues.get(4)).toLongArray()).containsExactly(3, 4);
@@ -140,12 +147,12 @@ class KvStorageManagerTest {
       assertThat(update.backendMeta().get(0))
           .isEqualTo(
               Map.of(
-                  "label", Map.of("storage_key", "0@label"),
-                  "text", Map.of("storage_key", "0@text")));
+                  "label", Map.of("storage_key", "0.0@label"),
+                  "text", Map.of("storage_key", "0.0@text")));
       assertThat(update.fieldSchema().get("label")).isEqualTo(FieldSchema.regular(DType.INT64));
       assertThat(update.fieldSchema().get("text")).isEqualTo(FieldSchema.regular(DType.INT64, 2));
       BatchMeta applied = result.applyTo(meta);
-      assertThat(applied.backendMeta(2).get("text")).isEqualTo(Map.of("storage_key", "2@text"));
+      assertThat(applied.backendMeta(2).get("text")).isEqualTo(Map.of("storage_key", "2.0@text"));
     }
   }
 
@@ -226,6 +233,7 @@ class KvStorageManagerTest {
     BatchMeta meta =
         BatchMeta.builder()
             .globalIndexes(8, 9, 10)
+            .generations(0, 0, 0)
             .partitionId("p0")
             .field(
                 "input_ids",
@@ -248,21 +256,47 @@ class KvStorageManagerTest {
   }
 
   @Test
-  void AS075_AS076_shouldRequireFieldsAndPassKeysAndMetaToClear() {
-    assertThatThrownBy(() -> manager.clear(meta(3, 4)))
-        .isInstanceOf(TqException.class)
-        .hasMessageContaining("lack of `field_names`");
+  void AS075_AS076_shouldPassKeysAndMetaToClearAndRemoveNothingWithoutFields() {
+    // Samples that hold no cell yet (inserted, or tags only) have no key to remove.
+    assertThat(manager.clear(meta(3, 4)).isComplete()).isTrue();
+    assertThat(client.clearKeys).isNull();
     BatchMeta meta =
         BatchMeta.builder()
             .globalIndexes(3, 4)
+            .generations(0, 1)
             .partitionId("p0")
             .field("b", FieldSchema.nonTensorField())
             .field("a", FieldSchema.nonTensorField())
             .backendMeta(List.of(Map.of("a", Map.of("packed_size", 13)), Map.of()))
             .build();
     assertThat(manager.clear(meta).isComplete()).isTrue();
-    assertThat(client.clearKeys).containsExactly("3@a", "4@a", "3@b", "4@b");
+    assertThat(client.clearKeys).containsExactly("3.0@a", "4.1@a", "3.0@b", "4.1@b");
     assertThat(client.clearMeta).containsExactly(Map.of("packed_size", 13L), null, null, null);
+  }
+
+  @Test
+  void shouldRouteEveryCellKeyOfASampleByItsGlobalIndex() {
+    assertThat(KvKeys.sampleOf(KvKeys.key(17, 3, "responses"))).isEqualTo(17);
+    assertThat(KvKeys.sampleOf(KvKeys.key(17, 3, "responses") + ":c4")).isEqualTo(17);
+    assertThat(KvKeys.sampleOf(KvKeys.key(2147483646L, 9, "x"))).isEqualTo(2147483646L);
+    assertThat(KvKeys.sampleOf("plain-key")).isEqualTo(-1);
+    assertThat(KvKeys.sampleOf(".3@x")).isEqualTo(-1);
+    assertThat(KvKeys.sampleOf("17@x")).as("no generation").isEqualTo(-1);
+    assertThat(KvKeys.sampleOf("1234567890123456789.0@x")).as("too many digits").isEqualTo(-1);
+    assertThat(KvKeys.sampleOf("")).isEqualTo(-1);
+  }
+
+  @Test
+  void shouldRefuseToStoreASampleWithoutAKnownGeneration() {
+    try (Batch batch = Batch.builder().objects("x", List.of("a")).build()) {
+      BatchMeta unknown = BatchMeta.builder().globalIndexes(3).partitionId("p0").build();
+      assertThatThrownBy(() -> manager.put(batch, unknown))
+          .isInstanceOfSatisfying(
+              TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageContaining("sample 3")
+          .hasMessageContaining("generation");
+      assertThat(client.putKeys).isNull();
+    }
   }
 
   @Test
@@ -319,7 +353,8 @@ class KvStorageManagerTest {
             .build()) {
       BatchMeta meta = manager.put(batch, meta(5, 6)).applyTo(meta(5, 6));
       try (Batch read = manager.get(meta, allocator)) {
-        assertThat(client.getIntoKeys).containsExactly("5@dense", "6@dense", "5@jag", "6@jag");
+        assertThat(client.getIntoKeys)
+            .containsExactly("5.0@dense", "6.0@dense", "5.0@jag", "6.0@jag");
         assertThat(client.getIntoRegions)
             .containsExactly(
                 ((DenseColumn) read.column("dense")).tensor().segment(),

@@ -75,8 +75,18 @@ class CheckpointTest {
 
       assertThat(file).exists();
       List<String> fields = List.of("log_probs", "resp", "rewards", "tag");
-      try (Batch read = fresh.get(new long[] {10, 11, 12}, fields, allocator);
-          Batch original = saved.get(new long[] {10, 11, 12}, fields, allocator)) {
+      try (Batch read =
+              fresh.get(
+                  new long[] {10, 11, 12},
+                  UnknownGenerations.of(new long[] {10, 11, 12}),
+                  fields,
+                  allocator);
+          Batch original =
+              saved.get(
+                  new long[] {10, 11, 12},
+                  UnknownGenerations.of(new long[] {10, 11, 12}),
+                  fields,
+                  allocator)) {
         assertThat(row(read.column("log_probs"), 0)).containsExactly(1, 2);
         assertThat(row(read.column("log_probs"), 2)).containsExactly(5, 6);
         assertThat(row(read.column("rewards"), 1)).containsExactly(0.2f);
@@ -86,6 +96,30 @@ class CheckpointTest {
         }
       }
       assertThat(fresh.stats().cells()).isEqualTo(12);
+    }
+  }
+
+  @Test
+  void shouldKeepEverySamplesGenerationThroughACheckpoint(
+      BufferAllocator allocator, @TempDir Path dir) {
+    Path file = dir.resolve("unit.ckpt");
+    try (StorageUnit first = StorageUnitTest.unit(allocator, -1);
+        StorageUnit second = StorageUnitTest.unit(allocator, -1);
+        Batch rows =
+            Batch.builder()
+                .add("val", dense(allocator, new float[] {1}, new float[] {2}))
+                .build()) {
+      first.put(new long[] {3, 4}, new long[] {2, 0}, rows);
+      first.saveCheckpoint(file);
+      second.loadCheckpoint(file);
+
+      assertThatThrownBy(
+              () -> second.get(new long[] {3}, new long[] {1}, List.of("val"), allocator).close())
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.STALE_METADATA));
+      try (Batch read =
+          second.get(new long[] {3, 4}, new long[] {2, 0}, List.of("val"), allocator)) {
+        assertThat(row(read.column("val"), 0)).containsExactly(1);
+      }
     }
   }
 
@@ -104,10 +138,21 @@ class CheckpointTest {
 
       second.loadCheckpoint(file);
 
-      try (Batch read = second.get(new long[] {20, 21}, List.of("val"), allocator)) {
+      try (Batch read =
+          second.get(
+              new long[] {20, 21},
+              UnknownGenerations.of(new long[] {20, 21}),
+              List.of("val"),
+              allocator)) {
         assertThat(row(read.column("val"), 1)).containsExactly(2);
       }
-      assertThatThrownBy(() -> second.get(new long[] {99}, List.of("val"), allocator))
+      assertThatThrownBy(
+              () ->
+                  second.get(
+                      new long[] {99},
+                      UnknownGenerations.of(new long[] {99}),
+                      List.of("val"),
+                      allocator))
           .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.NOT_FOUND));
       assertThat(second.stats().samples()).isEqualTo(2);
     }
@@ -127,7 +172,9 @@ class CheckpointTest {
       assertThatThrownBy(() -> unit.loadCheckpoint(corrupt))
           .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.CORRUPT_DATA));
 
-      try (Batch read = unit.get(new long[] {1}, List.of("f"), allocator)) {
+      try (Batch read =
+          unit.get(
+              new long[] {1}, UnknownGenerations.of(new long[] {1}), List.of("f"), allocator)) {
         assertThat(((ObjectColumn) read.column("f")).get(0)).isEqualTo("kept");
       }
     }
