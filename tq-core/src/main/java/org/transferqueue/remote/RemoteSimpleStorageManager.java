@@ -243,10 +243,10 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   }
 
   /** The requests of a get: the routes, each split where one reply would exceed the limits. */
-  private List<Route> getRequests(long[] gis, int fieldCount) {
+  private List<Route> getRequests(BatchMeta meta, long[] gis, List<String> fields) {
     List<Route> requests = new ArrayList<>();
     for (Route route : route(gis, allRows(gis.length), units.size())) {
-      requests.addAll(RoutePieces.ofGet(route, fieldCount, limits));
+      requests.addAll(RoutePieces.ofGet(route, meta, fields, limits));
     }
     return requests;
   }
@@ -309,7 +309,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       return Batch.builder().rowCount(meta.size()).build();
     }
     long[] gis = meta.globalIndexArray();
-    List<Route> routes = getRequests(gis, fields.size());
+    List<Route> routes = getRequests(meta, gis, fields);
     Batch direct = getIntoExpected(meta, fields, routes, allocator);
     if (direct != null) {
       return direct;

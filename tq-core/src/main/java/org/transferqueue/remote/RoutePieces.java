@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.IntToLongFunction;
 import java.util.function.ToLongFunction;
+import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.remote.RemoteSimpleStorageManager.Route;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
@@ -47,10 +49,7 @@ final class RoutePieces {
         default -> tensors.add(column);
       }
     }
-    long maxBytes =
-        Math.max(
-            limits.maxFrameBytes() / 2,
-            limits.maxFrameBytes() - limits.maxMetadataBytes() - FRAME_OVERHEAD);
+    long maxBytes = maxBodyBytes(limits);
     return split(
         route,
         objects.size(),
@@ -61,12 +60,49 @@ final class RoutePieces {
   }
 
   /**
-   * The pieces of a get of {@code fieldCount} fields: one reply body per row and field, and one per
-   * request and field for an object field's encoded values.
+   * The pieces of a get of {@code fields}: one reply body per row and field, and one per request
+   * and field for an object field's encoded values; reply bytes budgeted from the tensor shapes the
+   * metadata gives (a field without them, an object field or a placeholder, counts 0 bytes: such a
+   * reply larger than a frame still fails with the transport's typed error).
    */
-  static List<Route> ofGet(Route route, int fieldCount, TransportConfig limits) {
+  static List<Route> ofGet(
+      Route route, BatchMeta meta, List<String> fields, TransportConfig limits) {
+    List<FieldSchema> tensors = new ArrayList<>();
+    for (String field : fields) {
+      FieldSchema schema = meta.fieldSchema().get(field);
+      if (schema != null && schema.dtype() != null) {
+        tensors.add(schema);
+      }
+    }
     return split(
-        route, fieldCount, p -> fieldCount, limits.maxBodySegments(), p -> 0, Long.MAX_VALUE);
+        route,
+        fields.size(),
+        p -> fields.size(),
+        limits.maxBodySegments(),
+        p -> expectedRowBytes(tensors, p),
+        maxBodyBytes(limits));
+  }
+
+  private static long maxBodyBytes(TransportConfig limits) {
+    return Math.max(
+        limits.maxFrameBytes() / 2,
+        limits.maxFrameBytes() - limits.maxMetadataBytes() - FRAME_OVERHEAD);
+  }
+
+  /** The padded bytes the reply carries for row {@code p}, from the metadata's shapes. */
+  private static long expectedRowBytes(List<FieldSchema> tensors, int p) {
+    long total = 0;
+    for (FieldSchema schema : tensors) {
+      List<Long> shape = schema.shapeAt(p);
+      if (shape != null) {
+        long elements = 1;
+        for (long d : shape) {
+          elements = Math.multiplyExact(elements, d);
+        }
+        total += padded(Math.multiplyExact(elements, schema.dtype().byteSize()));
+      }
+    }
+    return total;
   }
 
   private static List<Route> split(

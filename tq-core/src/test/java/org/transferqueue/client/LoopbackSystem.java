@@ -66,6 +66,7 @@ final class LoopbackSystem implements TestSystem {
   private final RootAllocator serverAllocator;
   private final List<AutoCloseable> started = new ArrayList<>();
   private final List<StorageUnit> units = new ArrayList<>();
+  private final List<StoreNodeServer> storeNodes = new ArrayList<>();
   private Controller controller;
   private TqClient client;
   private volatile StorageManager storage;
@@ -202,9 +203,18 @@ final class LoopbackSystem implements TestSystem {
       }
       StoreNodeServer server = StoreNodeServer.start(engine, transport, serverAllocator);
       started.add(server);
+      storeNodes.add(server);
       addresses.add(server.address());
     }
     return addresses;
+  }
+
+  /**
+   * Stops store node {@code i} as a crash would end it for its clients: its server closes and its
+   * objects are no longer reachable (the engine's memory is freed when the system closes).
+   */
+  void stopStoreNode(int i) {
+    storeNodes.get(i).close();
   }
 
   @Override
