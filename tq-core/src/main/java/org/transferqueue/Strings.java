@@ -16,7 +16,8 @@ import java.util.Collection;
  * unit in {@code U+D800..U+DFFF} that is not half of a high-low pair; it has no UTF-8 form, so such
  * a string is refused with {@link ErrorCode#INVALID_ARGUMENT} before anything is stored or sent, on
  * every path, instead of being stored in a changed form. Received bytes that are not valid UTF-8
- * are refused by the decoders in the same way ({@link #decodeUtf8}).
+ * are refused by the decoders in the same way ({@link #decodeUtf8}). Names (partition ids, keys,
+ * field names, task names) must also be non-empty ({@link #checkName}).
  *
  * <p>The checks scan the chars once and allocate nothing unless they fail. Messages show strings
  * through {@link #quote}, which escapes lone surrogates and control characters, so that a message
@@ -95,6 +96,61 @@ public final class Strings {
         + " at index "
         + index
         + ", which UTF-8 cannot encode";
+  }
+
+  /**
+   * Checks a name: a partition id, key, field name or task name.
+   *
+   * @param name the name
+   * @param what what it is, for the message ({@code "key"})
+   * @return {@code name}
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} when {@code name} is null, empty or not
+   *     valid Unicode
+   */
+  public static String checkName(String name, String what) {
+    if (name == null) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, what + " is null");
+    }
+    if (name.isEmpty()) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, what + " is empty");
+    }
+    return checkWellFormed(name, what);
+  }
+
+  /**
+   * Checks every element of a list of names as {@link #checkName} does, naming the position of the
+   * first bad one: for keys {@code ["", "b"]}, {@code keys ["", "b"]: key at position 0 is empty}.
+   * The list itself is the caller's to check (null, empty, duplicates).
+   *
+   * @param names the names; elements of any type, so that a list that reached here through an
+   *     unchecked conversion gets a typed error rather than a cast failure
+   * @param what what one element is, for the message ({@code "key"}; the list is {@code what +
+   *     "s"})
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a null, non-string, empty or not
+   *     well-formed element
+   */
+  public static void checkNames(Collection<?> names, String what) {
+    int position = 0;
+    for (Object name : names) {
+      if (!(name instanceof String s) || s.isEmpty() || loneSurrogate(s) >= 0) {
+        throw badElement(names, position, name, what);
+      }
+      position++;
+    }
+  }
+
+  private static TqException badElement(
+      Collection<?> names, int position, Object name, String what) {
+    String problem =
+        switch (name) {
+          case null -> "is null";
+          case String s when s.isEmpty() -> "is empty";
+          case String s -> notWellFormed(s, loneSurrogate(s));
+          default -> "is a " + name.getClass().getName() + ", not a string";
+        };
+    return new TqException(
+        ErrorCode.INVALID_ARGUMENT,
+        what + "s " + quote(names) + ": " + what + " at position " + position + " " + problem);
   }
 
   /**

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** The string rule: valid Unicode only, and messages that always encode. */
+/** The string rule: valid Unicode only, names non-empty, and messages that always encode. */
 class StringsTest {
   private static final int ROUNDS = 2000;
 
@@ -132,6 +132,33 @@ class StringsTest {
             "partition_id \"p\\uD800x\" is not valid Unicode: lone surrogate \\uD800 at index 1,"
                 + " which UTF-8 cannot encode");
     assertThat(Strings.checkWellFormed(null, "tag value")).isNull();
+  }
+
+  @Test
+  void shouldRefuseNullEmptyAndLoneSurrogateNames() {
+    assertThatThrownBy(() -> Strings.checkName(null, "key")).hasMessage("key is null");
+    assertThatThrownBy(() -> Strings.checkName("", "key")).hasMessage("key is empty");
+    assertThatThrownBy(() -> Strings.checkName("\uDFFF", "key"))
+        .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining("\\uDFFF at index 0");
+    assertThat(Strings.checkName("k", "key")).isEqualTo("k");
+  }
+
+  @Test
+  void shouldNameThePositionOfTheBadNameWhenAListIsChecked() {
+    assertThatThrownBy(() -> Strings.checkNames(List.of("", "b"), "key"))
+        .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessage("keys [\"\", \"b\"]: key at position 0 is empty");
+    assertThatThrownBy(() -> Strings.checkNames(Arrays.asList("a", null), "key"))
+        .hasMessage("keys [\"a\", null]: key at position 1 is null");
+    assertThatThrownBy(() -> Strings.checkNames(List.of("a", 7), "field name"))
+        .hasMessage(
+            "field names [\"a\", 7]: field name at position 1 is a java.lang.Integer, not a string");
+    assertThatThrownBy(() -> Strings.checkNames(List.of("a", "b", "c\uD800"), "key"))
+        .hasMessage(
+            "keys [\"a\", \"b\", \"c\\uD800\"]: key at position 2 \"c\\uD800\" is not valid"
+                + " Unicode: lone surrogate \\uD800 at index 1, which UTF-8 cannot encode");
+    Strings.checkNames(List.of("a", "\uD83D\uDE00"), "key");
   }
 
   @Test

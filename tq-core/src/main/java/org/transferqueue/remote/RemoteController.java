@@ -24,6 +24,7 @@ import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.IndexSet;
 import org.transferqueue.controller.KeyResolution;
 import org.transferqueue.controller.KvListing;
+import org.transferqueue.controller.Names;
 import org.transferqueue.controller.PartitionStatistics;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.ProductionUpdate;
@@ -43,6 +44,10 @@ import org.transferqueue.transport.TransportClient;
  * org.transferqueue.DeadlineExceededException}); the transport adds {@code CONNECTION_FAILED},
  * {@code UNAUTHENTICATED}, {@code PROTOCOL_ERROR} and {@code DEADLINE_EXCEEDED} when the server
  * does not answer in time.
+ *
+ * <p>Arguments: partition ids, task names, field names and keys are checked with {@link Names}, as
+ * the controller checks them, before a request is encoded, so that a name the wire cannot carry (a
+ * string with a lone surrogate) is refused naming what it is; the server checks them again.
  *
  * <p>Deadlines: every call has {@code callTimeout}. A blocking fetch sends its wait (the request's
  * timeout, or {@code fetchTimeout} when it names none) to the server, which never waits longer, and
@@ -150,6 +155,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public boolean createPartition(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.CREATE_PARTITION,
         1,
@@ -164,6 +170,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public IndexSet getPartitionIndexRange(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.PARTITION_INDEX_RANGE,
         1,
@@ -179,6 +186,9 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public void checkSchema(String partitionId, Map<String, FieldSchema> fields, int sampleCount) {
+    Names.checkPartitionId(partitionId);
+    Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields.keySet());
     call(
         ControllerMessages.CHECK_SCHEMA,
         3,
@@ -188,6 +198,9 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields) {
+    Names.checkPartitionId(partitionId);
+    Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields);
     return call(
         ControllerMessages.GET_PRODUCTION,
         2,
@@ -197,6 +210,13 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public IndexSet scanReady(String partitionId, List<String> fields, String taskName) {
+    Names.checkPartitionId(partitionId);
+    if (fields != null) {
+      Names.checkFieldNames(fields);
+    }
+    if (taskName != null) {
+      Names.checkTaskName(taskName);
+    }
     return call(
         ControllerMessages.SCAN_READY,
         3,
@@ -206,6 +226,8 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
+    Names.checkPartitionId(partitionId);
+    Names.checkTaskName(taskName);
     return call(
         ControllerMessages.GET_CONSUMPTION,
         2,
@@ -215,6 +237,10 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public void resetConsumption(String partitionId, String taskName) {
+    Names.checkPartitionId(partitionId);
+    if (taskName != null) {
+      Names.checkTaskName(taskName);
+    }
     call(
         ControllerMessages.RESET_CONSUMPTION,
         2,
@@ -243,6 +269,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Optional<BatchMeta> getPartitionMeta(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.GET_PARTITION_META,
         1,
@@ -259,6 +286,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.GET_TAGS,
         2,
@@ -269,6 +297,10 @@ public final class RemoteController implements ControllerApi {
   @Override
   public Map<Long, Map<String, Object>> getBackendMeta(
       String partitionId, List<Long> indexes, List<String> fields) {
+    Names.checkPartitionId(partitionId);
+    if (fields != null) {
+      Names.checkFieldNames(fields);
+    }
     return call(
         ControllerMessages.GET_BACKEND_META,
         3,
@@ -278,6 +310,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public boolean clearPartition(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.CLEAR_PARTITION,
         1,
@@ -297,6 +330,8 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
+    Names.checkPartitionId(partitionId);
+    Names.checkKeys(keys);
     BatchMeta meta =
         call(
             ControllerMessages.RESOLVE_KEYS,
@@ -321,6 +356,10 @@ public final class RemoteController implements ControllerApi {
   @Override
   public KeyResolution resolveKeysForPut(
       String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount) {
+    Names.checkPartitionId(partitionId);
+    Names.checkKeys(keys);
+    Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields.keySet());
     return call(
         ControllerMessages.RESOLVE_KEYS_FOR_PUT,
         4,
@@ -334,6 +373,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public List<String> resolveIndexes(String partitionId, List<Long> indexes) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.RESOLVE_INDEXES,
         2,
@@ -355,11 +395,15 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public KvListing listKeys(String partitionId) {
+    if (partitionId != null) {
+      Names.checkPartitionId(partitionId);
+    }
     return call(ControllerMessages.LIST_KEYS, 1, w -> w.string(partitionId), MetaReader::kvListing);
   }
 
   @Override
   public Optional<PartitionStatistics> partitionStatistics(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.PARTITION_STATISTICS,
         1,

@@ -438,6 +438,31 @@ class ControllerServerTest {
     }
   }
 
+  @Test
+  void shouldRefuseAnEmptyKeyWhenARemoteClientSendsIt(BufferAllocator allocator) {
+    Controller served = controller(CALL);
+    try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator);
+        TransportClient client = new TransportClient(transport().build(), allocator)) {
+      for (List<String> keys : List.of(List.of(""), List.of("a", ""))) {
+        MetaWriter resolve = new MetaWriter().arrayHeader(3).string("p").strings(keys).bool(true);
+        assertThatThrownBy(
+                () ->
+                    client
+                        .call(
+                            server.address(),
+                            Request.of(ControllerMessages.RESOLVE_KEYS, resolve.toByteArray()),
+                            BodyDestination.into(List.of()),
+                            CALL)
+                        .close())
+            .isInstanceOfSatisfying(
+                TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+            .hasMessageContaining("key at position " + keys.indexOf("") + " is empty")
+            .hasMessageContaining("\"\"");
+      }
+      assertThat(served.listPartitions()).isEmpty();
+    }
+  }
+
   private static final byte[] TRUE = {(byte) 0xc3};
 
   /** The bytes of {@code parts}, one after the other: hand-built messages of the foreign tests. */
