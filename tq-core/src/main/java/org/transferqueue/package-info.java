@@ -1,7 +1,9 @@
 /**
  * TransferQueue for Java: the streaming data layer between the stages of an RL post-training
  * pipeline. This root package holds the error model shared by every layer: {@link
- * org.transferqueue.TqException} and its stable {@link org.transferqueue.ErrorCode}s, and {@link
- * org.transferqueue.Closeables}, which closes groups of resources under that error model.
+ * org.transferqueue.TqException} and its stable {@link org.transferqueue.ErrorCode}s, {@link
+ * org.transferqueue.Closeables}, which closes groups of resources under that error model, and
+ * {@link org.transferqueue.Strings}, the rule every string follows (valid Unicode, so that UTF-8
+ * carries it unchanged) with the quoting that keeps error messages encodable.
  */
 package org.transferqueue;

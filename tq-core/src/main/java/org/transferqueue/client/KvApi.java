@@ -3,7 +3,6 @@ package org.transferqueue.client;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -12,16 +11,17 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
-import org.transferqueue.Distinct;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
+import org.transferqueue.controller.Names;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.meta.MetaValues;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DenseColumn;
-import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
 
 /**
@@ -38,9 +38,11 @@ import org.transferqueue.tensor.Tensor;
  * }</pre>
  *
  * <p>Every argument is validated before anything is registered or written: a rejected call leaves
- * no key, sample or tag behind. Key lists of every call must be non-empty, of distinct, non-empty
- * strings ({@code INVALID_ARGUMENT}, {@code DUPLICATE_KEY} otherwise); field names follow {@link
- * MetaClient}'s rule. Thread-safe; every method has an {@code ...Async} twin.
+ * no key, sample or tag behind. Keys (a single key, or the key list of a call, which must be
+ * non-empty and without repeats) and partition ids are non-null, non-empty, valid Unicode strings
+ * ({@link Names}; {@code INVALID_ARGUMENT} naming the position of a bad key, {@code DUPLICATE_KEY}
+ * for a repeat); field names follow {@link MetaClient}'s rule. Thread-safe; every method has an
+ * {@code ...Async} twin.
  */
 public final class KvApi implements AutoCloseable {
   private final MetaClient client;
@@ -68,12 +70,13 @@ public final class KvApi implements AutoCloseable {
    *     the tensors.
    * @param tag tags merged into the key's tags (new values win), or null
    * @return the key's metadata: its merged tags and every field now produced for it
-   * @throws TqException {@code INVALID_ARGUMENT} when both {@code fields} and {@code tag} are null
-   *     or empty, or a value cannot be stored; nothing is registered then
+   * @throws TqException {@code INVALID_ARGUMENT} for a null, empty or not well-formed key, when
+   *     both {@code fields} and {@code tag} are null or empty, or when a value cannot be stored;
+   *     nothing is registered then
    */
   public KvBatchMeta put(
       String key, String partitionId, Map<String, ?> fields, Map<String, ?> tag) {
-    Objects.requireNonNull(key, "key");
+    Strings.checkName(key, "key");
     if (isEmpty(fields) && isEmpty(tag)) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "put of key '" + key + "': provide fields or a tag");
@@ -105,9 +108,10 @@ public final class KvApi implements AutoCloseable {
    * @param row a batch of exactly one row, or null; the caller keeps ownership
    * @param tag tags to merge, or null
    * @return the key's metadata
+   * @throws TqException as {@link #put(String, String, Map, Map)}
    */
   public KvBatchMeta put(String key, String partitionId, Batch row, Map<String, ?> tag) {
-    Objects.requireNonNull(key, "key");
+    Strings.checkName(key, "key");
     if (row != null && row.rowCount() != 1) {
       throw new TqException(
           ErrorCode.SHAPE_MISMATCH,
@@ -234,6 +238,8 @@ public final class KvApi implements AutoCloseable {
       Batch fields,
       List<? extends Map<String, ?>> tags,
       DataParserReference parser) {
+    // Tags are checked (JSON-compatible, valid Unicode) before anything is registered or stored.
+    List<Map<String, Object>> frozenTags = tags == null ? null : freeze(tags);
     // One controller call resolves (creating) the keys and checks the rows' schema against the
     // keys' fields, so storage never writes data whose dtype conflicts; a failed store removes the
     // keys this call created.
@@ -241,8 +247,8 @@ public final class KvApi implements AutoCloseable {
         fields != null && fields.rowCount() > 0
             ? client.putKeys(partitionId, keys, fields, parser)
             : client.resolveKeys(partitionId, keys, true);
-    if (tags != null) {
-      meta = meta.withTagsMerged(tags);
+    if (frozenTags != null) {
+      meta = meta.withTagsMerged(frozenTags);
       client.setTags(meta);
     }
     // The write knows the result: the fields produced for all keys before it plus the ones it
@@ -257,13 +263,17 @@ public final class KvApi implements AutoCloseable {
    * @param partitionId the partition
    * @param selectFields the fields to read, or null for every field produced for all found keys
    * @return a batch the caller owns and must close
-   * @throws TqException {@code UNKNOWN_KEY} when no key (or the partition) exists, or when some key
-   *     is missing under {@link MissingKeyPolicy#FAIL}; {@code UNKNOWN_FIELD} when a selected field
-   *     is not produced for every found key; {@code ILLEGAL_STATE} when the found keys share no
-   *     produced field
+   * @throws TqException {@code INVALID_ARGUMENT} for a bad key list or a null, empty or not
+   *     well-formed selected field name; {@code UNKNOWN_KEY} when no key (or the partition) exists,
+   *     or when some key is missing under {@link MissingKeyPolicy#FAIL}; {@code UNKNOWN_FIELD} when
+   *     a selected field is not produced for every found key; {@code ILLEGAL_STATE} when the found
+   *     keys share no produced field
    */
   public Batch batchGet(List<String> keys, String partitionId, List<String> selectFields) {
     checkKeys(keys);
+    if (selectFields != null) {
+      Names.checkFieldNames(selectFields);
+    }
     BatchMeta meta = client.resolveKeys(partitionId, keys, false);
     if (meta.isEmpty()) {
       throw new TqException(
@@ -428,50 +438,15 @@ public final class KvApi implements AutoCloseable {
   }
 
   private static void checkKeys(List<String> keys) {
-    if (keys == null || keys.isEmpty()) {
-      throw new TqException(ErrorCode.INVALID_ARGUMENT, "Received an empty list as keys");
-    }
-    if (validAndDistinct(keys)) {
-      return;
-    }
-    // Some key is wrong: the loop below names the first wrong one, in list order.
-    Set<Object> seen = new LinkedHashSet<>();
-    // Iterates as Object: a list that reached here through an unchecked conversion (for example
-    // from a scripting layer) may hold non-strings, which get a typed error, not a cast failure.
-    for (int i = 0; i < keys.size(); i++) {
-      Object key = keys.get(i);
-      if (!(key instanceof String)) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "keys must be non-null strings, got "
-                + (key == null ? "null" : key.getClass().getSimpleName() + " " + key)
-                + " in "
-                + keys);
-      }
-      if (((String) key).isEmpty()) {
-        // A key names a sample, as a partition id names a partition: neither may be empty.
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "keys[" + i + "] is an empty string in " + keys + "; a key must not be empty");
-      }
-      if (!seen.add(key)) {
-        throw new TqException(ErrorCode.DUPLICATE_KEY, "duplicate key '" + key + "' in " + keys);
-      }
-    }
+    Names.checkKeys(keys);
   }
 
-  /**
-   * Whether every key is a non-empty string and no key repeats, checked on one sorted copy: the
-   * common case costs no hash entry per key.
-   */
-  private static boolean validAndDistinct(List<?> keys) {
-    Object[] sorted = keys.toArray();
-    for (Object key : sorted) {
-      if (!(key instanceof String string) || string.isEmpty()) {
-        return false;
-      }
+  private static List<Map<String, Object>> freeze(List<? extends Map<String, ?>> tags) {
+    List<Map<String, Object>> frozen = new ArrayList<>(tags.size());
+    for (Map<String, ?> tag : tags) {
+      frozen.add(MetaValues.freezeMap(tag));
     }
-    return Distinct.firstRepeated(sorted) == null;
+    return frozen;
   }
 
   private static boolean isEmpty(Map<?, ?> map) {
@@ -485,13 +460,12 @@ public final class KvApi implements AutoCloseable {
     Collections.sort(names);
     for (String name : names) {
       Object value = fields.get(name);
-      Column column;
       if (value instanceof Tensor tensor) {
         long[] shape = tensor.shape();
         long[] withRow = new long[shape.length + 1];
         withRow[0] = 1;
         System.arraycopy(shape, 0, withRow, 1, shape.length);
-        column = new DenseColumn(Tensor.wrap(tensor.dtype(), tensor.segment(), withRow));
+        builder.add(name, new DenseColumn(Tensor.wrap(tensor.dtype(), tensor.segment(), withRow)));
       } else if (value instanceof Column) {
         throw new TqException(
             ErrorCode.INVALID_ARGUMENT,
@@ -501,9 +475,9 @@ public final class KvApi implements AutoCloseable {
                 + name
                 + "' is a column; use batchPut with a Batch");
       } else {
-        column = new ObjectColumn(Collections.singletonList(value));
+        // The builder names the field when it refuses the value.
+        builder.objects(name, Collections.singletonList(value));
       }
-      builder.add(name, column);
     }
     return builder.build();
   }

@@ -25,6 +25,7 @@ import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.KeyResolution;
+import org.transferqueue.controller.Names;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
@@ -217,6 +218,7 @@ final class LocalMetaClient implements MetaClient {
               + " samples");
     }
     checkFieldNames(data.fields());
+    checkPartitionIds(meta);
     BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
     if (checkSchema) {
       // Ask the controller first, so that no backend stores data it will reject: a schema it
@@ -271,16 +273,34 @@ final class LocalMetaClient implements MetaClient {
   }
 
   /**
-   * Rejects field names that a key-value backend cannot store apart from other cells ({@code @},
-   * which separates index and field in its keys, or a {@code :c<digits>} suffix, which names a
-   * chunk), on every backend, so that a field name is valid or invalid whatever the backend, and is
-   * rejected before anything is registered.
+   * Rejects field names that are empty or not valid Unicode ({@link Names}), and those that a
+   * key-value backend cannot store apart from other cells ({@code @}, which separates index and
+   * field in its keys, or a {@code :c<digits>} suffix, which names a chunk), on every backend, so
+   * that a field name is valid or invalid whatever the backend, and is rejected before anything is
+   * registered.
    *
    * @throws TqException {@code INVALID_ARGUMENT} naming the field
    */
   static void checkFieldNames(Collection<String> fields) {
+    Names.checkFieldNames(fields);
     for (String field : fields) {
       KvKeys.checkField(field);
+    }
+  }
+
+  /**
+   * Rejects metadata whose partition ids are not valid names ({@link Names}), before anything is
+   * stored, read or sent. Samples of one partition usually share one id instance, so the check runs
+   * about once per partition and allocates nothing.
+   *
+   * @throws TqException {@code INVALID_ARGUMENT} naming the partition id
+   */
+  private static void checkPartitionIds(BatchMeta meta) {
+    String checked = null;
+    for (String partitionId : meta.partitionIds()) {
+      if (partitionId != checked) {
+        checked = Names.checkPartitionId(partitionId);
+      }
     }
   }
 
@@ -310,6 +330,7 @@ final class LocalMetaClient implements MetaClient {
       return Batch.builder().rowCount(meta.isEmpty() ? 0 : meta.size()).build();
     }
     checkFieldNames(meta.fieldNames());
+    checkPartitionIds(meta);
     BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
     try {
       return storage.get(samples, allocator);
@@ -369,7 +390,8 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public void setTags(BatchMeta meta) {
     ensureOpen();
-    pushTags(Objects.requireNonNull(meta, "meta"));
+    checkPartitionIds(Objects.requireNonNull(meta, "meta"));
+    pushTags(meta);
   }
 
   @Override
@@ -430,6 +452,7 @@ final class LocalMetaClient implements MetaClient {
       return;
     }
     checkFieldNames(meta.fieldNames());
+    checkPartitionIds(meta);
     BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
     // Storage first, so that no global index is recycled while its data still exists. Both
     // storage and the controller skip a sample whose generation is not the current one: a clear

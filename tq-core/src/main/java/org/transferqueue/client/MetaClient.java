@@ -27,9 +27,12 @@ import org.transferqueue.tensor.Batch;
  * <p>Thread-safe. Every method has an {@code ...Async} twin returning a {@link CompletableFuture}
  * that completes with the same result or exception. Errors are {@link
  * org.transferqueue.TqException}s whose code names what went wrong; a failed call changes nothing
- * it did not report. Field names must not contain {@code @} nor end in {@code :c<digits>} (the cell
- * keys of key-value backends): puts, reads and clears reject them with {@code INVALID_ARGUMENT} on
- * every backend, before anything is registered.
+ * it did not report. Partition ids, task names, field names and keys are non-empty, valid Unicode
+ * strings ({@link org.transferqueue.controller.Names}), and so is every string of tags and object
+ * values ({@link org.transferqueue.Strings}); field names must not contain {@code @} nor end in
+ * {@code :c<digits>} (the cell keys of key-value backends): every call rejects what breaks these
+ * rules with {@code INVALID_ARGUMENT}, on every backend and deployment, before anything is
+ * registered, stored or sent.
  */
 public interface MetaClient extends AutoCloseable {
 
@@ -241,6 +244,9 @@ public interface MetaClient extends AutoCloseable {
    * @param keys distinct keys
    * @param create whether to create missing keys (and the partition)
    * @return the samples found or created, in request order, with the fields produced for all
+   * @throws org.transferqueue.TqException {@code INVALID_ARGUMENT} for a null or empty key list, or
+   *     a null, empty or not well-formed key (naming its position); {@code DUPLICATE_KEY} for a
+   *     repeated key; nothing is created then
    */
   BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create);
 

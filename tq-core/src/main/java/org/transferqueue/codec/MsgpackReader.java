@@ -3,12 +3,9 @@ package org.transferqueue.codec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.math.BigInteger;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
@@ -182,11 +179,8 @@ final class MsgpackReader {
   }
 
   /**
-   * Reads {@code length} bytes, which the caller has checked remain, as strict UTF-8.
-   *
-   * <p>{@code new String(bytes, UTF_8)} is the JDK's fast path (ASCII is a bulk copy) but replaces
-   * malformed input with U+FFFD; only a result that holds U+FFFD (never the case for ASCII or
-   * Latin-1 text) is decoded again strictly, to tell a real U+FFFD from a malformed sequence.
+   * Reads {@code length} bytes, which the caller has checked remain, as strict UTF-8 ({@link
+   * Strings#decodeUtf8}: the JDK's fast path, checked again strictly only when it produced U+FFFD).
    */
   String readString(int length) {
     long start = offset();
@@ -194,17 +188,9 @@ final class MsgpackReader {
     byte[] bytes = scratch.atLeast(length);
     MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, position, bytes, 0, length);
     position += length;
-    String value = new String(bytes, 0, length, StandardCharsets.UTF_8);
-    if (value.indexOf('\uFFFD') >= 0) {
-      try {
-        StandardCharsets.UTF_8
-            .newDecoder()
-            .onMalformedInput(CodingErrorAction.REPORT)
-            .onUnmappableCharacter(CodingErrorAction.REPORT)
-            .decode(ByteBuffer.wrap(bytes, 0, length));
-      } catch (CharacterCodingException e) {
-        throw corrupt("has a string that is not valid UTF-8 at offset=" + start, e);
-      }
+    String value = Strings.decodeUtf8(bytes, 0, length);
+    if (value == null) {
+      throw corrupt("has a string that is not valid UTF-8 at offset=" + start, null);
     }
     return value;
   }

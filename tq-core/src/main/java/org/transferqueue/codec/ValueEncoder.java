@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
@@ -47,7 +48,9 @@ public final class ValueEncoder {
    * @return the main frame and the aux tensors
    * @throws TqException with {@code INVALID_ARGUMENT} naming the type and the path (such as {@code
    *     $["a"][2]}) of a value that cannot be encoded: an unsupported type, an integer outside
-   *     [-2^63, 2^64 - 1], nesting deeper than {@link ValueDescriptor#MAX_DEPTH} (a cycle)
+   *     [-2^63, 2^64 - 1], a string (value or map key) with a lone surrogate, which has no UTF-8
+   *     form (shown escaped, with its index), nesting deeper than {@link ValueDescriptor#MAX_DEPTH}
+   *     (a cycle)
    */
   public static EncodedValue encode(Object value) {
     ValueEncoder encoder = new ValueEncoder();
@@ -98,9 +101,15 @@ public final class ValueEncoder {
       case Double d -> packer.writeDouble(d);
       case Float f -> packer.writeDouble(f);
       case String s -> {
+        // A lone surrogate has no UTF-8 form (getBytes would write '?'): refused, never changed.
+        int loneSurrogate = Strings.loneSurrogate(s);
+        if (loneSurrogate >= 0) {
+          throw new PathFailure(
+              Strings.notWellFormed(s, loneSurrogate, "string at {path}").getMessage());
+        }
         // String.getBytes has an intrinsic ASCII fast path, and the array it returns is ours, so
         // a long one is borrowed by the frame and copied once more, into the destination. Bytes
-        // as msgpack-core's: a string header, then the UTF-8 (malformed surrogates become '?').
+        // as msgpack-core's: a string header, then the UTF-8.
         byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
         packer.writeStringHeader(utf8.length);
         packer.writePayload(utf8);
@@ -175,7 +184,7 @@ public final class ValueEncoder {
     packer.writeMapHeader(map.size());
     for (Map.Entry<?, ?> entry : map.entrySet()) {
       Object key = entry.getKey();
-      String step = key instanceof String s ? "[\"" + s + "\"]" : "[" + key + "]";
+      String step = key instanceof String s ? "[" + Strings.quote(s) + "]" : "[" + key + "]";
       if (key instanceof Tensor || key instanceof Map) {
         throw new PathFailure(
                 "map key of type " + key.getClass().getName() + " at {path} cannot be encoded")

@@ -14,7 +14,6 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.transferqueue.DeadlineExceededException;
-import org.transferqueue.Distinct;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -42,9 +41,12 @@ import org.transferqueue.sampler.SequentialSampler;
  * size check of the maintained ready set) and, at the deadline, checks once more before failing
  * with {@link DeadlineExceededException}.
  *
- * <p>Requests are validated before any state changes, so a rejected request leaves no trace. Any
- * failure reaches the caller as a {@link TqException}: unexpected runtime exceptions (for example
- * from a user sampler) are wrapped with {@link ErrorCode#INTERNAL} or {@link
+ * <p>Requests are validated before any state changes, so a rejected request leaves no trace: every
+ * partition id, task name, field name and key argument must follow {@link Names} (non-empty, valid
+ * Unicode; a partition id may be null only where null means "every partition"), else the request
+ * fails with {@link ErrorCode#INVALID_ARGUMENT}, whether it came from this process or from a remote
+ * client. Any failure reaches the caller as a {@link TqException}: unexpected runtime exceptions
+ * (for example from a user sampler) are wrapped with {@link ErrorCode#INTERNAL} or {@link
  * ErrorCode#INVALID_ARGUMENT}, and the controller keeps serving.
  *
  * <h2>Cost</h2>
@@ -129,7 +131,7 @@ public final class Controller implements ControllerApi {
    * @return true if created, false if it already existed
    */
   public boolean createPartition(String partitionId) {
-    GetMetadataRequest.checkPartitionId(partitionId);
+    Names.checkPartitionId(partitionId);
     return locked(
         () -> {
           if (partitions.containsKey(partitionId)) {
@@ -156,6 +158,7 @@ public final class Controller implements ControllerApi {
    * @return the indexes ascending; empty for an unknown partition
    */
   public IndexSet getPartitionIndexRange(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return locked(() -> tables.allocator.indexesOf(partitionId));
   }
 
@@ -232,7 +235,9 @@ public final class Controller implements ControllerApi {
    */
   public void checkPut(
       String partitionId, Map<String, FieldSchema> fields, long[] indexes, long[] generations) {
+    Names.checkPartitionId(partitionId);
     Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields.keySet());
     if (indexes.length != generations.length) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
@@ -272,7 +277,9 @@ public final class Controller implements ControllerApi {
    *     field
    */
   public Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields) {
+    Names.checkPartitionId(partitionId);
     Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields);
     return locked(
         () -> {
           Partition partition = partitions.get(partitionId);
@@ -307,6 +314,9 @@ public final class Controller implements ControllerApi {
           ErrorCode.INVALID_ARGUMENT,
           "scan needs fields and a task: fields=" + fields + " task=" + taskName);
     }
+    Names.checkPartitionId(partitionId);
+    Names.checkFieldNames(fields);
+    Names.checkTaskName(taskName);
     return locked(
         () -> {
           Partition partition = partitions.get(partitionId);
@@ -328,7 +338,8 @@ public final class Controller implements ControllerApi {
    * @return the status, or empty for an unknown partition
    */
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
-    Objects.requireNonNull(taskName, "taskName");
+    Names.checkPartitionId(partitionId);
+    Names.checkTaskName(taskName);
     return locked(
         () -> {
           Partition partition = partitions.get(partitionId);
@@ -351,6 +362,10 @@ public final class Controller implements ControllerApi {
    *     registered
    */
   public void resetConsumption(String partitionId, String taskName) {
+    Names.checkPartitionId(partitionId);
+    if (taskName != null) {
+      Names.checkTaskName(taskName);
+    }
     locked(
         () -> {
           Partition partition = partitions.get(partitionId);
@@ -401,6 +416,7 @@ public final class Controller implements ControllerApi {
    * @return the metadata, or empty for an unknown partition
    */
   public Optional<BatchMeta> getPartitionMeta(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return locked(
         () -> {
           Partition partition = partitions.get(partitionId);
@@ -604,6 +620,9 @@ public final class Controller implements ControllerApi {
    */
   public Map<Long, Map<String, Object>> getBackendMeta(
       String partitionId, List<Long> indexes, List<String> fields) {
+    if (fields != null) {
+      Names.checkFieldNames(fields);
+    }
     return perSample(
         partitionId,
         indexes,
@@ -634,6 +653,7 @@ public final class Controller implements ControllerApi {
       List<Long> indexes,
       BiFunction<Partition, Integer, Map<String, Object>> record) {
     // Checked before the lock: a null argument is the caller's error, not a broken invariant.
+    Names.checkPartitionId(partitionId);
     if (indexes == null) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "indexes must not be null: partition_id=" + partitionId);
@@ -664,6 +684,7 @@ public final class Controller implements ControllerApi {
    * @return true if the partition existed
    */
   public boolean clearPartition(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return locked(
         () -> {
           if (!tables.clearPartition(partitionId)) {
@@ -705,11 +726,11 @@ public final class Controller implements ControllerApi {
    * keys, and the fields produced for every one of them.
    *
    * @param partitionId the partition
-   * @param keys at least one non-null, distinct key
+   * @param keys at least one distinct, non-empty key
    * @param create whether missing keys are created
    * @return the metadata; an empty batch when no key is found
-   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for an empty list or a null key; {@link
-   *     ErrorCode#DUPLICATE_KEY} when a key repeats
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for an empty list or a null, empty or
+   *     not well-formed key; {@link ErrorCode#DUPLICATE_KEY} when a key repeats
    */
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
     checkKeys(partitionId, keys);
@@ -722,7 +743,7 @@ public final class Controller implements ControllerApi {
    * reporting which samples were created. A rejected schema or key list registers nothing.
    *
    * @param partitionId the partition; created if missing
-   * @param keys at least one non-null, distinct key
+   * @param keys at least one distinct, non-empty key
    * @param fields the schema of every field the put carries; empty for a put of tags only
    * @param sampleCount the number of samples the put writes
    * @return the keys' metadata and the global indexes of the created samples, in request order
@@ -732,6 +753,7 @@ public final class Controller implements ControllerApi {
       String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount) {
     Objects.requireNonNull(fields, "fields");
     checkKeys(partitionId, keys);
+    Names.checkFieldNames(fields.keySet());
     return locked(
         () -> {
           Partition partition = tables.partition(partitionId);
@@ -745,20 +767,8 @@ public final class Controller implements ControllerApi {
   }
 
   private static void checkKeys(String partitionId, List<String> keys) {
-    GetMetadataRequest.checkPartitionId(partitionId);
-    if (keys == null || keys.isEmpty()) {
-      throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must be a non-empty list: " + keys);
-    }
-    Object[] copy = keys.toArray();
-    for (Object key : copy) {
-      if (key == null) {
-        throw new TqException(ErrorCode.INVALID_ARGUMENT, "keys must not contain null: " + keys);
-      }
-    }
-    Object repeated = Distinct.firstRepeated(copy);
-    if (repeated != null) {
-      throw new TqException(ErrorCode.DUPLICATE_KEY, "Got duplicated keys: key=" + repeated);
-    }
+    Names.checkPartitionId(partitionId);
+    Names.checkKeys(keys);
   }
 
   /**
@@ -771,6 +781,7 @@ public final class Controller implements ControllerApi {
    * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a null or empty list
    */
   public List<String> resolveIndexes(String partitionId, List<Long> indexes) {
+    Names.checkPartitionId(partitionId);
     if (indexes == null || indexes.isEmpty()) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, "global indexes must be a non-empty list: " + indexes);
@@ -785,6 +796,9 @@ public final class Controller implements ControllerApi {
    * @return the listing; empty with an explanatory message for an unknown partition
    */
   public KvListing listKeys(String partitionId) {
+    if (partitionId != null) {
+      Names.checkPartitionId(partitionId);
+    }
     return locked(() -> tables.listKeys(partitionId));
   }
 
@@ -797,6 +811,7 @@ public final class Controller implements ControllerApi {
    * @return the statistics, or empty if unknown
    */
   public Optional<PartitionStatistics> partitionStatistics(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return locked(
         () -> Optional.ofNullable(partitions.get(partitionId)).map(Partition::statistics));
   }

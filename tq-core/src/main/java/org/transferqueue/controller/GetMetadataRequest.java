@@ -10,12 +10,12 @@ import org.transferqueue.sampler.SamplingConfig;
  * A request for a batch's metadata in one of the {@link FetchMode}s.
  *
  * <p>Validation happens in the compact constructor, before the controller sees the request, so a
- * bad request never changes state.
+ * bad request never changes state. Names follow {@link Names}: non-empty, valid Unicode.
  *
  * @param mode what is asked for
  * @param partitionId the partition; non-empty
- * @param fields the fields of interest; non-null (fetch needs at least one)
- * @param taskName the consuming task (fetch only)
+ * @param fields the fields of interest; non-null, each non-empty (fetch needs at least one)
+ * @param taskName the consuming task (fetch only; non-empty when given)
  * @param batchSize the number of samples (insert and fetch; 1 to {@link #MAX_BATCH_SIZE}); null for
  *     force fetch
  * @param samplingConfig the caller's rank, batch index and sampler options; null for none (the
@@ -42,19 +42,18 @@ public record GetMetadataRequest(
     if (mode == null) {
       throw invalid("Invalid mode: null");
     }
-    checkPartitionId(partitionId);
+    Names.checkPartitionId(partitionId);
     if (fields == null) {
       throw invalid(
           mode == FetchMode.INSERT
               ? "Must provide data_fields for inserting new data"
               : "data_fields must not be null");
     }
-    for (String field : fields) {
-      if (field == null || field.isEmpty()) {
-        throw invalid("field names must be non-empty: " + fields);
-      }
-    }
+    Names.checkFieldNames(fields);
     fields = List.copyOf(fields);
+    if (taskName != null) {
+      Names.checkTaskName(taskName);
+    }
     switch (mode) {
       case INSERT -> {
         if (batchSize == null) {
@@ -63,7 +62,7 @@ public record GetMetadataRequest(
         checkBatchSize(batchSize);
       }
       case FETCH -> {
-        if (taskName == null || taskName.isEmpty()) {
+        if (taskName == null) {
           throw invalid("must provide task_name in fetch mode: task_name=" + taskName);
         }
         if (batchSize == null) {
@@ -141,12 +140,6 @@ public record GetMetadataRequest(
   public GetMetadataRequest withTimeout(Duration wait) {
     return new GetMetadataRequest(
         mode, partitionId, fields, taskName, batchSize, samplingConfig, wait);
-  }
-
-  static void checkPartitionId(String partitionId) {
-    if (partitionId == null || partitionId.isEmpty()) {
-      throw invalid("partition_id must be non-empty: partition_id=" + partitionId);
-    }
   }
 
   private static void checkBatchSize(int batchSize) {

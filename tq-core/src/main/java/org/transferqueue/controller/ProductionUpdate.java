@@ -36,7 +36,7 @@ public record ProductionUpdate(
 
   /** Validates and copies the arguments. */
   public ProductionUpdate {
-    GetMetadataRequest.checkPartitionId(partitionId);
+    Names.checkPartitionId(partitionId);
     if (indexes == null || fields == null) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
@@ -51,9 +51,10 @@ public record ProductionUpdate(
     LinkedHashMap<String, FieldSchema> schema = new LinkedHashMap<>();
     fields.forEach(
         (name, entry) -> {
-          if (name == null || name.isEmpty() || entry == null) {
+          Names.checkFieldName(name);
+          if (entry == null) {
             throw new TqException(
-                ErrorCode.INVALID_ARGUMENT, "field " + name + " has schema " + entry);
+                ErrorCode.INVALID_ARGUMENT, "field '" + name + "' has schema " + entry);
           }
           schema.put(name, entry);
         });

@@ -14,7 +14,8 @@ import org.transferqueue.meta.MetaValues;
  * whole record. Either way the write happens atomically under the controller lock. Indexes that are
  * not active members of the named partition, and unknown partitions, are skipped.
  *
- * @param tags partition id to (global index to tag record)
+ * @param tags partition id (a {@linkplain Names#checkPartitionId valid} one) to (global index to
+ *     tag record)
  * @param mode merge or replace
  */
 public record TagUpdate(Map<String, Map<Long, Map<String, Object>>> tags, Mode mode) {
@@ -33,6 +34,7 @@ public record TagUpdate(Map<String, Map<Long, Map<String, Object>>> tags, Mode m
     Objects.requireNonNull(tags, "tags")
         .forEach(
             (partition, records) -> {
+              Names.checkPartitionId(partition);
               LinkedHashMap<Long, Map<String, Object>> perIndex = new LinkedHashMap<>();
               records.forEach(
                   (index, record) ->

@@ -403,7 +403,7 @@ public final class BatchMeta {
    * @return a new batch
    */
   public BatchMeta withExtraInfo(String key, Object value) {
-    Objects.requireNonNull(key, "key");
+    MetaValues.checkKey(key);
     LinkedHashMap<String, Object> info = new LinkedHashMap<>(extraInfo);
     info.put(key, MetaValues.freeze(value));
     return withExtraInfoUnchecked(Collections.unmodifiableMap(info));
@@ -524,7 +524,7 @@ public final class BatchMeta {
    */
   public BatchMeta withBackendMeta(int position, String key, Object value) {
     Objects.checkIndex(position, size());
-    Objects.requireNonNull(key, "key");
+    MetaValues.checkKey(key);
     ArrayList<Map<String, Object>> rows = new ArrayList<>(backendMeta);
     LinkedHashMap<String, Object> row = new LinkedHashMap<>(rows.get(position));
     row.put(key, MetaValues.freeze(value));

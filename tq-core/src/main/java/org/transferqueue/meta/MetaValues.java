@@ -9,14 +9,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
  * Deep copies of user-supplied metadata values into unmodifiable, JSON-compatible form.
  *
  * <p>Stateless and thread-safe. Values are limited to {@code null}, {@code String}, {@code
- * Boolean}, numbers, {@code List} and {@code Map} with {@code String} keys; anything else is
- * rejected so that metadata can always be encoded, stored and checkpointed.
+ * Boolean}, numbers, {@code List} and {@code Map} with {@code String} keys, and every string (key
+ * or value) must be valid Unicode ({@link Strings}); anything else is rejected so that metadata can
+ * always be encoded, stored and checkpointed, and reads back unchanged on every path.
  *
  * <p>Public for the controller, which freezes tag and backend-metadata records with the same rules;
  * the other members are package internals.
@@ -30,12 +32,18 @@ public final class MetaValues {
    * @param value a JSON-compatible value, possibly null
    * @return an unmodifiable copy; integral numbers become {@code Long}, floating ones {@code
    *     Double}
-   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for an unsupported value type
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for an unsupported value type or a
+   *     string that is not valid Unicode
    */
   static Object freeze(Object value) {
+    return freeze(value, null);
+  }
+
+  /** As {@link #freeze(Object)}; {@code key} is the map key the value is under, for messages. */
+  private static Object freeze(Object value, String key) {
     return switch (value) {
       case null -> null;
-      case String s -> s;
+      case String s -> checkString(s, key);
       case Boolean b -> b;
       case Long l -> l;
       case Integer i -> i.longValue();
@@ -46,7 +54,7 @@ public final class MetaValues {
       case BigInteger b -> b;
       case BigDecimal b -> b;
       case Map<?, ?> m -> freezeMapOfAny(m);
-      case List<?> l -> freezeList(l);
+      case List<?> l -> freezeList(l, key);
       default ->
           throw new TqException(
               ErrorCode.INVALID_ARGUMENT,
@@ -63,7 +71,8 @@ public final class MetaValues {
    * @return an unmodifiable map that keeps the iteration order of {@code map}; integral numbers
    *     become {@code Long}, floating ones {@code Double}
    * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a null key, a nested map key that is
-   *     not a {@code String}, or a value that is not JSON-compatible
+   *     not a {@code String}, a value that is not JSON-compatible, or a key or string value that is
+   *     not valid Unicode
    */
   public static Map<String, Object> freezeMap(Map<String, ?> map) {
     if (map == null || map.isEmpty()) {
@@ -79,17 +88,42 @@ public final class MetaValues {
         throw new TqException(
             ErrorCode.INVALID_ARGUMENT, "metadata map key must be a String, got " + e.getKey());
       }
-      copy.put(key, freeze(e.getValue()));
+      copy.put(Strings.checkWellFormed(key, "metadata map key"), freeze(e.getValue(), key));
     }
     return Collections.unmodifiableMap(copy);
   }
 
-  private static List<Object> freezeList(List<?> list) {
+  private static List<Object> freezeList(List<?> list, String key) {
     ArrayList<Object> copy = new ArrayList<>(list.size());
     for (Object o : list) {
-      copy.add(freeze(o));
+      copy.add(freeze(o, key));
     }
     return Collections.unmodifiableList(copy);
+  }
+
+  /**
+   * Checks the key of one entry set on its own (an extra-info or backend-metadata entry), as {@link
+   * #freezeMap} checks the keys of a map.
+   *
+   * @param key the key
+   * @return {@code key}
+   * @throws NullPointerException for a null key
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a key that is not valid Unicode
+   */
+  static String checkKey(String key) {
+    Objects.requireNonNull(key, "key");
+    return Strings.checkWellFormed(key, "metadata map key");
+  }
+
+  private static String checkString(String value, String key) {
+    int at = Strings.loneSurrogate(value);
+    if (at >= 0) {
+      throw Strings.notWellFormed(
+          value,
+          at,
+          key == null ? "metadata value" : "metadata value of key " + Strings.quote(key));
+    }
+    return value;
   }
 
   /**

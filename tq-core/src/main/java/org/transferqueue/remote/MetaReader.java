@@ -3,6 +3,7 @@ package org.transferqueue.remote;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,6 +15,7 @@ import java.util.TreeMap;
 import org.msgpack.core.ExtensionTypeHeader;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessagePackException;
+import org.msgpack.core.MessageStringCodingException;
 import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ValueType;
 import org.transferqueue.ErrorCode;
@@ -42,7 +44,9 @@ import org.transferqueue.tensor.DType;
  * <p>Malformed input (truncated, wrong msgpack types, wrong array lengths, out-of-range numbers)
  * fails with a {@link ProtocolException} ({@link ErrorCode#PROTOCOL_ERROR}) naming what was
  * expected; values that are well-formed msgpack but invalid for their type (a negative index, a
- * nested field without shapes) fail with the type's own {@link TqException}. Not thread-safe.
+ * nested field without shapes) fail with the type's own {@link TqException}. Strings must be valid
+ * UTF-8: one that is not (an encoded surrogate {@code ED A0 80}, an overlong form) is a {@code
+ * PROTOCOL_ERROR} too, never a string with replacement characters. Not thread-safe.
  */
 public final class MetaReader {
   /**
@@ -52,7 +56,14 @@ public final class MetaReader {
   private static final MessagePack.UnpackerConfig UNPACKER =
       MessagePack.DEFAULT_UNPACKER_CONFIG.withStringDecoderBufferSize(256);
 
+  /** Decodes one string again, reporting malformed UTF-8 instead of replacing it. */
+  private static final MessagePack.UnpackerConfig STRICT =
+      UNPACKER
+          .withActionOnMalformedString(CodingErrorAction.REPORT)
+          .withActionOnUnmappableString(CodingErrorAction.REPORT);
+
   private final MessageUnpacker unpacker;
+  private final byte[] message;
   private final long length;
 
   /**
@@ -62,6 +73,7 @@ public final class MetaReader {
    */
   public MetaReader(byte[] message) {
     this.unpacker = UNPACKER.newUnpacker(message);
+    this.message = message;
     this.length = message.length;
   }
 
@@ -211,7 +223,7 @@ public final class MetaReader {
    */
   public String string(String what) {
     try {
-      return unpacker.tryUnpackNil() ? null : unpacker.unpackString();
+      return unpacker.tryUnpackNil() ? null : unpackString(what);
     } catch (IOException | MessagePackException e) {
       throw malformed(what + " (string)", e);
     }
@@ -320,7 +332,7 @@ public final class MetaReader {
         case BOOLEAN -> unpacker.unpackBoolean();
         case INTEGER -> unpacker.unpackLong();
         case FLOAT -> unpacker.unpackDouble();
-        case STRING -> unpacker.unpackString();
+        case STRING -> unpackString(what);
         case ARRAY -> {
           int n = checkedSize(unpacker.unpackArrayHeader(), 1, what);
           ArrayList<Object> list = new ArrayList<>(Math.min(n, 1024));
@@ -338,6 +350,30 @@ public final class MetaReader {
     } catch (IOException | MessagePackException e) {
       throw malformed(what, e);
     }
+  }
+
+  /**
+   * Reads a string: the unpacker's fast path replaces malformed UTF-8 with U+FFFD, so only a string
+   * that holds U+FFFD (never the case for ASCII or Latin-1 text) is decoded again, strictly, to
+   * tell a real U+FFFD from a malformed sequence.
+   */
+  private String unpackString(String what) throws IOException {
+    long start = unpacker.getTotalReadBytes();
+    String value = unpacker.unpackString();
+    if (value.indexOf('\uFFFD') >= 0) {
+      try (MessageUnpacker strict =
+          STRICT.newUnpacker(message, (int) start, message.length - (int) start)) {
+        strict.unpackString();
+      } catch (MessageStringCodingException e) {
+        ProtocolException invalid =
+            new ProtocolException(
+                ErrorCode.PROTOCOL_ERROR,
+                what + " at offset " + start + " is a string that is not valid UTF-8");
+        invalid.initCause(e);
+        throw invalid;
+      }
+    }
+    return value;
   }
 
   private Object extension(String what) throws IOException {
@@ -370,7 +406,7 @@ public final class MetaReader {
             ErrorCode.PROTOCOL_ERROR,
             what + ": map key must be a string, got " + unpacker.getNextFormat().getValueType());
       }
-      String key = unpacker.unpackString();
+      String key = unpackString(what);
       map.put(key, value(what + "." + key));
     }
     return Collections.unmodifiableMap(map);

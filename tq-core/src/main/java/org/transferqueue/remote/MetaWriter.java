@@ -12,6 +12,7 @@ import java.util.Map;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
@@ -34,6 +35,10 @@ import org.transferqueue.sampler.SamplingConfig;
  *
  * <p>A writer accumulates one message on the heap; {@link #toByteArray()} returns it. Not
  * thread-safe; use one writer per message.
+ *
+ * <p>Strings are written as UTF-8, so a string with a lone surrogate, which has no UTF-8 form, is
+ * refused with {@link ErrorCode#INVALID_ARGUMENT} ({@link Strings}) instead of being sent changed;
+ * the callers check names first, so that such a refusal names what the string was.
  */
 public final class MetaWriter {
   /**
@@ -166,13 +171,14 @@ public final class MetaWriter {
    *
    * @param value the value, or null
    * @return this writer
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a string that is not valid Unicode
    */
   public MetaWriter string(String value) {
     if (value == null) {
       return nil();
     }
     try {
-      packer.packString(value);
+      packer.packString(Strings.checkWellFormed(value, "string"));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -250,13 +256,14 @@ public final class MetaWriter {
    *
    * @param value the value
    * @return this writer
-   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for any other type
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for any other type, and for a string
+   *     (value or map key) that is not valid Unicode
    */
   public MetaWriter value(Object value) {
     try {
       switch (value) {
         case null -> packer.packNil();
-        case String s -> packer.packString(s);
+        case String s -> packer.packString(Strings.checkWellFormed(s, "metadata value"));
         case Boolean b -> packer.packBoolean(b);
         case Long l -> packer.packLong(l);
         case Integer i -> packer.packLong(i);
@@ -275,7 +282,7 @@ public final class MetaWriter {
                   ErrorCode.INVALID_ARGUMENT,
                   "metadata map key must be a String, got " + e.getKey());
             }
-            packer.packString(key);
+            packer.packString(Strings.checkWellFormed(key, "metadata map key"));
             value(e.getValue());
           }
         }

@@ -24,6 +24,7 @@ import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.controller.IndexSet;
 import org.transferqueue.controller.KeyResolution;
 import org.transferqueue.controller.KvListing;
+import org.transferqueue.controller.Names;
 import org.transferqueue.controller.PartitionStatistics;
 import org.transferqueue.controller.ProductionStatus;
 import org.transferqueue.controller.ProductionUpdate;
@@ -43,6 +44,10 @@ import org.transferqueue.transport.TransportClient;
  * org.transferqueue.DeadlineExceededException}); the transport adds {@code CONNECTION_FAILED},
  * {@code UNAUTHENTICATED}, {@code PROTOCOL_ERROR} and {@code DEADLINE_EXCEEDED} when the server
  * does not answer in time.
+ *
+ * <p>Arguments: partition ids, task names, field names and keys are checked with {@link Names}, as
+ * the controller checks them, before a request is encoded, so that a name the wire cannot carry (a
+ * string with a lone surrogate) is refused naming what it is; the server checks them again.
  *
  * <p>Deadlines: every call has {@code callTimeout}. A blocking fetch sends its wait (the request's
  * timeout, or {@code fetchTimeout} when it names none) to the server, which never waits longer, and
@@ -150,6 +155,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public boolean createPartition(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.CREATE_PARTITION,
         1,
@@ -164,6 +170,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public IndexSet getPartitionIndexRange(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.PARTITION_INDEX_RANGE,
         1,
@@ -180,6 +187,9 @@ public final class RemoteController implements ControllerApi {
   @Override
   public void checkPut(
       String partitionId, Map<String, FieldSchema> fields, long[] indexes, long[] generations) {
+    Names.checkPartitionId(partitionId);
+    Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields.keySet());
     call(
         ControllerMessages.CHECK_PUT,
         4,
@@ -189,6 +199,9 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields) {
+    Names.checkPartitionId(partitionId);
+    Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields);
     return call(
         ControllerMessages.GET_PRODUCTION,
         2,
@@ -198,6 +211,13 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public IndexSet scanReady(String partitionId, List<String> fields, String taskName) {
+    Names.checkPartitionId(partitionId);
+    if (fields != null) {
+      Names.checkFieldNames(fields);
+    }
+    if (taskName != null) {
+      Names.checkTaskName(taskName);
+    }
     return call(
         ControllerMessages.SCAN_READY,
         3,
@@ -207,6 +227,8 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
+    Names.checkPartitionId(partitionId);
+    Names.checkTaskName(taskName);
     return call(
         ControllerMessages.GET_CONSUMPTION,
         2,
@@ -216,6 +238,10 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public void resetConsumption(String partitionId, String taskName) {
+    Names.checkPartitionId(partitionId);
+    if (taskName != null) {
+      Names.checkTaskName(taskName);
+    }
     call(
         ControllerMessages.RESET_CONSUMPTION,
         2,
@@ -244,6 +270,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Optional<BatchMeta> getPartitionMeta(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.GET_PARTITION_META,
         1,
@@ -269,6 +296,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.GET_TAGS,
         2,
@@ -279,6 +307,10 @@ public final class RemoteController implements ControllerApi {
   @Override
   public Map<Long, Map<String, Object>> getBackendMeta(
       String partitionId, List<Long> indexes, List<String> fields) {
+    Names.checkPartitionId(partitionId);
+    if (fields != null) {
+      Names.checkFieldNames(fields);
+    }
     return call(
         ControllerMessages.GET_BACKEND_META,
         3,
@@ -288,6 +320,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public boolean clearPartition(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.CLEAR_PARTITION,
         1,
@@ -307,6 +340,8 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
+    Names.checkPartitionId(partitionId);
+    Names.checkKeys(keys);
     BatchMeta meta =
         call(
             ControllerMessages.RESOLVE_KEYS,
@@ -331,6 +366,10 @@ public final class RemoteController implements ControllerApi {
   @Override
   public KeyResolution resolveKeysForPut(
       String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount) {
+    Names.checkPartitionId(partitionId);
+    Names.checkKeys(keys);
+    Objects.requireNonNull(fields, "fields");
+    Names.checkFieldNames(fields.keySet());
     return call(
         ControllerMessages.RESOLVE_KEYS_FOR_PUT,
         4,
@@ -344,6 +383,7 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public List<String> resolveIndexes(String partitionId, List<Long> indexes) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.RESOLVE_INDEXES,
         2,
@@ -365,11 +405,15 @@ public final class RemoteController implements ControllerApi {
 
   @Override
   public KvListing listKeys(String partitionId) {
+    if (partitionId != null) {
+      Names.checkPartitionId(partitionId);
+    }
     return call(ControllerMessages.LIST_KEYS, 1, w -> w.string(partitionId), MetaReader::kvListing);
   }
 
   @Override
   public Optional<PartitionStatistics> partitionStatistics(String partitionId) {
+    Names.checkPartitionId(partitionId);
     return call(
         ControllerMessages.PARTITION_STATISTICS,
         1,

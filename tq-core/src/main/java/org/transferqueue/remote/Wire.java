@@ -1,7 +1,6 @@
 package org.transferqueue.remote;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.msgpack.core.MessageBufferPacker;
@@ -10,12 +9,15 @@ import org.msgpack.core.MessagePackException;
 import org.msgpack.core.MessageUnpacker;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
  * Small msgpack helpers for the remote messages: a writer that never throws checked exceptions and
- * a reader that turns any malformed input into {@code PROTOCOL_ERROR}. Not thread-safe; one per
- * message.
+ * a reader that turns any malformed input into {@code PROTOCOL_ERROR}. Strings are UTF-8 both ways:
+ * the writer refuses a string with a lone surrogate ({@code INVALID_ARGUMENT}, {@link Strings}),
+ * the reader bytes that are not valid UTF-8 ({@code PROTOCOL_ERROR}); neither replaces characters.
+ * Not thread-safe; one per message.
  */
 final class Wire {
   private Wire() {}
@@ -67,7 +69,7 @@ final class Wire {
 
     Writer str(String value) {
       try {
-        packer.packString(value);
+        packer.packString(Strings.checkWellFormed(value, "string"));
         return this;
       } catch (IOException e) {
         throw failed(e);
@@ -209,15 +211,24 @@ final class Wire {
     }
 
     /**
-     * Reads a string as its UTF-8 bytes (malformed sequences replaced, as the unpacker would),
-     * without the unpacker's 16 KiB decoding buffer per message.
+     * Reads a string as strict UTF-8 ({@link Strings#decodeUtf8}), without the unpacker's 16 KiB
+     * decoding buffer per message.
      */
     String str() {
       try {
-        return new String(payload(unpacker.unpackRawStringHeader()), StandardCharsets.UTF_8);
+        byte[] utf8 = payload(unpacker.unpackRawStringHeader());
+        return utf8(utf8, 0, utf8.length);
       } catch (IOException | MessagePackException e) {
         throw malformed(e.toString());
       }
+    }
+
+    private String utf8(byte[] source, int offset, int n) {
+      String value = Strings.decodeUtf8(source, offset, n);
+      if (value == null) {
+        throw malformed("a string of " + n + " bytes is not valid UTF-8");
+      }
+      return value;
     }
 
     byte[] bin() {
@@ -295,7 +306,7 @@ final class Wire {
           return str(); // names the missing bytes
         }
         unpacker.skipValue();
-        return new String(bytes, at + header, n, StandardCharsets.UTF_8);
+        return utf8(bytes, at + header, n);
       } catch (IOException | MessagePackException e) {
         throw malformed(e.toString());
       }

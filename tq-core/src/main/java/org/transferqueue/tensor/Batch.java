@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 
@@ -357,16 +358,18 @@ public final class Batch implements AutoCloseable {
      * @param field a non-blank name not yet added
      * @param values one value per row (see {@link ObjectColumn})
      * @return this builder
-     * @throws TqException with {@code INVALID_ARGUMENT} for an unsupported value; the columns
-     *     already added are closed, the tensors inside {@code values} are not
+     * @throws TqException with {@code INVALID_ARGUMENT} for an unsupported value, naming the field;
+     *     the columns already added are closed, the tensors inside {@code values} are not
      */
     public Builder objects(String field, List<?> values) {
       ObjectColumn column;
       try {
         column = new ObjectColumn(values);
       } catch (TqException e) {
-        fail(e);
-        throw e;
+        TqException named =
+            new TqException(e.code(), "field " + Strings.quote(field) + ": " + e.getMessage(), e);
+        fail(named);
+        throw named;
       }
       return add(field, column);
     }

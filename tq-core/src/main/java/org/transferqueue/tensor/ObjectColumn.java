@@ -12,7 +12,9 @@ import org.transferqueue.memory.BufferAllocator;
  * {@link Long}, {@link java.math.BigInteger} (up to 2^64-1; one that fits a long is stored as a
  * Long), {@link Double}, {@link String}, {@code byte[]}, {@link List} and {@link java.util.Map}
  * (keys String, Long, Double or Boolean) of values, and {@link Tensor} (at the top or nested in
- * lists and maps). Other types (Integer, Float, sets, arrays other than byte[]) are rejected.
+ * lists and maps). Other types (Integer, Float, sets, arrays other than byte[]) are rejected, and
+ * so are strings (values or map keys) that are not valid Unicode ({@link
+ * org.transferqueue.Strings}): the wire and the object store carry strings as UTF-8.
  *
  * <p>The column keeps an unmodifiable structural copy of the lists and maps it was given (byte
  * arrays and tensors are not copied). It takes ownership of the tensors inside its values and
@@ -27,7 +29,8 @@ public final class ObjectColumn implements Column {
    *
    * @param values one value per row; the column takes ownership of the tensors among them
    * @throws org.transferqueue.TqException with {@code INVALID_ARGUMENT} naming the offending class
-   *     and row, for a map key of another type, or for structures nested deeper than 64 levels
+   *     and row, for a map key of another type, for a string with a lone surrogate (shown escaped,
+   *     with its index), or for structures nested deeper than 64 levels
    */
   public ObjectColumn(List<?> values) {
     this(copyValues(values, UnaryOperator.identity()), true);

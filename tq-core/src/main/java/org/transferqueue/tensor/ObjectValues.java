@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
@@ -39,7 +40,7 @@ final class ObjectValues {
       case Boolean b -> b;
       case Long l -> l;
       case Double d -> d;
-      case String s -> s;
+      case String s -> checkString(s, row);
       case byte[] bytes -> bytes;
       case BigInteger big -> checkBigInteger(big, row);
       case Tensor tensor -> tensorCopier.apply(tensor);
@@ -70,11 +71,20 @@ final class ObjectValues {
     };
   }
 
+  /** A string of an object value must be valid Unicode, as the wire and the store encode it. */
+  private static String checkString(String value, int row) {
+    int at = Strings.loneSurrogate(value);
+    if (at >= 0) {
+      throw Strings.notWellFormed(value, at, "object value of row " + row + ": string");
+    }
+    return value;
+  }
+
   private static Object checkKey(Object key, int row) {
-    if (key instanceof String
-        || key instanceof Long
-        || key instanceof Double
-        || key instanceof Boolean) {
+    if (key instanceof String s) {
+      return checkString(s, row);
+    }
+    if (key instanceof Long || key instanceof Double || key instanceof Boolean) {
       return key;
     }
     throw new TqException(

@@ -9,6 +9,7 @@ import org.msgpack.core.MessagePackException;
 import org.msgpack.core.MessageUnpacker;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
@@ -24,12 +25,22 @@ final class ControlMessages {
 
   private ControlMessages() {}
 
-  /** The whole metadata section (empty body table) of an error reply. */
+  /**
+   * The whole metadata section (empty body table) of an error reply. A message that echoes a
+   * refused string may hold a lone surrogate, which UTF-8 cannot encode: it is escaped ({@code
+   * \u005CuD800}), and the cut never splits a surrogate pair, so the text always travels as it
+   * reads.
+   */
   static byte[] errorSection(ErrorCode code, String message) {
     String text = message == null ? "" : message;
     if (text.length() > MAX_ERROR_MESSAGE_CHARS) {
-      text = text.substring(0, MAX_ERROR_MESSAGE_CHARS) + "...";
+      int end = MAX_ERROR_MESSAGE_CHARS;
+      if (Character.isHighSurrogate(text.charAt(end - 1))) {
+        end--;
+      }
+      text = text.substring(0, end) + "...";
     }
+    text = Strings.escapeLoneSurrogates(text);
     try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
       packer.packArrayHeader(0);
       packer.packArrayHeader(2);

@@ -12,6 +12,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
@@ -21,6 +22,7 @@ import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
 
 /**
@@ -142,6 +144,15 @@ class BackendEquivalenceTest {
           }
         });
     p.put("put tags of an empty key", tq -> tq.kv().put("", P, (Batch) null, Map.of("a", 1)));
+    p.put("put values under an empty key", tq -> tq.kv().put("", P, Map.of("v", 1L), null).keys());
+    p.put(
+        "put an object value that holds a lone surrogate",
+        tq -> {
+          tq.kv().put("s", P, Map.of("v", "x\uD800"), null);
+          try (Batch read = tq.kv().batchGet(List.of("s"), P, List.of("v"))) {
+            return Strings.quote(((ObjectColumn) read.column("v")).values());
+          }
+        });
     p.put(
         "batch-put an empty key among others",
         tq -> {
@@ -364,6 +375,9 @@ class BackendEquivalenceTest {
             "read samples of a partition that does not exist", "StorageException NOT_FOUND")
         .containsEntry("put an empty key", "TqException INVALID_ARGUMENT")
         .containsEntry("put tags of an empty key", "TqException INVALID_ARGUMENT")
+        .containsEntry("put values under an empty key", "TqException INVALID_ARGUMENT")
+        .containsEntry(
+            "put an object value that holds a lone surrogate", "TqException INVALID_ARGUMENT")
         .containsEntry("batch-put an empty key among others", "TqException INVALID_ARGUMENT")
         .containsEntry("get an empty key", "TqException INVALID_ARGUMENT")
         .containsEntry("clear an empty key", "TqException INVALID_ARGUMENT")

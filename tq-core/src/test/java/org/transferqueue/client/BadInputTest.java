@@ -8,6 +8,7 @@ import static org.transferqueue.client.Rows.longRows;
 
 import java.util.List;
 import java.util.Map;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.Parameter;
@@ -134,6 +135,60 @@ class BadInputTest {
       assertThat(tq.client().getPartitionList()).containsExactly(P);
       stored.assertUnchanged();
     }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void shouldRefuseEmptyPartitionIdsFieldNamesAndTaskNamesWhenAnyCallTakesThem(
+      Backend backend, BufferAllocator allocator) {
+    try (TestSystem tq = deployment.fresh(backend);
+        Stored stored = new Stored(tq.client(), allocator)) {
+      MetaClient client = tq.client();
+      KvApi kv = tq.kv();
+      List<ThrowingCallable> emptyPartition =
+          List.of(
+              () -> kv.put("k", "", Map.of("x", 1L), null),
+              () -> kv.batchGet(List.of("k"), "", null),
+              () -> kv.list(""),
+              () -> client.getProductionStatus("", List.of("x")),
+              () -> client.getConsumptionStatus("", "t"),
+              () -> client.resetConsumption("", "t"),
+              () -> client.clearPartition(""),
+              () -> client.resolveIndexes("", List.of(0L)),
+              () -> tq.controller().partitionStatistics(""));
+      for (ThrowingCallable call : emptyPartition) {
+        assertInvalid(call, "partition_id is empty");
+      }
+      List<ThrowingCallable> emptyField =
+          List.of(
+              () -> client.getProductionStatus(P, List.of("x", "")),
+              () -> client.getMeta(GetMetadataRequest.forceFetch(P, List.of(""))),
+              () -> kv.batchGet(List.of("k"), P, List.of("")));
+      for (ThrowingCallable call : emptyField) {
+        assertInvalid(call, "field name at position");
+      }
+      // An empty task name used to be registered by a status query and show in the statistics.
+      List<ThrowingCallable> emptyTask =
+          List.of(
+              () -> client.getConsumptionStatus(P, ""),
+              () -> client.resetConsumption(P, ""),
+              () -> tq.controller().scanReady(P, List.of("x"), ""),
+              () -> client.getMeta(GetMetadataRequest.fetch(P, List.of("x"), "", 1)));
+      for (ThrowingCallable call : emptyTask) {
+        assertInvalid(call, "task_name is empty");
+      }
+      assertThat(tq.controller().partitionStatistics(P).orElseThrow().consumedPerTask()).isEmpty();
+      assertThat(client.getPartitionList()).containsExactly(P);
+      stored.assertUnchanged();
+    }
+  }
+
+  private static void assertInvalid(ThrowingCallable call, String message) {
+    assertThatThrownBy(call)
+        .as(message)
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining(message);
   }
 
   @ParameterizedTest

@@ -12,6 +12,7 @@ import java.util.function.Function;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
@@ -20,6 +21,7 @@ import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
 
 /**
@@ -126,6 +128,25 @@ class DeploymentEquivalenceTest {
             return tq.kv().put("", P, one, null).keys();
           }
         });
+    p.put("put values under an empty key", tq -> tq.kv().put("", P, Map.of("v", 1L), null).keys());
+    p.put("put values under a null key", tq -> tq.kv().put(null, P, Map.of("v", 1L), null).keys());
+    p.put(
+        "put into a partition whose id holds a lone surrogate",
+        tq -> {
+          tq.kv().put("k", "p\uD800", Map.of("v", 1L), null);
+          return Strings.quote(tq.client().getPartitionList());
+        });
+    p.put(
+        "put an object value that holds a lone surrogate",
+        tq -> {
+          tq.kv().put("s", P, Map.of("v", "x\uD800"), null);
+          try (Batch read = tq.kv().batchGet(List.of("s"), P, List.of("v"))) {
+            return Strings.quote(((ObjectColumn) read.column("v")).values());
+          }
+        });
+    p.put(
+        "consumption status of an empty task name",
+        tq -> tq.client().getConsumptionStatus(P, "").isPresent());
     p.put(
         "put duplicate keys",
         tq -> {
@@ -167,5 +188,13 @@ class DeploymentEquivalenceTest {
     Map<String, String> loopback = outcomes(Deployment.LOOPBACK, backend, allocator);
     assertThat(loopback).containsExactlyEntriesOf(embedded);
     assertThat(embedded.values()).anyMatch(o -> !o.startsWith("ok"));
+    assertThat(embedded)
+        .containsEntry("put values under an empty key", "TqException INVALID_ARGUMENT")
+        .containsEntry("put values under a null key", "TqException INVALID_ARGUMENT")
+        .containsEntry(
+            "put into a partition whose id holds a lone surrogate", "TqException INVALID_ARGUMENT")
+        .containsEntry(
+            "put an object value that holds a lone surrogate", "TqException INVALID_ARGUMENT")
+        .containsEntry("consumption status of an empty task name", "TqException INVALID_ARGUMENT");
   }
 }

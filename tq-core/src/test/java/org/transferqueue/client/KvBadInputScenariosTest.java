@@ -10,16 +10,19 @@ import static org.transferqueue.client.Rows.longRows;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.tensor.Batch;
@@ -121,7 +124,7 @@ class KvBadInputScenariosTest {
           .hasMessageContaining("Received an empty list as keys");
       // A key names a sample: the empty string names none, wherever it stands in the list.
       for (List<String> keys : List.of(List.of(""), List.of("valid_key", ""))) {
-        String index = "keys[" + keys.indexOf("") + "]";
+        String index = "key at position " + keys.indexOf("") + " is empty";
         assertThatThrownBy(() -> kv.batchPut(keys, P, null, List.of(Map.of("t", 1L))))
             .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
             .hasMessageContaining(index);
@@ -139,6 +142,57 @@ class KvBadInputScenariosTest {
           .satisfies(e -> assertThat(code(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT));
       assertThat(tq.client().getPartitionList()).isEmpty();
     }
+  }
+
+  @ParameterizedTest
+  @MethodSource("org.transferqueue.client.Backend#withKvForms")
+  void shouldRefuseEmptyAndNullKeysWhenAnyKeyValueCallGetsThem(
+      KvCalls.Form form, Backend backend, BufferAllocator allocator) {
+    try (TestSystem tq = deployment.fresh(backend);
+        Batch one = batch("x", i64(allocator, new long[] {1}));
+        Batch two = batch("x", i64(allocator, new long[] {1}, new long[] {2}))) {
+      KvCalls kv = form.over(tq.kv());
+      List<String> withNull = new ArrayList<>(List.of("b"));
+      withNull.add(null);
+      // A single key: the value-map put used to register an empty key nothing could read or clear.
+      assertKeyRefused(() -> kv.put("", P, Map.of("x", 1L), null), "key is empty");
+      assertKeyRefused(() -> kv.put("", P, Map.of("x", 1L), Map.of("t", 1L)), "key is empty");
+      assertKeyRefused(() -> kv.put(null, P, Map.of("x", 1L), null), "key is null");
+      assertKeyRefused(() -> kv.put(null, P, one, null), "key is null");
+      assertKeyRefused(() -> kv.put(null, P, (Batch) null, Map.of("t", 1L)), "key is null");
+      // Key lists name the position of the bad key, quoting keys so that an empty one shows.
+      assertKeyRefused(
+          () -> kv.batchPut(List.of("", "b"), P, two, null),
+          "keys [\"\", \"b\"]: key at position 0 is empty");
+      assertKeyRefused(
+          () -> kv.batchPut(withNull, P, two, null),
+          "keys [\"b\", null]: key at position 1 is null");
+      assertKeyRefused(
+          () -> kv.batchGet(List.of("b", ""), P), "keys [\"b\", \"\"]: key at position 1 is empty");
+      assertKeyRefused(
+          () -> kv.get(KvBatchMeta.of(List.of(""), List.of(Map.of()), P, null), null),
+          "keys [\"\"]: key at position 0 is empty");
+      assertKeyRefused(() -> kv.clear(withNull, P), "key at position 1 is null");
+      assertKeyRefused(() -> kv.clear(List.of(""), P), "keys [\"\"]: key at position 0 is empty");
+      // The low-level key calls and the controller refuse them too.
+      assertKeyRefused(
+          () -> tq.client().resolveKeys(P, List.of("a", ""), true), "key at position 1 is empty");
+      assertKeyRefused(
+          () -> tq.client().putKeys(P, List.of("", "b"), two, null), "key at position 0 is empty");
+      assertKeyRefused(() -> tq.client().resolveKeys(P, null, false), "keys must be a list");
+      assertKeyRefused(
+          () -> tq.controller().resolveKeys(P, List.of(""), true), "key at position 0 is empty");
+      assertNoKeys(kv);
+      assertThat(tq.client().getPartitionList()).isEmpty();
+    }
+  }
+
+  private static void assertKeyRefused(ThrowingCallable call, String message) {
+    assertThatThrownBy(call)
+        .as(message)
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining(message);
   }
 
   @ParameterizedTest

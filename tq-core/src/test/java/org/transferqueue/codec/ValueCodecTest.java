@@ -278,6 +278,23 @@ class ValueCodecTest {
   }
 
   @Test
+  void shouldRefuseALoneSurrogateNamingItsPathWhenEncoding() {
+    Map<String, Object> nested = new LinkedHashMap<>();
+    nested.put("ok", "\uD83D\uDE00 and \uFFFD");
+    nested.put("a", List.of("fine", "x\uD800y"));
+    assertThatThrownBy(() -> ValueEncoder.encode(nested))
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessage(
+            "string at $[\"a\"][1] \"x\\uD800y\" is not valid Unicode: lone surrogate \\uD800"
+                + " at index 1, which UTF-8 cannot encode");
+    assertThatThrownBy(() -> ValueEncoder.encodeColumn(List.of(1L, Map.of("k\uDC00", 1L))))
+        .isInstanceOf(TqException.class)
+        .hasMessageContaining("$[1][\"k\\uDC00\"]")
+        .hasMessageContaining("lone surrogate \\uDC00 at index 1");
+  }
+
+  @Test
   void shouldRejectCyclicValueWhenEncoding() {
     List<Object> cycle = new ArrayList<>();
     cycle.add(cycle);

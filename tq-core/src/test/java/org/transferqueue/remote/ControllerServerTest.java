@@ -3,6 +3,7 @@ package org.transferqueue.remote;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
@@ -415,6 +416,72 @@ class ControllerServerTest {
       assertThat(remote.createPartition("after")).isTrue();
       assertThat(served.listPartitions()).containsExactly("after");
     }
+  }
+
+  @Test
+  void shouldAnswerInvalidUtf8WithProtocolErrorAndKeepServingWhenAForeignClientSendsIt(
+      BufferAllocator allocator) {
+    Controller served = controller(CALL);
+    try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator);
+        TransportClient client = new TransportClient(transport().build(), allocator)) {
+      served.createPartition("p");
+      // What a client that does not check its strings would send: U+D800 encoded as if it were a
+      // code point (ED A0 80), which is not UTF-8; the server must not store it as "\uFFFD...".
+      byte[] surrogate = {(byte) 0xa3, (byte) 0xed, (byte) 0xa0, (byte) 0x80};
+      byte[] create = concat(new byte[] {(byte) 0x91}, surrogate);
+      byte[] resolve =
+          concat(new byte[] {(byte) 0x93, (byte) 0xa1, 'p', (byte) 0x91}, surrogate, TRUE);
+      MetaWriter tags = new MetaWriter().arrayHeader(1).arrayHeader(2).string("MERGE");
+      tags.mapHeader(1).string("p").mapHeader(1).integer(0).mapHeader(1).string("t");
+      byte[] setTags = concat(tags.toByteArray(), surrogate);
+      assertThat(errorOf(client, server, ControllerMessages.CREATE_PARTITION, create))
+          .isEqualTo(ErrorCode.PROTOCOL_ERROR);
+      assertThat(errorOf(client, server, ControllerMessages.RESOLVE_KEYS, resolve))
+          .isEqualTo(ErrorCode.PROTOCOL_ERROR);
+      assertThat(errorOf(client, server, ControllerMessages.SET_TAGS, setTags))
+          .isEqualTo(ErrorCode.PROTOCOL_ERROR);
+      assertThat(served.listPartitions()).containsExactly("p");
+      assertThat(served.listKeys("p").partitions().get("p")).isEmpty();
+      RemoteController remote = remote(client, server);
+      assertThat(remote.createPartition("after \uD83D\uDE00")).isTrue();
+      assertThat(served.listPartitions()).containsExactly("p", "after \uD83D\uDE00");
+    }
+  }
+
+  @Test
+  void shouldRefuseAnEmptyKeyWhenARemoteClientSendsIt(BufferAllocator allocator) {
+    Controller served = controller(CALL);
+    try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator);
+        TransportClient client = new TransportClient(transport().build(), allocator)) {
+      for (List<String> keys : List.of(List.of(""), List.of("a", ""))) {
+        MetaWriter resolve = new MetaWriter().arrayHeader(3).string("p").strings(keys).bool(true);
+        assertThatThrownBy(
+                () ->
+                    client
+                        .call(
+                            server.address(),
+                            Request.of(ControllerMessages.RESOLVE_KEYS, resolve.toByteArray()),
+                            BodyDestination.into(List.of()),
+                            CALL)
+                        .close())
+            .isInstanceOfSatisfying(
+                TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+            .hasMessageContaining("key at position " + keys.indexOf("") + " is empty")
+            .hasMessageContaining("\"\"");
+      }
+      assertThat(served.listPartitions()).isEmpty();
+    }
+  }
+
+  private static final byte[] TRUE = {(byte) 0xc3};
+
+  /** The bytes of {@code parts}, one after the other: hand-built messages of the foreign tests. */
+  static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (byte[] part : parts) {
+      out.writeBytes(part);
+    }
+    return out.toByteArray();
   }
 
   private static ErrorCode errorOf(

@@ -363,6 +363,68 @@ class MetaCodecTest {
   }
 
   @Test
+  void shouldRefuseALoneSurrogateWhenWritingStringsValuesOrMapKeys() {
+    List<Runnable> writes =
+        List.of(
+            () -> new MetaWriter().string("p\uD800"),
+            () -> new MetaWriter().strings(List.of("ok", "\uDC00")),
+            () -> new MetaWriter().value(List.of("fine", "v\uDBFF")),
+            () -> new MetaWriter().valueMap(Map.of("k\uDFFF", 1L)));
+    for (int i = 0; i < writes.size(); i++) {
+      assertThatThrownBy(writes.get(i)::run)
+          .as("write %d", i)
+          .isInstanceOfSatisfying(
+              TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageContaining("is not valid Unicode: lone surrogate \\u");
+    }
+    byte[] pair = new MetaWriter().string("\uD83D\uDE00 \uFFFD").toByteArray();
+    assertThat(new MetaReader(pair).string("s")).isEqualTo("\uD83D\uDE00 \uFFFD");
+  }
+
+  @Test
+  void shouldRejectMalformedUtf8WithProtocolErrorWhenReadingStringsValuesOrMapKeys() {
+    // ED A0 80 is U+D800 encoded as if it were a code point: not UTF-8 (nor is C0 80, overlong).
+    byte[] surrogate = {(byte) 0xa3, (byte) 0xed, (byte) 0xa0, (byte) 0x80};
+    byte[] overlong = {(byte) 0xa2, (byte) 0xc0, (byte) 0x80};
+    for (byte[] bad : List.of(surrogate, overlong)) {
+      byte[] inArray = concat(new byte[] {(byte) 0x92, (byte) 0xa1, 'a'}, bad);
+      byte[] asKey = concat(new byte[] {(byte) 0x81}, bad, new byte[] {0x01});
+      byte[] asValue = concat(new byte[] {(byte) 0x81, (byte) 0xa1, 't'}, bad);
+      List<Runnable> reads =
+          List.of(
+              () -> new MetaReader(bad).string("partitionId"),
+              () -> new MetaReader(inArray).strings("keys"),
+              () -> new MetaReader(asKey).valueMap("tags"),
+              () -> new MetaReader(asValue).valueMap("tags"),
+              () -> new MetaReader(inArray).value("extraInfo"));
+      for (int i = 0; i < reads.size(); i++) {
+        assertThatThrownBy(reads.get(i)::run)
+            .as("read %d of %s", i, Arrays.toString(bad))
+            .isInstanceOfSatisfying(
+                ProtocolException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR))
+            .hasMessageContaining("not valid UTF-8");
+      }
+    }
+    byte[] replacement = {(byte) 0xa3, (byte) 0xef, (byte) 0xbf, (byte) 0xbd};
+    assertThat(new MetaReader(replacement).string("s")).isEqualTo("\uFFFD");
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    int n = 0;
+    for (byte[] part : parts) {
+      n += part.length;
+    }
+    byte[] out = new byte[n];
+    int at = 0;
+    for (byte[] part : parts) {
+      System.arraycopy(part, 0, out, at, part.length);
+      at += part.length;
+    }
+    return out;
+  }
+
+  @Test
   void shouldRejectUnencodableValuesWithInvalidArgument() {
     assertThatThrownBy(() -> new MetaWriter().value(new Object()))
         .isInstanceOfSatisfying(

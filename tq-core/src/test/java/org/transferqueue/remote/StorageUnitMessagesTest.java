@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.StorageException;
+import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.storage.checkpoint.FileDigest;
@@ -28,8 +30,10 @@ import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.Tensor;
+import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.InProcessExchange;
 import org.transferqueue.transport.Request;
+import org.transferqueue.transport.Response;
 
 /**
  * Every storage-unit message type (200-208) encoded by {@link RemoteStorageUnit}, decoded and
@@ -156,6 +160,90 @@ class StorageUnitMessagesTest {
       }
       assertThat(unit.stats().samples()).isZero();
     }
+  }
+
+  @Test
+  void shouldRejectStringsThatAreNotUtf8WhenAForeignClientSendsThem(BufferAllocator allocator) {
+    // U+D800 encoded as if it were a code point: what a client that does not check sends.
+    byte[] surrogate = {(byte) 0xa3, (byte) 0xed, (byte) 0xa0, (byte) 0x80};
+    try (StorageUnit unit = new StorageUnit("unit-0", OptionalLong.empty(), allocator, 1L << 26);
+        StorageUnitServer server = StorageUnitServer.start(unit, RemoteUnits.config(), allocator)) {
+      byte[] densePut =
+          ControllerServerTest.concat(
+              new Wire.Writer()
+                  .array(4)
+                  .i64(0)
+                  .longs(new long[] {1})
+                  .longs(new long[] {0})
+                  .array(1)
+                  .array(4)
+                  .toBytes(),
+              surrogate,
+              new Wire.Writer()
+                  .i64(ColumnKind.DENSE.ordinal())
+                  .str("int64")
+                  .array(1)
+                  .longs(new long[] {1})
+                  .toBytes());
+      byte[] get =
+          ControllerServerTest.concat(
+              new Wire.Writer()
+                  .array(3)
+                  .longs(new long[] {1})
+                  .longs(new long[] {0})
+                  .array(1)
+                  .toBytes(),
+              surrogate);
+      byte[] mainFrame =
+          ControllerServerTest.concat(new byte[] {(byte) 0x91}, surrogate); // [the string]
+      byte[] objectPut =
+          new Wire.Writer()
+              .array(4)
+              .i64(0)
+              .longs(new long[] {1})
+              .longs(new long[] {0})
+              .array(1)
+              .array(4)
+              .str("note")
+              .i64(ColumnKind.OBJECT.ordinal())
+              .i64(mainFrame.length)
+              .i64(0)
+              .toBytes();
+      MemorySegment row = MemorySegment.ofArray(new long[] {7});
+      assertThat(respond(server, allocator, Request.of(StorageUnitMessages.PUT, densePut, row)))
+          .failsWithin(Duration.ofSeconds(10))
+          .withThrowableThat()
+          .havingCause()
+          .isInstanceOfSatisfying(
+              ProtocolException.class, e -> assertThat(e.getMessage()).contains("not valid UTF-8"));
+      assertThat(respond(server, allocator, Request.of(StorageUnitMessages.GET, get)))
+          .failsWithin(Duration.ofSeconds(10))
+          .withThrowableThat()
+          .havingCause()
+          .isInstanceOf(ProtocolException.class);
+      // Inside an object value the main frame's own codec refuses it (docs/PROTOCOL.md section 10).
+      Request objects =
+          Request.of(StorageUnitMessages.PUT, objectPut, MemorySegment.ofArray(mainFrame));
+      assertThat(respond(server, allocator, objects))
+          .failsWithin(Duration.ofSeconds(10))
+          .withThrowableThat()
+          .havingCause()
+          .isInstanceOfSatisfying(
+              TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CORRUPT_DATA))
+          .withMessageContaining("not valid UTF-8");
+      assertThat(unit.stats().samples()).isZero();
+      byte[] stats = new Wire.Writer().array(0).toBytes();
+      try (Response reply =
+          respond(server, allocator, Request.of(StorageUnitMessages.STATS, stats)).join()) {
+        assertThat(reply.metadata()).isNotEmpty();
+      }
+    }
+  }
+
+  private static CompletableFuture<Response> respond(
+      StorageUnitServer server, BufferAllocator allocator, Request request) {
+    return InProcessExchange.respond(
+        server.transport(), request, BodyDestination.allocateFrom(allocator), allocator);
   }
 
   private static long[] longs(MemorySegment row) {

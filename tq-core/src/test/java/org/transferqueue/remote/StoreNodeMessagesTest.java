@@ -177,6 +177,48 @@ class StoreNodeMessagesTest {
   }
 
   @Test
+  void shouldRejectKeysThatAreNotUtf8WhenAForeignClientSendsThem(BufferAllocator allocator) {
+    // "k" then U+D800 encoded as if it were a code point: not UTF-8, so no key may be made of it.
+    byte[] badKeys = {(byte) 0x91, (byte) 0xa4, 'k', (byte) 0xed, (byte) 0xa0, (byte) 0x80};
+    try (Nodes nodes = new Nodes(allocator)) {
+      StoreNodeServer server = nodes.servers.getFirst();
+      byte[] write =
+          ControllerServerTest.concat(
+              new Wire.Writer().array(5).bool(false).i64(1).bool(true).bool(false).toBytes(),
+              badKeys);
+      byte[] read =
+          ControllerServerTest.concat(
+              new Wire.Writer().array(2).toBytes(),
+              badKeys,
+              new Wire.Writer().longs(new long[] {-1}).toBytes());
+      byte[] exist = ControllerServerTest.concat(new Wire.Writer().array(1).toBytes(), badKeys);
+      byte[] remove =
+          ControllerServerTest.concat(new Wire.Writer().array(2).bool(true).toBytes(), badKeys);
+      List<Request> requests =
+          List.of(
+              Request.of(StoreNodeMessages.WRITE, write, MemorySegment.ofArray(new byte[8])),
+              Request.of(StoreNodeMessages.READ, read),
+              Request.of(StoreNodeMessages.EXIST, exist),
+              Request.of(StoreNodeMessages.REMOVE, remove));
+      for (Request request : requests) {
+        assertThat(
+                InProcessExchange.respond(
+                    server.transport(),
+                    request,
+                    BodyDestination.allocateFrom(allocator),
+                    allocator))
+            .as("type %d", request.type())
+            .failsWithin(Duration.ofSeconds(10))
+            .withThrowableThat()
+            .havingCause()
+            .isInstanceOf(ProtocolException.class)
+            .withMessageContaining("not valid UTF-8");
+      }
+      assertThat(nodes.engines.getFirst().removeAll(true)).as("no key was stored").isZero();
+    }
+  }
+
+  @Test
   void shouldRejectMalformedMetadataOfEveryMessageTypeWithoutSockets(BufferAllocator allocator) {
     try (Nodes nodes = new Nodes(allocator)) {
       byte[] notAnArray = new Wire.Writer().str("not an array").toBytes();

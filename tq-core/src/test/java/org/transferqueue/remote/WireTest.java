@@ -3,11 +3,13 @@ package org.transferqueue.remote;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
+import org.transferqueue.TqException;
 
 /** The msgpack helpers of the remote messages, without sockets. */
 class WireTest {
@@ -64,10 +66,53 @@ class WireTest {
   }
 
   @Test
-  void shouldReplaceMalformedUtf8AsTheUnpackerWould() {
-    byte[] bytes = {(byte) 0xa2, (byte) 0xc3, 0x28}; // fixstr of 2 bytes: an invalid sequence
-    try (Wire.Reader r = new Wire.Reader(bytes, "test message")) {
-      assertThat(r.str()).isEqualTo("\uFFFD(");
+  void shouldRejectMalformedUtf8WhenReadingAStringOrAKey() {
+    String[] malformed = {"c328", "eda080", "c080", "edb080", "f4908080"};
+    for (String hex : malformed) {
+      byte[] utf8 = HexFormat.of().parseHex(hex);
+      byte[] str = new byte[utf8.length + 1];
+      str[0] = (byte) (0xa0 | utf8.length); // fixstr
+      System.arraycopy(utf8, 0, str, 1, utf8.length);
+      byte[] keys = new byte[str.length + 1];
+      keys[0] = (byte) 0x91; // an array of one key
+      System.arraycopy(str, 0, keys, 1, str.length);
+      try (Wire.Reader r = new Wire.Reader(str, "test message")) {
+        assertThatThrownBy(r::str)
+            .as(hex)
+            .isInstanceOfSatisfying(
+                ProtocolException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR))
+            .hasMessageContaining("malformed test message")
+            .hasMessageContaining("not valid UTF-8");
+      }
+      try (Wire.Reader r = new Wire.Reader(keys, "test message")) {
+        assertThatThrownBy(() -> r.keys(10)).as(hex).isInstanceOf(ProtocolException.class);
+      }
+      try (Wire.Reader r = new Wire.Reader(keys, "test message")) {
+        assertThatThrownBy(() -> r.strings(10)).as(hex).isInstanceOf(ProtocolException.class);
+      }
+    }
+    byte[] realReplacement = new Wire.Writer().keys(List.of("\uFFFD", "a\uFFFDb")).toBytes();
+    try (Wire.Reader r = new Wire.Reader(realReplacement, "test message")) {
+      assertThat(r.keys(10)).containsExactly("\uFFFD", "a\uFFFDb");
+    }
+  }
+
+  @Test
+  void shouldRefuseALoneSurrogateWhenWritingAStringOrAKey() {
+    for (String bad : List.of("\uD800", "k\uDC00", "\uD83D\uDE00\uD83D")) {
+      assertThatThrownBy(() -> new Wire.Writer().str(bad))
+          .isInstanceOfSatisfying(
+              TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageStartingWith("string \"")
+          .hasMessageContaining("is not valid Unicode");
+      assertThatThrownBy(() -> new Wire.Writer().keys(List.of("ok", bad)))
+          .isInstanceOf(TqException.class)
+          .hasMessageContaining("lone surrogate");
+    }
+    byte[] pair = new Wire.Writer().str("\uD83D\uDE00").toBytes();
+    try (Wire.Reader r = new Wire.Reader(pair, "test message")) {
+      assertThat(r.str()).isEqualTo("\uD83D\uDE00");
     }
   }
 
@@ -80,10 +125,6 @@ class WireTest {
     assertThat(asKeys).isEqualTo(new Wire.Writer().strings(keys).toBytes());
     try (Wire.Reader r = new Wire.Reader(asKeys, "test message")) {
       assertThat(r.keys(10)).isEqualTo(keys);
-    }
-    byte[] malformed = {(byte) 0x91, (byte) 0xa2, (byte) 0xc3, 0x28};
-    try (Wire.Reader r = new Wire.Reader(malformed, "test message")) {
-      assertThat(r.keys(10)).containsExactly("\uFFFD(");
     }
   }
 

@@ -248,6 +248,34 @@ class ColumnTest {
   }
 
   @Test
+  void shouldRefuseStringsWithALoneSurrogateWhereverTheyAreInAnObjectValue() {
+    List<Object> values =
+        List.of(
+            "top\uD800",
+            List.of("ok", List.of("deep\uDC00")),
+            Map.of("k", "v\uDBFF"),
+            Map.of("key\uDFFF", 1L));
+    for (int i = 0; i < values.size(); i++) {
+      List<Object> rows = new ArrayList<>(List.of("fine", "\uD83D\uDE00"));
+      rows.add(values.get(i));
+      assertThatThrownBy(() -> new ObjectColumn(rows))
+          .as("value %d", i)
+          .isInstanceOfSatisfying(
+              TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageStartingWith("object value of row 2: string \"")
+          .hasMessageContaining("is not valid Unicode: lone surrogate \\u")
+          .hasMessageMatching("(?s).* at index \\d+, .*");
+    }
+    assertThatThrownBy(() -> Batch.builder().objects("note", List.of("a", "b\uD800")))
+        .isInstanceOf(TqException.class)
+        .hasMessage(
+            "field \"note\": object value of row 1: string \"b\\uD800\" is not valid Unicode:"
+                + " lone surrogate \\uD800 at index 1, which UTF-8 cannot encode");
+    assertThat(new ObjectColumn(List.of("\uD83D\uDE00", "\uFFFD")).values())
+        .containsExactly("\uD83D\uDE00", "\uFFFD");
+  }
+
+  @Test
   void shouldNotCloseTensorsThroughSlice(BufferAllocator allocator) {
     Tensor t = Tensor.zeros(allocator, DType.INT8, 3);
     try (ObjectColumn column = new ObjectColumn(Arrays.asList(t, null))) {

@@ -10,8 +10,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TqClient;
+import org.transferqueue.controller.Names;
 import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
@@ -240,8 +242,12 @@ final class KvCommand implements Runnable {
     }
   }
 
-  /** Fails with {@code UNKNOWN_PARTITION} naming the partition and the existing ones. */
+  /**
+   * Fails with {@code INVALID_ARGUMENT} for an empty or not well-formed partition id, and with
+   * {@code UNKNOWN_PARTITION} naming the partition and the existing ones.
+   */
   static void requirePartition(TqClient tq, String partition) {
+    Names.checkPartitionId(partition);
     List<String> partitions = tq.controller().listPartitions();
     if (!partitions.contains(partition)) {
       throw new TqException(
@@ -250,8 +256,12 @@ final class KvCommand implements Runnable {
     }
   }
 
-  /** Fails naming the partition or every key of {@code keys} it does not hold. */
+  /**
+   * Fails naming the position of an empty or not well-formed key ({@code INVALID_ARGUMENT}), a key
+   * given twice, the partition, or every key of {@code keys} it does not hold.
+   */
   static void requireKeys(TqClient tq, String partition, List<String> keys) {
+    Strings.checkNames(keys, "key");
     Set<String> seen = new HashSet<>();
     for (String key : keys) {
       if (!seen.add(key)) {

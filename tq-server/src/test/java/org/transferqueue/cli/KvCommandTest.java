@@ -196,6 +196,43 @@ class KvCommandTest {
   }
 
   @Test
+  void shouldRefuseEmptyKeysAndPartitionsWithOneLineNamingThem() {
+    ok("kv", "put", "--partition", "p", "--key", "a", "v=1");
+    assertThat(fails("kv", "put", "--partition", "p", "--key", "", "v=1").err())
+        .isEqualTo("tq kv put: error: key is empty\n");
+    assertThat(fails("kv", "put", "--partition", "", "--key", "b", "v=1").err())
+        .isEqualTo("tq kv put: error: partition_id is empty\n");
+    assertThat(fails("kv", "get", "--partition", "p", "--key", "a", "--key", "").err())
+        .isEqualTo("tq kv get: error: keys [\"a\", \"\"]: key at position 1 is empty\n");
+    assertThat(fails("kv", "clear", "--partition", "p", "--key", "").err())
+        .isEqualTo("tq kv clear: error: keys [\"\"]: key at position 0 is empty\n");
+    assertThat(fails("kv", "get", "--partition", "", "--key", "a").err())
+        .isEqualTo("tq kv get: error: partition_id is empty\n");
+    assertThat(fails("kv", "list", "--partition", "").err())
+        .isEqualTo("tq kv list: error: partition_id is empty\n");
+    assertThat(fails("kv", "get", "--partition", "p", "--key", "a", "--field", "").err())
+        .isEqualTo("tq kv get: error: field names [\"\"]: field name at position 0 is empty\n");
+    assertThat(ok("kv", "list", "--json").out()).isEqualTo("{\"p\":{\"a\":{}}}\n");
+  }
+
+  @Test
+  void shouldRefuseStringsThatAreNotValidUnicodeAndPrintTheErrorEscaped() {
+    // A JSON value can spell a lone surrogate with an escape; so can a program that calls tq.
+    assertThat(fails("kv", "put", "--partition", "p", "--key", "k", "note=\"\\ud800\"").err())
+        .isEqualTo(
+            "tq kv put: error: field \"note\": object value of row 0: string \"\\uD800\" is not"
+                + " valid Unicode: lone surrogate \\uD800 at index 0, which UTF-8 cannot encode\n");
+    assertThat(
+            fails("kv", "put", "--partition", "p", "--key", "k", "--tag", "t=\"x\\udc00\"").err())
+        .startsWith("tq kv put: error: metadata value of key \"t\" \"x\\uDC00\" is not valid");
+    assertThat(fails("kv", "put", "--partition", "p\uD800", "--key", "k", "v=1").err())
+        .startsWith("tq kv put: error: partition_id \"p\\uD800\" is not valid Unicode");
+    assertThat(fails("kv", "get", "--partition", "p", "--key", "\uDFFF").err())
+        .startsWith("tq kv get: error: keys [\"\\uDFFF\"]: key at position 0 \"\\uDFFF\"");
+    assertThat(ok("kv", "list", "--json").out()).isEqualTo("{}\n");
+  }
+
+  @Test
   void shouldReportAnUnreadableConfigurationAsUsageError(@TempDir Path dir) {
     Result result =
         RunningSystem.run("kv", "list", "--config", dir.resolve("missing.yaml").toString());
