@@ -462,7 +462,8 @@ public final class Controller implements ControllerApi {
                 index -> {
                   Map<String, Object> tags = partition.tags(IndexAllocator.checkIndex(index));
                   return tags == null ? Map.of() : tags;
-                }));
+                },
+                index -> partition.insertPosition(IndexAllocator.checkIndex(index))));
     if (result.isEmpty()) {
       // "Cannot serve now", as when too few samples are ready: polling answers an empty batch, a
       // blocking fetch waits for a change that may let the sampler serve (a group completing).
