@@ -1,5 +1,6 @@
 package org.transferqueue.client;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -11,9 +12,12 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
@@ -33,29 +37,43 @@ import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.metrics.ControllerOp;
 import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.storage.ClearResult;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PartitionGroup;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.Batch;
+import org.transferqueue.transport.DistinctErrorLog;
 
 /**
  * A {@link MetaClient} over a controller (in-process, or remote through {@link
  * org.transferqueue.remote.RemoteController}) and a storage manager that it calls directly: data
  * never passes through the controller.
  *
+ * <p>A put that fails removes the samples it created (cells first, then metadata). That cleanup
+ * runs within what is left of the put's deadline, the storage manager's {@link
+ * StorageManager#requestTimeout() request timeout} from the start of the put, so that a storage
+ * server that stopped answering makes the put wait one deadline, not one per step. A cleanup not
+ * done by then goes on in the background (each of its remote calls has its own deadline) and the
+ * put throws its error at once; a background cleanup that fails is logged and counted ({@link
+ * #cleanupFailures()}). With storage in this process the cleanup always runs before the put
+ * returns.
+ *
  * <p>Thread-safe: the controller and storage manager are; this class holds no mutable state besides
- * its closed flag. Asynchronous twins run the blocking form on a virtual thread per call, owned by
- * this client and stopped by {@link #close()}.
+ * its closed flag. Asynchronous twins and background cleanups run on a virtual thread per call,
+ * owned by this client; {@link #close()} waits for them.
  */
 final class LocalMetaClient implements MetaClient {
   private final ControllerApi controller;
   private final StorageManager storage;
   private final BufferAllocator allocator;
   private final ControllerRequests requests;
+  private final LongSupplier nanoClock;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final DistinctErrorLog cleanupErrors =
+      new DistinctErrorLog(System.getLogger(LocalMetaClient.class.getName()));
 
   /**
    * Creates a client.
@@ -81,10 +99,24 @@ final class LocalMetaClient implements MetaClient {
       StorageManager storage,
       BufferAllocator allocator,
       ControllerRequests requests) {
+    this(controller, storage, allocator, requests, System::nanoTime);
+  }
+
+  /**
+   * Creates a client whose controller calls are measured, with the monotonic clock that puts
+   * measure their deadline by.
+   */
+  LocalMetaClient(
+      ControllerApi controller,
+      StorageManager storage,
+      BufferAllocator allocator,
+      ControllerRequests requests,
+      LongSupplier nanoClock) {
     this.controller = Objects.requireNonNull(controller, "controller");
     this.storage = Objects.requireNonNull(storage, "storage");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.requests = Objects.requireNonNull(requests, "requests");
+    this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
   }
 
   @Override
@@ -116,6 +148,7 @@ final class LocalMetaClient implements MetaClient {
           "cannot put an empty batch into partition '" + partitionId + "'");
     }
     checkFieldNames(data.fields());
+    long startNs = nanoClock.getAsLong();
     GetMetadataRequest insert =
         GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount());
     BatchMeta meta = requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(insert));
@@ -123,11 +156,7 @@ final class LocalMetaClient implements MetaClient {
       return put(data, meta);
     } catch (RuntimeException e) {
       // The samples were allocated for this put only: a failed put must not leave them behind.
-      try {
-        clearSamples(meta.addFields(data, false));
-      } catch (RuntimeException cleanup) {
-        e.addSuppressed(cleanup);
-      }
+      cleanUp(meta.addFields(data, false), startNs, e);
       throw e;
     }
   }
@@ -163,6 +192,7 @@ final class LocalMetaClient implements MetaClient {
     ensureOpen();
     Objects.requireNonNull(data, "data");
     checkFieldNames(data.fields());
+    long startNs = nanoClock.getAsLong();
     // Without a parser the controller checks the schema before it creates any key; a parser may
     // change the schema, so its puts are checked by the production notification only.
     Map<String, FieldSchema> schema = parser == null ? FieldSchema.extract(data) : Map.of();
@@ -174,17 +204,17 @@ final class LocalMetaClient implements MetaClient {
     try {
       return store(data, meta, parser, false);
     } catch (RuntimeException e) {
-      forgetCreated(meta.addFields(data, false), resolution.createdIndexes(), e);
+      forgetCreated(meta.addFields(data, false), resolution.createdIndexes(), startNs, e);
       throw e;
     }
   }
 
   /**
    * Removes the samples a failed key-value put created, so that a rejected put leaves no key
-   * behind; keys that existed before the put keep their data. A cleanup failure is added to {@code
-   * failure} as suppressed.
+   * behind; keys that existed before the put keep their data.
    */
-  private void forgetCreated(BatchMeta resolved, List<Long> created, RuntimeException failure) {
+  private void forgetCreated(
+      BatchMeta resolved, List<Long> created, long startNs, RuntimeException failure) {
     if (created.isEmpty()) {
       return;
     }
@@ -193,11 +223,65 @@ final class LocalMetaClient implements MetaClient {
         IntStream.range(0, resolved.size())
             .filter(i -> createdSet.contains(resolved.globalIndex(i)))
             .toArray();
+    cleanUp(resolved.selectSamples(positions), startNs, failure);
+  }
+
+  /**
+   * Removes the samples a failed put created, within what is left of the put's deadline (see the
+   * class comment), else in the background. A cleanup failure known in time is added to {@code
+   * failure} as suppressed; a later one goes to the cleanup error log.
+   *
+   * @param created the samples to remove, with the fields the put wrote
+   * @param startNs when the put started, on {@link #nanoClock}
+   * @param failure the put's failure, which the caller throws
+   */
+  private void cleanUp(BatchMeta created, long startNs, RuntimeException failure) {
+    Optional<Duration> budget = storage.requestTimeout();
+    if (budget.isPresent()) {
+      try {
+        CompletableFuture<Void> cleanup =
+            CompletableFuture.runAsync(() -> removeCreated(created), executor);
+        long remainingNs = startNs + budget.get().toNanos() - nanoClock.getAsLong();
+        if (cleanupErrors.awaitWithin(cleanup, remainingNs, "cleanup of a failed put")) {
+          cleanup.join();
+        }
+        return;
+      } catch (CompletionException e) {
+        failure.addSuppressed(e.getCause());
+        return;
+      } catch (RejectedExecutionException closing) {
+        // The client is closing: clean up before the put returns.
+      }
+    }
     try {
-      clearSamples(resolved.selectSamples(positions));
+      removeCreated(created);
     } catch (RuntimeException e) {
       failure.addSuppressed(e);
     }
+  }
+
+  /**
+   * Removes the samples of a failed put: their cells, then their metadata (also when some cells
+   * could not be removed, as {@link #clearSamples} does, so that no key of the put stays listed).
+   *
+   * @throws StorageException {@code STORAGE_ERROR} naming the cells that could not be removed
+   */
+  private void removeCreated(BatchMeta created) {
+    ClearResult cleared = removeSamples(created);
+    if (!cleared.isComplete()) {
+      throw new StorageException(
+          ErrorCode.STORAGE_ERROR,
+          "the cells of a failed put could not all be removed: " + cleared.failures());
+    }
+  }
+
+  /**
+   * The number of background cleanups of failed puts that failed (see the class comment).
+   *
+   * @return the count
+   */
+  long cleanupFailures() {
+    return cleanupErrors.total();
   }
 
   private BatchMeta store(
@@ -453,13 +537,19 @@ final class LocalMetaClient implements MetaClient {
     }
     checkFieldNames(meta.fieldNames());
     checkPartitionIds(meta);
+    removeSamples(meta);
+  }
+
+  /** Removes the cells of some samples, then their metadata; returns the storage's outcome. */
+  private ClearResult removeSamples(BatchMeta meta) {
     BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
     // Storage first, so that no global index is recycled while its data still exists. Both
     // storage and the controller skip a sample whose generation is not the current one: a clear
     // through stale metadata leaves the sample that reuses the index alone.
-    storage.clear(withEveryStoredField(samples));
+    ClearResult cleared = storage.clear(withEveryStoredField(samples));
     ClearSamplesRequest clear = ClearSamplesRequest.of(samples, true);
     requests.measure(ControllerOp.CLEAR_META, () -> controller.clearSamples(clear), n -> n);
+    return cleared;
   }
 
   /**

@@ -36,10 +36,12 @@ import org.transferqueue.sampler.SequentialSampler;
  * operation runs entirely under it, so each operation is atomic and linearises at the moment it
  * takes the lock. Samplers run inside the critical section. A blocking fetch that cannot be served
  * waits on a condition of that lock with its deadline: waiting releases the lock, so notifications,
- * queries, clears and other fetches proceed meanwhile. Production updates, consumption resets,
+ * queries, clears and other fetches proceed meanwhile. A fetch cannot be served while fewer than
+ * its batch size of samples are ready, or while the sampler returns nothing from what is ready (a
+ * {@code GrpoGroupNSampler} that finds no complete group). Production updates, consumption resets,
  * clears, restores and sampler replacement signal the condition; a woken fetch re-scans (an O(1)
- * size check of the maintained ready set) and, at the deadline, checks once more before failing
- * with {@link DeadlineExceededException}.
+ * size check of the maintained ready set, then the sampler once enough samples are ready) and, at
+ * the deadline, checks once more before failing with {@link DeadlineExceededException}.
  *
  * <p>Requests are validated before any state changes, so a rejected request leaves no trace: every
  * partition id, task name, field name and key argument must follow {@link Names} (non-empty, valid
@@ -388,8 +390,10 @@ public final class Controller implements ControllerApi {
    *       field (a placeholder for new fields).
    *   <li>Fetch: consults the sampler's cache, then the ready set of (task, fields); when at least
    *       {@code batchSize} samples are ready the sampler chooses, its consumed indexes are marked
-   *       consumed, and its sampled indexes are returned. Otherwise polling mode returns an empty
-   *       batch and blocking mode waits until the request's deadline.
+   *       consumed, and its sampled indexes are returned. When too few samples are ready, or the
+   *       sampler returns nothing from them (for example no complete prompt group), polling mode
+   *       returns an empty batch and blocking mode waits, re-checking whenever the state changes,
+   *       until the request's deadline; a fetch that times out consumes nothing.
    *   <li>Force fetch: every index of the partition, produced or not, without sampling.
    * </ul>
    *
@@ -397,8 +401,7 @@ public final class Controller implements ControllerApi {
    * @return the batch's metadata
    * @throws DeadlineExceededException when a blocking fetch times out
    * @throws TqException {@link ErrorCode#UNKNOWN_PARTITION} for a force fetch of an unknown
-   *     partition; {@link ErrorCode#ILLEGAL_STATE} when a blocking fetch's sampler returns nothing;
-   *     {@link ErrorCode#INVALID_ARGUMENT} for sampler argument errors
+   *     partition; {@link ErrorCode#INVALID_ARGUMENT} for sampler argument errors
    */
   public BatchMeta getMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
@@ -477,7 +480,10 @@ public final class Controller implements ControllerApi {
                   + ". Required: "
                   + request.batchSize()
                   + ", Available: "
-                  + outcome.available());
+                  + outcome.available()
+                  + (outcome.declined()
+                      ? " (the sampler " + sampler.name() + " served no batch from them)"
+                      : ""));
         }
         stateChanged.awaitNanos(remaining);
       }
@@ -494,20 +500,26 @@ public final class Controller implements ControllerApi {
     }
   }
 
-  /** The result of one fetch attempt: a batch, or the number of ready samples. */
-  private record FetchOutcome(BatchMeta meta, int available) {}
+  /**
+   * The result of one fetch attempt: a batch, or none and the number of ready samples.
+   *
+   * @param meta the batch, or null when the fetch cannot be served now
+   * @param available the number of ready samples
+   * @param declined whether enough samples were ready but the sampler returned nothing
+   */
+  private record FetchOutcome(BatchMeta meta, int available, boolean declined) {}
 
   private FetchOutcome tryFetchLocked(GetMetadataRequest request, List<String> sortedFields) {
     Partition partition = partitions.get(request.partitionId());
     if (partition == null) {
-      return new FetchOutcome(null, 0);
+      return new FetchOutcome(null, 0, false);
     }
     ReadySet ready = partition.readySet(request.taskName(), sortedFields);
     boolean cached =
         sampler.hasCachedResult(
             request.partitionId(), request.taskName(), request.samplingConfig());
     if (!cached && ready.size() < request.batchSize()) {
-      return new FetchOutcome(null, ready.size());
+      return new FetchOutcome(null, ready.size(), false);
     }
     SampleResult result =
         sampler.sample(
@@ -520,19 +532,12 @@ public final class Controller implements ControllerApi {
                 index -> {
                   Map<String, Object> tags = partition.tags(IndexAllocator.checkIndex(index));
                   return tags == null ? Map.of() : tags;
-                }));
+                },
+                index -> partition.insertPosition(IndexAllocator.checkIndex(index))));
     if (result.isEmpty()) {
-      if (config.pollingMode()) {
-        return new FetchOutcome(BatchMeta.empty(), ready.size());
-      }
-      throw new TqException(
-          ErrorCode.ILLEGAL_STATE,
-          "Sampler returned no samples: sampler="
-              + sampler.name()
-              + " ready="
-              + ready.size()
-              + " batch_size="
-              + request.batchSize());
+      // "Cannot serve now", as when too few samples are ready: polling answers an empty batch, a
+      // blocking fetch waits for a change that may let the sampler serve (a group completing).
+      return new FetchOutcome(null, ready.size(), true);
     }
     checkMembers(partition, result.sampled(), "sampled");
     checkMembers(partition, result.consumed(), "consumed");
@@ -540,7 +545,7 @@ public final class Controller implements ControllerApi {
     long[] indexes = result.sampled().stream().mapToLong(Long::longValue).toArray();
     BatchMeta.Builder builder = tables.rows(partition, indexes, request.fields()).allProduced();
     ControllerTables.addSchemas(builder, partition, request.fields(), indexes);
-    return new FetchOutcome(builder.build(), ready.size());
+    return new FetchOutcome(builder.build(), ready.size(), false);
   }
 
   private void checkMembers(Partition partition, List<Long> indexes, String what) {

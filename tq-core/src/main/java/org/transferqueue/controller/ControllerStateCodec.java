@@ -10,6 +10,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.codec.EncodedValue;
 import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.codec.ValueEncoder;
+import org.transferqueue.sampler.InsertPosition;
 import org.transferqueue.sampler.SamplerState;
 import org.transferqueue.tensor.DType;
 
@@ -28,7 +29,8 @@ import org.transferqueue.tensor.DType;
  *                                  shape: [int]|nil, per_sample_shapes: { gi: [int] },
  *                                  jagged: [gi] } ],
  *                      consumption: { task: [gi] }, backend_meta: { gi: map },
- *                      tags: { gi: map }, keys: { key: gi } } ]    in creation order
+ *                      tags: { gi: map }, keys: { key: gi },
+ *                      inserts: { gi: [insert, row] } } ]           in creation order
  *  allocator       { owners: { partition: [gi] }, pool: [gi], counter: int,
  *                    generations: { gi: int } }                     indexes above generation 0
  *  sampler_type    str
@@ -37,7 +39,9 @@ import org.transferqueue.tensor.DType;
  *
  * Index sets are ascending lists of global indexes. Version 1 (without {@code jagged} and {@code
  * generations}) is still read: every index is then at generation 0 and no sample counts as put
- * jagged. Tag and backend-metadata values are stored as they are (strings, numbers, booleans, byte
+ * jagged. {@code inserts} holds the {@link org.transferqueue.sampler.InsertPosition} of every
+ * sample an insert created; a partition without the entry (written before it existed) restores with
+ * none. Tag and backend-metadata values are stored as they are (strings, numbers, booleans, byte
  * strings, lists, maps; integers come back as {@code Long}); tensors inside them are rejected.
  * Stateless and thread-safe.
  */
@@ -124,6 +128,9 @@ public final class ControllerStateCodec {
     out.put("backend_meta", p.backendMeta());
     out.put("tags", p.tags());
     out.put("keys", p.keys());
+    Map<Long, Object> inserts = new LinkedHashMap<>();
+    p.insertPositions().forEach((gi, at) -> inserts.put(gi, List.of(at.insert(), (long) at.row())));
+    out.put("inserts", inserts);
     return out;
   }
 
@@ -341,6 +348,11 @@ public final class ControllerStateCodec {
       Map<String, Long> keys = new LinkedHashMap<>();
       map(p.get("keys"), path + ".keys")
           .forEach((key, gi) -> keys.put(key, index(gi, path + ".keys." + key)));
+      Map<Long, InsertPosition> inserts = new LinkedHashMap<>();
+      if (p.containsKey("inserts")) {
+        indexMap(p.get("inserts"), path + ".inserts")
+            .forEach((gi, at) -> inserts.put(gi, insertPosition(at, path + ".inserts." + gi)));
+      }
       return new PartitionState(
           id,
           integer(p.get("created_at_ms"), path + ".created_at_ms"),
@@ -350,7 +362,19 @@ public final class ControllerStateCodec {
           indexSet(p.get("pre_allocated"), path + ".pre_allocated"),
           perSample(p.get("backend_meta"), path + ".backend_meta"),
           perSample(p.get("tags"), path + ".tags"),
-          keys);
+          keys,
+          inserts);
+    }
+
+    InsertPosition insertPosition(Object o, String path) {
+      List<Long> pair = longs(o, path);
+      if (pair.size() != 2
+          || pair.get(0) < 0
+          || pair.get(1) < 0
+          || pair.get(1) > Integer.MAX_VALUE) {
+        throw corrupt(path, o);
+      }
+      return new InsertPosition(pair.get(0), (int) (long) pair.get(1));
     }
   }
 }

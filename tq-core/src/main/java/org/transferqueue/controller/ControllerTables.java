@@ -49,6 +49,13 @@ final class ControllerTables {
     return partition;
   }
 
+  /**
+   * Reserves the samples of an insert: pre-allocated indexes first (smallest first), then the
+   * allocator's (freed ones first, then a fresh range), and records them, in that row order, as one
+   * insert of the partition ({@link Partition#recordInsert}). An insert's indexes need not be
+   * adjacent: prompt groups are cut from its rows, not from its indexes, so the allocation order is
+   * the same whatever the sampler.
+   */
   BatchMeta insert(GetMetadataRequest request) {
     Partition partition = partitions.get(request.partitionId());
     if (partition == null) {
@@ -66,6 +73,7 @@ final class ControllerTables {
     for (int i = 0; i < fresh.length; i++) {
       indexes[activated.length + i] = fresh[i];
     }
+    partition.recordInsert(indexes);
     BatchMeta.Builder builder = rows(partition, indexes, request.fields());
     for (String name : request.fields()) {
       FieldColumn column = partition.field(name);
@@ -193,13 +201,16 @@ final class ControllerTables {
       int[] fresh = fromPool > 0 ? allocator.allocate(partitionId, fromPool) : new int[0];
       int[] activated = partition.activatePreAllocated(n);
       partition.activate(fresh);
+      long[] inserted = new long[n];
       for (int i = 0; i < n; i++) {
         int index = i < activated.length ? activated[i] : fresh[i - activated.length];
+        inserted[i] = index;
         partition.putKey(keys.get(missing[i]), index);
         if (created != null) {
           created.accept(index);
         }
       }
+      partition.recordInsert(inserted);
     }
     long[] indexes = new long[keys.size()];
     int found = 0;

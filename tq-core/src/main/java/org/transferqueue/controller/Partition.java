@@ -9,10 +9,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.sampler.InsertPosition;
 
 /**
  * The status tables of one partition: membership, production per (sample, field), consumption per
- * (sample, task), field schemas, ready sets, tags, backend metadata and keys.
+ * (sample, task), field schemas, ready sets, tags, backend metadata, keys and the insert each
+ * sample came from ({@link InsertPosition}, what prompt groups are made of).
  *
  * <p>Sparse by design: every table is a bitset or map keyed by global index, so nothing is sized by
  * the matrix of all indexes times all fields. Ready sets per (task, field set) are created on the
@@ -48,6 +50,8 @@ final class Partition {
   private final HashMap<Integer, Map<String, Object>> backendMeta = new HashMap<>();
   private final LinkedHashMap<String, Integer> keyToIndex = new LinkedHashMap<>();
   private final HashMap<Integer, String> indexToKey = new HashMap<>();
+  private final HashMap<Integer, InsertPosition> insertPositions = new HashMap<>();
+  private long insertCount;
 
   Partition(String id, long createdAtMillis) {
     this.id = id;
@@ -93,6 +97,26 @@ final class Partition {
 
   boolean isActive(int index) {
     return active.get(index);
+  }
+
+  /**
+   * Records the samples of one insert, in row order, as the next insert of the partition.
+   *
+   * @param indexes the samples the insert created, active, in the order of the insert's reply
+   */
+  void recordInsert(long[] indexes) {
+    if (indexes.length == 0) {
+      return;
+    }
+    long insert = insertCount++;
+    for (int row = 0; row < indexes.length; row++) {
+      insertPositions.put((int) indexes[row], new InsertPosition(insert, row));
+    }
+  }
+
+  /** The insert a sample came from, or null for one no insert created. */
+  InsertPosition insertPosition(int index) {
+    return insertPositions.get(index);
   }
 
   boolean owns(int index) {
@@ -312,6 +336,7 @@ final class Partition {
       }
       tags.remove(index);
       backendMeta.remove(index);
+      insertPositions.remove(index);
       String key = indexToKey.remove(index);
       if (key != null) {
         keyToIndex.remove(key);
@@ -394,6 +419,8 @@ final class Partition {
     tags.forEach((k, v) -> tagCopy.put((long) k, v));
     Map<String, Long> keyCopy = new LinkedHashMap<>();
     keyToIndex.forEach((k, v) -> keyCopy.put(k, (long) v));
+    Map<Long, InsertPosition> positionCopy = new HashMap<>();
+    insertPositions.forEach((k, v) -> positionCopy.put((long) k, v));
     return new PartitionState(
         id,
         createdAtMillis,
@@ -403,7 +430,8 @@ final class Partition {
         IndexSet.copyOf(preAllocated),
         backend,
         tagCopy,
-        keyCopy);
+        keyCopy,
+        positionCopy);
   }
 
   static Partition restore(PartitionState state) {
@@ -419,6 +447,13 @@ final class Partition {
     state.backendMeta().forEach((k, v) -> p.backendMeta.put((int) (long) k, v));
     state.tags().forEach((k, v) -> p.tags.put((int) (long) k, v));
     state.keys().forEach((k, v) -> p.putKey(k, (int) (long) v));
+    state
+        .insertPositions()
+        .forEach(
+            (k, v) -> {
+              p.insertPositions.put((int) (long) k, v);
+              p.insertCount = Math.max(p.insertCount, v.insert() + 1);
+            });
     return p;
   }
 
@@ -455,6 +490,10 @@ final class Partition {
     }
     for (Integer index : backendMeta.keySet()) {
       require(active.get(index), "backend metadata on inactive index " + index);
+    }
+    for (Map.Entry<Integer, InsertPosition> e : insertPositions.entrySet()) {
+      require(active.get(e.getKey()), "insert position on inactive index " + e.getKey());
+      require(e.getValue().insert() < insertCount, "insert position " + e + " not yet recorded");
     }
     for (Map.Entry<ReadyKey, ReadySet> e : readySets.entrySet()) {
       ReadySet fresh = new ReadySet();

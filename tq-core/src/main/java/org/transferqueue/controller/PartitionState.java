@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.transferqueue.sampler.InsertPosition;
 
 /**
  * A deep, immutable copy of one partition's state, for checkpoints, diagnostics and tests.
@@ -18,6 +19,7 @@ import java.util.Objects;
  * @param backendMeta per sample, per field backend metadata
  * @param tags per sample user metadata (only samples that have tags)
  * @param keys key to global index, in registration order
+ * @param insertPositions per sample the insert that created it (only samples an insert created)
  */
 public record PartitionState(
     String partitionId,
@@ -28,7 +30,8 @@ public record PartitionState(
     IndexSet preAllocated,
     Map<Long, Map<String, Object>> backendMeta,
     Map<Long, Map<String, Object>> tags,
-    Map<String, Long> keys) {
+    Map<String, Long> keys,
+    Map<Long, InsertPosition> insertPositions) {
   /** Validates and copies the arguments. */
   public PartitionState {
     Objects.requireNonNull(partitionId, "partitionId");
@@ -39,6 +42,7 @@ public record PartitionState(
     backendMeta = Map.copyOf(backendMeta);
     tags = Map.copyOf(tags);
     keys = Collections.unmodifiableMap(new LinkedHashMap<>(keys));
+    insertPositions = Map.copyOf(insertPositions);
   }
 
   /**

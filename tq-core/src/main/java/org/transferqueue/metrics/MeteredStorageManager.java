@@ -1,9 +1,11 @@
 package org.transferqueue.metrics;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import org.transferqueue.memory.BufferAllocator;
@@ -67,6 +69,11 @@ public final class MeteredStorageManager implements StorageManager {
   @Override
   public boolean clearsByField() {
     return delegate.clearsByField();
+  }
+
+  @Override
+  public Optional<Duration> requestTimeout() {
+    return delegate.requestTimeout();
   }
 
   @Override

@@ -157,13 +157,9 @@ final class ExpectedColumns implements AutoCloseable {
       column = new DenseColumn(tensor);
       memory = tensor.segment();
     } else {
+      // fromValues owns the values from here on, also when it rejects the shapes.
       Tensor values = Tensor.allocate(a, dtype, total / dtype.byteSize());
-      try {
-        column = JaggedColumn.fromValues(values, Arrays.asList(shapes));
-      } catch (RuntimeException e) {
-        values.close();
-        throw e;
-      }
+      column = JaggedColumn.fromValues(values, Arrays.asList(shapes));
       memory = values.segment();
     }
     long offset = 0;

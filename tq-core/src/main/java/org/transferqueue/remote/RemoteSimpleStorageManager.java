@@ -8,12 +8,15 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
@@ -35,6 +38,7 @@ import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.transport.BodyDestination;
+import org.transferqueue.transport.DistinctErrorLog;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -59,6 +63,17 @@ import org.transferqueue.transport.TransportConfig;
  * nothing written; a notification rejected in step 4 fails the put with {@code
  * NOTIFICATION_FAILED}, and partitions accepted before it stay stored, as with embedded units.
  *
+ * <p>One put, one deadline: a put ends within one call timeout ({@code
+ * backend.SimpleStorage.send_recv_timeout}) of its start, plus the notification. Its PUTs have that
+ * deadline; the FINISH decisions that follow wait only for what is left of it. A decision not
+ * answered by then (a unit that stopped reading made the PUT use up the whole budget) goes on in
+ * the background under its own call deadline, and the put returns (or throws its error) without
+ * waiting for it; a background decision that fails is logged and counted ({@link
+ * #failedDecisions()}), and a unit that receives a rollback before its PUT takes the put back when
+ * it arrives ({@link StorageUnitServer}). A FINISH keep that fails does not fail the put: its cells
+ * are stored and the controller was notified; the unit only keeps the cells the put replaced until
+ * it closes.
+ *
  * <p>A get whose metadata gives every field's dtype and shapes (regular and nested tensor fields,
  * as the controller reports them) allocates the result columns first and has each unit's reply read
  * straight into their rows ({@link ExpectedColumns}); otherwise, or when a unit's cells turn out to
@@ -79,6 +94,10 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicLong directReads = new AtomicLong();
   private final TransportConfig limits;
+  private final Duration timeout;
+  private final LongSupplier nanoClock;
+  private final DistinctErrorLog decisionErrors =
+      new DistinctErrorLog(System.getLogger(RemoteSimpleStorageManager.class.getName()));
 
   /**
    * Creates the router; it connects to the units on first use.
@@ -94,6 +113,16 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       TransportConfig config,
       BufferAllocator allocator,
       ProductionNotifier notifier) {
+    this(unitAddresses, config, allocator, notifier, System::nanoTime);
+  }
+
+  /** As the public constructor, with the monotonic clock that puts measure their deadline by. */
+  RemoteSimpleStorageManager(
+      List<HostPort> unitAddresses,
+      TransportConfig config,
+      BufferAllocator allocator,
+      ProductionNotifier notifier,
+      LongSupplier nanoClock) {
     Objects.requireNonNull(unitAddresses, "unitAddresses");
     Objects.requireNonNull(config, "config");
     if (unitAddresses.isEmpty()) {
@@ -103,8 +132,9 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     this.notifier = Objects.requireNonNull(notifier, "notifier");
     this.id = "TQ_STORAGE_" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
     this.limits = config;
+    this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.client = new TransportClient(config, allocator);
-    Duration timeout = config.defaultCallTimeout();
+    this.timeout = config.defaultCallTimeout();
     this.units =
         unitAddresses.stream().map(a -> new RemoteStorageUnit(client, a, timeout)).toList();
   }
@@ -142,9 +172,31 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     return units.stream().map(RemoteStorageUnit::stats).toList();
   }
 
+  /**
+   * The deadline of every call to a unit, which is also the budget of one put.
+   *
+   * @return the transport's call timeout
+   */
+  @Override
+  public Optional<Duration> requestTimeout() {
+    return Optional.of(timeout);
+  }
+
+  /**
+   * The number of FINISH decisions that failed without failing their put: those that went on after
+   * their put had returned (the unit did not answer within their own deadline, or the manager
+   * closed first) and keeps; each distinct kind is also logged once.
+   *
+   * @return the count
+   */
+  public long failedDecisions() {
+    return decisionErrors.total();
+  }
+
   @Override
   public PutResult put(Batch batch, BatchMeta meta) {
     ensureOpen();
+    long deadlineNs = nanoClock.getAsLong() + timeout.toNanos();
     FieldSchemas.requireMatchingSize(batch, meta);
     if (meta.isEmpty()) {
       return new PutResult(new TreeMap<>(), List.of());
@@ -168,14 +220,28 @@ public final class RemoteSimpleStorageManager implements StorageManager {
               .putAsync(
                   part.gis(), partGenerations, batch, part.positions(), tokens[i], allocator));
     }
-    awaitPuts(parts, tokens, calls);
+    awaitPuts(parts, tokens, calls, deadlineNs);
     ProductionUpdates.publishAll(
         notifier,
         meta,
         partitions,
         schema,
-        firstRejected -> decide(parts, tokens, part -> part.partition() >= firstRejected));
-    decide(parts, tokens, part -> false);
+        firstRejected -> {
+          RuntimeException failure =
+              awaitDecisions(
+                  decide(parts, tokens, part -> part.partition() >= firstRejected),
+                  deadlineNs,
+                  "rollback of a rejected partition");
+          if (failure != null) {
+            throw failure;
+          }
+        });
+    RuntimeException keep =
+        awaitDecisions(decide(parts, tokens, part -> false), deadlineNs, "keep");
+    if (keep != null) {
+      // The cells are stored and notified: a keep that fails only leaves the put undecided.
+      decisionErrors.recordFailure(id + ": FINISH (keep) of a put", keep);
+    }
     return new PutResult(schema, List.of());
   }
 
@@ -187,22 +253,48 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     return token;
   }
 
-  /** Waits for every part; on any failure takes every part back and rethrows. */
-  private void awaitPuts(List<Part> parts, long[] tokens, List<CompletableFuture<Void>> calls) {
+  /**
+   * Waits for every part (each ends by its call deadline); on any failure takes every part back
+   * within what is left of the put's deadline, or in the background, and rethrows.
+   */
+  private void awaitPuts(
+      List<Part> parts, long[] tokens, List<CompletableFuture<Void>> calls, long deadlineNs) {
     RuntimeException failure = RemoteStorageUnit.joinAll(calls, (i, e) -> e);
     if (failure != null) {
-      try {
-        decide(parts, tokens, part -> true);
-      } catch (RuntimeException e) {
-        failure.addSuppressed(e);
+      RuntimeException rollback =
+          awaitDecisions(decide(parts, tokens, part -> true), deadlineNs, "rollback");
+      if (rollback != null) {
+        failure.addSuppressed(rollback);
       }
       throw failure;
     }
   }
 
-  /** Sends one FINISH per unit and decision; parts matching {@code rollback} are taken back. */
-  private void decide(
-      List<Part> parts, long[] tokens, java.util.function.Predicate<Part> rollback) {
+  /**
+   * Waits for FINISH calls until the put's deadline.
+   *
+   * @return the first failure (later ones suppressed) if every call ended by the deadline and one
+   *     failed; null if all succeeded, or if some were still running at the deadline: those go on
+   *     under their own call deadline and report a failure to the decision error log
+   */
+  private RuntimeException awaitDecisions(
+      List<CompletableFuture<Void>> calls, long deadlineNs, String what) {
+    CompletableFuture<Void> all =
+        CompletableFuture.allOf(calls.toArray(CompletableFuture<?>[]::new));
+    if (!decisionErrors.awaitWithin(
+        all, deadlineNs - nanoClock.getAsLong(), id + ": FINISH (" + what + ") of a put")) {
+      return null;
+    }
+    return RemoteStorageUnit.joinAll(calls, (i, e) -> e);
+  }
+
+  /**
+   * Sends one FINISH per unit and decision; parts matching {@code rollback} are taken back.
+   *
+   * @return the calls
+   */
+  private List<CompletableFuture<Void>> decide(
+      List<Part> parts, long[] tokens, Predicate<Part> rollback) {
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     for (int u = 0; u < units.size(); u++) {
       for (boolean back : new boolean[] {true, false}) {
@@ -219,10 +311,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
         }
       }
     }
-    RuntimeException failure = RemoteStorageUnit.joinAll(calls, (i, e) -> e);
-    if (failure != null) {
-      throw failure;
-    }
+    return calls;
   }
 
   /**
@@ -522,7 +611,10 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     return load;
   }
 
-  /** Closes the transport client (failing calls still in flight). Idempotent. */
+  /**
+   * Closes the transport client (failing calls still in flight, background FINISH decisions
+   * included, which are then counted in {@link #failedDecisions()}). Idempotent.
+   */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {

@@ -8,6 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -51,14 +53,25 @@ import org.transferqueue.transport.TransportServer;
  *
  * <p>Held puts wait for a FINISH naming the token the router chose for them; a FINISH may come
  * before or without the put's own reply (for example after its deadline), and tokens it names that
- * are not held are ignored. Those still undecided when the server closes are kept. The server does
- * not own the unit: close the server first, then the unit. Thread-safe.
+ * are not held are ignored, except by a rollback: a rollback may overtake its PUT (a client that
+ * gave up on a put by its deadline sends the rollback while the PUT still waits in this server's
+ * socket, and the two are handled on their own threads), so the server remembers the last {@value
+ * #MAX_EARLY_ROLLBACKS} tokens a rollback named before their put arrived and takes such a put back
+ * as soon as it arrives. Those still undecided when the server closes are kept. The server does not
+ * own the unit: close the server first, then the unit. Thread-safe.
  */
 public final class StorageUnitServer implements AutoCloseable {
+  /** How many tokens of rollbacks that overtook their puts the server remembers. */
+  static final int MAX_EARLY_ROLLBACKS = 4096;
+
   private final StorageUnit unit;
   private final BufferAllocator replyAllocator;
   private final TransportServer server;
   private final Map<Long, HeldPut> held = new ConcurrentHashMap<>();
+  // Guarded by decisions, as are the hold and decide steps on held: tokens a rollback named before
+  // their put arrived, oldest first.
+  private final Object decisions = new Object();
+  private final LinkedHashSet<Long> rolledBackEarly = new LinkedHashSet<>();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final StagedCheckpointLoads checkpoints;
 
@@ -331,10 +344,8 @@ public final class StorageUnitServer implements AutoCloseable {
     HeldPut put = unit.putCells(gis, generations, columns);
     if (token == 0 || closed.get()) {
       put.close();
-    } else if (held.putIfAbsent(token, put) != null) {
-      put.rollback();
-      throw new StorageException(
-          ErrorCode.INVALID_ARGUMENT, "held put token=" + token + " is already in use");
+    } else {
+      hold(token, put);
     }
     return Reply.of(new Wire.Writer().array(1).bool(token != 0).toBytes());
   }
@@ -351,6 +362,25 @@ public final class StorageUnitServer implements AutoCloseable {
       }
     }
     return generations;
+  }
+
+  /**
+   * Holds a put under its token; takes it back at once when the token is in use or a rollback named
+   * it before the put arrived.
+   */
+  private void hold(long token, HeldPut put) {
+    String rejected;
+    synchronized (decisions) {
+      if (rolledBackEarly.remove(token)) {
+        rejected = "held put token=" + token + " was rolled back before it arrived";
+      } else if (held.putIfAbsent(token, put) != null) {
+        rejected = "held put token=" + token + " is already in use";
+      } else {
+        return;
+      }
+    }
+    put.rollback();
+    throw new StorageException(ErrorCode.INVALID_ARGUMENT, rejected);
   }
 
   private static List<MemorySegment> bodies(
@@ -486,19 +516,35 @@ public final class StorageUnitServer implements AutoCloseable {
       rollback = in.bool();
       tokens = in.longs(StorageUnitMessages.MAX_ROWS);
     }
-    int decided = 0;
-    for (long token : tokens) {
-      HeldPut put = held.remove(token);
-      if (put != null) {
-        decided++;
-        if (rollback) {
-          put.rollback();
-        } else {
-          put.close();
+    List<HeldPut> puts = new ArrayList<>(tokens.length);
+    synchronized (decisions) {
+      for (long token : tokens) {
+        HeldPut put = held.remove(token);
+        if (put != null) {
+          puts.add(put);
+        } else if (rollback && token != 0) {
+          rememberEarlyRollback(token);
         }
       }
     }
-    return Reply.of(new Wire.Writer().array(1).i64(decided).toBytes());
+    for (HeldPut put : puts) {
+      if (rollback) {
+        put.rollback();
+      } else {
+        put.close();
+      }
+    }
+    return Reply.of(new Wire.Writer().array(1).i64(puts.size()).toBytes());
+  }
+
+  private void rememberEarlyRollback(long token) {
+    rolledBackEarly.remove(token);
+    rolledBackEarly.add(token);
+    if (rolledBackEarly.size() > MAX_EARLY_ROLLBACKS) {
+      Iterator<Long> oldest = rolledBackEarly.iterator();
+      oldest.next();
+      oldest.remove();
+    }
   }
 
   /**

@@ -11,16 +11,30 @@ import org.transferqueue.TqException;
  * Returns only complete prompt groups: the {@code n} responses of one prompt always travel
  * together, as GRPO-style training needs.
  *
- * <p>A group is {@code n} consecutive global indexes (a producer inserts each prompt's responses in
- * one insert, which receives contiguous indexes from a fresh range). Group alignment is checked
- * against the {@value #GROUP_TAG} tag when producers record it: a run of {@code n} consecutive
- * indexes whose group ids differ (or that are tagged only in part) is not a group, so a window
- * never mixes the last responses of one prompt with the first of the next. Without that tag any run
- * of {@code n} consecutive indexes counts, and groups rely on the contiguity of inserts.
+ * <p>A producer inserts each prompt's {@code n} responses together: one insert of {@code n} rows,
+ * or one insert of several prompts' responses, prompt after prompt ({@code k·n} rows). Through the
+ * controller a group is therefore <em>{@code n} rows of one insert</em>: the insert's rows cut into
+ * chunks of {@code n} from its first row ({@link InsertPosition}). Global indexes play no part: an
+ * insert into a partition with freed indexes receives recycled ones, which need not be adjacent
+ * (for example {@code [9, 11, 14, 15]}), and those still form the group, while the indexes of two
+ * inserts are never mixed, whichever of their samples are ready. Keeping an insert's indexes
+ * adjacent would not be enough: two inserts may receive adjacent ranges, and while the first is
+ * only partly ready a run of {@code n} adjacent indexes spans both prompts. Grouping by insert also
+ * keeps the allocation of indexes (pre-allocated, then freed ones first, then a fresh range) the
+ * same for every sampler. Complete groups are served oldest insert first; the last rows of an
+ * insert whose size is not a multiple of {@code n} form no group and are never served.
+ *
+ * <p>Samples no insert created (pre-allocated indexes that a production notification activated,
+ * samples restored from a checkpoint that predates insert positions) and requests without insert
+ * positions (a sampler called outside a controller) fall back to the upstream rule: a group is a
+ * run of {@code n} consecutive global indexes, scanned from the lowest. In both cases, group
+ * alignment is also checked against the {@value #GROUP_TAG} tag when producers record it: a group
+ * whose group ids differ (or that is tagged only in part) is not a group.
  *
  * <p>The batch size must be a multiple of {@code n}; with fewer complete groups ready than needed
- * the result is empty. When the caller passes a data-parallel rank the result is cached per
- * (partition, task, rank, batch index) and served again to the same key. Thread-safe.
+ * the result is empty, and a blocking fetch waits until enough groups are complete. When the caller
+ * passes a data-parallel rank the result is cached per (partition, task, rank, batch index) and
+ * served again to the same key. Thread-safe.
  */
 public final class GrpoGroupNSampler extends CachingSampler {
   /** The tag that holds a sample's prompt-group id. */
@@ -30,7 +44,8 @@ public final class GrpoGroupNSampler extends CachingSampler {
   private final String groupTag;
 
   /**
-   * Creates a sampler with one sample per prompt (it then behaves like a sorted sequential one).
+   * Creates a sampler with one sample per prompt: every sample is a group of its own, taken oldest
+   * insert first.
    */
   public GrpoGroupNSampler() {
     this(1);
@@ -105,7 +120,7 @@ public final class GrpoGroupNSampler extends CachingSampler {
   /**
    * Validates the batch size and selects its groups from the request's ready list.
    *
-   * @return the groups in ascending order, or null when there are too few
+   * @return the groups in the order of {@link GroupSelection}, or null when there are too few
    */
   static List<List<Long>> selectGroups(
       SamplingRequest request, int batchSize, int n, String groupTag) {
@@ -118,9 +133,8 @@ public final class GrpoGroupNSampler extends CachingSampler {
           ErrorCode.INVALID_ARGUMENT,
           "batch size " + batchSize + " must be a multiple of n_samples_per_prompt=" + n);
     }
-    List<Long> sorted = new ArrayList<>(request.ready());
-    sorted.sort(null);
-    return GroupSelection.select(sorted, n, batchSize / n, request.tags(), groupTag);
+    return GroupSelection.select(
+        request.ready(), n, batchSize / n, request.tags(), groupTag, request.inserts());
   }
 
   static List<Long> flatten(List<List<Long>> groups) {

@@ -1,6 +1,8 @@
 package org.transferqueue.storage;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.memory.BufferAllocator;
@@ -88,6 +90,18 @@ public interface StorageManager extends AutoCloseable {
    *     the backend does not hold
    */
   Batch get(BatchMeta meta, BufferAllocator allocator);
+
+  /**
+   * The deadline of one request of this manager to a storage server: a put that waits for a storage
+   * server ends within it, and a client waits for the cleanup after a failed put only for what is
+   * left of it (the rest goes on in the background), so that one call keeps one deadline.
+   *
+   * @return the deadline; empty (the default) when every call of this manager is served in this
+   *     process and the cleanup of a failed put runs before the put returns
+   */
+  default Optional<Duration> requestTimeout() {
+    return Optional.empty();
+  }
 
   /**
    * Whether {@link #clear} removes only the cells of the fields {@code meta} names (key-value

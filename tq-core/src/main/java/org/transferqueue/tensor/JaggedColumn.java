@@ -71,30 +71,39 @@ public final class JaggedColumn implements Column {
   /**
    * Creates a column over existing values and per-row shapes.
    *
-   * @param values the rows' elements back to back (any shape; only its element count matters); this
-   *     column takes ownership
+   * <p>Takes ownership of {@code values} in every outcome: the returned column owns it, and if the
+   * shapes are rejected it is closed before the exception is thrown. Callers never close {@code
+   * values} themselves after this call.
+   *
+   * @param values the rows' elements back to back (any shape; only its element count matters);
+   *     takes ownership, do not close
    * @param shapes one shape per row
    * @return a column that owns {@code values}
    * @throws TqException with {@code SHAPE_MISMATCH} if the shapes' total element count differs from
-   *     the values', {@code INVALID_ARGUMENT} for a bad shape
+   *     the values', {@code INVALID_ARGUMENT} for a bad shape; {@code values} is closed then
    */
   public static JaggedColumn fromValues(Tensor values, List<long[]> shapes) {
     Objects.requireNonNull(values, "values");
-    long[][] copies = new long[shapes.size()][];
-    for (int i = 0; i < copies.length; i++) {
-      copies[i] = Objects.requireNonNull(shapes.get(i), "shapes[" + i + "]").clone();
+    try {
+      long[][] copies = new long[shapes.size()][];
+      for (int i = 0; i < copies.length; i++) {
+        copies[i] = Objects.requireNonNull(shapes.get(i), "shapes[" + i + "]").clone();
+      }
+      long[] offsets = offsets(copies);
+      if (offsets[copies.length] != values.numel()) {
+        throw new TqException(
+            ErrorCode.SHAPE_MISMATCH,
+            copies.length
+                + " row shapes hold "
+                + offsets[copies.length]
+                + " elements, values hold "
+                + values.numel());
+      }
+      return new JaggedColumn(values.dtype(), values, copies, offsets);
+    } catch (RuntimeException e) {
+      values.close();
+      throw e;
     }
-    long[] offsets = offsets(copies);
-    if (offsets[copies.length] != values.numel()) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          copies.length
-              + " row shapes hold "
-              + offsets[copies.length]
-              + " elements, values hold "
-              + values.numel());
-    }
-    return new JaggedColumn(values.dtype(), values, copies, offsets);
   }
 
   private static long[] offsets(long[][] shapes) {

@@ -1,6 +1,7 @@
 package org.transferqueue.client;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -34,7 +35,9 @@ import org.transferqueue.config.HostPort;
  * body bytes, the reply of another message, garbage, and no reply at all. After a mutation that
  * leaves the byte stream out of step, the proxy ends the connection, as a crashing server would,
  * except that after a lying length it may also keep it open ({@link #stallOnLies}), so that the
- * client waits for bytes that never come. Heap buffers; test code only.
+ * client waits for bytes that never come. {@link #freeze()} makes the server look stopped (as under
+ * SIGSTOP): nothing is forwarded in either direction, what arrives waits in the proxy and the
+ * sockets' buffers, and {@link #thaw()} delivers it in order. Heap buffers; test code only.
  */
 final class MutatingProxy implements AutoCloseable {
   private static final long[] INTERESTING = {
@@ -79,6 +82,10 @@ final class MutatingProxy implements AutoCloseable {
   /** The probability that one reply is mutated while fuzzing. */
   volatile double mutationRate = 0.5;
 
+  // Guarded by frozenLock; forwarding threads wait on it while frozen.
+  private final Object frozenLock = new Object();
+  private boolean frozen;
+
   MutatingProxy(String name, HostPort target, long seed) {
     this.name = name;
     this.target = target;
@@ -104,6 +111,34 @@ final class MutatingProxy implements AutoCloseable {
 
   long replies() {
     return replies.get();
+  }
+
+  /** Stops forwarding in both directions until {@link #thaw()}, as a stopped process would. */
+  void freeze() {
+    synchronized (frozenLock) {
+      frozen = true;
+    }
+  }
+
+  /** Forwards again, first what waited while frozen. */
+  void thaw() {
+    synchronized (frozenLock) {
+      frozen = false;
+      frozenLock.notifyAll();
+    }
+  }
+
+  private void awaitThawed() throws IOException {
+    synchronized (frozenLock) {
+      while (frozen) {
+        try {
+          frozenLock.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new InterruptedIOException("interrupted while frozen");
+        }
+      }
+    }
   }
 
   /** Ends every proxied connection (the clients see their connections lost). */
@@ -142,6 +177,7 @@ final class MutatingProxy implements AutoCloseable {
     ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
     try {
       while (from.read(buffer.clear()) >= 0) {
+        awaitThawed();
         buffer.flip();
         while (buffer.hasRemaining()) {
           to.write(buffer);
@@ -159,6 +195,7 @@ final class MutatingProxy implements AutoCloseable {
     try {
       byte[] frame;
       while ((frame = readFrame(server)) != null) {
+        awaitThawed();
         replies.incrementAndGet();
         boolean keepGoing = true;
         if (first || !fuzzing) {
@@ -450,6 +487,7 @@ final class MutatingProxy implements AutoCloseable {
 
   @Override
   public void close() {
+    thaw();
     closeQuietly(listener);
     dropConnections();
     try {

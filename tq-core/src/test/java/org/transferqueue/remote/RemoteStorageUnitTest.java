@@ -320,6 +320,38 @@ class RemoteStorageUnitTest {
   }
 
   @Test
+  void shouldTakeBackAHeldPutWhenItsRollbackArrivedBeforeIt(BufferAllocator allocator) {
+    try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
+        Tensor t = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2}, 2);
+        Batch batch = Batch.builder().dense("x", t).build()) {
+      RemoteStorageUnit unit = remote.manager.units().getFirst();
+      StorageUnitServer server = remote.servers.getFirst();
+      // A client that gave up on put 42 by its deadline rolls it back before the unit handled it.
+      RemoteStorageUnit.join(unit.finishAsync(new long[] {42}, true));
+
+      assertThatThrownBy(
+              () ->
+                  RemoteStorageUnit.join(
+                      unit.putAsync(
+                          new long[] {0}, new long[1], batch, new int[] {0}, 42, allocator)))
+          .isInstanceOfSatisfying(
+              StorageException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageContaining("token=42 was rolled back before it arrived");
+      assertThat(server.heldPuts()).isZero();
+      assertThat(remote.units.getFirst().stats().samples()).isZero();
+
+      // The early rollback is used up: the same token may hold a later put.
+      RemoteStorageUnit.join(
+          unit.putAsync(new long[] {1}, new long[1], batch, new int[] {1}, 42, allocator));
+      assertThat(server.heldPuts()).isEqualTo(1);
+      RemoteStorageUnit.join(unit.finishAsync(new long[] {42}, false));
+      assertThat(server.heldPuts()).isZero();
+      assertThat(remote.units.getFirst().stats().samples()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void shouldAnswerAMalformedRequestWithAnErrorAndKeepServing(BufferAllocator allocator) {
     try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
         TransportClient client = new TransportClient(RemoteUnits.config(), allocator)) {

@@ -10,10 +10,14 @@ import java.util.TreeSet;
  * A minimal model of the controller's fetch path for one partition, used to exercise the "through
  * the controller" sampler scenarios: ready = produced and not consumed by the task; the sampler's
  * cache is consulted before the readiness check (in both modes); consumed indexes are marked after
- * sampling. Blocking mode is modelled as "fail instead of returning empty".
+ * sampling. Blocking mode is modelled as "fail instead of returning empty": the controller would
+ * wait, then time out and consume nothing.
  */
 final class ControllerModel {
-  /** Raised where a blocking fetch would time out or report that the sampler returned nothing. */
+  /**
+   * Raised where a blocking fetch would wait and time out: too few samples ready, or the sampler
+   * returned nothing.
+   */
   static final class NotServed extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
@@ -74,7 +78,7 @@ final class ControllerModel {
                 config,
                 gi -> tags.getOrDefault(gi, Map.of())));
     if (result.isEmpty() && !polling) {
-      throw new NotServed("Sampler returned no samples");
+      throw new NotServed("timeout: the sampler returned no samples");
     }
     consumed(task).addAll(result.consumed());
     return result.sampled();

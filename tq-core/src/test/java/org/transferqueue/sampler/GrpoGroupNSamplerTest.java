@@ -140,6 +140,78 @@ class GrpoGroupNSamplerTest {
     assertThat(result.sampled()).containsExactly(2L, 3L);
   }
 
+  /** Insert positions: {@code inserts[k]} lists the global indexes of insert k in row order. */
+  private static InsertLookup inserts(long[]... inserts) {
+    Map<Long, InsertPosition> positions = new HashMap<>();
+    for (int k = 0; k < inserts.length; k++) {
+      for (int row = 0; row < inserts[k].length; row++) {
+        positions.put(inserts[k][row], new InsertPosition(k, row));
+      }
+    }
+    return positions::get;
+  }
+
+  private static SampleResult sample(
+      int n, List<Long> ready, int batchSize, InsertLookup inserts, TagLookup tags) {
+    return new GrpoGroupNSampler(n)
+        .sample(
+            new SamplingRequest(ready, batchSize, "p", "t", SamplingConfig.NONE, tags, inserts));
+  }
+
+  @Test
+  void shouldServeTheRowsOfOneInsertWhateverIndexesItReceived() {
+    InsertLookup recycled = inserts(new long[] {15, 9, 14, 11});
+    assertThat(sample(4, List.of(9L, 11L, 14L, 15L), 4, recycled, null).sampled())
+        .as("one insert's rows, in row order")
+        .containsExactly(15L, 9L, 14L, 11L);
+  }
+
+  @Test
+  void shouldNeverMixTwoInsertsWhoseIndexesAreAdjacent() {
+    InsertLookup two = inserts(new long[] {0, 1}, new long[] {2, 3});
+    assertThat(sample(2, range(1, 4), 2, two, null).sampled()).containsExactly(2L, 3L);
+    assertThat(sample(2, range(1, 4), 4, two, null).isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldCutAnInsertIntoGroupsFromItsFirstRowAndLeaveTrailingRowsUngrouped() {
+    InsertLookup five = inserts(new long[] {4, 5, 6, 7, 8});
+    assertThat(sample(2, range(4, 9), 4, five, null).sampled()).containsExactly(4L, 5L, 6L, 7L);
+    assertThat(sample(2, range(5, 9), 2, five, null).sampled())
+        .as("5 and 6 belong to two groups; 8 is a trailing row")
+        .containsExactly(6L, 7L);
+    assertThat(sample(2, List.of(5L, 8L), 2, five, null).isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldServeOlderInsertsFirstWhateverTheirIndexes() {
+    InsertLookup older = inserts(new long[] {10, 11}, new long[] {0, 1});
+    assertThat(sample(2, List.of(0L, 1L, 10L, 11L), 2, older, null).sampled())
+        .containsExactly(10L, 11L);
+  }
+
+  @Test
+  void shouldGroupSamplesWithoutPositionByAdjacentIndexesFirst() {
+    InsertLookup some = inserts(new long[] {20, 7});
+    List<Long> ready = List.of(3L, 4L, 7L, 8L, 20L);
+    assertThat(sample(2, ready, 4, some, null).sampled()).containsExactly(3L, 4L, 20L, 7L);
+    assertThat(sample(2, ready, 6, some, null).isEmpty())
+        .as("8 has no position and no adjacent partner; 7 belongs to an insert")
+        .isTrue();
+  }
+
+  @Test
+  void shouldCheckTheGroupTagOfInsertGroups() {
+    InsertLookup one = inserts(new long[] {0, 1, 2, 3});
+    Map<Long, Map<String, Object>> tags =
+        Map.of(
+            0L, Map.of(GrpoGroupNSampler.GROUP_TAG, "a"),
+            1L, Map.of(GrpoGroupNSampler.GROUP_TAG, "b"),
+            2L, Map.of(GrpoGroupNSampler.GROUP_TAG, "c"),
+            3L, Map.of(GrpoGroupNSampler.GROUP_TAG, "c"));
+    assertThat(sample(2, range(0, 4), 2, one, tags::get).sampled()).containsExactly(2L, 3L);
+  }
+
   @Test
   void M26_cachesPerRankAndBatchIndex() {
     GrpoGroupNSampler sampler = new GrpoGroupNSampler(2);

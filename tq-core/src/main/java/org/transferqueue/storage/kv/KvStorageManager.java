@@ -303,13 +303,9 @@ public final class KvStorageManager implements StorageManager {
       FieldSchema schema, List<long[]> rowShapes, long totalBytes, BufferAllocator allocator) {
     DType dtype = schema.dtype();
     if (schema.nested()) {
-      Tensor values = Tensor.allocate(allocator, dtype, totalBytes / dtype.byteSize());
-      try {
-        return JaggedColumn.fromValues(values, rowShapes);
-      } catch (RuntimeException e) {
-        values.close();
-        throw e;
-      }
+      // fromValues owns the values from here on, also when it rejects the shapes.
+      return JaggedColumn.fromValues(
+          Tensor.allocate(allocator, dtype, totalBytes / dtype.byteSize()), rowShapes);
     }
     long[] rowShape = schema.shape().stream().mapToLong(Long::longValue).toArray();
     long[] shape = new long[rowShape.length + 1];
