@@ -160,7 +160,7 @@ class TransferQueueClient:
             call_timeout += self.deployment.fetch_timeout
         req = [_MODES[mode], partition_id, list(data_fields) if data_fields is not None else None,
                task_name if mode == "fetch" else None, None if mode == "force_fetch" else batch_size,
-               [dp_rank, batch_index, cfg or None], timeout_ns]
+               [dp_rank, batch_index, cfg], timeout_ns]
         try:
             w = self._ctl(GET_METADATA, [req], call_timeout)
         except DeadlineExceeded as e:

@@ -82,12 +82,20 @@ def check_value(value, what: str, path: str = "$", depth: int = 0):
                                "(None, bool, int, float, str, list, dict with str keys)")
 
 
+class BigInteger(int):
+    """An integer that travels as metadata extension 1 (decimal text), as Java's BigInteger does.
+
+    Ints outside [-2^63, 2^64 - 1] are sent this way too; this type keeps the encoding of values a
+    peer sent as extension 1 when they are sent back.
+    """
+
+
 def _big(value):
-    """Ints outside msgpack's range become extension 1 (decimal text)."""
+    """Ints outside msgpack's range (and BigInteger values) become extension 1 (decimal text)."""
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int):
-        if value < -(1 << 63) or value > (1 << 64) - 1:
+        if isinstance(value, BigInteger) or value < -(1 << 63) or value > (1 << 64) - 1:
             return msgpack.ExtType(EXT_BIG_INTEGER, str(value).encode())
         return value
     if isinstance(value, (list, tuple)):
@@ -101,7 +109,7 @@ def meta_ext_hook(code, data):
     """Decodes the extensions of metadata values."""
     text = bytes(data).decode("utf-8")
     if code == EXT_BIG_INTEGER:
-        return int(text)
+        return BigInteger(text)
     if code == EXT_BIG_DECIMAL:
         return decimal.Decimal(text)
     raise ProtocolError(f"unknown metadata extension type {code}")
