@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
@@ -109,19 +110,19 @@ public final class KvStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     FieldSchemas.requireDistinctIndexes(gis);
-    long[] generations = meta.generationArray();
-    for (int i = 0; i < n; i++) {
-      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "sample "
-                + gis[i]
-                + " of partition '"
-                + meta.partitionId(i)
-                + "' has no known generation: a key-value backend stores the cells of a sample"
-                + " under its index and generation (is it a sample of that partition?)");
-      }
-    }
+    long[] generations =
+        knownGenerations(
+            meta,
+            i ->
+                new TqException(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "sample "
+                        + gis[i]
+                        + " of partition '"
+                        + meta.partitionId(i)
+                        + "' has no known generation: a key-value backend stores the cells of a"
+                        + " sample under its index and generation (is it a sample of that"
+                        + " partition?)"));
     SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
     FieldSchemas.requireCompatible(meta, schema);
     List<String> fields = KvKeys.sortedFields(batch.fields());
@@ -203,6 +204,21 @@ public final class KvStorageManager implements StorageManager {
     return Collections.unmodifiableList(rows);
   }
 
+  /**
+   * The generations of {@code meta}'s samples: every cell key names one.
+   *
+   * @param unknown the error for the first sample whose generation is unknown, by position
+   */
+  private static long[] knownGenerations(BatchMeta meta, IntFunction<TqException> unknown) {
+    long[] generations = meta.generationArray();
+    for (int i = 0; i < generations.length; i++) {
+      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
+        throw unknown.apply(i);
+      }
+    }
+    return generations;
+  }
+
   @Override
   public Batch get(BatchMeta meta, BufferAllocator allocator) {
     Objects.requireNonNull(meta, "meta");
@@ -217,19 +233,18 @@ public final class KvStorageManager implements StorageManager {
       return Batch.builder().rowCount(n).build();
     }
     long[] gis = meta.globalIndexArray();
-    long[] generations = meta.generationArray();
-    for (int i = 0; i < n; i++) {
-      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
-        throw new StorageException(
-            ErrorCode.NOT_FOUND,
-            "sample "
-                + gis[i]
-                + " of partition '"
-                + meta.partitionId(i)
-                + "' not found (its metadata names no generation, and it is no sample of that"
-                + " partition)");
-      }
-    }
+    long[] generations =
+        knownGenerations(
+            meta,
+            i ->
+                new StorageException(
+                    ErrorCode.NOT_FOUND,
+                    "sample "
+                        + gis[i]
+                        + " of partition '"
+                        + meta.partitionId(i)
+                        + "' not found (its metadata names no generation, and it is no sample of"
+                        + " that partition)"));
     Map<String, Column> columns = new LinkedHashMap<>();
     try {
       readTensorFields(meta, fields, gis, generations, allocator, columns);
