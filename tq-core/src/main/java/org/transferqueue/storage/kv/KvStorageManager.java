@@ -2,6 +2,7 @@ package org.transferqueue.storage.kv;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -9,6 +10,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -71,6 +73,7 @@ public final class KvStorageManager implements StorageManager {
   private final String backendName;
   private final KvClient client;
   private final ProductionNotifier notifier;
+  private final Optional<Duration> requestTimeout;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
@@ -81,9 +84,32 @@ public final class KvStorageManager implements StorageManager {
    * @param notifier where production updates go
    */
   public KvStorageManager(String backendName, KvClient client, ProductionNotifier notifier) {
+    this(backendName, client, notifier, Optional.empty());
+  }
+
+  /**
+   * Creates a manager whose client calls storage servers in other processes.
+   *
+   * @param backendName the configured backend name, such as {@code MooncakeStore}
+   * @param client the client; the manager takes ownership and closes it
+   * @param notifier where production updates go
+   * @param requestTimeout the deadline of one operation of the client ({@link #requestTimeout()});
+   *     empty when the client's store runs in this process
+   */
+  public KvStorageManager(
+      String backendName,
+      KvClient client,
+      ProductionNotifier notifier,
+      Optional<Duration> requestTimeout) {
     this.backendName = Objects.requireNonNull(backendName, "backendName");
     this.client = Objects.requireNonNull(client, "client");
     this.notifier = Objects.requireNonNull(notifier, "notifier");
+    this.requestTimeout = Objects.requireNonNull(requestTimeout, "requestTimeout");
+  }
+
+  @Override
+  public Optional<Duration> requestTimeout() {
+    return requestTimeout;
   }
 
   @Override
