@@ -169,7 +169,29 @@ public final class Strings {
     if (end < value.length() && Character.isHighSurrogate(value.charAt(end - 1))) {
       end--; // do not cut a pair in two
     }
-    StringBuilder out = new StringBuilder(end + 8).append('"');
+    StringBuilder out = new StringBuilder(end + 8);
+    appendQuoted(out, value, end);
+    if (end < value.length()) {
+      out.append("... (").append(value.length()).append(" chars)");
+    }
+    return out.toString();
+  }
+
+  /**
+   * Appends a string as a JSON string literal: in double quotes, with backslash, double quote,
+   * control characters, DEL and lone surrogates escaped ({@code \n}, {@code \u005Cu007f}, {@code
+   * \u005CuD800}), so that the result is valid JSON and valid Unicode whatever the string holds.
+   *
+   * @param out where the literal goes
+   * @param value the string
+   * @return {@code out}
+   */
+  public static StringBuilder appendQuoted(StringBuilder out, String value) {
+    return appendQuoted(out, value, value.length());
+  }
+
+  private static StringBuilder appendQuoted(StringBuilder out, String value, int end) {
+    out.append('"');
     for (int i = 0; i < end; i++) {
       char c = value.charAt(i);
       switch (c) {
@@ -193,11 +215,7 @@ public final class Strings {
         }
       }
     }
-    out.append('"');
-    if (end < value.length()) {
-      out.append("... (").append(value.length()).append(" chars)");
-    }
-    return out.toString();
+    return out.append('"');
   }
 
   /**

@@ -2,6 +2,7 @@ package org.transferqueue.client;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -253,7 +254,7 @@ public final class KvApi implements AutoCloseable {
     }
     // The write knows the result: the fields produced for all keys before it plus the ones it
     // wrote for every key, and the tags merged as the controller merges them.
-    return KvBatchMeta.of(keys, meta.tags(), partitionId, meta.fieldNames());
+    return KvBatchMeta.of(keys, meta, meta.fieldNames());
   }
 
   /**
@@ -270,11 +271,23 @@ public final class KvApi implements AutoCloseable {
    *     keys share no produced field
    */
   public Batch batchGet(List<String> keys, String partitionId, List<String> selectFields) {
+    return read(keys, partitionId, selectFields, null);
+  }
+
+  /**
+   * Reads rows of keys; with a {@code descriptor}, refuses keys whose sample is not the one it
+   * named.
+   */
+  private Batch read(
+      List<String> keys, String partitionId, List<String> selectFields, KvBatchMeta descriptor) {
     checkKeys(keys);
     if (selectFields != null) {
       Names.checkFieldNames(selectFields);
     }
     BatchMeta meta = client.resolveKeys(partitionId, keys, false);
+    if (descriptor != null) {
+      requireSameSamples(descriptor, meta);
+    }
     if (meta.isEmpty()) {
       throw new TqException(
           ErrorCode.UNKNOWN_KEY,
@@ -360,7 +373,53 @@ public final class KvApi implements AutoCloseable {
     } else if (fields == null && !metaFields.isEmpty()) {
       fields = metaFields;
     }
-    return batchGet(meta.keys(), meta.partitionId(), fields);
+    return read(meta.keys(), meta.partitionId(), fields, meta);
+  }
+
+  /**
+   * Refuses a read through a descriptor one of whose keys now names another sample (the key was
+   * cleared and created again since): its index or generation differs from the descriptor's.
+   *
+   * @throws TqException {@code STALE_METADATA} naming the keys
+   */
+  private void requireSameSamples(KvBatchMeta descriptor, BatchMeta resolved) {
+    List<String> keys = descriptor.keys();
+    boolean known = false;
+    for (int i = 0; i < keys.size(); i++) {
+      known |= descriptor.knowsSample(i);
+    }
+    if (!known || resolved.isEmpty()) {
+      return;
+    }
+    // Resolution lists the found keys in request order; when some are missing, ask which.
+    List<String> found =
+        resolved.size() == keys.size()
+            ? keys
+            : client.resolveIndexes(descriptor.partitionId(), resolved.globalIndexes());
+    Map<String, Integer> position = new HashMap<>();
+    for (int i = 0; i < keys.size(); i++) {
+      position.put(keys.get(i), i);
+    }
+    List<String> stale = new ArrayList<>();
+    for (int r = 0; r < resolved.size(); r++) {
+      Integer i = position.get(found.get(r));
+      if (i != null
+          && descriptor.knowsSample(i)
+          && (descriptor.globalIndexes().get(i) != resolved.globalIndex(r)
+              || descriptor.generations().get(i) != resolved.generation(r))) {
+        stale.add(found.get(r));
+      }
+    }
+    if (!stale.isEmpty()) {
+      throw new TqException(
+          ErrorCode.STALE_METADATA,
+          "stale metadata: keys "
+              + Strings.quote(stale)
+              + " of partition "
+              + Strings.quote(descriptor.partitionId())
+              + " were cleared and written again since the descriptor was made; read them by key"
+              + " or with a fresh descriptor");
+    }
   }
 
   /**

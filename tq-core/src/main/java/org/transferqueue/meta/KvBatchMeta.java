@@ -25,15 +25,24 @@ import org.transferqueue.TqException;
  * @param partitionId the partition, or null when not known
  * @param fields the field names, unique; null when not specified
  * @param extraInfo batch-level metadata; null is read as empty
+ * @param globalIndexes the global index of each key's sample when the descriptor was made, aligned
+ *     with {@code keys} (-1 where not known; null: all unknown)
+ * @param generations the generation of each key's sample when the descriptor was made, aligned with
+ *     {@code keys} ({@link BatchMeta#UNKNOWN_GENERATION} where not known; null: all unknown): a
+ *     read through the descriptor of a key that was cleared and created again since (it names
+ *     another sample now) is refused with {@link ErrorCode#STALE_METADATA}
  */
 public record KvBatchMeta(
     List<String> keys,
     List<Map<String, Object>> tags,
     String partitionId,
     List<String> fields,
-    Map<String, Object> extraInfo) {
+    Map<String, Object> extraInfo,
+    List<Long> globalIndexes,
+    List<Long> generations) {
 
-  private static final KvBatchMeta EMPTY = new KvBatchMeta(List.of(), List.of(), null, null, null);
+  private static final KvBatchMeta EMPTY =
+      new KvBatchMeta(List.of(), List.of(), null, null, null, null, null);
 
   /**
    * Validates and copies the components.
@@ -67,6 +76,75 @@ public record KvBatchMeta(
     }
     tags = MetaValues.freezeRows(rawTags);
     extraInfo = MetaValues.freezeMap(extraInfo);
+    globalIndexes = sampleColumn(globalIndexes, keys.size(), "global indexes");
+    generations = sampleColumn(generations, keys.size(), "generations");
+  }
+
+  /**
+   * A descriptor whose keys' generations are not known (built by hand): reads resolve each key to
+   * whatever sample it names now.
+   *
+   * @param keys the sample keys, unique
+   * @param tags one tag map per key
+   * @param partitionId the partition, or null when not known
+   * @param fields the field names, unique; null when not specified
+   * @param extraInfo batch-level metadata; null is read as empty
+   */
+  public KvBatchMeta(
+      List<String> keys,
+      List<Map<String, Object>> tags,
+      String partitionId,
+      List<String> fields,
+      Map<String, Object> extraInfo) {
+    this(keys, tags, partitionId, fields, extraInfo, null, null);
+  }
+
+  /** A per-key column of sample identity: -1 (unknown) or a value of at least 0. */
+  private static List<Long> sampleColumn(List<Long> column, int size, String what) {
+    if (column == null) {
+      return Collections.nCopies(size, BatchMeta.UNKNOWN_GENERATION);
+    }
+    if (column.size() != size) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          "keys and " + what + " must have same length: " + size + " keys, " + column.size());
+    }
+    for (Long value : column) {
+      if (value == null || value < -1) {
+        throw new TqException(ErrorCode.INVALID_ARGUMENT, "invalid " + what + " entry " + value);
+      }
+    }
+    return List.copyOf(column);
+  }
+
+  /**
+   * Whether the descriptor names key {@code i}'s sample (index and generation).
+   *
+   * @param i the key's position
+   * @return false when either is unknown
+   */
+  public boolean knowsSample(int i) {
+    return globalIndexes.get(i) >= 0 && generations.get(i) >= 0;
+  }
+
+  /**
+   * The descriptor of keys written or resolved together with their samples: the keys' generations
+   * come from the samples' metadata.
+   *
+   * @param keys the keys, in the order of {@code samples}' rows
+   * @param samples the keys' samples, one row per key
+   * @param fields the field names, or null
+   * @return the descriptor, with {@code samples}' tags and partition
+   */
+  public static KvBatchMeta of(List<String> keys, BatchMeta samples, List<String> fields) {
+    long[] generations = samples.generationArray();
+    List<Long> boxed = new ArrayList<>(generations.length);
+    for (long generation : generations) {
+      boxed.add(generation);
+    }
+    String partition = samples.isEmpty() ? null : samples.partitionId(0);
+    return new KvBatchMeta(
+        keys, samples.tags(), partition, fields, null, samples.globalIndexes(), boxed);
   }
 
   /**
@@ -117,7 +195,8 @@ public record KvBatchMeta(
    * @return a new descriptor
    */
   public KvBatchMeta withFields(List<String> newFields) {
-    return new KvBatchMeta(keys, tags, partitionId, newFields, extraInfo);
+    return new KvBatchMeta(
+        keys, tags, partitionId, newFields, extraInfo, globalIndexes, generations);
   }
 
   /**
@@ -127,7 +206,8 @@ public record KvBatchMeta(
    * @return a new descriptor
    */
   public KvBatchMeta withTags(List<? extends Map<String, ?>> newTags) {
-    return new KvBatchMeta(keys, copyRows(newTags), partitionId, fields, extraInfo);
+    return new KvBatchMeta(
+        keys, copyRows(newTags), partitionId, fields, extraInfo, globalIndexes, generations);
   }
 
   /**
@@ -212,6 +292,8 @@ public record KvBatchMeta(
     KvBatchMeta first = nonEmpty.getFirst();
     Set<String> firstFields = first.fields == null ? Set.of() : new HashSet<>(first.fields);
     ArrayList<String> allKeys = new ArrayList<>();
+    ArrayList<Long> allIndexes = new ArrayList<>();
+    ArrayList<Long> allGenerations = new ArrayList<>();
     ArrayList<Map<String, Object>> allTags = new ArrayList<>();
     ArrayList<Map<String, Object>> infos = new ArrayList<>();
     for (KvBatchMeta m : nonEmpty) {
@@ -229,21 +311,33 @@ public record KvBatchMeta(
                 + m.partitionId);
       }
       allKeys.addAll(m.keys);
+      allIndexes.addAll(m.globalIndexes);
+      allGenerations.addAll(m.generations);
       allTags.addAll(m.tags);
       infos.add(m.extraInfo);
     }
     return new KvBatchMeta(
-        allKeys, allTags, first.partitionId, first.fields, MetaValues.unionExtraInfo(infos));
+        allKeys,
+        allTags,
+        first.partitionId,
+        first.fields,
+        MetaValues.unionExtraInfo(infos),
+        allIndexes,
+        allGenerations);
   }
 
   private KvBatchMeta rows(int[] positions) {
     ArrayList<String> k = new ArrayList<>(positions.length);
     ArrayList<Map<String, Object>> t = new ArrayList<>(positions.length);
+    ArrayList<Long> x = new ArrayList<>(positions.length);
+    ArrayList<Long> g = new ArrayList<>(positions.length);
     for (int p : positions) {
       k.add(keys.get(p));
       t.add(tags.get(p));
+      x.add(globalIndexes.get(p));
+      g.add(generations.get(p));
     }
-    return new KvBatchMeta(k, t, partitionId, fields, extraInfo);
+    return new KvBatchMeta(k, t, partitionId, fields, extraInfo, x, g);
   }
 
   /**

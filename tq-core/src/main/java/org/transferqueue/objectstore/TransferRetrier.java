@@ -17,25 +17,30 @@ import org.transferqueue.TqException;
  * code.
  *
  * <p>Policy: a key that succeeds is done, and so is a written key whose write was preempted by a
- * later upsert of the same key ({@code -601}: the later value stands, last writer wins); a key that
- * fails with a transient code ({@link #TRANSIENT_CODES}) is retried, alone with the other failed
- * keys, the same segments reused; any other code fails the slice at once naming the key and the
- * code, and so does a read whose byte count differs from the expected size. The first retry follows
- * at once; retry {@code k >= 2} waits {@code baseDelay * 2^(k-2)} scaled by a jitter in {@code
- * [0.5, 1]}. The waits are scheduled with the {@link MooncakeKvClient.RetryScheduler} and the retry
- * continues on the worker executor, so no thread is parked while waiting. A retry that could not
- * start before the operation's deadline (read from the injected clock) fails with {@code
- * DEADLINE_EXCEEDED}.
+ * later upsert of the same key ({@code -601}: the later value stands, last writer wins); a key
+ * whose node did not answer by the call deadline ({@code -901}) fails the slice with {@code
+ * DEADLINE_EXCEEDED} at once; a key that fails with a transient code ({@link #TRANSIENT_CODES}) is
+ * retried, alone with the other failed keys, the same segments reused; any other code fails the
+ * slice at once naming the key and the code, and so does a read whose byte count differs from the
+ * expected size. The first retry follows at once; retry {@code k >= 2} waits {@code baseDelay *
+ * 2^(k-2)} scaled by a jitter in {@code [0.5, 1]}. The waits are scheduled with the {@link
+ * MooncakeKvClient.RetryScheduler} and the retry continues on the worker executor, so no thread is
+ * parked while waiting. A retry that could not start before the operation's deadline (read from the
+ * injected clock) fails with {@code DEADLINE_EXCEEDED}.
  *
  * <p>Thread-safe; the jitter generator is only used under this object's monitor.
  */
 final class TransferRetrier {
-  /** The codes worth retrying: transfer, RPC and RPC-timeout failures, no space, not ready. */
+  /**
+   * The codes worth retrying: transfer and RPC failures, no space, not ready. Not {@code
+   * RPC_TIMEOUT}: a node that did not answer within a whole call deadline has used the operation's
+   * time, so the operation fails with a deadline error at once instead of waiting once more per
+   * retry.
+   */
   static final Set<Integer> TRANSIENT_CODES =
       Set.of(
           ErrorCode.TRANSFER_FAIL.code(),
           ErrorCode.RPC_FAIL.code(),
-          ErrorCode.RPC_TIMEOUT.code(),
           ErrorCode.NO_AVAILABLE_HANDLE.code(),
           ErrorCode.REPLICA_IS_NOT_READY.code());
 
@@ -234,6 +239,14 @@ final class TransferRetrier {
           continue;
         } else if (TRANSIENT_CODES.contains((int) code)) {
           retry[count++] = i;
+        } else if (code == ErrorCode.RPC_TIMEOUT.code()) {
+          throw new DeadlineExceededException(
+              operation
+                  + " failed for key '"
+                  + keys.get(i)
+                  + "' with error codes ["
+                  + code
+                  + "]: its store node did not answer by the call deadline");
         } else {
           // A missing object is a missing cell, which the storage contract reports as NOT_FOUND.
           throw new StorageException(

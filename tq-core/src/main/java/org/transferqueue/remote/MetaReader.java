@@ -575,13 +575,15 @@ public final class MetaReader {
    * @return the metadata
    */
   public KvBatchMeta kvBatchMeta() {
-    expectArray(5, "KvBatchMeta");
+    expectArray(7, "KvBatchMeta");
     List<String> keys = strings("KvBatchMeta.keys");
     List<Map<String, Object>> tags = rows("KvBatchMeta.tags");
     String partition = string("KvBatchMeta.partitionId");
     List<String> fields = strings("KvBatchMeta.fields");
     Map<String, Object> extra = valueMap("KvBatchMeta.extraInfo");
-    return new KvBatchMeta(keys, tags, partition, fields, extra);
+    List<Long> indexes = longs("KvBatchMeta.globalIndexes");
+    List<Long> generations = longs("KvBatchMeta.generations");
+    return new KvBatchMeta(keys, tags, partition, fields, extra, indexes, generations);
   }
 
   /**

@@ -417,18 +417,21 @@ public final class MetaWriter {
   }
 
   /**
-   * Writes key-value metadata as {@code [keys, tags, partitionId, fields, extraInfo]}.
+   * Writes key-value metadata as {@code [keys, tags, partitionId, fields, extraInfo, globalIndexes,
+   * generations]}.
    *
    * @param meta the metadata
    * @return this writer
    */
   public MetaWriter kvBatchMeta(KvBatchMeta meta) {
-    arrayHeader(5);
+    arrayHeader(7);
     strings(meta.keys());
     rows(meta.tags());
     string(meta.partitionId());
     strings(meta.fields());
     value(meta.extraInfo());
+    longs(meta.globalIndexes());
+    longs(meta.generations());
     return this;
   }
 

@@ -2,6 +2,7 @@ package org.transferqueue.remote;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
@@ -69,19 +70,25 @@ public final class RemoteBackends {
           throw new StorageException(
               ErrorCode.STORAGE_ERROR, "remote object store setup failed with error code: " + rc);
         }
+        // One call, one deadline: a put, get or clear of the client ends by the call timeout,
+        // retries included, as a call to a storage unit does.
         client =
             MooncakeKvClient.builder()
                 .store(store)
                 .ownsStore(true)
                 .allocator(context.allocator())
                 .config(config)
+                .operationTimeout(transport.defaultCallTimeout())
                 .build();
       } catch (RuntimeException e) {
         store.close();
         throw e;
       }
       return new KvStorageManager(
-          StorageManagerRegistry.MOONCAKE_STORE, client, context.notifier());
+          StorageManagerRegistry.MOONCAKE_STORE,
+          client,
+          context.notifier(),
+          Optional.of(transport.defaultCallTimeout()));
     };
   }
 }

@@ -343,9 +343,8 @@ public final class Batch implements AutoCloseable {
     public Builder dense(String field, Tensor tensor) {
       DenseColumn column;
       try {
-        column = new DenseColumn(tensor);
+        column = new DenseColumn(tensor); // closes a tensor it rejects
       } catch (TqException e) {
-        tensor.close();
         fail(e);
         throw e;
       }

@@ -20,19 +20,22 @@ public final class DenseColumn implements Column {
   /**
    * Creates a column over a tensor whose dimension 0 is the rows.
    *
-   * @param tensor a tensor of rank at least 1; this column takes ownership
+   * @param tensor a tensor of rank at least 1; this column takes ownership in every outcome (a
+   *     rejected tensor is closed before the exception is thrown)
    * @throws TqException with {@code INVALID_ARGUMENT} for a 0-d tensor or more than {@code
    *     Integer.MAX_VALUE} rows
    */
   public DenseColumn(Tensor tensor) {
     Objects.requireNonNull(tensor, "tensor");
+    String rejected = null;
     if (tensor.rank() == 0) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT, "a dense column needs a tensor of rank >= 1, got " + tensor);
+      rejected = "a dense column needs a tensor of rank >= 1, got " + tensor;
+    } else if (tensor.shape(0) > Integer.MAX_VALUE) {
+      rejected = "too many rows for a column: " + tensor.shape(0);
     }
-    if (tensor.shape(0) > Integer.MAX_VALUE) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT, "too many rows for a column: " + tensor.shape(0));
+    if (rejected != null) {
+      tensor.close();
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, rejected);
     }
     this.tensor = tensor;
   }

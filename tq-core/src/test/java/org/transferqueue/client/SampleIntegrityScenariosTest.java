@@ -25,6 +25,7 @@ import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -93,6 +94,36 @@ class SampleIntegrityScenariosTest {
       assertStale(() -> tq.client().getData(k1).close());
       try (Batch rows = tq.kv().batchGet(List.of("k2"), "kv", null)) {
         assertThat(longRows(rows.column("x"))).isDeepEqualTo(new long[][] {{2, 2}});
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Backend.class)
+  void shouldRefuseAReadThroughAKeyValueDescriptorOfAKeyThatWasClearedAndWrittenAgain(
+      Backend backend, BufferAllocator allocator) {
+    try (TestSystem tq = deployment.fresh(backend);
+        Batch first = batch("x", i64(allocator, new long[] {1, 1}));
+        Batch again = batch("x", i64(allocator, new long[] {2, 2}))) {
+      KvBatchMeta before = tq.kv().put("k", "kv", first, null);
+      tq.kv().clear(List.of("k"), "kv");
+      KvBatchMeta after = tq.kv().put("k", "kv", again, null);
+
+      assertStale(() -> tq.kv().get(before, null).close());
+      try (Batch rows = tq.kv().get(after, null)) {
+        assertThat(longRows(rows.column("x"))).isDeepEqualTo(new long[][] {{2, 2}});
+      }
+      // Created again on a fresh index of the same generation: still another sample.
+      tq.kv().clear(List.of("k"), "kv");
+      tq.kv().put("filler", "kv", first, null);
+      KvBatchMeta fresh = tq.kv().put("k", "kv", again, null);
+      assertThat(fresh.globalIndexes()).isNotEqualTo(after.globalIndexes());
+      assertStale(() -> tq.kv().get(after, null).close());
+      KvBatchMeta byHand = KvBatchMeta.of(List.of("k"), List.of(Map.of()), "kv", null);
+      try (Batch rows = tq.kv().get(byHand, null)) {
+        assertThat(longRows(rows.column("x")))
+            .as("keys alone")
+            .isDeepEqualTo(new long[][] {{2, 2}});
       }
     }
   }

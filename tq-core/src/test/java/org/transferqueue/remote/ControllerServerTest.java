@@ -232,8 +232,10 @@ class ControllerServerTest {
     expected.add(local.controllerId().equals(local.snapshotState().controllerId()));
     try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator)) {
       Set<Integer> sent = new TreeSet<>();
+      DocumentedLayouts layouts = DocumentedLayouts.read();
       // Requests are encoded by the proxy, decoded and answered by the server's handlers and the
-      // replies decoded by the proxy, all in this thread: no byte crosses a socket.
+      // replies decoded by the proxy, all in this thread: no byte crosses a socket. Every request
+      // and reply is also held against the layout docs/PROTOCOL.md gives for its type.
       RemoteController remote =
           new RemoteController(
               (type, metadata, timeout) -> {
@@ -241,7 +243,11 @@ class ControllerServerTest {
                 try (InProcessExchange reply =
                     InProcessExchange.call(
                         server.transport(), type, metadata, List.of(), allocator)) {
+                  layouts.check(type, metadata, reply.metadata());
                   return reply.metadata();
+                } catch (TqException failed) {
+                  layouts.check(type, metadata, null);
+                  throw failed;
                 }
               },
               server.address(),
@@ -258,6 +264,7 @@ class ControllerServerTest {
       remote.restoreState(before);
       assertThat(served.snapshotState()).isEqualTo(before);
       assertThat(sent).containsExactlyElementsOf(messageTypes(ControllerMessages.class));
+      assertThat(layouts.checked()).containsAll(sent);
     }
   }
 

@@ -57,10 +57,23 @@ class StorageUnitMessagesTest {
     }
   }
 
+  /**
+   * Holds a request and, once it arrives, its reply against the layouts docs/PROTOCOL.md gives for
+   * their message type (a failed call's request only).
+   */
+  static CompletableFuture<Response> checked(
+      DocumentedLayouts layouts, Request request, CompletableFuture<Response> reply) {
+    return reply.whenComplete(
+        (response, failure) ->
+            layouts.check(
+                request.type(), request.metadata(), failure == null ? response.metadata() : null));
+  }
+
   @Test
   void shouldEncodeAndDecodeEveryMessageTypeWithoutSockets(
       BufferAllocator allocator, @TempDir Path dir) {
     Set<Integer> sent = new TreeSet<>();
+    DocumentedLayouts layouts = DocumentedLayouts.read();
     try (StorageUnit unit = new StorageUnit("unit-0", OptionalLong.of(8), allocator, 1L << 26);
         StorageUnitServer server = StorageUnitServer.start(unit, RemoteUnits.config(), allocator);
         Batch batch = rows(allocator)) {
@@ -68,8 +81,10 @@ class StorageUnitMessagesTest {
           new RemoteStorageUnit(
               (address, request, destination, timeout) -> {
                 sent.add(request.type());
-                return InProcessExchange.respond(
-                    server.transport(), request, destination, allocator);
+                return checked(
+                    layouts,
+                    request,
+                    InProcessExchange.respond(server.transport(), request, destination, allocator));
               },
               server.address(),
               Duration.ofSeconds(20));
@@ -138,6 +153,7 @@ class StorageUnitMessagesTest {
     }
     assertThat(sent)
         .containsExactlyElementsOf(ControllerServerTest.messageTypes(StorageUnitMessages.class));
+    assertThat(layouts.checked()).containsAll(sent);
   }
 
   @Test

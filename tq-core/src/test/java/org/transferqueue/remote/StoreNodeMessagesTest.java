@@ -96,6 +96,7 @@ class StoreNodeMessagesTest {
   void shouldEncodeAndDecodeEveryMessageTypeWithoutSockets(
       BufferAllocator allocator, @TempDir Path dir) {
     Set<Integer> sent = new TreeSet<>();
+    DocumentedLayouts layouts = DocumentedLayouts.read();
     try (Nodes nodes = new Nodes(allocator);
         NativeBuffer arena = allocator.allocate(SEGMENT)) {
       RemoteObjectStore store =
@@ -105,8 +106,11 @@ class StoreNodeMessagesTest {
               allocator,
               (address, request, destination, timeout) -> {
                 sent.add(request.type());
-                return InProcessExchange.respond(
-                    nodes.byAddress.get(address).transport(), request, destination, allocator);
+                return StorageUnitMessagesTest.checked(
+                    layouts,
+                    request,
+                    InProcessExchange.respond(
+                        nodes.byAddress.get(address).transport(), request, destination, allocator));
               });
       try (store) {
         assertThat(
@@ -174,6 +178,7 @@ class StoreNodeMessagesTest {
     }
     assertThat(sent)
         .containsExactlyElementsOf(ControllerServerTest.messageTypes(StoreNodeMessages.class));
+    assertThat(layouts.checked()).containsAll(sent);
   }
 
   @Test

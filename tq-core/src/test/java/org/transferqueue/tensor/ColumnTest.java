@@ -188,6 +188,17 @@ class ColumnTest {
   }
 
   @Test
+  void shouldCloseTheTensorWhenADenseColumnRejectsIt(BufferAllocator allocator) {
+    // DenseColumn takes ownership of its tensor in every outcome, so the test never closes it.
+    Tensor scalar = Tensor.zeros(allocator, DType.FLOAT32);
+    assertThatThrownBy(() -> new DenseColumn(scalar))
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining("rank >= 1");
+    assertThat(allocator.allocatedBytes()).as("the rejected tensor").isZero();
+  }
+
+  @Test
   void shouldAcceptEveryObjectValueKind(BufferAllocator allocator) {
     Map<Object, Object> map = new LinkedHashMap<>();
     map.put("s", "x");

@@ -2,6 +2,7 @@ package org.transferqueue.storage.kv;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -9,10 +10,12 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
@@ -70,6 +73,7 @@ public final class KvStorageManager implements StorageManager {
   private final String backendName;
   private final KvClient client;
   private final ProductionNotifier notifier;
+  private final Optional<Duration> requestTimeout;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
@@ -80,9 +84,32 @@ public final class KvStorageManager implements StorageManager {
    * @param notifier where production updates go
    */
   public KvStorageManager(String backendName, KvClient client, ProductionNotifier notifier) {
+    this(backendName, client, notifier, Optional.empty());
+  }
+
+  /**
+   * Creates a manager whose client calls storage servers in other processes.
+   *
+   * @param backendName the configured backend name, such as {@code MooncakeStore}
+   * @param client the client; the manager takes ownership and closes it
+   * @param notifier where production updates go
+   * @param requestTimeout the deadline of one operation of the client ({@link #requestTimeout()});
+   *     empty when the client's store runs in this process
+   */
+  public KvStorageManager(
+      String backendName,
+      KvClient client,
+      ProductionNotifier notifier,
+      Optional<Duration> requestTimeout) {
     this.backendName = Objects.requireNonNull(backendName, "backendName");
     this.client = Objects.requireNonNull(client, "client");
     this.notifier = Objects.requireNonNull(notifier, "notifier");
+    this.requestTimeout = Objects.requireNonNull(requestTimeout, "requestTimeout");
+  }
+
+  @Override
+  public Optional<Duration> requestTimeout() {
+    return requestTimeout;
   }
 
   @Override
@@ -109,19 +136,19 @@ public final class KvStorageManager implements StorageManager {
     }
     long[] gis = meta.globalIndexArray();
     FieldSchemas.requireDistinctIndexes(gis);
-    long[] generations = meta.generationArray();
-    for (int i = 0; i < n; i++) {
-      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "sample "
-                + gis[i]
-                + " of partition '"
-                + meta.partitionId(i)
-                + "' has no known generation: a key-value backend stores the cells of a sample"
-                + " under its index and generation (is it a sample of that partition?)");
-      }
-    }
+    long[] generations =
+        knownGenerations(
+            meta,
+            i ->
+                new TqException(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "sample "
+                        + gis[i]
+                        + " of partition '"
+                        + meta.partitionId(i)
+                        + "' has no known generation: a key-value backend stores the cells of a"
+                        + " sample under its index and generation (is it a sample of that"
+                        + " partition?)"));
     SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
     FieldSchemas.requireCompatible(meta, schema);
     List<String> fields = KvKeys.sortedFields(batch.fields());
@@ -203,6 +230,21 @@ public final class KvStorageManager implements StorageManager {
     return Collections.unmodifiableList(rows);
   }
 
+  /**
+   * The generations of {@code meta}'s samples: every cell key names one.
+   *
+   * @param unknown the error for the first sample whose generation is unknown, by position
+   */
+  private static long[] knownGenerations(BatchMeta meta, IntFunction<TqException> unknown) {
+    long[] generations = meta.generationArray();
+    for (int i = 0; i < generations.length; i++) {
+      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
+        throw unknown.apply(i);
+      }
+    }
+    return generations;
+  }
+
   @Override
   public Batch get(BatchMeta meta, BufferAllocator allocator) {
     Objects.requireNonNull(meta, "meta");
@@ -217,19 +259,18 @@ public final class KvStorageManager implements StorageManager {
       return Batch.builder().rowCount(n).build();
     }
     long[] gis = meta.globalIndexArray();
-    long[] generations = meta.generationArray();
-    for (int i = 0; i < n; i++) {
-      if (generations[i] == BatchMeta.UNKNOWN_GENERATION) {
-        throw new StorageException(
-            ErrorCode.NOT_FOUND,
-            "sample "
-                + gis[i]
-                + " of partition '"
-                + meta.partitionId(i)
-                + "' not found (its metadata names no generation, and it is no sample of that"
-                + " partition)");
-      }
-    }
+    long[] generations =
+        knownGenerations(
+            meta,
+            i ->
+                new StorageException(
+                    ErrorCode.NOT_FOUND,
+                    "sample "
+                        + gis[i]
+                        + " of partition '"
+                        + meta.partitionId(i)
+                        + "' not found (its metadata names no generation, and it is no sample of"
+                        + " that partition)"));
     Map<String, Column> columns = new LinkedHashMap<>();
     try {
       readTensorFields(meta, fields, gis, generations, allocator, columns);
