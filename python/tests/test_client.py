@@ -147,3 +147,85 @@ def test_batch_meta_methods_without_servers():
     assert m.get_shapes("x") == [torch.Size([2])] * 3
     assert m.chunk_by_partition()[0].size == 3
     assert BatchMeta.empty().size == 0 and not BatchMeta.empty().is_ready
+
+
+UPSTREAM_CLIENT_CALLS = ["get_meta", "put", "get_data", "set_custom_meta", "clear_partition", "clear_samples",
+                         "get_consumption_status", "get_production_status", "check_consumption_status",
+                         "check_production_status", "reset_consumption", "get_partition_list", "kv_retrieve_meta",
+                         "kv_retrieve_keys", "kv_list", "save_controller_checkpoint", "load_controller_checkpoint",
+                         "save_storage_checkpoint", "load_storage_checkpoint"]
+
+
+def test_every_upstream_call_has_its_async_twin_with_the_same_arguments():
+    import inspect
+    from transferqueue_jvm import TransferQueueClient
+    for name in UPSTREAM_CLIENT_CALLS + ["save_checkpoint", "load_checkpoint"]:
+        sync, twin = getattr(TransferQueueClient, name), getattr(TransferQueueClient, "async_" + name)
+        assert inspect.iscoroutinefunction(twin), name
+        assert list(inspect.signature(sync).parameters) == list(inspect.signature(twin).parameters), name
+    sig = inspect.signature(TransferQueueClient.get_consumption_status)
+    assert list(sig.parameters)[1:] == ["task_name", "partition_id"]
+    assert list(inspect.signature(TransferQueueClient.reset_consumption).parameters)[1:] == ["partition_id",
+                                                                                           "task_name"]
+
+
+def test_samples_views_and_pickling_keep_generations():
+    import pickle
+    m = BatchMeta([5, 6], ["p", "p"], {"x": {"dtype": torch.int64, "shape": None, "is_nested": True,
+                                             "is_non_tensor": False, "per_sample_shapes": [(2,), (3,)]}},
+                  np.ones(2), {"e": 1}, [{"a": 1}, {}], None, [3, 4])
+    s = m.samples[1]
+    assert (s.global_index, s.generation, s.partition_id, s.production_status) == (6, 4, "p", 1)
+    assert s.fields["x"]["shape"] == (3,) and dict(m.samples[0].custom_meta) == {"a": 1}
+    assert [v.global_index for v in m.samples] == [5, 6] and len(m.samples) == 2
+    with pytest.raises(TypeError):
+        m.samples[0].custom_meta["b"] = 2
+    back = pickle.loads(pickle.dumps(m))
+    assert back.global_indexes == [5, 6] and back.generations == [3, 4] and back.is_ready
+    assert back.field_schema["x"]["per_sample_shapes"] == [(2,), (3,)] and back.custom_meta == [{"a": 1}, {}]
+
+
+def test_initialize_storage_manager_checks_the_backend(tq):
+    c = tq.get_client()
+    c.initialize_storage_manager(tq.backend, {})
+    c.initialize_storage_manager("AsyncSimpleStorageManager" if tq.backend == "SimpleStorage"
+                                 else "MooncakeStorageManager", {})
+    with pytest.raises(ValueError, match="backend"):
+        c.initialize_storage_manager("Yuanrong", {})
+
+
+def test_put_runs_a_data_parser_here_before_sending(tq, pid):
+    c = tq.get_client()
+
+    def parser(batch):
+        batch["url"][:] = [f"content of {u}" for u in batch["url"]]
+        batch["x"].mul_(2)
+
+    meta = c.put({"url": ["a", "b"], "x": torch.ones(2, 2)}, partition_id=pid, data_parser=parser)
+    got = c.get_data(meta)
+    assert got["url"].tolist() == ["content of a", "content of b"] and same_bytes(got["x"], torch.full((2, 2), 2.0))
+    from transferqueue_jvm.errors import DataParserFailedError
+    with pytest.raises(DataParserFailedError, match="length"):
+        c.put({"url": ["a"]}, partition_id=pid, data_parser=lambda b: b["url"].append("extra"))
+
+
+def test_checkpoint_save_and_load_restore_data_and_status(tq, pid, tmp_path):
+    c = tq.get_client()
+    meta = c.put({"x": torch.arange(6.0).reshape(3, 2), "s": ["a", "b", "c"]}, partition_id=pid)
+    c.get_meta(["x"], 2, pid, mode="fetch", task_name="actor")
+    tq.kv_put("k", pid + "-kv", {"y": torch.ones(2)}, tag={"t": 1})
+    ckpt = tmp_path / "step_1"
+    tq.save_checkpoint(ckpt, metadata={"step": 1})
+    assert (ckpt / "MANIFEST").is_file() and (ckpt / "metadata.json").is_file()
+    c.clear_partition(pid)
+    tq.kv_clear("k", pid + "-kv")
+    assert pid not in c.get_partition_list()
+    assert c.load_checkpoint(str(ckpt)) == {"step": 1}
+    assert same_bytes(c.get_data(meta)["x"], torch.arange(6.0).reshape(3, 2))
+    _, consumed = c.get_consumption_status("actor", pid)
+    assert int(consumed.sum()) == 2
+    assert tq.kv_list(pid + "-kv") == {pid + "-kv": {"k": {"t": 1}}}
+    with pytest.raises(NotImplementedError):
+        c.save_storage_checkpoint(str(ckpt))
+    with pytest.raises(FileNotFoundError):
+        tq.load_checkpoint(tmp_path / "nowhere")

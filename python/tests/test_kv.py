@@ -162,3 +162,47 @@ def test_kv_batch_meta_methods_without_servers():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert KVBatchMeta.concat([]).keys == []
+
+
+def test_kv_batch_meta_names_the_keys_samples_and_refuses_a_stale_read(tq, pid):
+    from transferqueue_jvm.errors import StaleMetadataError
+    meta = tq.kv_batch_put(["a", "b"], pid, {"x": torch.zeros(2, 2)})
+    assert len(meta.global_indexes) == 2 and all(g >= 0 for g in meta.generations)
+    c = tq.get_client()
+    assert c.kv_retrieve_meta(["a", "b"], pid).global_indexes == meta.global_indexes
+    # "a" is cleared and written again: it is another sample now
+    tq.kv_clear("a", pid)
+    tq.kv_put("a", pid, {"x": torch.ones(2)})
+    with pytest.raises(StaleMetadataError, match="'a'"):
+        tq.kv_batch_get_by_meta(meta)
+    # the descriptor of "b" alone is still good, and so is a descriptor built from keys alone
+    assert same_bytes(tq.kv_batch_get_by_meta(meta.select_keys(["b"]))["x"], torch.zeros(1, 2))
+    by_hand = KVBatchMeta(keys=["a", "b"], tags=[{}, {}], partition_id=pid, fields=["x"])
+    assert by_hand.generations == [-1, -1]
+    got = tq.kv_batch_get_by_meta(by_hand)
+    assert same_bytes(got["x"], torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+    fresh = tq.kv_put("a", pid, {"x": torch.full((2,), 3.0)})
+    assert same_bytes(tq.kv_batch_get_by_meta(fresh)["x"], torch.full((1, 2), 3.0))
+
+
+def test_kv_batch_meta_carries_samples_through_its_methods():
+    m = KVBatchMeta(keys=["a", "b", "c"], tags=[{}, {}, {}], partition_id="p", fields=["x"],
+                    global_indexes=[4, 5, 6], generations=[0, 1, 2])
+    assert m.select_keys(["c", "a"]).global_indexes == [6, 4] and m.select_keys(["c"]).generations == [2]
+    parts = m.chunk(2)
+    assert [p.generations for p in parts] == [[0, 1], [2]]
+    assert KVBatchMeta.concat(parts).global_indexes == [4, 5, 6]
+    m.reorder([1, 2, 0])
+    assert m.global_indexes == [5, 6, 4] and m.generations == [1, 2, 0]
+    with pytest.raises(ValueError):
+        KVBatchMeta(keys=["a"], tags=[{}], global_indexes=[1, 2])
+
+
+def test_kv_batch_meta_wire_layout_equals_the_java_vector():
+    import pathlib
+    from transferqueue_jvm.metadata import pack_meta, unpack_meta
+    data = (pathlib.Path(__file__).parent / "vectors" / "v1" / "value-kv-batch-meta.msgpack").read_bytes()
+    meta = KVBatchMeta.from_wire(unpack_meta(data))
+    assert meta.keys == ["a", "b", "c"] and meta.global_indexes == [4, 9, -1] and meta.generations == [0, 2, -1]
+    assert meta.knows_sample(0) and not meta.knows_sample(2) and meta.tags[0] == {"score": 0.5, "label": "caf\u00e9"}
+    assert pack_meta(meta.to_wire()) == data

@@ -15,7 +15,8 @@ from .errors import *  # noqa: F401,F403 - one class per error code
 from .errors import ErrorCode, TQError
 from .interface import (async_kv_batch_get, async_kv_batch_get_by_meta, async_kv_batch_put, async_kv_clear,
                         async_kv_list, async_kv_put, close, get_client, get_metrics_endpoint, init,
-                        kv_batch_get, kv_batch_get_by_meta, kv_batch_put, kv_clear, kv_list, kv_put)
+                        kv_batch_get, kv_batch_get_by_meta, kv_batch_put, kv_clear, kv_list, kv_put,
+                        async_load_checkpoint, async_save_checkpoint, load_checkpoint, save_checkpoint)
 from .metadata import UNKNOWN_GENERATION, BatchMeta, KVBatchMeta
 from .values import OpaqueValue
 

@@ -148,6 +148,43 @@ def row_count(data) -> int:
     return next(iter(cols.values())).rows if cols else 0
 
 
+def apply_data_parser(data, parser):
+    """Runs upstream's ``data_parser`` on put data, in this process (the Java storage units cannot run
+    Python code): it gets ``{field: batched values}`` (a dense column as its tensor, other columns as
+    lists of rows) and must change the values in place, keeping the fields and each column's length.
+    Returns the data to put (a dict)."""
+    if parser is None:
+        return data
+    if not callable(parser):
+        raise TypeError(f"data_parser must be callable, got {type(parser).__name__}")
+    cols = columns_of(data)
+    plain: dict[str, Any] = {}
+    for name, col in cols.items():
+        if col.kind == DENSE:
+            plain[name] = col.tensor
+        elif col.kind == JAGGED:
+            plain[name] = list(col.row_tensors)
+        else:
+            plain[name] = list(col.values)
+    lengths = {name: len(v) for name, v in plain.items()}
+    try:
+        out = parser(plain)
+    except Exception as e:
+        from .errors import DataParserFailedError
+        raise DataParserFailedError(f"data_parser failed: {type(e).__name__}: {e}") from e
+    if out is not None and out is not plain:
+        plain = out
+    from .errors import DataParserFailedError
+    if not isinstance(plain, dict) or set(plain) != set(lengths):
+        raise DataParserFailedError(f"data_parser must keep the fields {sorted(lengths)}, got "
+                                    f"{sorted(plain) if isinstance(plain, dict) else type(plain).__name__}")
+    for name, n in lengths.items():
+        if len(plain[name]) != n:
+            raise DataParserFailedError(f"data_parser changed the length of field '{name}' from {n} to "
+                                        f"{len(plain[name])}")
+    return plain
+
+
 def schema_of(col: Column) -> dict[str, Any]:
     """The field schema of a column, as the Java side extracts it (``FieldSchema.of``)."""
     if col.kind == DENSE:

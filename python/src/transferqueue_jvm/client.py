@@ -194,9 +194,7 @@ class TransferQueueClient:
     def put(self, data, metadata: BatchMeta | None = None, partition_id: str | None = None,
             data_parser: Callable | None = None) -> BatchMeta:
         """Stores a batch; without ``metadata`` new samples are inserted into ``partition_id``."""
-        if data_parser is not None:
-            raise UnsupportedOperationError("data_parser callables cannot run in the Java storage units; "
-                                            "parse the data before the put")
+        data = batches.apply_data_parser(data, data_parser)  # runs here: Java units cannot run Python
         cols = batches.columns_of(data)
         for name in cols:
             _check_field_name(name)
@@ -215,10 +213,6 @@ class TransferQueueClient:
             raise ShapeMismatchError(f"batch has {n} rows but the metadata has {metadata.size} samples")
         if len(set(metadata.global_indexes)) != n:
             raise InvalidArgumentError("the metadata names a global index more than once")
-        for name, col in cols.items():
-            if col.kind == batches.OBJECT:
-                for i, v in enumerate(col.values):
-                    pass  # checked when encoded, before anything is sent
         meta = self._with_generations(metadata)
         self._store(meta, cols, check=True)
         self._push_tags(meta, replace=True)
@@ -502,6 +496,40 @@ class TransferQueueClient:
                 self._ctl(SET_TAGS, [["MERGE", by_pid]])
         return meta
 
+    # ------------------------------------------------------------ storage manager, checkpoints
+    def initialize_storage_manager(self, manager_type: str, config: dict[str, Any] | None = None) -> None:
+        """Upstream's storage set-up. Here the storage comes from the deployment, so this only checks
+        that ``manager_type`` names the deployment's backend (``SimpleStorage``, ``MooncakeStore``;
+        upstream's manager names ``AsyncSimpleStorageManager`` / ``MooncakeStorageManager`` too)."""
+        aliases = {"AsyncSimpleStorageManager": "SimpleStorage", "SimpleStorageManager": "SimpleStorage",
+                   "MooncakeStorageManager": "MooncakeStore", "KVStorageManager": "MooncakeStore"}
+        name = aliases.get(manager_type, manager_type)
+        if name != self.deployment.storage_backend:
+            raise InvalidArgumentError(f"manager_type {manager_type!r} is not this deployment's backend "
+                                       f"{self.deployment.storage_backend!r}")
+
+    def save_checkpoint(self, checkpoint_dir: str, include_storage: bool = True,
+                        metadata: dict[str, Any] | None = None) -> None:
+        """Saves the whole deployment (docs/CHECKPOINT.md) into ``checkpoint_dir``; the directory must be
+        the same path for this process and every storage server. Storage is always saved (the servers
+        hold it in memory), whatever ``include_storage`` says; ``metadata`` goes to ``metadata.json``."""
+        from . import checkpoint
+        checkpoint.save(self, checkpoint_dir, include_storage, metadata)
+
+    def load_checkpoint(self, checkpoint_dir: str) -> dict[str, Any]:
+        """Replaces the deployment's state by a checkpoint, validated first; returns its user metadata."""
+        from . import checkpoint
+        return checkpoint.load(self, checkpoint_dir)
+
+    def save_storage_checkpoint(self, checkpoint_dir: str) -> None:
+        """Storage alone cannot be saved apart from the controller state it belongs to: use
+        :meth:`save_checkpoint`. Raises :class:`UnsupportedOperationError` (also a NotImplementedError)."""
+        raise UnsupportedOperationError("storage is saved with the controller state: use save_checkpoint(dir)")
+
+    def load_storage_checkpoint(self, checkpoint_dir: str) -> None:
+        """See :meth:`save_storage_checkpoint`: use :meth:`load_checkpoint`."""
+        raise UnsupportedOperationError("storage is loaded with the controller state: use load_checkpoint(dir)")
+
     # ------------------------------------------------------------ checkpoints (controller state)
     def save_controller_checkpoint(self, path: str) -> None:
         """Writes the controller state (``controller_state.msgpack`` encoding) to a file."""
@@ -552,7 +580,8 @@ def _make_async(name: str):
 for _name in ["get_meta", "put", "get_data", "set_custom_meta", "clear_partition", "clear_samples",
               "get_consumption_status", "get_production_status", "check_consumption_status",
               "check_production_status", "reset_consumption", "get_partition_list", "kv_retrieve_meta",
-              "kv_retrieve_keys", "kv_list", "save_controller_checkpoint", "load_controller_checkpoint"]:
+              "kv_retrieve_keys", "kv_list", "save_controller_checkpoint", "load_controller_checkpoint",
+              "save_storage_checkpoint", "load_storage_checkpoint", "save_checkpoint", "load_checkpoint"]:
     setattr(TransferQueueClient, "async_" + _name, _make_async(_name))
 
 

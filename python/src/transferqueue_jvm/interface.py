@@ -13,7 +13,7 @@ import torch
 from . import batch as batches
 from . import config as configs
 from .client import Deployment, TransferQueueClient, _check_keys, _check_name, new_client_id
-from .errors import ClosedError, UnknownKeyError
+from .errors import ClosedError, StaleMetadataError, UnknownKeyError
 from .metadata import KVBatchMeta
 
 logger = logging.getLogger(__name__)
@@ -135,29 +135,30 @@ def _single_row(fields: dict) -> dict:
 
 def kv_put(key: str, partition_id: str, fields=None, tag: dict[str, Any] | None = None,
            data_parser: Callable | None = None) -> KVBatchMeta:
-    """Puts the fields and/or the tag of one key (created when missing)."""
+    """Puts the fields and/or the tag of one key (created when missing).
+
+    ``data_parser`` (upstream: run inside the storage units) runs here, in the calling process,
+    before anything is sent: the Java storage units cannot run Python code. It gets the dict
+    ``{field: batched values}`` and must change the values in place, keeping keys and lengths.
+    """
     if fields is None and tag is None:
         raise ValueError("Please provide at least one parameter of fields or tag.")
-    if data_parser is not None:
-        return get_client().put(fields, data_parser=data_parser)  # raises: not supported
     if fields is not None:
         if isinstance(fields, dict):
             fields = _single_row(fields)
         elif batches.TensorDict is None or not isinstance(fields, batches.TensorDict):
             raise ValueError("`fields` can only be dict or TensorDict")
+        fields = batches.apply_data_parser(fields, data_parser)
     _check_name(key, "key")
     meta = get_client().kv_put_batch([key], partition_id, fields, None if tag is None else [tag])
-    return KVBatchMeta(keys=[key], tags=meta.custom_meta, partition_id=partition_id, fields=meta.field_names,
-                       extra_info=meta.extra_info)
+    return KVBatchMeta.of([key], meta, partition_id, meta.field_names)
 
 
 def kv_batch_put(keys: list[str], partition_id: str, fields=None, tags: list[dict[str, Any]] | None = None,
                  data_parser: Callable | None = None) -> KVBatchMeta:
-    """Puts the fields and/or tags of several keys in one call."""
+    """Puts the fields and/or tags of several keys in one call (``data_parser``: see :func:`kv_put`)."""
     if fields is None and tags is None:
         raise ValueError("Please provide at least one parameter of `fields` or `tags`.")
-    if data_parser is not None:
-        return get_client().put(fields, data_parser=data_parser)
     if not isinstance(keys, (list, tuple)):
         raise ValueError(f"keys must be a list of str, got {type(keys).__name__}")
     if fields is not None:
@@ -165,31 +166,42 @@ def kv_batch_put(keys: list[str], partition_id: str, fields=None, tags: list[dic
         if n != len(keys):
             raise ValueError(f"`keys` with length {len(keys)} does not match the `fields` TensorDict with "
                              f"batch_size {n}")
+        fields = batches.apply_data_parser(fields, data_parser)
     if tags is not None and len(tags) != len(keys):
         raise ValueError(f"keys with length {len(keys)} does not match length of tags {len(tags)}")
     meta = get_client().kv_put_batch(list(keys), partition_id, fields, tags)
-    return KVBatchMeta(keys=list(keys), tags=meta.custom_meta, partition_id=partition_id, fields=meta.field_names,
-                       extra_info=meta.extra_info)
+    return KVBatchMeta.of(list(keys), meta, partition_id, meta.field_names)
 
 
 def kv_batch_get(keys: list[str] | str, partition_id: str, select_fields: list[str] | str | None = None,
                  strict: bool | None = None):
-    """Reads keys in order. Missing keys are dropped with a warning (``strict=True``:
-    :class:`UnknownKeyError`); none found is ``ValueError("keys or partition were not found!")``."""
+    """Reads keys in order. Missing keys are dropped with a warning (``strict=True``, or the option
+    ``python.strict_missing_keys``: :class:`UnknownKeyError`); none found is
+    ``UnknownKeyError("keys or partition were not found!")``, a ``ValueError`` as upstream's."""
+    return _read(keys, partition_id, select_fields, strict, None)
+
+
+def _read(keys, partition_id, select_fields, strict, descriptor: KVBatchMeta | None):
     client = get_client()
     if isinstance(keys, str):
         keys = [keys]
     _check_keys(keys)
+    _check_name(partition_id, "partition_id")
     meta = client.kv_retrieve_meta(keys, partition_id, create=False)
+    found = keys if meta.size == len(keys) else None
+    if 0 < meta.size < len(keys):
+        found = client.kv_retrieve_keys(meta.global_indexes, partition_id)
+    if descriptor is not None and meta.size:
+        _require_same_samples(descriptor, meta, found)
     if meta.size == 0:
         raise UnknownKeyError("keys or partition were not found!")
     if meta.size < len(keys):
-        found = set(client.kv_retrieve_keys(meta.global_indexes, partition_id))
-        missing = [k for k in keys if k not in found]
+        present = set(found)
+        missing = [k for k in keys if k not in present]
         if strict if strict is not None else client.deployment.strict_missing_keys:
             raise UnknownKeyError(f"keys not found in partition '{partition_id}': {missing}")
         warnings.warn(f"kv_batch_get: keys not found in partition '{partition_id}' were dropped: {missing}",
-                      stacklevel=2)
+                      stacklevel=3)
         logger.warning("kv_batch_get: dropped missing keys %s of partition '%s'", missing, partition_id)
     if select_fields is not None:
         fields = [select_fields] if isinstance(select_fields, str) else list(select_fields)
@@ -203,8 +215,27 @@ def kv_batch_get(keys: list[str] | str, partition_id: str, select_fields: list[s
     return client.get_data(meta)
 
 
+def _require_same_samples(descriptor: KVBatchMeta, resolved, found: list[str]) -> None:
+    """Refuses a read through a descriptor one of whose keys names another sample now (the key was
+    cleared and written again since): its global index or generation differs."""
+    position = {k: i for i, k in enumerate(descriptor.keys)}
+    stale = []
+    for r, key in enumerate(found):
+        i = position.get(key)
+        if i is not None and descriptor.knows_sample(i) and (
+                descriptor.global_indexes[i] != resolved.global_indexes[r]
+                or descriptor.generations[i] != resolved.generations[r]):
+            stale.append(key)
+    if stale:
+        raise StaleMetadataError(f"keys {stale} of partition '{descriptor.partition_id}' were cleared and written "
+                                 "again since the descriptor was made; read them by key or with a fresh descriptor")
+
+
 def kv_batch_get_by_meta(meta: KVBatchMeta, select_fields: list[str] | str | None = None, strict: bool | None = None):
-    """Reads the keys of a ``KVBatchMeta``; ``select_fields`` must be among ``meta.fields``."""
+    """Reads the keys of a ``KVBatchMeta``; ``select_fields`` must be among ``meta.fields``. A key whose
+    sample is not the one the descriptor names any more is :class:`StaleMetadataError`."""
+    if not isinstance(meta, KVBatchMeta):
+        raise TypeError(f"meta must be a KVBatchMeta, got {type(meta).__name__}")
     if meta.partition_id is None:
         raise ValueError("Must provide partition_id in the input KVBatchMeta.")
     if select_fields is not None:
@@ -214,7 +245,7 @@ def kv_batch_get_by_meta(meta: KVBatchMeta, select_fields: list[str] | str | Non
                              f"Fields in KVBatchMeta: {meta.fields}.")
     else:
         fields = meta.fields
-    return kv_batch_get(meta.keys, meta.partition_id, fields, strict=strict)
+    return _read(meta.keys, meta.partition_id, fields, strict, meta)
 
 
 def kv_list(partition_id: str | None = None) -> dict[str, dict[str, Any]]:
@@ -232,8 +263,27 @@ def kv_clear(keys: list[str] | str, partition_id: str) -> None:
         client.clear_samples(meta)
 
 
+def save_checkpoint(checkpoint_dir, *, include_storage: bool = True, metadata: dict[str, Any] | None = None) -> None:
+    """Saves the whole system into ``checkpoint_dir`` (docs/CHECKPOINT.md; ``metadata`` goes to
+    ``metadata.json``). The directory must be the same path for this process and every server."""
+    get_client().save_checkpoint(str(checkpoint_dir), include_storage, metadata)
+
+
+def load_checkpoint(checkpoint_dir) -> None:
+    """Replaces the system's state by the checkpoint in ``checkpoint_dir`` (validated first)."""
+    get_client().load_checkpoint(str(checkpoint_dir))
+
+
 async def _run(fn, *args, **kwargs):
     return await get_client()._async(fn, *args, **kwargs)
+
+
+async def async_save_checkpoint(checkpoint_dir, *, include_storage=True, metadata=None) -> None:
+    return await _run(get_client().save_checkpoint, str(checkpoint_dir), include_storage, metadata)
+
+
+async def async_load_checkpoint(checkpoint_dir) -> None:
+    await _run(get_client().load_checkpoint, str(checkpoint_dir))
 
 
 async def async_kv_put(key, partition_id, fields=None, tag=None, data_parser=None) -> KVBatchMeta:

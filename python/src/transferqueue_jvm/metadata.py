@@ -18,6 +18,7 @@ import decimal
 import itertools
 import logging
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import msgpack
@@ -176,6 +177,75 @@ def schemas_from_wire(w) -> dict[str, dict]:
 
 # ---------------------------------------------------------------- BatchMeta
 
+class SampleView:
+    """A read-only view of one sample of a :class:`BatchMeta` (``meta.samples[i]``)."""
+
+    __slots__ = ("_batch", "_idx")
+
+    def __init__(self, batch: "BatchMeta", idx: int) -> None:
+        self._batch = batch
+        self._idx = idx
+
+    @property
+    def global_index(self) -> int:
+        return self._batch.global_indexes[self._idx]
+
+    @property
+    def generation(self) -> int:
+        return self._batch.generations[self._idx]
+
+    @property
+    def partition_id(self) -> str:
+        return self._batch.partition_ids[self._idx]
+
+    @property
+    def production_status(self) -> int:
+        return int(self._batch.production_status[self._idx])
+
+    @property
+    def custom_meta(self) -> MappingProxyType:
+        return MappingProxyType(self._batch.custom_meta[self._idx])
+
+    @property
+    def fields(self) -> MappingProxyType:
+        """Per field its schema for this sample: a nested field's ``shape`` is this sample's shape."""
+        out = {}
+        for name, meta in self._batch.field_schema.items():
+            one = {k: v for k, v in meta.items() if k != "per_sample_shapes"}
+            per = meta.get("per_sample_shapes")
+            if per is not None:
+                one["shape"] = per[self._idx]
+            out[name] = MappingProxyType(one)
+        return MappingProxyType(out)
+
+    def __repr__(self) -> str:
+        return (f"SampleView(global_index={self.global_index}, generation={self.generation}, "
+                f"partition_id={self.partition_id!r}, production_status={self.production_status})")
+
+
+class SampleViews:
+    """The samples of a :class:`BatchMeta` as views: ``len``, indexing and iteration."""
+
+    __slots__ = ("_batch",)
+
+    def __init__(self, batch: "BatchMeta") -> None:
+        self._batch = batch
+
+    def __len__(self) -> int:
+        return self._batch.size
+
+    def __getitem__(self, idx: int) -> SampleView:
+        n = self._batch.size
+        if idx < 0:
+            idx += n
+        if not 0 <= idx < n:
+            raise IndexError(f"sample {idx} out of range [0, {n})")
+        return SampleView(self._batch, idx)
+
+    def __iter__(self):
+        return (SampleView(self._batch, i) for i in range(self._batch.size))
+
+
 class BatchMeta:
     """Metadata of a batch of samples: indexes, generations, partitions, schema, status, tags."""
 
@@ -245,6 +315,23 @@ class BatchMeta:
 
     def __len__(self) -> int:
         return self._size
+
+    @property
+    def samples(self) -> SampleViews:
+        """Read-only per-sample views (global index, generation, partition, status, tags, fields)."""
+        return SampleViews(self)
+
+    _STATE = ("global_indexes", "partition_ids", "field_schema", "production_status", "extra_info",
+              "custom_meta", "_custom_backend_meta", "generations")
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self._STATE}
+
+    def __setstate__(self, state):
+        for k in self._STATE:
+            setattr(self, k, state[k] if k in state else
+                    ([UNKNOWN_GENERATION] * len(state["global_indexes"]) if k == "generations" else None))
+        self._refresh()
 
     def get_dtypes(self, field_name: str) -> list:
         if field_name not in self.field_schema:
@@ -510,13 +597,23 @@ def _values_equal(a, b) -> bool:
 
 @dataclass
 class KVBatchMeta:
-    """The metadata of key-value calls: keys, their tags, partition, fields, extra info."""
+    """The metadata of key-value calls: keys, their tags, partition, fields, extra info.
+
+    Beyond upstream's five fields it carries, per key, the **global index and generation** of the
+    key's sample when the descriptor was made (``-1`` where not known, as in a descriptor built by
+    hand), as the Java ``KvBatchMeta`` does. :func:`~transferqueue_jvm.kv_batch_get_by_meta` refuses
+    with :class:`~transferqueue_jvm.errors.StaleMetadataError` a read through the descriptor of a key
+    that was cleared and written again since (it names another sample now); a descriptor whose
+    samples are unknown reads whatever the keys name now.
+    """
 
     keys: list[str] = dataclasses.field(default_factory=list)
     tags: list[dict] = dataclasses.field(default_factory=list)
     partition_id: str | None = None
     fields: list[str] | None = None
     extra_info: dict[str, Any] | None = dataclasses.field(default_factory=dict)
+    global_indexes: list[int] | None = None
+    generations: list[int] | None = None
 
     def __post_init__(self):
         if len(self.keys) != len(self.tags):
@@ -525,8 +622,33 @@ class KVBatchMeta:
             raise ValueError("Got duplicated keys.")
         if self.fields is not None and len(self.fields) != len(set(self.fields)):
             raise ValueError("Got duplicated fields.")
-        self.tags = copy.deepcopy(self.tags)
+        self.keys = list(self.keys)
+        self.tags = copy.deepcopy(list(self.tags))
         self.extra_info = copy.deepcopy(self.extra_info)
+        self.global_indexes = self._sample_column(self.global_indexes, "global_indexes")
+        self.generations = self._sample_column(self.generations, "generations")
+
+    def _sample_column(self, column, what: str) -> list[int]:
+        if column is None:
+            return [UNKNOWN_GENERATION] * len(self.keys)
+        column = [int(v) for v in column]
+        if len(column) != len(self.keys):
+            raise ValueError(f"keys and {what} must have same length, but got {len(self.keys)} and {len(column)}")
+        bad = [v for v in column if v < -1]
+        if bad:
+            raise ValueError(f"{what} must be -1 (unknown) or at least 0, got {bad[0]}")
+        return column
+
+    def knows_sample(self, i: int) -> bool:
+        """Whether the descriptor names key ``i``'s sample (index and generation)."""
+        return self.global_indexes[i] >= 0 and self.generations[i] >= 0
+
+    @classmethod
+    def of(cls, keys: list[str], samples: "BatchMeta", partition_id: str | None,
+           fields: list[str] | None) -> "KVBatchMeta":
+        """The descriptor of keys written or resolved with their samples (one row per key)."""
+        return cls(list(keys), [dict(t) for t in samples.custom_meta], partition_id, fields,
+                   dict(samples.extra_info), list(samples.global_indexes), list(samples.generations))
 
     @property
     def size(self) -> int:
@@ -538,6 +660,11 @@ class KVBatchMeta:
     def __str__(self):
         return f"KVBatchMeta(size={self.size}, field_names={self.fields}, extra_info={self.extra_info})"
 
+    def _rows(self, positions) -> "KVBatchMeta":
+        return KVBatchMeta([self.keys[i] for i in positions], [self.tags[i] for i in positions], self.partition_id,
+                           self.fields, self.extra_info, [self.global_indexes[i] for i in positions],
+                           [self.generations[i] for i in positions])
+
     def select_keys(self, keys_to_select: list[str]) -> "KVBatchMeta":
         if len(set(keys_to_select)) != len(keys_to_select):
             raise ValueError("Contain duplicate keys.")
@@ -545,8 +672,7 @@ class KVBatchMeta:
         if missing:
             raise RuntimeError(f"Keys {missing} not found in current batch.")
         pos = {k: i for i, k in enumerate(self.keys)}
-        return KVBatchMeta(list(keys_to_select), [self.tags[pos[k]] for k in keys_to_select], self.partition_id,
-                           self.fields, self.extra_info)
+        return self._rows([pos[k] for k in keys_to_select])
 
     def reorder(self, indexes: list[int]):
         if len(indexes) != self.size:
@@ -554,10 +680,16 @@ class KVBatchMeta:
                              f"the batch size {self.size}.")
         if len(set(indexes)) != len(indexes):
             raise ValueError("Contain duplicate indexes.")
+        if any(not 0 <= i < self.size for i in indexes):
+            raise ValueError(f"Reorder indexes must be in range [0, {self.size}), got {list(indexes)}")
         self.keys = [self.keys[i] for i in indexes]
         self.tags = [self.tags[i] for i in indexes]
+        self.global_indexes = [self.global_indexes[i] for i in indexes]
+        self.generations = [self.generations[i] for i in indexes]
 
     def chunk(self, chunks: int) -> list["KVBatchMeta"]:
+        if not isinstance(chunks, int) or chunks <= 0:
+            raise ValueError(f"chunks must be a positive int, got {chunks!r}")
         if self.size < chunks:
             logger.warning(f"Chunk size {chunks} > number of samples in this batch {self.size}, this will return "
                            "some empty KVBatchMeta chunks.")
@@ -565,8 +697,7 @@ class KVBatchMeta:
         out, start = [], 0
         for i in range(chunks):
             end = start + base + (1 if i < rem else 0)
-            out.append(KVBatchMeta(self.keys[start:end], self.tags[start:end], self.partition_id, self.fields,
-                                   self.extra_info))
+            out.append(self._rows(range(start, end)))
             start = end
         return out
 
@@ -577,10 +708,11 @@ class KVBatchMeta:
             return KVBatchMeta()
         data = [c for c in data if c and c.size > 0]
         if not data:
+            logger.warning("No valid KVBatchMeta chunks to concatenate. Returning empty KVBatchMeta.")
             return KVBatchMeta()
         base_fields = set(data[0].fields or [])
         pid = data[0].partition_id
-        keys, tags = [], []
+        keys, tags, gis, gens = [], [], [], []
         for c in data:
             if c.fields is not None and set(c.fields) != base_fields:
                 raise ValueError("Field names do not match for concatenation.")
@@ -588,20 +720,26 @@ class KVBatchMeta:
                 raise ValueError("Partition do not match for concatenation.")
             keys.extend(c.keys)
             tags.extend(c.tags)
+            gis.extend(c.global_indexes)
+            gens.extend(c.generations)
         extra: dict[str, Any] = {}
         for c in data:
             for k, v in (c.extra_info or {}).items():
                 if k in extra and not _values_equal(extra[k], v):
                     raise ValueError(f"KVBatchMeta.concat: extra_info key '{k}' has conflicting values across chunks.")
                 extra.setdefault(k, v)
-        return KVBatchMeta(keys, tags, pid, data[0].fields, extra or None)
+        return KVBatchMeta(keys, tags, pid, data[0].fields, extra or None, gis, gens)
 
     def to_wire(self) -> list:
+        """``[keys, tags, partitionId, fields, extraInfo, globalIndexes, generations]`` (section 7.2)."""
         return [list(self.keys), [dict(t) for t in self.tags], self.partition_id,
-                None if self.fields is None else list(self.fields), self.extra_info]
+                None if self.fields is None else list(self.fields), self.extra_info,
+                list(self.global_indexes), list(self.generations)]
 
     @classmethod
     def from_wire(cls, w: list) -> "KVBatchMeta":
-        keys, tags, pid, fields, extra = w
+        if not isinstance(w, list) or len(w) != 7:
+            raise ProtocolError(f"KvBatchMeta is not an array of 7: {w!r:.200}")
+        keys, tags, pid, fields, extra, gis, gens = w
         keys = keys or []
-        return cls(keys, [t or {} for t in (tags or [{}] * len(keys))], pid, fields, extra or {})
+        return cls(keys, [t or {} for t in (tags or [{}] * len(keys))], pid, fields, extra or {}, gis, gens)

@@ -296,26 +296,38 @@ class Pool:
         self._lock = threading.Lock()
         self._conns: dict[str, list[Connection | None]] = {}
         self._next: dict[str, int] = {}
+        self._dial: dict[str, list[threading.Lock]] = {}
         self._closed = False
 
     def connection(self, address: str) -> Connection:
+        """An open connection to ``address`` (round-robin over its slots; a broken one is re-dialled).
+
+        A slot is dialled under its own lock, so that callers racing for a fresh slot share one
+        connection instead of replacing (and closing) each other's.
+        """
         with self._lock:
             if self._closed:
                 raise ClosedError("the client is closed")
             slots = self._conns.setdefault(address, [None] * self.per_peer)
+            dial_locks = self._dial.setdefault(address, [threading.Lock() for _ in range(self.per_peer)])
             i = self._next.get(address, 0)
             self._next[address] = (i + 1) % self.per_peer
             conn = slots[i]
             if conn is not None and conn.is_open:
                 return conn
-        host, _, port = address.rpartition(":")
-        conn = Connection(host.strip("[]"), int(port), self.token, self.connect_timeout, self.max_frame_bytes)
-        with self._lock:
-            if self._closed:
-                conn.close()
-                raise ClosedError("the client is closed")
-            old = slots[i]
-            slots[i] = conn
+        with dial_locks[i]:
+            with self._lock:
+                conn = slots[i]
+                if conn is not None and conn.is_open:
+                    return conn
+            host, _, port = address.rpartition(":")
+            conn = Connection(host.strip("[]"), int(port), self.token, self.connect_timeout, self.max_frame_bytes)
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    raise ClosedError("the client is closed")
+                old = slots[i]
+                slots[i] = conn
         if old is not None:
             old.close()
         return conn

@@ -732,7 +732,30 @@ class WireVectorsTest {
           .append('\n');
     }
     files.put("manifest.tsv", manifest.toString().getBytes(StandardCharsets.UTF_8));
+    files.put(KV_BATCH_META_VALUE, kvBatchMetaValue());
     return files;
+  }
+
+  /**
+   * A value vector (no frame carries a KvBatchMeta): the msgpack of a descriptor with every
+   * component set, keys' samples known for two keys and unknown (-1) for the third.
+   */
+  static final String KV_BATCH_META_VALUE = "value-kv-batch-meta.msgpack";
+
+  private static byte[] kvBatchMetaValue() {
+    Map<String, Object> tag = new LinkedHashMap<>();
+    tag.put("score", 0.5);
+    tag.put("label", "caf\u00e9");
+    org.transferqueue.meta.KvBatchMeta meta =
+        new org.transferqueue.meta.KvBatchMeta(
+            List.of("a", "b", "c"),
+            List.of(tag, Map.of(), Map.of("n", 3L)),
+            "kv",
+            List.of("x", "y"),
+            Map.of("step", 7L),
+            List.of(4L, 9L, -1L),
+            List.of(0L, 2L, -1L));
+    return new MetaWriter().kvBatchMeta(meta).toByteArray();
   }
 
   @Test
