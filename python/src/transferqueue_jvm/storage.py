@@ -1,0 +1,582 @@
+"""The two storage backends over the Java servers, with the Java client's routing and key layout.
+
+* :class:`SimpleStorage`: storage units (docs/PROTOCOL.md section 8). Sample ``gi`` lives on unit
+  ``gi mod N``; a put is one ``PUT`` per (partition, unit) held under a random non-zero token, then
+  ``FINISH`` keep (after the controller accepted the notification) or rollback.
+* :class:`MooncakeStore`: object-store nodes (section 9). One object per cell under the key
+  ``"<gi>.<generation>@<field>"`` on node ``gi mod N``; tensor cells are their raw bytes, object
+  cells packed buffers whose size goes to the controller as ``{"packed_size": n}``.
+
+Both send tensor bytes straight from the columns' memory and receive them straight into columns
+allocated once per field from the metadata's dtypes and shapes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+
+import msgpack
+import torch
+
+from . import dtypes, values, wire
+from .batch import DENSE, JAGGED, OBJECT, Column
+from .errors import (CorruptDataError, FrameTooLongError, NotFoundError, StorageError, TQError,
+                     error_for)
+from .transport import Pool
+
+PUT, GET, CLEAR, STATS, FINISH = 200, 201, 202, 203, 204
+SU_SAVE_CHECKPOINT, SU_PREPARE_LOAD, SU_COMMIT_LOAD, SU_ABORT_LOAD = 205, 206, 207, 208
+WRITE, READ, EXIST, SIZE, REMOVE, REMOVE_REGEX, REMOVE_ALL = 300, 301, 302, 303, 304, 305, 306
+
+_FRAME_SLACK = 1 << 20  # room for header and metadata when a request is split by body bytes
+
+#: store-node result codes with a name (section 5.2); others are reported by number
+STORE_CODES = {0: "OK", -1: "INTERNAL_ERROR", -600: "INVALID_PARAMS", -703: "REPLICA_IS_NOT_READY",
+               -704: "OBJECT_NOT_FOUND", -705: "OBJECT_ALREADY_EXISTS", -706: "OBJECT_HAS_LEASE",
+               -707: "LEASE_EXPIRED", -200: "NO_AVAILABLE_HANDLE", -900: "RPC_FAIL", -901: "RPC_TIMEOUT"}
+
+
+def _packb(obj) -> bytes:
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def _unpack(app: bytes):
+    return wire.unpackb(app) if app else None
+
+
+def new_token() -> int:
+    """A random non-zero 63-bit token."""
+    while True:
+        t = random.getrandbits(63)
+        if t:
+            return t
+
+
+@dataclass
+class ReadPlan:
+    """Where the rows of one field go: the column allocated from the metadata, per row a view."""
+
+    name: str
+    kind: int
+    dtype: torch.dtype | None
+    shapes: list[tuple] | None
+    storage: torch.Tensor | None = None   # dense: [n, ...]; jagged: flat values
+    row_views: list[memoryview] | None = None
+    rows: list | None = None              # filled row by row where the views could not be used
+
+    @staticmethod
+    def of(name: str, schema: dict, n: int) -> "ReadPlan":
+        if schema.get("is_non_tensor"):
+            return ReadPlan(name, OBJECT, None, None, rows=[None] * n)
+        dtype = schema.get("dtype")
+        if dtype is None:
+            raise NotFoundError(f"field '{name}' has no data yet (placeholder schema)")
+        if schema.get("is_nested"):
+            shapes = schema.get("per_sample_shapes")
+            if shapes is None or any(s is None for s in shapes):
+                raise NotFoundError(f"no recorded shape of field '{name}' for some samples")
+            shapes = [tuple(s) for s in shapes]
+            kind = JAGGED
+        else:
+            shapes = [tuple(schema["shape"])] * n
+            kind = DENSE
+        plan = ReadPlan(name, kind, dtype, shapes)
+        plan.allocate(n)
+        return plan
+
+    def allocate(self, n: int):
+        esize = dtypes.size_of(self.dtype)
+        if self.kind == DENSE:
+            self.storage = torch.empty((n,) + self.shapes[0], dtype=self.dtype)
+            row_bytes = math.prod(self.shapes[0]) * esize if self.shapes else 0
+            flat = dtypes.byte_view(self.storage) if self.storage.numel() else None
+            self.row_views = [flat[i * row_bytes:(i + 1) * row_bytes] if flat is not None else memoryview(b"")
+                              for i in range(n)]
+        else:
+            counts = [math.prod(s) for s in self.shapes]
+            self.storage = torch.empty(sum(counts), dtype=self.dtype)
+            flat = dtypes.byte_view(self.storage) if self.storage.numel() else None
+            views, at = [], 0
+            for c in counts:
+                views.append(flat[at * esize:(at + c) * esize] if flat is not None else memoryview(b""))
+                at += c
+            self.row_views = views
+
+    def row_bytes(self, i: int) -> int:
+        return self.row_views[i].nbytes
+
+    def set_row(self, i: int, tensor: torch.Tensor):
+        """A row that arrived with another shape than expected: kept as its own tensor."""
+        if self.rows is None:
+            self.rows = [None] * len(self.row_views)
+        self.rows[i] = tensor
+
+    def result(self):
+        """``(kind, value)``: a dense tensor, a list of row tensors, or a list of values."""
+        if self.kind == OBJECT:
+            return OBJECT, self.rows
+        if self.kind == DENSE and self.rows is None:
+            return DENSE, self.storage
+        rows = []
+        at = 0
+        for i, shape in enumerate(self.shapes):
+            c = math.prod(shape)
+            if self.rows is not None and self.rows[i] is not None:
+                rows.append(self.rows[i])
+            elif self.kind == DENSE:
+                rows.append(self.storage[i])
+            else:
+                rows.append(self.storage[at:at + c].view(shape))
+            at += c
+        if self.kind == DENSE:
+            if len({tuple(r.shape) for r in rows}) <= 1 and rows:
+                return DENSE, torch.stack(rows)
+            return JAGGED, rows
+        return JAGGED, rows
+
+
+def _tensor_from_body(body, dtype: torch.dtype, shape) -> torch.Tensor:
+    n = math.prod(shape) * dtypes.size_of(dtype)
+    if len(body) != n:
+        raise CorruptDataError(f"row of {dtype} {list(shape)} needs {n} bytes, got {len(body)}")
+    if n == 0:
+        return torch.empty(tuple(shape), dtype=dtype)
+    buf = body if isinstance(body, bytearray) else bytearray(body)
+    return torch.frombuffer(buf, dtype=torch.uint8).view(dtype).reshape(tuple(shape))
+
+
+class SimpleStorage:
+    """SimpleStorage units over the wire (one address per unit, in routing order)."""
+
+    name = "SimpleStorage"
+    clears_by_field = False
+
+    def __init__(self, addresses: list[str], pool: Pool, timeout: float, max_frame_bytes: int):
+        if not addresses:
+            raise StorageError("no storage unit addresses")
+        self.addresses = list(addresses)
+        self.pool = pool
+        self.timeout = timeout
+        self.max_frame_bytes = max_frame_bytes
+
+    def unit_of(self, gi: int) -> int:
+        return gi % len(self.addresses)
+
+    # -- put
+    def _fields_and_bodies(self, cols: dict[str, Column], positions: list[int]):
+        fields, bodies = [], []
+        for name, col in cols.items():
+            if col.kind == OBJECT:
+                main, tensors = values.encode_column([col.values[p] for p in positions],
+                                                     f"field '{name}'")
+                fields.append([name, OBJECT, len(main), len(tensors)])
+                bodies.append(main)
+                bodies.extend(dtypes.byte_view(t) for t in tensors)
+            else:
+                fields.append([name, col.kind, dtypes.name_of(col.dtype),
+                               [list(col.row_shape(p)) for p in positions]])
+                bodies.extend(col.row_view(p) for p in positions)
+        return fields, bodies
+
+    def _pieces(self, cols, positions):
+        """Splits the rows of one unit so that no request exceeds the frame limit."""
+        budget = self.max_frame_bytes - _FRAME_SLACK
+        pieces, cur, size = [], [], 0
+        for p in positions:
+            b = 0
+            for col in cols.values():
+                if col.kind == OBJECT:
+                    main, tensors = values.encode_value(col.values[p], f"field '{col.name}'")
+                    b += len(main) + sum(t.numel() * t.element_size() for t in tensors)
+                else:
+                    b += col.row_nbytes(p)
+            if b > budget:
+                raise FrameTooLongError(f"row {p} of the put needs {b} bytes, more than one frame "
+                                        f"(max_frame_bytes={self.max_frame_bytes}) can carry")
+            if cur and size + b > budget:
+                pieces.append(cur)
+                cur, size = [], 0
+            cur.append(p)
+            size += b
+        if cur:
+            pieces.append(cur)
+        return pieces
+
+    def put(self, gis, generations, cols, row_groups, deadline):
+        """Sends the held PUTs; returns the parts ``(unit, token, group)`` (caller decides them)."""
+        needs_split = self._total_bytes(cols) + _FRAME_SLACK > self.max_frame_bytes
+        starts, parts = [], []
+        try:
+            for group_id, rows in enumerate(row_groups):
+                by_unit: dict[int, list[int]] = {}
+                for p in rows:
+                    by_unit.setdefault(self.unit_of(gis[p]), []).append(p)
+                for unit in sorted(by_unit):
+                    pieces = self._pieces(cols, by_unit[unit]) if needs_split else [by_unit[unit]]
+                    for piece in pieces:
+                        token = new_token()
+                        fields, bodies = self._fields_and_bodies(cols, piece)
+                        meta = _packb([token, [gis[p] for p in piece], [generations[p] for p in piece], fields])
+                        parts.append((unit, token, group_id))
+                        starts.append(self.pool.start(self.addresses[unit], PUT, meta, bodies,
+                                                      max(0.001, deadline - time.monotonic())))
+        except BaseException as e:
+            self._settle(starts)
+            self.finish(parts, rollback=lambda part: True)
+            raise e
+        failure = self._settle(starts)
+        if failure is not None:
+            self.finish(parts, rollback=lambda part: True)
+            raise failure
+        return parts
+
+    def _settle(self, starts):
+        failure = None
+        for s in starts:
+            try:
+                Pool.finish(s)
+            except TQError as e:
+                failure = failure or e
+        return failure
+
+    @staticmethod
+    def _total_bytes(cols):
+        total = 0
+        for col in cols.values():
+            if col.kind == DENSE:
+                total += col.tensor.numel() * col.tensor.element_size()
+            elif col.kind == JAGGED:
+                total += sum(r.numel() * r.element_size() for r in col.row_tensors)
+            else:
+                total += 64 * col.rows  # a guess; object rows are split by their encoded size
+        return total if all(c.kind != OBJECT for c in cols.values()) else max(total, 1 << 62)
+
+    def finish(self, parts, rollback):
+        """FINISH per unit: keep, or take back the parts ``rollback(part)`` names."""
+        calls = []
+        for back in (True, False):
+            by_unit: dict[int, list[int]] = {}
+            for part in parts:
+                if bool(rollback(part)) == back:
+                    by_unit.setdefault(part[0], []).append(part[1])
+            for unit, tokens in by_unit.items():
+                try:
+                    calls.append(self.pool.start(self.addresses[unit], FINISH, _packb([back, tokens]), (),
+                                                 self.timeout))
+                except TQError:
+                    pass  # an unreachable unit keeps its held put until it closes; nothing to undo here
+        failure = self._settle(calls)
+        return failure
+
+    # -- get
+    def get(self, meta, fields: list[str]):
+        n = meta.size
+        plans = {f: ReadPlan.of(f, meta.field_schema[f], n) for f in fields}
+        by_unit: dict[int, list[int]] = {}
+        for i, gi in enumerate(meta.global_indexes):
+            by_unit.setdefault(self.unit_of(gi), []).append(i)
+        starts = []
+        for unit, positions in sorted(by_unit.items()):
+            for piece in self._get_pieces(plans, positions):
+                req = _packb([[meta.global_indexes[p] for p in piece], [meta.generations[p] for p in piece], fields])
+                sink = self._sink(plans, fields, piece)
+                starts.append((piece, self.pool.start(self.addresses[unit], GET, req, (), self.timeout, sink)))
+        failure = None
+        replies = []
+        for piece, s in starts:
+            try:
+                replies.append((piece, Pool.finish(s)))
+            except TQError as e:
+                failure = failure or e
+        if failure is not None:
+            raise failure
+        for piece, reply in replies:
+            self._assemble(plans, fields, piece, reply)
+        return {f: plans[f].result() for f in fields}
+
+    def _get_pieces(self, plans, positions):
+        budget = self.max_frame_bytes - _FRAME_SLACK
+        if not any(p.kind == OBJECT for p in plans.values()):
+            total = sum(p.row_bytes(i) for p in plans.values() for i in positions)
+            if total <= budget:
+                return [positions]
+        pieces, cur, size = [], [], 0
+        for i in positions:
+            b = sum(p.row_bytes(i) if p.kind != OBJECT else budget // 64 for p in plans.values())
+            if cur and size + b > budget:
+                pieces.append(cur)
+                cur, size = [], 0
+            cur.append(i)
+            size += b
+        if cur:
+            pieces.append(cur)
+        return pieces
+
+    @staticmethod
+    def _sink(plans, fields, piece):
+        def sink(table, app):
+            spec = wire.unpackb(app)
+            dests = []
+            for f, entry in zip(fields, spec):
+                plan = plans[f]
+                if entry[0]:  # object cells: main frame and aux frames into fresh buffers
+                    dests.extend([None] * (1 + entry[2]))
+                    continue
+                for p, (kind, dtype, shape) in zip(piece, entry[1]):
+                    ok = (plan.kind != OBJECT and kind == plan.kind and dtype == dtypes.name_of(plan.dtype)
+                          and tuple(shape) == plan.shapes[p])
+                    dests.append(plan.row_views[p] if ok else None)
+            return dests
+        return sink
+
+    @staticmethod
+    def _assemble(plans, fields, piece, reply):
+        spec = wire.unpackb(reply.app_meta)
+        if not isinstance(spec, list) or len(spec) != len(fields):
+            raise CorruptDataError(f"GET reply names {len(spec) if isinstance(spec, list) else '?'} fields, "
+                                   f"expected {len(fields)}")
+        bodies = reply.bodies
+        at = 0
+        for f, entry in zip(fields, spec):
+            plan = plans[f]
+            if entry[0]:
+                main = bodies[at]
+                aux = bodies[at + 1:at + 1 + entry[2]]
+                at += 1 + entry[2]
+                rows = values.decode_value(main, aux)
+                if plan.kind != OBJECT:
+                    raise CorruptDataError(f"field '{f}' is recorded as tensors but the unit holds objects")
+                if not isinstance(rows, list) or len(rows) != len(piece):
+                    raise CorruptDataError(f"field '{f}': the unit sent {len(rows)} values for {len(piece)} rows")
+                for p, v in zip(piece, rows):
+                    plan.rows[p] = v
+                continue
+            for p, (kind, dtype, shape) in zip(piece, entry[1]):
+                body = bodies[at]
+                at += 1
+                if plan.kind == OBJECT:
+                    raise CorruptDataError(f"field '{f}' is recorded as objects but the unit holds tensors")
+                if body is plan.row_views[p]:
+                    continue
+                plan.set_row(p, _tensor_from_body(body, dtypes.to_torch(dtype), shape))
+
+    # -- clear
+    def clear(self, meta):
+        by_unit: dict[int, list[int]] = {}
+        for i, gi in enumerate(meta.global_indexes):
+            by_unit.setdefault(self.unit_of(gi), []).append(i)
+        starts = []
+        for unit, positions in by_unit.items():
+            req = _packb([[meta.global_indexes[p] for p in positions], [meta.generations[p] for p in positions]])
+            starts.append(self.pool.start(self.addresses[unit], CLEAR, req, (), self.timeout))
+        failure = self._settle(starts)
+        if failure is not None:
+            raise failure
+
+    def stats(self):
+        return [_unpack(self.pool.call(a, STATS, _packb([]), (), self.timeout).app_meta) for a in self.addresses]
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode`` over the UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = s.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] | (data[i + 1] << 8))) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def sample_of(key: str) -> int:
+    """The sample of a cell key (one to 18 digits, then '.'), or -1 (``KvKeys.sampleOf``)."""
+    gi = 0
+    for i, c in enumerate(key[:19]):
+        if c == "." and i > 0:
+            return gi
+        if not ("0" <= c <= "9") or i == 18:
+            return -1
+        gi = gi * 10 + (ord(c) - 48)
+    return -1
+
+
+def cell_key(gi: int, generation: int, field: str) -> str:
+    return f"{gi}.{generation}@{field}"
+
+
+class MooncakeStore:
+    """Object-store nodes over the wire (one address per node, in sharding order)."""
+
+    name = "MooncakeStore"
+    clears_by_field = True
+
+    def __init__(self, addresses: list[str], pool: Pool, timeout: float, max_frame_bytes: int,
+                 hard_pin: bool = True):
+        if not addresses:
+            raise StorageError("no store node addresses")
+        self.addresses = list(addresses)
+        self.pool = pool
+        self.timeout = timeout
+        self.max_frame_bytes = max_frame_bytes
+        self.hard_pin = hard_pin
+
+    def node_of(self, key: str) -> int:
+        gi = sample_of(key)
+        n = len(self.addresses)
+        return gi % n if gi >= 0 else java_string_hash(key) % n
+
+    def _batches(self, items, size_of):
+        """Splits ``(key, payload)`` items of one node by the frame budget."""
+        budget = self.max_frame_bytes - _FRAME_SLACK
+        out, cur, size = [], [], 0
+        for item in items:
+            b = size_of(item)
+            if b > budget:
+                raise FrameTooLongError(f"object {item[0]!r} of {b} bytes is larger than one frame "
+                                        f"(max_frame_bytes={self.max_frame_bytes})")
+            if cur and (size + b > budget or len(cur) >= 1 << 20):
+                out.append(cur)
+                cur, size = [], 0
+            cur.append(item)
+            size += b
+        if cur:
+            out.append(cur)
+        return out
+
+    def put(self, gis, generations, cols, deadline):
+        """Writes every cell; returns the backend metadata per row ``{field: {...}}``."""
+        n = len(gis)
+        backend = [dict() for _ in range(n)]
+        by_node: dict[int, list] = {}
+        for name, col in cols.items():
+            for p in range(n):
+                key = cell_key(gis[p], generations[p], name)
+                if col.kind == OBJECT:
+                    main, tensors = values.encode_value(col.values[p], f"field '{name}' row {p}")
+                    parts = values.pack_parts(main, tensors)
+                    backend[p][name] = {"packed_size": values.packed_size(main, tensors)}
+                else:
+                    if col.row_nbytes(p) == 0:
+                        continue  # zero-byte tensors are not written
+                    parts = [col.row_view(p)]
+                by_node.setdefault(self.node_of(key), []).append((key, parts))
+        starts = []
+        for node, items in by_node.items():
+            for batch in self._batches(items, lambda it: sum(memoryview(x).nbytes for x in it[1])):
+                keys = [k for k, _ in batch]
+                bodies = [self._joined(parts) for _, parts in batch]
+                meta = _packb([True, 1, self.hard_pin, False, keys])
+                starts.append((keys, self.pool.start(self.addresses[node], WRITE, meta, bodies,
+                                                     max(0.001, deadline - time.monotonic()))))
+        self._check_codes(starts, "write")
+        return backend
+
+    @staticmethod
+    def _joined(parts):
+        if len(parts) == 1:
+            return parts[0]
+        return b"".join(bytes(p) for p in parts)
+
+    def _check_codes(self, starts, what):
+        failed, failure = {}, None
+        for keys, s in starts:
+            try:
+                reply = Pool.finish(s)
+            except TQError as e:
+                failure = failure or e
+                continue
+            codes = _unpack(reply.app_meta)[0]
+            for k, c in zip(keys, codes):
+                if c != 0:
+                    failed[k] = c
+        if failure is not None:
+            raise failure
+        if failed:
+            shown = {k: f"{c} {STORE_CODES.get(c, '')}".strip() for k, c in list(failed.items())[:10]}
+            raise StorageError(f"{what} failed for {len(failed)} keys: {shown}")
+        return failed
+
+    def get(self, meta, fields: list[str]):
+        n = meta.size
+        plans = {f: ReadPlan.of(f, meta.field_schema[f], n) for f in fields}
+        by_node: dict[int, list] = {}
+        for f in fields:
+            plan = plans[f]
+            for p in range(n):
+                key = cell_key(meta.global_indexes[p], meta.generations[p], f)
+                if plan.kind == OBJECT:
+                    bm = (meta._custom_backend_meta[p] or {}).get(f) or {}
+                    if "packed_size" not in bm:
+                        raise NotFoundError(f"object cell {key!r} has no packed_size in its backend metadata")
+                    cap = int(bm["packed_size"])
+                    by_node.setdefault(self.node_of(key), []).append((key, cap, f, p))
+                else:
+                    cap = plan.row_bytes(p)
+                    if cap == 0:
+                        continue
+                    by_node.setdefault(self.node_of(key), []).append((key, cap, f, p))
+        starts = []
+        for node, items in by_node.items():
+            for batch in self._batches(items, lambda it: it[1]):
+                keys = [it[0] for it in batch]
+                caps = [it[1] for it in batch]
+                dests = [None if plans[f].kind == OBJECT else plans[f].row_views[p] for _, _, f, p in batch]
+                req = _packb([keys, caps])
+                starts.append((batch, self.pool.start(self.addresses[node], READ, req, (), self.timeout,
+                                                      lambda table, app, d=dests: d)))
+        missing, failure = {}, None
+        for batch, s in starts:
+            try:
+                reply = Pool.finish(s)
+            except TQError as e:
+                failure = failure or e
+                continue
+            results = _unpack(reply.app_meta)[0]
+            for (key, cap, f, p), r, body in zip(batch, results, reply.bodies):
+                plan = plans[f]
+                if r != cap:
+                    missing[key] = r
+                    continue
+                if plan.kind == OBJECT:
+                    main, aux = values.unpack(body)
+                    plan.rows[p] = values.decode_value(main, aux)
+                elif body is not plan.row_views[p]:
+                    memoryview(plan.row_views[p])[:] = memoryview(body).cast("B")
+        if failure is not None:
+            raise failure
+        if missing:
+            shown = {k: f"{c} {STORE_CODES.get(c, '')}".strip() for k, c in list(missing.items())[:10]}
+            raise NotFoundError(f"{len(missing)} cells could not be read: {shown}")
+        return {f: plans[f].result() for f in fields}
+
+    def clear(self, meta):
+        by_node: dict[int, list[str]] = {}
+        for f in meta.field_names:
+            for gi, g in zip(meta.global_indexes, meta.generations):
+                if g < 0:
+                    continue
+                key = cell_key(gi, g, f)
+                by_node.setdefault(self.node_of(key), []).append(key)
+        starts = []
+        for node, keys in by_node.items():
+            starts.append((keys, self.pool.start(self.addresses[node], REMOVE, _packb([True, keys]), (),
+                                                 self.timeout)))
+        failed, failure = {}, None
+        for keys, s in starts:
+            try:
+                codes = _unpack(Pool.finish(s).app_meta)[0]
+            except TQError as e:
+                failure = failure or e
+                continue
+            for k, c in zip(keys, codes):
+                if c not in (0, -704):
+                    failed[k] = c
+        if failure is not None:
+            raise failure
+        if failed:
+            raise StorageError(f"remove failed for keys {failed}")
+
+
+def error_of(code: int, message: str) -> TQError:
+    return error_for(code, message)

@@ -1,0 +1,363 @@
+"""Pooled, pipelined connections with correlation ids and deadlines (docs/PROTOCOL.md section 1).
+
+Design note. A :class:`Connection` is one TCP socket with one reader thread. Callers on any thread
+send requests under the connection's write lock (a frame is never interleaved with another) and
+wait on their own :class:`Call` with a deadline; the reader thread reads reply frames in the order
+the server writes them, matches each to its call by correlation id and completes it. Replies come
+back in any order. A request's bodies are sent straight from the callers' buffers with
+``socket.sendmsg`` (a tensor's memory is never copied into a frame); a reply's bodies are received
+with ``recv_into`` straight into the buffers the call's *sink* names (tensor memory allocated from
+the expected shapes), or into fresh ``bytearray``s where the sink has none or the lengths differ.
+
+Deadlines: every call has one. A call that misses it fails with :class:`DeadlineExceeded`; its
+reply, if it comes later, is read and discarded. If the deadline strikes while the request is
+still being written, or while the reply's bodies are being read, the whole connection is closed
+(half a frame cannot be withdrawn) and its other outstanding calls fail with
+:class:`ConnectionFailed`. A :class:`Pool` keeps ``connections_per_peer`` connections per address,
+spreads calls round-robin and replaces a broken connection on the next call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import time
+from typing import Callable, Sequence
+
+from . import wire
+from .errors import (ConnectionFailed, DeadlineExceeded, FrameTooLongError, ProtocolError, TQError,
+                     ClosedError)
+
+_IOV_MAX = 512
+_POLL_SECONDS = 0.5
+
+Sink = Callable[[list[int], bytes], Sequence | None]
+
+
+class Reply:
+    """A reply: its header, application metadata and bodies (buffers the caller owns)."""
+
+    __slots__ = ("header", "app_meta", "bodies")
+
+    def __init__(self, header, app_meta, bodies):
+        self.header = header
+        self.app_meta = app_meta
+        self.bodies = bodies
+
+
+class Call:
+    """One outstanding request: completed once by the reader thread, or failed."""
+
+    __slots__ = ("cid", "type", "sink", "_event", "reply", "error", "abandoned", "reading")
+
+    def __init__(self, cid: int, type_: int, sink: Sink | None):
+        self.cid = cid
+        self.type = type_
+        self.sink = sink
+        self._event = threading.Event()
+        self.reply: Reply | None = None
+        self.error: BaseException | None = None
+        self.abandoned = False
+        self.reading = False
+
+    def complete(self, reply: Reply | None, error: BaseException | None):
+        if self._event.is_set():
+            return
+        self.reply, self.error = reply, error
+        self._event.set()
+
+    def wait(self, deadline: float) -> bool:
+        return self._event.wait(max(0.0, deadline - time.monotonic()))
+
+
+def _deadline_error(what: str, timeout: float) -> DeadlineExceeded:
+    return DeadlineExceeded(f"{what} did not finish within its deadline of {timeout:.3f} s")
+
+
+class Connection:
+    """One connection to one server: HELLO on open, then pipelined calls."""
+
+    def __init__(self, host: str, port: int, token: str | None, connect_timeout: float,
+                 max_frame_bytes: int = wire.MAX_FRAME_BYTES_DEFAULT):
+        self.address = f"{host}:{port}"
+        self.max_frame_bytes = max_frame_bytes
+        self._write_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._pending: dict[int, Call] = {}
+        self._ids = itertools.count(1)
+        self._closed = False
+        self._failure: BaseException | None = None
+        try:
+            self._sock = socket.create_connection((host, port), timeout=connect_timeout)
+        except OSError as e:
+            raise ConnectionFailed(f"cannot connect to {self.address}: {e}") from None
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock.settimeout(_POLL_SECONDS)
+        self._reader = threading.Thread(target=self._read_loop, name=f"tq-reader-{self.address}", daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + connect_timeout
+        try:
+            self.call(wire.TYPE_HELLO, wire.hello_metadata(token), (), deadline, connect_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- state
+    @property
+    def is_open(self) -> bool:
+        return not self._closed
+
+    def close(self, error: BaseException | None = None):
+        """Closes the socket; every outstanding call fails with ``error`` (or ConnectionFailed)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._failure = error
+            pending = list(self._pending.values())
+            self._pending.clear()
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already disconnected: closing is all that is left
+        self._sock.close()
+        for call in pending:
+            call.complete(None, ConnectionFailed(f"connection to {self.address} closed"
+                                                 + (f": {error}" if error else "")))
+        if threading.current_thread() is not self._reader:
+            self._reader.join(timeout=2 * _POLL_SECONDS + 1)
+
+    # -- calls
+    def call(self, type_: int, app_meta: bytes, bodies: Sequence, deadline: float, timeout: float,
+             sink: Sink | None = None) -> Reply:
+        """Sends one request and waits for its reply until ``deadline`` (time.monotonic()).
+
+        ``bodies`` are buffers (bytes, memoryviews over tensors) sent without copying. Raises the
+        error reply's exception, :class:`DeadlineExceeded` or :class:`ConnectionFailed`.
+        """
+        call = self.start(type_, app_meta, bodies, deadline, timeout, sink)
+        return self.finish(call, deadline, timeout)
+
+    def start(self, type_: int, app_meta: bytes, bodies: Sequence, deadline: float, timeout: float,
+              sink: Sink | None = None) -> Call:
+        """Sends a request without waiting for its reply (pipelining); :meth:`finish` waits."""
+        lengths = [memoryview(b).nbytes for b in bodies]
+        prefix = wire.frame_prefix(type_, 0, 0, app_meta, lengths)
+        total = len(prefix) + sum(lengths)
+        m = len(prefix) - wire.HEADER_LENGTH
+        if total > self.max_frame_bytes:
+            raise FrameTooLongError(f"request of type {type_} is {total} bytes > max_frame_bytes={self.max_frame_bytes}")
+        if m > wire.MAX_METADATA_BYTES_DEFAULT + 64:
+            raise FrameTooLongError(f"request metadata of {m} bytes > max={wire.MAX_METADATA_BYTES_DEFAULT}")
+        with self._write_lock:
+            with self._lock:
+                if self._closed:
+                    raise ConnectionFailed(f"connection to {self.address} is closed")
+                cid = next(self._ids)
+                call = Call(cid, type_, sink)
+                self._pending[cid] = call
+            header = bytearray(prefix[:wire.HEADER_LENGTH])
+            header[16:24] = cid.to_bytes(8, "little")
+            buffers = [memoryview(header), memoryview(prefix)[wire.HEADER_LENGTH:]]
+            buffers.extend(memoryview(b).cast("B") for b in bodies if memoryview(b).nbytes)
+            try:
+                self._send_all(buffers, deadline)
+            except DeadlineExceeded:
+                self._forget(cid)
+                self.close(ConnectionFailed("a request's deadline struck while it was being written"))
+                raise _deadline_error(f"request of type {type_} to {self.address}", timeout) from None
+            except OSError as e:
+                self._forget(cid)
+                self.close(e)
+                raise ConnectionFailed(f"cannot send to {self.address}: {e}") from None
+        return call
+
+    def finish(self, call: Call, deadline: float, timeout: float) -> Reply:
+        if not call.wait(deadline):
+            with self._lock:
+                call.abandoned = True
+                self._pending.pop(call.cid, None)
+                reading = call.reading
+            if reading:
+                self.close(ConnectionFailed("a call's deadline struck while its reply was being read"))
+            if not call.wait(time.monotonic()):
+                raise _deadline_error(f"request of type {call.type} to {self.address}", timeout)
+        if call.error is not None:
+            raise call.error
+        return call.reply
+
+    def _forget(self, cid):
+        with self._lock:
+            self._pending.pop(cid, None)
+
+    def _send_all(self, buffers: list[memoryview], deadline: float):
+        i = 0
+        while i < len(buffers):
+            if time.monotonic() > deadline:
+                raise DeadlineExceeded("send")
+            batch = buffers[i:i + _IOV_MAX]
+            try:
+                sent = self._sock.sendmsg(batch)
+            except (socket.timeout, BlockingIOError, InterruptedError):
+                continue
+            # Skip what was sent; keep the rest of a partly sent buffer.
+            while sent > 0 and i < len(buffers):
+                n = buffers[i].nbytes
+                if sent >= n:
+                    sent -= n
+                    i += 1
+                else:
+                    buffers[i] = buffers[i][sent:]
+                    sent = 0
+
+    # -- reader thread
+    def _recv_exact(self, view: memoryview):
+        got = 0
+        n = view.nbytes
+        while got < n:
+            try:
+                k = self._sock.recv_into(view[got:], n - got)
+            except socket.timeout:
+                if self._closed:
+                    raise ConnectionFailed("closed")
+                continue
+            except InterruptedError:
+                continue
+            if k == 0:
+                raise ConnectionFailed(f"{self.address} closed the connection")
+            got += k
+
+    def _read_loop(self):
+        header_buf = bytearray(wire.HEADER_LENGTH)
+        header_view = memoryview(header_buf)
+        discard = bytearray(1 << 16)
+        discard_view = memoryview(discard)
+        try:
+            while not self._closed:
+                self._recv_exact(header_view)
+                header = wire.decode_header(header_buf)
+                if not header.is_response:
+                    raise ProtocolError("a frame from the server without the response flag")
+                if header.metadata_length > wire.MAX_METADATA_BYTES_DEFAULT:
+                    raise FrameTooLongError(f"reply metadata of {header.metadata_length} bytes")
+                if wire.body_offset(header.metadata_length) + header.body_length > self.max_frame_bytes:
+                    raise FrameTooLongError(f"reply frame of {header.body_length} body bytes > max_frame_bytes")
+                section = bytearray(header.padded_metadata)
+                self._recv_exact(memoryview(section))
+                table, app = wire.split_section(memoryview(section)[:header.metadata_length], header.body_length,
+                                                max_segment_bytes=self.max_frame_bytes)
+                with self._lock:
+                    call = self._pending.get(header.correlation_id)
+                    if call is not None:
+                        call.reading = True
+                if call is None or header.is_error:
+                    for length in table:
+                        left = length
+                        while left:
+                            k = min(left, len(discard))
+                            self._recv_exact(discard_view[:k])
+                            left -= k
+                    if call is not None:
+                        self._forget(call.cid)
+                        call.complete(None, wire.decode_error(app) if header.is_error
+                                      else ProtocolError("reply without error flag"))
+                    continue
+                dests = None
+                if call.sink is not None:
+                    try:
+                        dests = call.sink(table, app)
+                    except Exception:  # a sink that cannot place the bodies: they go into fresh buffers
+                        dests = None
+                bodies = []
+                for k, length in enumerate(table):
+                    dest = dests[k] if dests is not None and k < len(dests) else None
+                    if dest is None or memoryview(dest).nbytes != length:
+                        dest = bytearray(length)
+                    if length:
+                        self._recv_exact(memoryview(dest).cast("B"))
+                    bodies.append(dest)
+                self._forget(call.cid)
+                call.complete(Reply(header, app, bodies), None)
+        except BaseException as e:  # any failure ends the connection; the calls learn why
+            if not self._closed:
+                self.close(e)
+
+
+class Pool:
+    """Connections per server address, opened on first use, round-robin, replaced when broken."""
+
+    def __init__(self, token: str | None, connect_timeout: float = 10.0, connections_per_peer: int = 2,
+                 max_frame_bytes: int = wire.MAX_FRAME_BYTES_DEFAULT):
+        self.token = token
+        self.connect_timeout = connect_timeout
+        self.per_peer = max(1, connections_per_peer)
+        self.max_frame_bytes = max_frame_bytes
+        self._lock = threading.Lock()
+        self._conns: dict[str, list[Connection | None]] = {}
+        self._next: dict[str, int] = {}
+        self._dial: dict[str, list[threading.Lock]] = {}
+        self._closed = False
+
+    def connection(self, address: str) -> Connection:
+        """An open connection to ``address`` (round-robin over its slots; a broken one is re-dialled).
+
+        A slot is dialled under its own lock, so that callers racing for a fresh slot share one
+        connection instead of replacing (and closing) each other's.
+        """
+        with self._lock:
+            if self._closed:
+                raise ClosedError("the client is closed")
+            slots = self._conns.setdefault(address, [None] * self.per_peer)
+            dial_locks = self._dial.setdefault(address, [threading.Lock() for _ in range(self.per_peer)])
+            i = self._next.get(address, 0)
+            self._next[address] = (i + 1) % self.per_peer
+            conn = slots[i]
+            if conn is not None and conn.is_open:
+                return conn
+        with dial_locks[i]:
+            with self._lock:
+                conn = slots[i]
+                if conn is not None and conn.is_open:
+                    return conn
+            host, _, port = address.rpartition(":")
+            conn = Connection(host.strip("[]"), int(port), self.token, self.connect_timeout, self.max_frame_bytes)
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    raise ClosedError("the client is closed")
+                old = slots[i]
+                slots[i] = conn
+        if old is not None:
+            old.close()
+        return conn
+
+    def call(self, address: str, type_: int, app_meta: bytes, bodies: Sequence = (), timeout: float = 30.0,
+             sink: Sink | None = None) -> Reply:
+        deadline = time.monotonic() + timeout
+        conn = self.connection(address)
+        return conn.call(type_, app_meta, bodies, deadline, timeout, sink)
+
+    def start(self, address: str, type_: int, app_meta: bytes, bodies: Sequence = (), timeout: float = 30.0,
+              sink: Sink | None = None):
+        """Starts a call; returns ``(connection, call, deadline, timeout)`` for :meth:`finish`."""
+        deadline = time.monotonic() + timeout
+        conn = self.connection(address)
+        return conn, conn.start(type_, app_meta, bodies, deadline, timeout, sink), deadline, timeout
+
+    @staticmethod
+    def finish(started) -> Reply:
+        conn, call, deadline, timeout = started
+        return conn.finish(call, deadline, timeout)
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            conns = [c for slots in self._conns.values() for c in slots if c is not None]
+            self._conns.clear()
+        for c in conns:
+            c.close()
+
+
+def is_error(e: BaseException) -> bool:
+    return isinstance(e, TQError)

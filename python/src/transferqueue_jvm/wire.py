@@ -1,0 +1,201 @@
+"""Frames of the wire protocol, version 1 (docs/PROTOCOL.md sections 2 to 6).
+
+A frame is a 32-byte little-endian header, the metadata section (a msgpack body table, then the
+message's msgpack application metadata), zero padding up to a multiple of 64 bytes, then the raw
+body segments back to back::
+
+    offset size field
+         0    4 magic 'TQFR'         16    8 correlation id
+         4    2 version (1)          24    8 body length B
+         6    2 type                 32    M metadata section
+         8    4 flags (1 RESPONSE, 2 ERROR)
+        12    4 metadata length M
+
+Nothing here does I/O: :mod:`transferqueue_jvm.transport` moves the bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import msgpack
+
+from .errors import FrameTooLongError, ProtocolError, UnsupportedVersionError, error_for
+
+MAGIC = 0x52465154
+CURRENT_VERSION = 1
+HEADER_LENGTH = 32
+BODY_ALIGNMENT = 64
+FLAG_RESPONSE = 1
+FLAG_ERROR = 2
+
+TYPE_HELLO = 1
+TYPE_PING = 2
+TYPE_PROCESS_STATS = 3
+
+# Limits (section 6): what this client accepts and sends by default.
+MAX_FRAME_BYTES_DEFAULT = 1 << 30
+MAX_METADATA_BYTES_DEFAULT = 16 << 20
+MAX_BODY_SEGMENTS_DEFAULT = 65536
+
+_HEADER = struct.Struct("<IHHIIQQ")
+_ZEROS = bytes(BODY_ALIGNMENT)
+
+
+def align64(x: int) -> int:
+    """The next multiple of 64 at or above ``x``."""
+    return (x + 63) & ~63
+
+
+def body_offset(metadata_length: int) -> int:
+    """Where the body starts, counted from the frame start."""
+    return align64(HEADER_LENGTH + metadata_length)
+
+
+def packb(obj) -> bytes:
+    """msgpack with the protocol's conventions: str as str, bytes as bin, floats as float64."""
+    return msgpack.packb(obj, use_bin_type=True, use_single_float=False, strict_types=False)
+
+
+def pack_body_table(lengths) -> bytes:
+    """The body table: a msgpack array of the segment lengths."""
+    return packb(list(lengths))
+
+
+@dataclass(frozen=True)
+class Header:
+    """A decoded frame header."""
+
+    version: int
+    type: int
+    flags: int
+    metadata_length: int
+    correlation_id: int
+    body_length: int
+
+    @property
+    def is_response(self) -> bool:
+        return bool(self.flags & FLAG_RESPONSE)
+
+    @property
+    def is_error(self) -> bool:
+        return bool(self.flags & FLAG_ERROR)
+
+    @property
+    def padded_metadata(self) -> int:
+        """Bytes after the header up to the body: metadata plus padding."""
+        return body_offset(self.metadata_length) - HEADER_LENGTH
+
+
+def encode_header(type_: int, flags: int, correlation_id: int, metadata_length: int, body_length: int) -> bytes:
+    """The 32 header bytes."""
+    return _HEADER.pack(MAGIC, CURRENT_VERSION, type_, flags, metadata_length, correlation_id, body_length)
+
+
+def decode_header(buf) -> Header:
+    """Decodes 32 header bytes; a wrong magic or version raises :class:`ProtocolError` /
+    :class:`UnsupportedVersionError` (the connection cannot be trusted any more)."""
+    magic, version, type_, flags, m, cid, b = _HEADER.unpack_from(buf, 0)
+    if magic != MAGIC:
+        raise ProtocolError(f"wrong frame magic 0x{magic:08x} (expected 0x{MAGIC:08x})")
+    if version != CURRENT_VERSION:
+        raise UnsupportedVersionError(f"frame version {version} is not supported (this client speaks 1)")
+    if b >= 1 << 63:
+        raise ProtocolError(f"body length {b} is not below 2^63")
+    return Header(version, type_, flags, m, cid, b)
+
+
+def frame_prefix(type_: int, flags: int, correlation_id: int, app_meta: bytes, body_lengths) -> bytes:
+    """Header, metadata section and padding of a frame: everything before its bodies."""
+    lengths = list(body_lengths)
+    section = pack_body_table(lengths) + app_meta
+    header = encode_header(type_, flags, correlation_id, len(section), sum(lengths))
+    pad = body_offset(len(section)) - HEADER_LENGTH - len(section)
+    return header + section + _ZEROS[:pad]
+
+
+def encode_frame(type_: int, flags: int, correlation_id: int, app_meta: bytes, bodies=()) -> bytes:
+    """A whole frame as one bytes object (tests and small messages; puts send bodies by reference)."""
+    bodies = [bytes(b) for b in bodies]
+    return frame_prefix(type_, flags, correlation_id, app_meta, [len(b) for b in bodies]) + b"".join(bodies)
+
+
+def split_section(section, body_length: int, max_segments: int = MAX_BODY_SEGMENTS_DEFAULT,
+                  max_segment_bytes: int = MAX_FRAME_BYTES_DEFAULT) -> tuple[list[int], bytes]:
+    """Splits a metadata section into the body table and the raw application metadata.
+
+    Raises :class:`ProtocolError` for a malformed table or lengths that do not add up to the header's
+    body length, :class:`FrameTooLongError` for too many or too long segments.
+    """
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+    unpacker.feed(section)
+    try:
+        table = unpacker.unpack()
+    except Exception as e:  # malformed msgpack of any kind
+        raise ProtocolError(f"malformed body table: {e}") from None
+    if not isinstance(table, list) or not all(isinstance(x, int) and x >= 0 for x in table):
+        raise ProtocolError(f"body table is not an array of non-negative ints: {table!r:.200}")
+    if len(table) > max_segments:
+        raise FrameTooLongError(f"body table has {len(table)} segments > max={max_segments}")
+    for length in table:
+        if length > max_segment_bytes:
+            raise FrameTooLongError(f"body segment of {length} bytes > max={max_segment_bytes}")
+    if sum(table) != body_length:
+        raise ProtocolError(f"body table sums to {sum(table)} but the header says {body_length}")
+    return table, bytes(section[unpacker.tell():])
+
+
+def unpackb(data):
+    """Decodes exactly one msgpack item (bytes after it are a :class:`ProtocolError`)."""
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True)
+    except msgpack.ExtraData:
+        raise ProtocolError("bytes after the application metadata") from None
+    except (ValueError, msgpack.UnpackException) as e:
+        raise ProtocolError(f"malformed application metadata: {e}") from None
+
+
+def hello_metadata(token: str | None) -> bytes:
+    """Application metadata of a HELLO: ``[token|nil]``."""
+    return packb([token])
+
+
+def error_metadata(code: int, message: str) -> bytes:
+    """Application metadata of an error reply: ``[code, message]``."""
+    return packb([int(code), message])
+
+
+def decode_error(app_meta: bytes):
+    """The exception an error reply carries."""
+    try:
+        code, message = unpackb(app_meta)[:2]
+        return error_for(int(code), str(message))
+    except Exception:
+        return ProtocolError(f"malformed error reply metadata {bytes(app_meta[:64]).hex()}")
+
+
+@dataclass
+class Frame:
+    """A whole decoded frame (tests and vectors)."""
+
+    header: Header
+    table: list[int]
+    app_meta: bytes
+    bodies: list[bytes]
+
+
+def decode_frame(data: bytes) -> Frame:
+    """Decodes one whole frame from bytes."""
+    header = decode_header(data)
+    start = HEADER_LENGTH
+    section = data[start:start + header.metadata_length]
+    table, app = split_section(section, header.body_length)
+    at = body_offset(header.metadata_length)
+    bodies = []
+    for length in table:
+        bodies.append(bytes(data[at:at + length]))
+        at += length
+    if at != len(data):
+        raise ProtocolError(f"frame has {len(data) - at} bytes after its body")
+    return Frame(header, table, app, bodies)
