@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
@@ -71,6 +72,7 @@ public final class TqClient implements AutoCloseable {
                         NetworkConfig.CONTROLLER_ADDRESS_PROP_NAME
                             + " is not set: a client can only connect to a controller whose"
                             + " address is configured"));
+    ConfigWarnings.log(config);
     this.allocator =
         RootAllocator.builder()
             .name("transferqueue-client")

@@ -13,6 +13,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.ConfigWarnings;
+import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerClock;
@@ -62,6 +65,16 @@ public final class TransferQueueSystem implements AutoCloseable {
   private TransferQueueSystem(Builder builder) {
     this.config = builder.config;
     this.clock = builder.clock;
+    if (builder.backends == null
+        && config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE
+        && !config.backend().mooncakeStore().autoInit()) {
+      throw new TqException(
+          ErrorCode.INVALID_CONFIGURATION,
+          MooncakeStoreConfig.AUTO_INIT_PROP_NAME
+              + ": false says the object store runs elsewhere, but an embedded system starts its"
+              + " own; connect to the store nodes with TransferQueueSystem.connect(config)");
+    }
+    ConfigWarnings.log(config);
     this.allocator =
         RootAllocator.builder()
             .name("transferqueue")

@@ -19,8 +19,10 @@ import java.util.regex.Pattern;
  *     TQ_PRE_ALLOC_SAMPLE_NUM})
  * @param getMetadataTimeout total wait of a blocking fetch ({@code
  *     TQ_CONTROLLER_GET_METADATA_TIMEOUT})
- * @param getMetadataCheckInterval pause between readiness re-checks of a blocking fetch ({@code
- *     TQ_CONTROLLER_GET_METADATA_CHECK_INTERVAL})
+ * @param getMetadataCheckInterval the longest a blocking fetch waits before it asks the sampler
+ *     again although nothing changed ({@code TQ_CONTROLLER_GET_METADATA_CHECK_INTERVAL}); every
+ *     change of the partition wakes it at once, the interval serves samplers whose answer depends
+ *     on time
  */
 public record ControllerConfig(
     String sampler,

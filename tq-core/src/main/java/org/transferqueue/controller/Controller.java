@@ -39,9 +39,11 @@ import org.transferqueue.sampler.SequentialSampler;
  * queries, clears and other fetches proceed meanwhile. A fetch cannot be served while fewer than
  * its batch size of samples are ready, or while the sampler returns nothing from what is ready (a
  * {@code GrpoGroupNSampler} that finds no complete group). Production updates, consumption resets,
- * clears, restores and sampler replacement signal the condition; a woken fetch re-scans (an O(1)
- * size check of the maintained ready set, then the sampler once enough samples are ready) and, at
- * the deadline, checks once more before failing with {@link DeadlineExceededException}.
+ * clears, restores and sampler replacement signal the condition; a waiting fetch also wakes once
+ * per {@link ControllerOptions#checkInterval()}, for samplers whose answer depends on time. A woken
+ * fetch re-scans (an O(1) size check of the maintained ready set, then the sampler once enough
+ * samples are ready) and, at the deadline, checks once more before failing with {@link
+ * DeadlineExceededException}.
  *
  * <p>Requests are validated before any state changes, so a rejected request leaves no trace: every
  * partition id, task name, field name and key argument must follow {@link Names} (non-empty, valid
@@ -455,6 +457,7 @@ public final class Controller implements ControllerApi {
     long timeoutNs =
         (request.timeout() != null ? request.timeout() : config.fetchTimeout()).toNanos();
     List<String> sortedFields = Partition.sortedFields(request.fields());
+    long checkIntervalNs = config.checkInterval().toNanos();
     lock.lock();
     try {
       long deadline = clock.nanoTime() + timeoutNs;
@@ -485,7 +488,9 @@ public final class Controller implements ControllerApi {
                       ? " (the sampler " + sampler.name() + " served no batch from them)"
                       : ""));
         }
-        stateChanged.awaitNanos(remaining);
+        // Woken by every state change; the check interval bounds the sleep for samplers whose
+        // answer changes with time although nothing in the controller does.
+        stateChanged.awaitNanos(Math.min(remaining, checkIntervalNs));
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

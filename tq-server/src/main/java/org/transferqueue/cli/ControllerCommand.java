@@ -47,7 +47,7 @@ final class ControllerCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     CommandLine commandLine = spec.commandLine();
-    TqConfig tq = RoleRunner.load(commandLine, config);
+    TqConfig tq = RoleRunner.loadRole(commandLine, config);
     return RoleRunner.serve(commandLine.getOut(), start(tq));
   }
 

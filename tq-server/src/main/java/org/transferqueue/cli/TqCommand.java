@@ -1,6 +1,7 @@
 package org.transferqueue.cli;
 
 import java.io.PrintWriter;
+import org.transferqueue.config.LoggingConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -41,6 +42,8 @@ public final class TqCommand implements Runnable {
    * @param args the arguments
    */
   public static void main(String[] args) {
+    // Until a command loads its configuration, log at the configuration's default level.
+    LogLevels.apply(LoggingConfig.LEVEL_DEFAULT);
     System.exit(newCommandLine().execute(args));
   }
 
