@@ -143,6 +143,10 @@ public final class ConfigKey<T> {
             "TQ_CONTROLLER_GET_METADATA_CHECK_INTERVAL",
             DURATION,
             (b, v) -> b.controller.getMetadataCheckInterval(v)),
+        key(
+            ControllerConfig.SAMPLER_ARGS_PROP_NAME,
+            MAPPING,
+            (b, v) -> b.controller.samplerArgs(v)),
         // backend
         key(
             BackendConfig.STORAGE_BACKEND_PROP_NAME,

@@ -90,6 +90,9 @@ class TqConfigsTest {
           perf_log_flush_interval: 2m
         controller:
           sampler: GRPOGroupNSampler
+          sampler_args:
+            n_samples_per_prompt: 4
+            group_tag: prompt
           polling_mode: true
           prealloc_sample_num: 256
           get_metadata_timeout: 20s
@@ -162,6 +165,7 @@ class TqConfigsTest {
             .controller(
                 c ->
                     c.sampler("GRPOGroupNSampler")
+                        .samplerArgs(Map.of("n_samples_per_prompt", 4L, "group_tag", "prompt"))
                         .pollingMode(true)
                         .preallocSampleNum(256)
                         .getMetadataTimeout(Duration.ofSeconds(20))
