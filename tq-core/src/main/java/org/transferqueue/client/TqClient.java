@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
@@ -196,6 +197,17 @@ public final class TqClient implements AutoCloseable {
    */
   public ControllerApi controller() {
     return controller;
+  }
+
+  /**
+   * Where the controller's Prometheus endpoint can be scraped, as {@link
+   * TransferQueueSystem#metricsEndpoint()} answers in the process that runs the controller.
+   *
+   * @return {@code host:port} while the controller serves metrics; empty otherwise
+   * @throws TqException the transport's error when the controller cannot be reached
+   */
+  public Optional<String> metricsEndpoint() {
+    return client.metricsEndpoint();
   }
 
   /**

@@ -119,6 +119,9 @@ public final class TransferQueueSystem implements AutoCloseable {
       throw e;
     }
     this.controller = startedController;
+    if (startedEndpoint != null) {
+      controller.publishMetricsEndpoint(startedEndpoint.address());
+    }
     this.storage = startedStorage;
     this.metrics = startedMetrics;
     this.metricsEndpoint = startedEndpoint;

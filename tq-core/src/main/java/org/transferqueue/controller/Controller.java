@@ -82,6 +82,9 @@ public final class Controller implements ControllerApi {
   private Sampler sampler;
   private String controllerId;
 
+  // Written by whoever starts the process's metrics endpoint, read by any request thread.
+  private volatile String metricsEndpoint;
+
   /**
    * Creates a controller with the system clock and the sequential sampler.
    *
@@ -897,6 +900,22 @@ public final class Controller implements ControllerApi {
           stateChanged.signalAll();
           return null;
         });
+  }
+
+  /**
+   * Records where this controller's process serves its Prometheus endpoint; {@link
+   * #metricsEndpoint()} answers it to every client from then on.
+   *
+   * @param address {@code host:port} that other processes can reach, or null when the endpoint
+   *     stopped
+   */
+  public void publishMetricsEndpoint(String address) {
+    this.metricsEndpoint = address;
+  }
+
+  @Override
+  public Optional<String> metricsEndpoint() {
+    return Optional.ofNullable(metricsEndpoint);
   }
 
   // ---- plumbing -----------------------------------------------------------------------------

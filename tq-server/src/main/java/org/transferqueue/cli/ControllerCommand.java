@@ -100,6 +100,8 @@ final class ControllerCommand implements Callable<Integer> {
         endpoint =
             RoleRunner.startMetrics(
                 registry, tq.network().bindHost(), tq.metrics().port(), "controller", LOG);
+        controller.publishMetricsEndpoint(
+            RoleRunner.reachableAddress(endpoint, tq.network().controllerAddress()));
       }
       return new RoleRunner.ServedRole(
           server.address(), endpoint, endpoint, collector, server, allocator);

@@ -158,6 +158,24 @@ final class RoleRunner {
   }
 
   /**
+   * The address other processes reach an endpoint at: its own, unless it listens on every interface
+   * ({@code 0.0.0.0} or {@code ::}), then the host of the role's configured address with the
+   * endpoint's port.
+   *
+   * @param endpoint the running endpoint
+   * @param roleAddress the role's configured address, if any
+   * @return {@code host:port}
+   */
+  static String reachableAddress(PrometheusEndpoint endpoint, Optional<HostPort> roleAddress) {
+    HostPort bound = HostPort.parse(endpoint.address());
+    boolean wildcard = bound.host().equals("0.0.0.0") || bound.host().equals("::");
+    if (wildcard && roleAddress.isPresent()) {
+      return new HostPort(roleAddress.get().host(), bound.port()).toString();
+    }
+    return bound.toString();
+  }
+
+  /**
    * Prints the role's address and blocks until shutdown has closed it.
    *
    * @param out where the single {@code listening on} line goes
