@@ -14,7 +14,7 @@ public final class ControllerSettings {
    * The controller settings of a configuration's {@code controller} section.
    *
    * @param config the validated configuration
-   * @return pre-allocation, polling mode and blocking-fetch timeout
+   * @return pre-allocation, polling mode, blocking-fetch timeout and re-check interval
    */
   public static ControllerOptions from(TqConfig config) {
     var controller = config.controller();
@@ -22,6 +22,7 @@ public final class ControllerSettings {
         .preAllocSampleNum(controller.preallocSampleNum())
         .pollingMode(controller.pollingMode())
         .fetchTimeout(controller.getMetadataTimeout())
+        .checkInterval(controller.getMetadataCheckInterval())
         .build();
   }
 }

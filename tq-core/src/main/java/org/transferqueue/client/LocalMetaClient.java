@@ -663,6 +663,17 @@ final class LocalMetaClient implements MetaClient {
   }
 
   @Override
+  public Optional<String> metricsEndpoint() {
+    ensureOpen();
+    return controller.metricsEndpoint();
+  }
+
+  @Override
+  public CompletableFuture<Optional<String>> metricsEndpointAsync() {
+    return async(this::metricsEndpoint);
+  }
+
+  @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
       executor.close();

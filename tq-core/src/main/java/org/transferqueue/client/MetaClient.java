@@ -286,6 +286,22 @@ public interface MetaClient extends AutoCloseable {
    */
   Map<String, Map<String, Map<String, Object>>> listKeys(String partitionId);
 
+  /**
+   * Where the controller's Prometheus endpoint can be scraped, the same answer from every process
+   * of a deployment (upstream's {@code get_metrics_endpoint()}).
+   *
+   * @return {@code host:port} while the controller's process serves metrics ({@code
+   *     metrics.enabled}); empty otherwise
+   */
+  Optional<String> metricsEndpoint();
+
+  /**
+   * Asynchronous {@link #metricsEndpoint()}.
+   *
+   * @return the endpoint, later
+   */
+  CompletableFuture<Optional<String>> metricsEndpointAsync();
+
   /** Releases this client; a client of an owning system does not stop the system. Idempotent. */
   @Override
   void close();

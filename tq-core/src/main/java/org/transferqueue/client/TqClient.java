@@ -4,10 +4,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
@@ -71,6 +73,7 @@ public final class TqClient implements AutoCloseable {
                         NetworkConfig.CONTROLLER_ADDRESS_PROP_NAME
                             + " is not set: a client can only connect to a controller whose"
                             + " address is configured"));
+    ConfigWarnings.log(config);
     this.allocator =
         RootAllocator.builder()
             .name("transferqueue-client")
@@ -194,6 +197,17 @@ public final class TqClient implements AutoCloseable {
    */
   public ControllerApi controller() {
     return controller;
+  }
+
+  /**
+   * Where the controller's Prometheus endpoint can be scraped, as {@link
+   * TransferQueueSystem#metricsEndpoint()} answers in the process that runs the controller.
+   *
+   * @return {@code host:port} while the controller serves metrics; empty otherwise
+   * @throws TqException the transport's error when the controller cannot be reached
+   */
+  public Optional<String> metricsEndpoint() {
+    return client.metricsEndpoint();
   }
 
   /**

@@ -1,10 +1,8 @@
 package org.transferqueue.client;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import java.lang.reflect.InvocationTargetException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -13,6 +11,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.ConfigWarnings;
+import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerClock;
@@ -23,11 +24,8 @@ import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsEndpoint;
 import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.remote.ControllerNotifier;
-import org.transferqueue.sampler.GrpoGroupNSampler;
-import org.transferqueue.sampler.RankAwareSampler;
 import org.transferqueue.sampler.Sampler;
-import org.transferqueue.sampler.SeqlenBalancedSampler;
-import org.transferqueue.sampler.SequentialSampler;
+import org.transferqueue.sampler.Samplers;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
@@ -62,6 +60,16 @@ public final class TransferQueueSystem implements AutoCloseable {
   private TransferQueueSystem(Builder builder) {
     this.config = builder.config;
     this.clock = builder.clock;
+    if (builder.backends == null
+        && config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE
+        && !config.backend().mooncakeStore().autoInit()) {
+      throw new TqException(
+          ErrorCode.INVALID_CONFIGURATION,
+          MooncakeStoreConfig.AUTO_INIT_PROP_NAME
+              + ": false says the object store runs elsewhere, but an embedded system starts its"
+              + " own; connect to the store nodes with TransferQueueSystem.connect(config)");
+    }
+    ConfigWarnings.log(config);
     this.allocator =
         RootAllocator.builder()
             .name("transferqueue")
@@ -75,7 +83,7 @@ public final class TransferQueueSystem implements AutoCloseable {
     StorageManager clientStorage;
     try {
       Sampler sampler =
-          builder.sampler != null ? builder.sampler : samplerNamed(config.controller().sampler());
+          builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
       startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
       startedMetrics =
           builder.meterRegistry == null
@@ -111,6 +119,9 @@ public final class TransferQueueSystem implements AutoCloseable {
       throw e;
     }
     this.controller = startedController;
+    if (startedEndpoint != null) {
+      controller.publishMetricsEndpoint(startedEndpoint.address());
+    }
     this.storage = startedStorage;
     this.metrics = startedMetrics;
     this.metricsEndpoint = startedEndpoint;
@@ -318,8 +329,8 @@ public final class TransferQueueSystem implements AutoCloseable {
   }
 
   /**
-   * Creates a built-in sampler from its configuration name, or a user sampler from a class name (a
-   * public no-argument constructor is required).
+   * Creates a built-in sampler from its configuration name with its default arguments, or a user
+   * sampler from a class name; {@link Samplers#create(String, Map)} takes arguments too.
    *
    * @param name {@code SequentialSampler}, {@code GRPOGroupNSampler}, {@code RankAwareSampler},
    *     {@code SeqlenBalancedSampler} or a fully qualified class name
@@ -327,44 +338,7 @@ public final class TransferQueueSystem implements AutoCloseable {
    * @throws TqException {@code INVALID_CONFIGURATION} naming the value when no sampler fits
    */
   public static Sampler samplerNamed(String name) {
-    Map<String, java.util.function.Supplier<Sampler>> builtIn = new LinkedHashMap<>();
-    builtIn.put("SequentialSampler", SequentialSampler::new);
-    builtIn.put("GRPOGroupNSampler", GrpoGroupNSampler::new);
-    builtIn.put("GrpoGroupNSampler", GrpoGroupNSampler::new);
-    builtIn.put("RankAwareSampler", RankAwareSampler::new);
-    builtIn.put("SeqlenBalancedSampler", () -> new SeqlenBalancedSampler(1, 1));
-    java.util.function.Supplier<Sampler> supplier = builtIn.get(name);
-    if (supplier != null) {
-      return supplier.get();
-    }
-    try {
-      Class<?> type = Class.forName(name);
-      if (!Sampler.class.isAssignableFrom(type)) {
-        throw new TqException(
-            ErrorCode.INVALID_CONFIGURATION,
-            "controller.sampler: class " + name + " does not implement " + Sampler.class.getName());
-      }
-      return (Sampler) type.getConstructor().newInstance();
-    } catch (ClassNotFoundException e) {
-      throw new TqException(
-          ErrorCode.INVALID_CONFIGURATION,
-          "controller.sampler: Could not find sampler '"
-              + name
-              + "' (built in: "
-              + builtIn.keySet()
-              + ")",
-          e);
-    } catch (NoSuchMethodException
-        | InstantiationException
-        | IllegalAccessException
-        | InvocationTargetException e) {
-      throw new TqException(
-          ErrorCode.INVALID_CONFIGURATION,
-          "controller.sampler: cannot instantiate '"
-              + name
-              + "' with a public no-argument constructor",
-          e);
-    }
+    return Samplers.create(name, Map.of());
   }
 
   /** Settings of a {@link TransferQueueSystem} beyond its configuration. */

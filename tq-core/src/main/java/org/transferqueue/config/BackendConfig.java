@@ -11,11 +11,14 @@ import java.util.function.Consumer;
  * @param storageBackend the selected backend ({@code backend.storage_backend})
  * @param simpleStorage the SimpleStorage settings
  * @param mooncakeStore the object-store client settings
+ * @param yuanrong upstream's Yuanrong settings, validated but unused: this build does not provide
+ *     that backend
  */
 public record BackendConfig(
     StorageBackend storageBackend,
     SimpleStorageConfig simpleStorage,
-    MooncakeStoreConfig mooncakeStore) {
+    MooncakeStoreConfig mooncakeStore,
+    YuanrongConfig yuanrong) {
 
   /** Key of {@link #storageBackend()}. */
   public static final String STORAGE_BACKEND_PROP_NAME = "backend.storage_backend";
@@ -32,6 +35,7 @@ public record BackendConfig(
     Objects.requireNonNull(storageBackend, "storageBackend");
     Objects.requireNonNull(simpleStorage, "simpleStorage");
     Objects.requireNonNull(mooncakeStore, "mooncakeStore");
+    Objects.requireNonNull(yuanrong, "yuanrong");
   }
 
   /**
@@ -48,6 +52,7 @@ public record BackendConfig(
     private StorageBackend storageBackend = STORAGE_BACKEND_DEFAULT;
     private final SimpleStorageConfig.Builder simpleStorage = SimpleStorageConfig.builder();
     private final MooncakeStoreConfig.Builder mooncakeStore = MooncakeStoreConfig.builder();
+    private final YuanrongConfig.Builder yuanrong = YuanrongConfig.builder();
 
     Builder() {}
 
@@ -92,6 +97,10 @@ public record BackendConfig(
       return mooncakeStore;
     }
 
+    YuanrongConfig.Builder yuanrongBuilder() {
+      return yuanrong;
+    }
+
     /**
      * Validates and builds, reporting the problems of both backends together.
      *
@@ -102,8 +111,9 @@ public record BackendConfig(
       Problems p = new Problems();
       SimpleStorageConfig simple = p.collect(simpleStorage::build);
       MooncakeStoreConfig mooncake = p.collect(mooncakeStore::build);
+      YuanrongConfig yr = p.collect(yuanrong::build);
       p.throwIfAny();
-      return new BackendConfig(storageBackend, simple, mooncake);
+      return new BackendConfig(storageBackend, simple, mooncake, yr);
     }
   }
 }

@@ -26,7 +26,11 @@ public final class ConfigKey<T> {
     T read(Object raw, boolean text);
   }
 
-  private record Type<T>(String description, Reader<T> reader) {}
+  private record Type<T>(String description, Reader<T> reader, boolean mapping) {
+    Type(String description, Reader<T> reader) {
+      this(description, reader, false);
+    }
+  }
 
   private static final Type<Boolean> BOOLEAN = new Type<>("a boolean", ConfigValues::toBoolean);
   private static final Type<Integer> INT = new Type<>("an integer", ConfigValues::toInt);
@@ -43,6 +47,10 @@ public final class ConfigKey<T> {
       new Type<>(
           "a storage backend",
           (raw, text) -> StorageBackend.fromConfigName(ConfigValues.toText(raw, text).strip()));
+  private static final Type<Map<String, Object>> MAPPING =
+      new Type<>("a mapping of names to values", ConfigValues::toMapping, true);
+  private static final Type<Map<String, String>> TEXT_MAPPING =
+      new Type<>("a mapping of names to strings", ConfigValues::toTextMapping, true);
   private static final Type<TransportProtocol> PROTOCOL =
       new Type<>(
           "a protocol",
@@ -135,6 +143,10 @@ public final class ConfigKey<T> {
             "TQ_CONTROLLER_GET_METADATA_CHECK_INTERVAL",
             DURATION,
             (b, v) -> b.controller.getMetadataCheckInterval(v)),
+        key(
+            ControllerConfig.SAMPLER_ARGS_PROP_NAME,
+            MAPPING,
+            (b, v) -> b.controller.samplerArgs(v)),
         // backend
         key(
             BackendConfig.STORAGE_BACKEND_PROP_NAME,
@@ -154,6 +166,18 @@ public final class ConfigKey<T> {
             "TQ_SIMPLE_STORAGE_SEND_RECV_TIMEOUT",
             DURATION,
             (b, v) -> b.backend.simpleStorageBuilder().sendRecvTimeout(v)),
+        nullable(
+            SimpleStorageConfig.REQUIRED_NODE_RESOURCE_PROP_NAME,
+            null,
+            STRING,
+            (b, v) -> b.backend.simpleStorageBuilder().requiredNodeResource(v)),
+        key(SsdOffloadConfig.ENABLED_PROP_NAME, BOOLEAN, (b, v) -> ssd(b).enabled(v)),
+        nullable(SsdOffloadConfig.PATH_PROP_NAME, null, STRING, (b, v) -> ssd(b).path(v)),
+        key(SsdOffloadConfig.THRESHOLD_BYTES_PROP_NAME, LONG, (b, v) -> ssd(b).thresholdBytes(v)),
+        key(
+            SsdOffloadConfig.GLIBC_MMAP_THRESHOLD_BYTES_PROP_NAME,
+            LONG,
+            (b, v) -> ssd(b).glibcMmapThresholdBytes(v)),
         key(MooncakeStoreConfig.AUTO_INIT_PROP_NAME, BOOLEAN, (b, v) -> mc(b).autoInit(v)),
         key(
             MooncakeStoreConfig.METADATA_SERVER_PROP_NAME,
@@ -219,6 +243,18 @@ public final class ConfigKey<T> {
             (b, v) -> mc(b).maxSerialWorkerThreads(v)),
         key(MooncakeStoreConfig.MAX_RETRIES_PROP_NAME, INT, (b, v) -> mc(b).maxRetries(v)),
         key(MooncakeStoreConfig.RETRY_DELAY_PROP_NAME, DURATION, (b, v) -> mc(b).retryDelay(v)),
+        // upstream's Yuanrong backend, validated but not provided
+        key(YuanrongConfig.AUTO_INIT_PROP_NAME, BOOLEAN, (b, v) -> yr(b).autoInit(v)),
+        key(YuanrongConfig.WORKER_PORT_PROP_NAME, INT, (b, v) -> yr(b).workerPort(v)),
+        key(YuanrongConfig.METASTORE_PORT_PROP_NAME, INT, (b, v) -> yr(b).metastorePort(v)),
+        key(
+            YuanrongConfig.ENABLE_YR_NPU_TRANSPORT_PROP_NAME,
+            BOOLEAN,
+            (b, v) -> yr(b).enableYrNpuTransport(v)),
+        key(YuanrongConfig.DS_MAX_WORKERS_PROP_NAME, INT, (b, v) -> yr(b).dsMaxWorkers(v)),
+        key(YuanrongConfig.ENABLE_RDMA_PROP_NAME, BOOLEAN, (b, v) -> yr(b).enableRdma(v)),
+        key(YuanrongConfig.UCX_ENV_VARS_PROP_NAME, TEXT_MAPPING, (b, v) -> yr(b).ucxEnvVars(v)),
+        key(YuanrongConfig.WORKER_ARGS_PROP_NAME, STRING, (b, v) -> yr(b).workerArgs(v)),
         // storage
         env(
             StorageConfig.POLLER_TIMEOUT_PROP_NAME,
@@ -301,6 +337,14 @@ public final class ConfigKey<T> {
 
   private static MooncakeStoreConfig.Builder mc(TqConfig.Builder b) {
     return b.backend.mooncakeStoreBuilder();
+  }
+
+  private static SsdOffloadConfig.Builder ssd(TqConfig.Builder b) {
+    return b.backend.simpleStorageBuilder().ssdOffloadBuilder();
+  }
+
+  private static YuanrongConfig.Builder yr(TqConfig.Builder b) {
+    return b.backend.yuanrongBuilder();
   }
 
   private static MooncakeOffloadConfig.Builder offload(TqConfig.Builder b) {
@@ -409,6 +453,16 @@ public final class ConfigKey<T> {
   }
 
   /**
+   * Whether the key takes a mapping (a YAML section of free names), such as {@code
+   * controller.sampler_args}, rather than one value.
+   *
+   * @return true for mapping-valued keys
+   */
+  public boolean takesMapping() {
+    return type.mapping();
+  }
+
+  /**
    * Whether {@code null} is a valid value (meaning unlimited, automatic or none).
    *
    * @return true if the key may be null
@@ -428,8 +482,8 @@ public final class ConfigKey<T> {
 
   /**
    * Sets this key on a builder from a structured value ({@code Boolean}, {@code Integer}, {@code
-   * Long}, {@code Double}, {@code String}, {@code List} or null, as a YAML reader produces).
-   * Numbers are not read from strings here: {@code "3"} is not an integer.
+   * Long}, {@code Double}, {@code String}, {@code List}, {@code Map} or null, as a YAML reader
+   * produces). Numbers are not read from strings here: {@code "3"} is not an integer.
    *
    * @param builder the builder to change
    * @param raw the value

@@ -4,8 +4,10 @@ import java.math.BigInteger;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -24,6 +26,41 @@ final class ConfigValues {
       "is not a duration (seconds as a number, or a number with ns, us, ms, s, m or h)";
 
   private ConfigValues() {}
+
+  /** A mapping of names to values (checked further by the section that takes it), copied. */
+  static Map<String, Object> toMapping(Object raw, boolean text) {
+    if (!(raw instanceof Map<?, ?> map)) {
+      throw new IllegalArgumentException("is not a mapping of names to values");
+    }
+    Map<String, Object> copy = new LinkedHashMap<>();
+    for (Map.Entry<?, ?> e : map.entrySet()) {
+      if (!(e.getKey() instanceof String name)) {
+        throw new IllegalArgumentException(
+            "has a name that is not a string: " + ConfigProblem.render(e.getKey()));
+      }
+      copy.put(name, e.getValue());
+    }
+    return copy;
+  }
+
+  /** A mapping of names to strings; numbers and booleans are written as text. */
+  static Map<String, String> toTextMapping(Object raw, boolean text) {
+    Map<String, String> copy = new LinkedHashMap<>();
+    for (Map.Entry<String, Object> e : toMapping(raw, text).entrySet()) {
+      switch (e.getValue()) {
+        case String s -> copy.put(e.getKey(), s);
+        case Number n when !(n instanceof Double) -> copy.put(e.getKey(), n.toString());
+        case Boolean b -> copy.put(e.getKey(), b.toString());
+        case null, default ->
+            throw new IllegalArgumentException(
+                "has a value that is not a string at "
+                    + e.getKey()
+                    + ": "
+                    + ConfigProblem.render(e.getValue()));
+      }
+    }
+    return copy;
+  }
 
   static boolean toBoolean(Object raw, boolean text) {
     if (raw instanceof Boolean b) {

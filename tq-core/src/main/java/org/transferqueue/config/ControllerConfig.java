@@ -1,7 +1,10 @@
 package org.transferqueue.config;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -19,15 +22,22 @@ import java.util.regex.Pattern;
  *     TQ_PRE_ALLOC_SAMPLE_NUM})
  * @param getMetadataTimeout total wait of a blocking fetch ({@code
  *     TQ_CONTROLLER_GET_METADATA_TIMEOUT})
- * @param getMetadataCheckInterval pause between readiness re-checks of a blocking fetch ({@code
- *     TQ_CONTROLLER_GET_METADATA_CHECK_INTERVAL})
+ * @param getMetadataCheckInterval the longest a blocking fetch waits before it asks the sampler
+ *     again although nothing changed ({@code TQ_CONTROLLER_GET_METADATA_CHECK_INTERVAL}); every
+ *     change of the partition wakes it at once, the interval serves samplers whose answer depends
+ *     on time
+ * @param samplerArgs the arguments of the sampler ({@code controller.sampler_args}): parameter
+ *     names to booleans, integers ({@code Long}), numbers ({@code Double}) or strings, for example
+ *     {@code n_samples_per_prompt} of {@code GRPOGroupNSampler}; which names a sampler takes is
+ *     checked when the controller starts
  */
 public record ControllerConfig(
     String sampler,
     boolean pollingMode,
     int preallocSampleNum,
     Duration getMetadataTimeout,
-    Duration getMetadataCheckInterval) {
+    Duration getMetadataCheckInterval,
+    Map<String, Object> samplerArgs) {
 
   /** Key of {@link #sampler()}. */
   public static final String SAMPLER_PROP_NAME = "controller.sampler";
@@ -60,6 +70,12 @@ public record ControllerConfig(
   /** Default of {@link #getMetadataCheckInterval()}. */
   public static final Duration GET_METADATA_CHECK_INTERVAL_DEFAULT = Duration.ofSeconds(5);
 
+  /** Key of {@link #samplerArgs()}. */
+  public static final String SAMPLER_ARGS_PROP_NAME = "controller.sampler_args";
+
+  /** Default of {@link #samplerArgs()}: none. */
+  public static final Map<String, Object> SAMPLER_ARGS_DEFAULT = Map.of();
+
   /**
    * Validates every component.
    *
@@ -78,7 +94,36 @@ public record ControllerConfig(
     p.atLeast(PREALLOC_SAMPLE_NUM_PROP_NAME, preallocSampleNum, 1);
     p.positive(GET_METADATA_TIMEOUT_PROP_NAME, getMetadataTimeout);
     p.positive(GET_METADATA_CHECK_INTERVAL_PROP_NAME, getMetadataCheckInterval);
+    if (samplerArgs == null) {
+      p.notNull(SAMPLER_ARGS_PROP_NAME, null);
+    } else {
+      samplerArgs = checkSamplerArgs(p, samplerArgs);
+    }
     p.throwIfAny();
+  }
+
+  /** Checks names and value types; integers become {@code Long}. */
+  private static Map<String, Object> checkSamplerArgs(Problems p, Map<String, Object> args) {
+    Map<String, Object> copy = new LinkedHashMap<>();
+    for (Map.Entry<String, Object> e : args.entrySet()) {
+      String name = e.getKey();
+      Object value = e.getValue();
+      String key = SAMPLER_ARGS_PROP_NAME + "." + name;
+      if (name == null || name.isBlank()) {
+        p.add(SAMPLER_ARGS_PROP_NAME, args, "has an empty argument name");
+        continue;
+      }
+      switch (value) {
+        case Integer i -> copy.put(name, (long) i);
+        case Long l -> copy.put(name, l);
+        case Double d -> copy.put(name, d);
+        case Boolean b -> copy.put(name, b);
+        case String t -> copy.put(name, t);
+        case null -> p.add(key, null, "must be set (a boolean, an integer, a number or a string)");
+        default -> p.add(key, value, "is not a boolean, an integer, a number or a string");
+      }
+    }
+    return Collections.unmodifiableMap(copy);
   }
 
   /**
@@ -118,6 +163,7 @@ public record ControllerConfig(
     private int preallocSampleNum = PREALLOC_SAMPLE_NUM_DEFAULT;
     private Duration getMetadataTimeout = GET_METADATA_TIMEOUT_DEFAULT;
     private Duration getMetadataCheckInterval = GET_METADATA_CHECK_INTERVAL_DEFAULT;
+    private Map<String, Object> samplerArgs = SAMPLER_ARGS_DEFAULT;
 
     Builder() {}
 
@@ -179,6 +225,18 @@ public record ControllerConfig(
     }
 
     /**
+     * Sets {@value #SAMPLER_ARGS_PROP_NAME}.
+     *
+     * @param samplerArgs parameter names to booleans, integers, numbers or strings; copied
+     * @return this builder
+     */
+    public Builder samplerArgs(Map<String, ?> samplerArgs) {
+      Objects.requireNonNull(samplerArgs, "samplerArgs");
+      this.samplerArgs = new LinkedHashMap<>(samplerArgs);
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @return the configuration
@@ -186,7 +244,12 @@ public record ControllerConfig(
      */
     public ControllerConfig build() {
       return new ControllerConfig(
-          sampler, pollingMode, preallocSampleNum, getMetadataTimeout, getMetadataCheckInterval);
+          sampler,
+          pollingMode,
+          preallocSampleNum,
+          getMetadataTimeout,
+          getMetadataCheckInterval,
+          samplerArgs);
     }
   }
 }

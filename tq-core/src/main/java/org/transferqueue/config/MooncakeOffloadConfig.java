@@ -4,16 +4,21 @@ import java.util.Objects;
 
 /**
  * SSD offload settings of the object-store backend (YAML section {@code
- * backend.MooncakeStore.offload}). Offload applies only to objects written without hard pin.
+ * backend.MooncakeStore.offload}). This build has no SSD tier: {@code enabled} only switches the
+ * automatic hard pin off (as upstream) and, like the offload client's settings, is reported by
+ * {@link TqConfig#warnings()}; the two eviction ratios set when the object store evicts objects
+ * that are not hard-pinned, in every embedded store and store node.
  *
- * @param enabled whether evicted objects are offloaded to SSD; also switches automatic hard pin off
+ * @param enabled whether upstream offloads evicted objects to SSD; also switches automatic hard pin
+ *     off
  * @param fileStoragePath the offload directory
  * @param localBufferSizeBytes the offload client buffer
  * @param useUring whether offload I/O uses io_uring
  * @param heartbeatIntervalSeconds the offload client's heartbeat period; far below the client TTL
  * @param clientPort the offload client port
- * @param evictionHighWatermarkRatio memory use ratio above which eviction starts
- * @param evictionRatio fraction of memory freed per eviction cycle
+ * @param evictionHighWatermarkRatio memory use ratio above which the store evicts objects that are
+ *     not hard-pinned
+ * @param evictionRatio fraction of the capacity an eviction frees below the watermark
  */
 public record MooncakeOffloadConfig(
     boolean enabled,
@@ -91,7 +96,23 @@ public record MooncakeOffloadConfig(
     p.port(CLIENT_PORT_PROP_NAME, clientPort, false);
     p.ratio(EVICTION_HIGH_WATERMARK_RATIO_PROP_NAME, evictionHighWatermarkRatio);
     p.ratio(EVICTION_RATIO_PROP_NAME, evictionRatio);
+    if (isRatio(evictionRatio)
+        && isRatio(evictionHighWatermarkRatio)
+        && evictionRatio > evictionHighWatermarkRatio) {
+      p.add(
+          EVICTION_RATIO_PROP_NAME,
+          evictionRatio,
+          "must not exceed "
+              + EVICTION_HIGH_WATERMARK_RATIO_PROP_NAME
+              + " "
+              + evictionHighWatermarkRatio
+              + " (eviction frees that fraction of the capacity below the watermark)");
+    }
     p.throwIfAny();
+  }
+
+  private static boolean isRatio(double value) {
+    return value > 0.0 && value <= 1.0;
   }
 
   /**

@@ -11,9 +11,19 @@ import java.util.function.Consumer;
  * of the Mooncake backend plus the batching and retry limits of its client.
  *
  * <p>Objects are hard-pinned (never evicted) unless {@code hard_pin} says otherwise; when {@code
- * hard_pin} is not set, it follows {@code !offload.enabled} ({@link #effectiveHardPin()}).
+ * hard_pin} is not set, it follows {@code !offload.enabled} ({@link #effectiveHardPin()}), as
+ * upstream, which unpins so that eviction can move objects to SSD. This build has no SSD tier:
+ * {@link TqConfig#warnings()} says that such objects are lost when evicted.
  *
- * @param autoInit whether the first process starts the store master (and the offload client)
+ * <p>Settings of upstream's Mooncake deployment that have no counterpart here (the metadata server
+ * and master addresses, RDMA, the network device, GPU-direct, the offload client) are validated as
+ * upstream validates them and reported by {@link TqConfig#warnings()} when they differ from their
+ * defaults. {@code auto_init} and the offload's eviction ratios take effect (see their keys in
+ * {@code config/tq.yaml}).
+ *
+ * @param autoInit whether a process without store nodes to use may start an object store of its own
+ *     (an embedded system, a client without {@code network.store_node_addresses}); false: the store
+ *     runs elsewhere and {@code network.store_node_addresses} must list its nodes
  * @param metadataServer the transfer metadata server: {@code host:port}, an {@code http://}, {@code
  *     https://} or {@code etcd://} URL, or {@code P2PHANDSHAKE}
  * @param masterServerAddress the store master
@@ -330,7 +340,8 @@ public record MooncakeStoreConfig(
     /**
      * Sets {@value #AUTO_INIT_PROP_NAME}.
      *
-     * @param autoInit whether the first process starts the store master (and the offload client)
+     * @param autoInit false: the object store runs elsewhere (at {@code
+     *     network.store_node_addresses})
      * @return this builder
      */
     public Builder autoInit(boolean autoInit) {

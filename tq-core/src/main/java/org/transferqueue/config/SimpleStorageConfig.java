@@ -2,7 +2,9 @@ package org.transferqueue.config;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Consumer;
 
 /**
  * SimpleStorage settings (YAML section {@code backend.SimpleStorage}): the number of storage units
@@ -13,9 +15,17 @@ import java.util.OptionalLong;
  * @param numDataStorageUnits the number of storage units
  * @param sendRecvTimeout deadline of every request to a storage unit ({@code
  *     TQ_SIMPLE_STORAGE_SEND_RECV_TIMEOUT})
+ * @param requiredNodeResource upstream's Ray custom resource for placing the units (upstream 0.1.11
+ *     and later); empty = none. Units of this build run where {@code tq storage-unit} starts them,
+ *     so a value has no effect ({@link TqConfig#warnings()})
+ * @param ssdOffload upstream's SSD offload settings, which have no effect in this build
  */
 public record SimpleStorageConfig(
-    OptionalLong totalStorageSize, int numDataStorageUnits, Duration sendRecvTimeout) {
+    OptionalLong totalStorageSize,
+    int numDataStorageUnits,
+    Duration sendRecvTimeout,
+    Optional<String> requiredNodeResource,
+    SsdOffloadConfig ssdOffload) {
 
   /** Key of {@link #totalStorageSize()}. */
   public static final String TOTAL_STORAGE_SIZE_PROP_NAME =
@@ -38,6 +48,13 @@ public record SimpleStorageConfig(
   /** Default of {@link #sendRecvTimeout()}. */
   public static final Duration SEND_RECV_TIMEOUT_DEFAULT = Duration.ofSeconds(200);
 
+  /** Key of {@link #requiredNodeResource()}. */
+  public static final String REQUIRED_NODE_RESOURCE_PROP_NAME =
+      "backend.SimpleStorage.required_node_resource";
+
+  /** Default of {@link #requiredNodeResource()}: none. */
+  public static final Optional<String> REQUIRED_NODE_RESOURCE_DEFAULT = Optional.empty();
+
   /**
    * Validates every component.
    *
@@ -52,6 +69,8 @@ public record SimpleStorageConfig(
     }
     p.atLeast(NUM_DATA_STORAGE_UNITS_PROP_NAME, numDataStorageUnits, 1);
     p.positive(SEND_RECV_TIMEOUT_PROP_NAME, sendRecvTimeout);
+    p.notNull(REQUIRED_NODE_RESOURCE_PROP_NAME, requiredNodeResource);
+    p.notNull(SsdOffloadConfig.SECTION, ssdOffload);
     p.throwIfAny();
   }
 
@@ -82,6 +101,8 @@ public record SimpleStorageConfig(
     private Long totalStorageSize = null;
     private int numDataStorageUnits = NUM_DATA_STORAGE_UNITS_DEFAULT;
     private Duration sendRecvTimeout = SEND_RECV_TIMEOUT_DEFAULT;
+    private String requiredNodeResource;
+    private final SsdOffloadConfig.Builder ssdOffload = SsdOffloadConfig.builder();
 
     Builder() {}
 
@@ -119,16 +140,53 @@ public record SimpleStorageConfig(
     }
 
     /**
+     * Sets {@value #REQUIRED_NODE_RESOURCE_PROP_NAME}.
+     *
+     * @param resource a Ray resource name, or null for none
+     * @return this builder
+     */
+    public Builder requiredNodeResource(String resource) {
+      this.requiredNodeResource = resource;
+      return this;
+    }
+
+    /**
+     * Changes the {@code ssd_offload} settings.
+     *
+     * @param change applied to the builder, which starts with the defaults
+     * @return this builder
+     */
+    public Builder ssdOffload(Consumer<SsdOffloadConfig.Builder> change) {
+      change.accept(ssdOffload);
+      return this;
+    }
+
+    SsdOffloadConfig.Builder ssdOffloadBuilder() {
+      return ssdOffload;
+    }
+
+    /**
      * Validates and builds.
      *
      * @return the configuration
      * @throws ConfigException naming each invalid key and value
      */
     public SimpleStorageConfig build() {
-      return new SimpleStorageConfig(
-          totalStorageSize == null ? OptionalLong.empty() : OptionalLong.of(totalStorageSize),
-          numDataStorageUnits,
-          sendRecvTimeout);
+      Problems p = new Problems();
+      SsdOffloadConfig offload = p.collect(ssdOffload::build);
+      SimpleStorageConfig config =
+          p.collect(
+              () ->
+                  new SimpleStorageConfig(
+                      totalStorageSize == null
+                          ? OptionalLong.empty()
+                          : OptionalLong.of(totalStorageSize),
+                      numDataStorageUnits,
+                      sendRecvTimeout,
+                      Optional.ofNullable(requiredNodeResource),
+                      offload == null ? SsdOffloadConfig.builder().build() : offload));
+      p.throwIfAny();
+      return config;
     }
   }
 }

@@ -50,7 +50,9 @@ public enum StorageBackend {
         Arrays.stream(values()).map(StorageBackend::configName).collect(Collectors.joining(", "));
     if (UPSTREAM_ONLY.contains(name)) {
       throw new IllegalArgumentException(
-          "is not provided by this implementation (supported: " + supported + ")");
+          "is an upstream backend that is not available in this build (available: "
+              + supported
+              + ")");
     }
     throw new IllegalArgumentException("is not a storage backend (one of " + supported + ")");
   }

@@ -65,7 +65,31 @@ public record TqConfig(
     p.throwIfAny();
   }
 
+  /**
+   * The settings of this configuration that are valid but have no effect in this build (upstream
+   * keys for machinery it does not have, such as a Mooncake master or RDMA), each with the reason;
+   * only keys set to something other than their default are listed. Processes started from the
+   * configuration log them once at start-up ({@link ConfigWarnings#log}); {@code config/tq.yaml}
+   * marks every such key.
+   *
+   * @return the warnings in the order of {@code config/tq.yaml}; empty for the defaults
+   */
+  public List<ConfigWarning> warnings() {
+    return IneffectiveSettings.of(this);
+  }
+
   private static void crossCheck(Problems p, BackendConfig backend, NetworkConfig network) {
+    if (backend.storageBackend() == StorageBackend.MOONCAKE_STORE
+        && !backend.mooncakeStore().autoInit()
+        && network.storeNodeAddresses().isEmpty()) {
+      p.add(
+          MooncakeStoreConfig.AUTO_INIT_PROP_NAME,
+          false,
+          "says the object store runs elsewhere, but "
+              + NetworkConfig.STORE_NODE_ADDRESSES_PROP_NAME
+              + " lists no store node (set it, or auto_init: true to let a process start its own"
+              + " store)");
+    }
     List<HostPort> units = network.storageUnitAddresses();
     int numUnits = backend.simpleStorage().numDataStorageUnits();
     if (!units.isEmpty() && units.size() != numUnits) {

@@ -39,9 +39,11 @@ import org.transferqueue.sampler.SequentialSampler;
  * queries, clears and other fetches proceed meanwhile. A fetch cannot be served while fewer than
  * its batch size of samples are ready, or while the sampler returns nothing from what is ready (a
  * {@code GrpoGroupNSampler} that finds no complete group). Production updates, consumption resets,
- * clears, restores and sampler replacement signal the condition; a woken fetch re-scans (an O(1)
- * size check of the maintained ready set, then the sampler once enough samples are ready) and, at
- * the deadline, checks once more before failing with {@link DeadlineExceededException}.
+ * clears, restores and sampler replacement signal the condition; a waiting fetch also wakes once
+ * per {@link ControllerOptions#checkInterval()}, for samplers whose answer depends on time. A woken
+ * fetch re-scans (an O(1) size check of the maintained ready set, then the sampler once enough
+ * samples are ready) and, at the deadline, checks once more before failing with {@link
+ * DeadlineExceededException}.
  *
  * <p>Requests are validated before any state changes, so a rejected request leaves no trace: every
  * partition id, task name, field name and key argument must follow {@link Names} (non-empty, valid
@@ -79,6 +81,9 @@ public final class Controller implements ControllerApi {
   private final Map<String, Partition> partitions;
   private Sampler sampler;
   private String controllerId;
+
+  // Written by whoever starts the process's metrics endpoint, read by any request thread.
+  private volatile String metricsEndpoint;
 
   /**
    * Creates a controller with the system clock and the sequential sampler.
@@ -455,6 +460,7 @@ public final class Controller implements ControllerApi {
     long timeoutNs =
         (request.timeout() != null ? request.timeout() : config.fetchTimeout()).toNanos();
     List<String> sortedFields = Partition.sortedFields(request.fields());
+    long checkIntervalNs = config.checkInterval().toNanos();
     lock.lock();
     try {
       long deadline = clock.nanoTime() + timeoutNs;
@@ -485,7 +491,9 @@ public final class Controller implements ControllerApi {
                       ? " (the sampler " + sampler.name() + " served no batch from them)"
                       : ""));
         }
-        stateChanged.awaitNanos(remaining);
+        // Woken by every state change; the check interval bounds the sleep for samplers whose
+        // answer changes with time although nothing in the controller does.
+        stateChanged.awaitNanos(Math.min(remaining, checkIntervalNs));
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -892,6 +900,22 @@ public final class Controller implements ControllerApi {
           stateChanged.signalAll();
           return null;
         });
+  }
+
+  /**
+   * Records where this controller's process serves its Prometheus endpoint; {@link
+   * #metricsEndpoint()} answers it to every client from then on.
+   *
+   * @param address {@code host:port} that other processes can reach, or null when the endpoint
+   *     stopped
+   */
+  public void publishMetricsEndpoint(String address) {
+    this.metricsEndpoint = address;
+  }
+
+  @Override
+  public Optional<String> metricsEndpoint() {
+    return Optional.ofNullable(metricsEndpoint);
   }
 
   // ---- plumbing -----------------------------------------------------------------------------

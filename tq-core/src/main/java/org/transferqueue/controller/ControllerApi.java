@@ -237,6 +237,14 @@ public interface ControllerApi {
   ControllerState snapshotState();
 
   /**
+   * Where the controller's Prometheus endpoint can be scraped, so that any process can find it.
+   *
+   * @return {@code host:port} of the endpoint the controller's process serves while {@code
+   *     metrics.enabled}; empty when it serves none
+   */
+  Optional<String> metricsEndpoint();
+
+  /**
    * Replaces all state with a snapshot from {@link #snapshotState()}.
    *
    * @param state the snapshot

@@ -12,8 +12,12 @@ import org.transferqueue.TqException;
  * @param pollingMode when true, a fetch that cannot be served returns an empty batch at once;
  *     otherwise it waits until data is ready or its deadline passes
  * @param fetchTimeout how long a blocking fetch waits when the request names no timeout
+ * @param checkInterval the longest a waiting fetch sleeps before it asks the sampler again although
+ *     nothing changed; every change of the controller's state wakes it at once, the interval is for
+ *     samplers whose answer depends on time ({@code controller.get_metadata_check_interval})
  */
-public record ControllerOptions(int preAllocSampleNum, boolean pollingMode, Duration fetchTimeout) {
+public record ControllerOptions(
+    int preAllocSampleNum, boolean pollingMode, Duration fetchTimeout, Duration checkInterval) {
   /** Upstream name of the pre-allocation knob. */
   public static final String PRE_ALLOC_SAMPLE_NUM_PROP_NAME = "TQ_PRE_ALLOC_SAMPLE_NUM";
 
@@ -38,6 +42,12 @@ public record ControllerOptions(int preAllocSampleNum, boolean pollingMode, Dura
   /** Longest accepted blocking-fetch timeout. */
   public static final Duration FETCH_TIMEOUT_MAX = Duration.ofHours(24);
 
+  /** Configuration key of the re-check interval of a waiting fetch. */
+  public static final String CHECK_INTERVAL_PROP_NAME = "controller.get_metadata_check_interval";
+
+  /** Default re-check interval of a waiting fetch, as upstream. */
+  public static final Duration CHECK_INTERVAL_DEFAULT = Duration.ofSeconds(5);
+
   /** Validates the values. */
   public ControllerOptions {
     if (preAllocSampleNum < 0) {
@@ -48,12 +58,16 @@ public record ControllerOptions(int preAllocSampleNum, boolean pollingMode, Dura
       throw invalid(
           FETCH_TIMEOUT_PROP_NAME, fetchTimeout + " outside [0, " + FETCH_TIMEOUT_MAX + "]");
     }
+    Objects.requireNonNull(checkInterval, CHECK_INTERVAL_PROP_NAME);
+    if (checkInterval.isNegative() || checkInterval.isZero()) {
+      throw invalid(CHECK_INTERVAL_PROP_NAME, checkInterval + " is not positive");
+    }
   }
 
   /**
    * The default configuration.
    *
-   * @return pre-allocation 1, blocking mode, 60 s fetch timeout
+   * @return pre-allocation 1, blocking mode, 60 s fetch timeout, 5 s re-check interval
    */
   public static ControllerOptions defaults() {
     return builder().build();
@@ -77,6 +91,7 @@ public record ControllerOptions(int preAllocSampleNum, boolean pollingMode, Dura
     private int preAllocSampleNum = PRE_ALLOC_SAMPLE_NUM_DEFAULT;
     private boolean pollingMode = POLLING_MODE_DEFAULT;
     private Duration fetchTimeout = FETCH_TIMEOUT_DEFAULT;
+    private Duration checkInterval = CHECK_INTERVAL_DEFAULT;
 
     private Builder() {}
 
@@ -114,13 +129,24 @@ public record ControllerOptions(int preAllocSampleNum, boolean pollingMode, Dura
     }
 
     /**
+     * Sets the longest a waiting fetch sleeps before asking the sampler again.
+     *
+     * @param interval positive
+     * @return this builder
+     */
+    public Builder checkInterval(Duration interval) {
+      this.checkInterval = interval;
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @return the configuration
      * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} naming the key and value
      */
     public ControllerOptions build() {
-      return new ControllerOptions(preAllocSampleNum, pollingMode, fetchTimeout);
+      return new ControllerOptions(preAllocSampleNum, pollingMode, fetchTimeout, checkInterval);
     }
   }
 }

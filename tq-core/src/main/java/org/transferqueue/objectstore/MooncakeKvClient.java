@@ -169,11 +169,6 @@ public final class MooncakeKvClient implements KvClient {
             config.retryDelay().toNanos(),
             b.jitter);
     this.transfers = new SliceTransfers(store, replicateConfig, registry, pool, retrier);
-    if (config.gdrRequested()) {
-      LOG.log(
-          System.Logger.Level.INFO,
-          "use_gdr is set but this process has no GPU transfer path; using the CPU path");
-    }
   }
 
   /**

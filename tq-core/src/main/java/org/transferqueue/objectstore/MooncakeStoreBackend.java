@@ -37,7 +37,25 @@ public final class MooncakeStoreBackend {
   public static StorageManagerRegistry.Builder register(
       StorageManagerRegistry.Builder registry, MooncakeStoreConfig config) {
     return registry.register(
-        StorageManagerRegistry.MOONCAKE_STORE, factory(config, MasterConfig.DEFAULT));
+        StorageManagerRegistry.MOONCAKE_STORE, factory(config, masterConfig(config)));
+  }
+
+  /**
+   * The engine settings of {@code backend.MooncakeStore}: Mooncake's defaults, with eviction at
+   * {@code offload.eviction_high_watermark_ratio} down by {@code offload.eviction_ratio} of the
+   * capacity (eviction only ever takes objects that are not hard-pinned). Upstream passes the two
+   * ratios to its master only when offload is enabled; this build has no SSD tier and applies them
+   * to every embedded store and store node.
+   *
+   * @param config the MooncakeStore settings
+   * @return the engine settings
+   */
+  public static MasterConfig masterConfig(MooncakeStoreConfig config) {
+    Objects.requireNonNull(config, "config");
+    return MasterConfig.builder()
+        .evictionHighWatermark(config.offload().evictionHighWatermarkRatio())
+        .evictionRatio(config.offload().evictionRatio())
+        .build();
   }
 
   /**

@@ -94,5 +94,8 @@ final class ControllerMessages {
    */
   static final int GET_SAMPLE_META = 125;
 
+  /** {@code []} → {@code host:port} of the controller's Prometheus endpoint, or nil for none. */
+  static final int METRICS_ENDPOINT = 126;
+
   private ControllerMessages() {}
 }

@@ -14,6 +14,7 @@ import static org.transferqueue.remote.ControllerMessages.GET_SAMPLE_META;
 import static org.transferqueue.remote.ControllerMessages.GET_TAGS;
 import static org.transferqueue.remote.ControllerMessages.LIST_KEYS;
 import static org.transferqueue.remote.ControllerMessages.LIST_PARTITIONS;
+import static org.transferqueue.remote.ControllerMessages.METRICS_ENDPOINT;
 import static org.transferqueue.remote.ControllerMessages.PARTITION_INDEX_RANGE;
 import static org.transferqueue.remote.ControllerMessages.PARTITION_STATISTICS;
 import static org.transferqueue.remote.ControllerMessages.RESET_CONSUMPTION;
@@ -114,6 +115,12 @@ public final class ControllerServer implements AutoCloseable {
     Objects.requireNonNull(requests, "requests");
     TransportServer.Builder b = TransportServer.builder(config, allocator).name("tq-controller");
     register(b, requests, CONTROLLER_ID, 0, in -> out -> out.string(controller.controllerId()));
+    register(
+        b,
+        requests,
+        METRICS_ENDPOINT,
+        0,
+        in -> out -> controller.metricsEndpoint().ifPresentOrElse(out::string, out::nil));
     register(
         b,
         requests,

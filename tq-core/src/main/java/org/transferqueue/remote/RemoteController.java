@@ -154,6 +154,15 @@ public final class RemoteController implements ControllerApi {
   }
 
   @Override
+  public Optional<String> metricsEndpoint() {
+    return call(
+        ControllerMessages.METRICS_ENDPOINT,
+        0,
+        w -> {},
+        optional(in -> in.requiredString("endpoint")));
+  }
+
+  @Override
   public boolean createPartition(String partitionId) {
     Names.checkPartitionId(partitionId);
     return call(

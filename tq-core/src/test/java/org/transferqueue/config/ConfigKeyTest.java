@@ -150,8 +150,8 @@ class ConfigKeyTest {
         .hasMessage("metrics.port: 3000000000 is out of range for an integer");
     assertThatThrownBy(() -> b.set("backend.storage_backend", "Yuanrong"))
         .hasMessage(
-            "backend.storage_backend: \"Yuanrong\" is not provided by this implementation"
-                + " (supported: SimpleStorage, MooncakeStore)");
+            "backend.storage_backend: \"Yuanrong\" is an upstream backend that is not available in"
+                + " this build (available: SimpleStorage, MooncakeStore)");
     assertThatThrownBy(() -> b.set("backend.storage_backend", "simplestorage"))
         .hasMessage(
             "backend.storage_backend: \"simplestorage\" is not a storage backend"
@@ -199,7 +199,7 @@ class ConfigKeyTest {
             "memory",
             "network");
     assertThat(ConfigKey.childrenOf("backend"))
-        .containsExactly("storage_backend", "SimpleStorage", "MooncakeStore");
+        .containsExactly("storage_backend", "SimpleStorage", "MooncakeStore", "Yuanrong");
   }
 
   @Test

@@ -416,4 +416,44 @@ class ControllerFetchTest {
         .isInstanceOf(DeadlineExceededException.class)
         .hasMessageContaining("Available: 1");
   }
+
+  /**
+   * {@code controller.get_metadata_check_interval} takes effect: a waiting fetch asks the sampler
+   * again after the interval although nothing in the controller changed, so a sampler whose answer
+   * depends on time (here: a switch the test flips) serves the fetch long before its deadline.
+   */
+  @Test
+  @Timeout(30)
+  void shouldAskTheSamplerAgainEveryCheckIntervalWithoutAnyStateChange() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean open =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Sampler gate =
+        request -> {
+          asked.incrementAndGet();
+          return open.get()
+              ? SampleResult.withoutReplacement(request.ready())
+              : SampleResult.empty();
+        };
+    Controller c =
+        new Controller(
+            ControllerOptions.builder().checkInterval(Duration.ofMillis(20)).build(),
+            gate,
+            ControllerClock.SYSTEM);
+    insertProduced(c, "p", 2, "x");
+    CompletableFuture<BatchMeta> waiting =
+        CompletableFuture.supplyAsync(
+            () ->
+                c.getMetadata(
+                    GetMetadataRequest.fetch("p", List.of("x"), "t", 2)
+                        .withTimeout(Duration.ofMinutes(10))));
+    Await.until(() -> c.waitingFetches() == 1, "the fetch waits");
+    int before = asked.get();
+    Await.until(() -> asked.get() > before + 1, "the sampler asked again without a state change");
+
+    open.set(true);
+
+    assertThat(waiting.get(20, TimeUnit.SECONDS).globalIndexes()).hasSize(2);
+  }
 }

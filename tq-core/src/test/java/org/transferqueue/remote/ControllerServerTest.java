@@ -97,6 +97,7 @@ class ControllerServerTest {
   /** Runs every operation once (some twice, some failing) and records each answer. */
   private static List<Object> scenario(ControllerApi c) {
     List<Object> log = new ArrayList<>();
+    record(log, c::metricsEndpoint);
     record(log, () -> c.createPartition("train"));
     record(log, () -> c.createPartition("train"));
     record(log, c::listPartitions);
@@ -210,6 +211,8 @@ class ControllerServerTest {
   void A1_everyOperationThroughTheServerEqualsTheInProcessAnswer(BufferAllocator allocator) {
     Controller local = controller(CALL);
     Controller served = controller(CALL);
+    local.publishMetricsEndpoint("127.0.0.1:9100");
+    served.publishMetricsEndpoint("127.0.0.1:9100");
     List<Object> expected = scenario(local);
     try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator);
         TransportClient client = new TransportClient(transport().build(), allocator)) {

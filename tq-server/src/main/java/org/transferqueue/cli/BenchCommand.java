@@ -81,7 +81,7 @@ final class BenchCommand implements Callable<Integer> {
       description =
           "Iterations per backend and mode run before the measured ones and kept out of the means:"
               + " a number, or auto = at least 3 and then until the JIT compilers of the case's"
-              + " processes used at most 5% of an iteration's CPU, at most 30"
+              + " processes used at most 5%% of an iteration's CPU, at most 30"
               + " (default ${DEFAULT-VALUE}); their timings go to the JSON as \"warmup\".")
   String warmup;
 

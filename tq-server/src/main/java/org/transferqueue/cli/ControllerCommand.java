@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.transferqueue.client.ControllerSettings;
-import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
@@ -18,6 +17,7 @@ import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.sampler.Samplers;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
@@ -47,7 +47,7 @@ final class ControllerCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     CommandLine commandLine = spec.commandLine();
-    TqConfig tq = RoleRunner.load(commandLine, config);
+    TqConfig tq = RoleRunner.loadRole(commandLine, config);
     return RoleRunner.serve(commandLine.getOut(), start(tq));
   }
 
@@ -71,9 +71,7 @@ final class ControllerCommand implements Callable<Integer> {
         TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     Controller controller =
         new Controller(
-            ControllerSettings.from(tq),
-            TransferQueueSystem.samplerNamed(tq.controller().sampler()),
-            ControllerClock.SYSTEM);
+            ControllerSettings.from(tq), Samplers.create(tq.controller()), ControllerClock.SYSTEM);
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-controller");
     ControllerServer server = null;
     MetricsCollector collector = null;
@@ -102,6 +100,8 @@ final class ControllerCommand implements Callable<Integer> {
         endpoint =
             RoleRunner.startMetrics(
                 registry, tq.network().bindHost(), tq.metrics().port(), "controller", LOG);
+        controller.publishMetricsEndpoint(
+            RoleRunner.reachableAddress(endpoint, tq.network().controllerAddress()));
       }
       return new RoleRunner.ServedRole(
           server.address(), endpoint, endpoint, collector, server, allocator);

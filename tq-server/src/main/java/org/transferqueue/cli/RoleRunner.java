@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import org.transferqueue.Closeables;
+import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
@@ -76,16 +77,39 @@ final class RoleRunner {
   }
 
   /**
+   * Set by {@code tq up} on the roles it starts: the parent logged the configuration's warnings
+   * once already, so its children do not repeat them.
+   */
+  static final String CHILD_OF_UP_PROPERTY = "tq.up.child";
+
+  /**
    * Loads {@code file} with the environment's overrides ({@code TQ_AUTH_TOKEN} and the other {@code
-   * TQ_*} variables), naming the file in the error if it cannot be read or is invalid.
+   * TQ_*} variables), naming the file in the error if it cannot be read or is invalid, and applies
+   * its {@code logging.level}.
    */
   static TqConfig load(CommandLine commandLine, Path file) {
+    TqConfig config;
     try {
-      return TqConfigs.load(file, System.getenv());
+      config = TqConfigs.load(file, System.getenv());
     } catch (RuntimeException e) {
       throw new CommandLine.ParameterException(
           commandLine, e.getMessage(), e, null, file.toString());
     }
+    LogLevels.apply(config.logging().level());
+    return config;
+  }
+
+  /**
+   * Loads a server role's configuration as {@link #load} does and logs its {@linkplain
+   * TqConfig#warnings() warnings} once (a client or embedded system logs them itself; the roles
+   * started by {@code tq up} leave that to {@code tq up}).
+   */
+  static TqConfig loadRole(CommandLine commandLine, Path file) {
+    TqConfig config = load(commandLine, file);
+    if (!Boolean.getBoolean(CHILD_OF_UP_PROPERTY)) {
+      ConfigWarnings.log(config);
+    }
+    return config;
   }
 
   /** The address at {@code index} of a configured list, or a usage error naming key and index. */
@@ -131,6 +155,24 @@ final class RoleRunner {
         System.Logger.Level.INFO,
         role + " metrics on http://" + endpoint.address() + PrometheusEndpoint.PATH);
     return endpoint;
+  }
+
+  /**
+   * The address other processes reach an endpoint at: its own, unless it listens on every interface
+   * ({@code 0.0.0.0} or {@code ::}), then the host of the role's configured address with the
+   * endpoint's port.
+   *
+   * @param endpoint the running endpoint
+   * @param roleAddress the role's configured address, if any
+   * @return {@code host:port}
+   */
+  static String reachableAddress(PrometheusEndpoint endpoint, Optional<HostPort> roleAddress) {
+    HostPort bound = HostPort.parse(endpoint.address());
+    boolean wildcard = bound.host().equals("0.0.0.0") || bound.host().equals("::");
+    if (wildcard && roleAddress.isPresent()) {
+      return new HostPort(roleAddress.get().host(), bound.port()).toString();
+    }
+    return bound.toString();
   }
 
   /**

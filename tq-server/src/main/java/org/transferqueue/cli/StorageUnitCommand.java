@@ -48,7 +48,7 @@ final class StorageUnitCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     CommandLine commandLine = spec.commandLine();
-    TqConfig tq = RoleRunner.load(commandLine, config);
+    TqConfig tq = RoleRunner.loadRole(commandLine, config);
     HostPort address =
         RoleRunner.address(
             commandLine,

@@ -15,9 +15,9 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
+import org.transferqueue.objectstore.MooncakeStoreBackend;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
-import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.remote.StoreNodeServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.transport.TransportConfig;
@@ -50,7 +50,7 @@ final class StoreNodeCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     CommandLine commandLine = spec.commandLine();
-    TqConfig tq = RoleRunner.load(commandLine, config);
+    TqConfig tq = RoleRunner.loadRole(commandLine, config);
     HostPort address =
         RoleRunner.address(
             commandLine,
@@ -95,7 +95,8 @@ final class StoreNodeCommand implements Callable<Integer> {
     TransportConfig transport =
         TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-store-node-" + node);
-    EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
+    EmbeddedObjectStore engine =
+        EmbeddedObjectStore.create(allocator, MooncakeStoreBackend.masterConfig(mooncake));
     StoreNodeServer server = null;
     try {
       int rc = engine.setup(storeConfig);

@@ -1,6 +1,7 @@
 package org.transferqueue.cli;
 
 import java.io.PrintWriter;
+import org.transferqueue.config.LoggingConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -41,6 +42,8 @@ public final class TqCommand implements Runnable {
    * @param args the arguments
    */
   public static void main(String[] args) {
+    // Until a command loads its configuration, log at the configuration's default level.
+    LogLevels.apply(LoggingConfig.LEVEL_DEFAULT);
     System.exit(newCommandLine().execute(args));
   }
 
@@ -52,6 +55,7 @@ public final class TqCommand implements Runnable {
   public static CommandLine newCommandLine() {
     CommandLine commandLine =
         new CommandLine(new TqCommand()).setCaseInsensitiveEnumValuesAllowed(true);
+    addHelpOptions(commandLine);
     CommandLine.IParameterExceptionHandler standard = commandLine.getParameterExceptionHandler();
     commandLine.setParameterExceptionHandler(
         (e, args) -> {
@@ -65,5 +69,27 @@ public final class TqCommand implements Runnable {
           return standard.handleParseException(e, args);
         });
     return commandLine;
+  }
+
+  /**
+   * Gives every command of the tree that has none a {@code -h}/{@code --help} option: picocli
+   * prints the usage for it before checking required options, so {@code tq controller --help}
+   * answers with its help instead of a missing {@code --config}.
+   */
+  private static void addHelpOptions(CommandLine commandLine) {
+    CommandLine.Model.CommandSpec spec = commandLine.getCommandSpec();
+    boolean hasHelp = spec.options().stream().anyMatch(CommandLine.Model.OptionSpec::usageHelp);
+    if (!hasHelp) {
+      spec.addOption(
+          CommandLine.Model.OptionSpec.builder("-h", "--help")
+              .usageHelp(true)
+              .description("Show this help message and exit.")
+              .build());
+    }
+    for (CommandLine sub : commandLine.getSubcommands().values()) {
+      if (sub.getParent() == commandLine) {
+        addHelpOptions(sub);
+      }
+    }
   }
 }

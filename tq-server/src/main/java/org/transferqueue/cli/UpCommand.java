@@ -68,7 +68,7 @@ final class UpCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     CommandLine commandLine = spec.commandLine();
-    TqConfig tq = RoleRunner.load(commandLine, config);
+    TqConfig tq = RoleRunner.loadRole(commandLine, config);
     PrintWriter out = commandLine.getOut();
     PrintWriter err = commandLine.getErr();
     List<Process> children = new ArrayList<>();
@@ -91,6 +91,8 @@ final class UpCommand implements Callable<Integer> {
     try {
       for (Role role : roles(tq, config.toAbsolutePath())) {
         List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
+        // The roles must not repeat the configuration warnings this process logged.
+        command.add(command.size() - 3, "-D" + RoleRunner.CHILD_OF_UP_PROPERTY + "=true");
         command.addAll(role.arguments());
         Process child;
         synchronized (children) {

@@ -37,6 +37,7 @@ import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
 import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
 import org.transferqueue.storage.StorageManager;
@@ -231,6 +232,28 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   @Override
   protected Executor asyncExecutor() {
     return state == State.OPEN ? executor : null;
+  }
+
+  /**
+   * What the store holds now: objects, bytes used and capacity, and evictions so far.
+   *
+   * @return the statistics
+   * @throws StorageException {@code CLOSED} when the store is not set up or closed
+   */
+  public StoreStatistics statistics() {
+    if (!enter()) {
+      throw new StorageException(
+          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
+    }
+    try {
+      return new StoreStatistics(
+          master.objectCount(),
+          master.usedBytes(),
+          master.capacityBytes(),
+          master.evictedObjects());
+    } finally {
+      exit();
+    }
   }
 
   /** The metadata side, for tests in this package. */

@@ -29,8 +29,11 @@ final class YamlConfigReader {
           "backend.SimpleStorage.zmq_info",
               "is filled in at run time and must not be set (use network.storage_unit_addresses)");
 
-  private static final List<String> UPSTREAM_ONLY_BACKENDS =
-      List.of("backend.Yuanrong", "backend.RayStore");
+  /**
+   * Upstream's RayStore backend has no settings: its section is accepted empty (upstream's own file
+   * writes {@code RayStore:} with nothing below it) and the backend is not available here.
+   */
+  private static final String RAY_STORE_SECTION = "backend.RayStore";
 
   private final TqConfig.Builder builder;
   private final List<ConfigProblem> problems = new ArrayList<>();
@@ -95,13 +98,8 @@ final class YamlConfigReader {
         if (value != null) {
           problems.add(ConfigProblem.of(path, value, RUNTIME_KEYS.get(path)));
         }
-      } else if (UPSTREAM_ONLY_BACKENDS.contains(path)) {
-        problems.add(
-            new ConfigProblem(
-                path,
-                summary(value),
-                "configures a backend this implementation does not provide"
-                    + " (supported: SimpleStorage, MooncakeStore)"));
+      } else if (path.equals(RAY_STORE_SECTION)) {
+        rayStore(value);
       } else {
         String meant = closestKey(section, name);
         problems.add(
@@ -113,8 +111,29 @@ final class YamlConfigReader {
     }
   }
 
+  /** Accepts an empty {@code backend.RayStore} section; that backend takes no keys. */
+  private void rayStore(Object value) {
+    if (value instanceof Map<?, ?> map) {
+      for (Map.Entry<?, ?> entry : map.entrySet()) {
+        problems.add(
+            new ConfigProblem(
+                join(
+                    RAY_STORE_SECTION,
+                    entry.getKey() instanceof String name
+                        ? name
+                        : ConfigProblem.render(entry.getKey())),
+                summary(entry.getValue()),
+                "is not a known key (upstream's RayStore backend has no settings, and this build"
+                    + " does not provide it)"));
+      }
+    } else if (value != null) {
+      problems.add(
+          ConfigProblem.of(RAY_STORE_SECTION, value, "is not a section (a mapping of keys)"));
+    }
+  }
+
   private void setKey(ConfigKey<?> key, String path, Object value) {
-    if (value instanceof Map<?, ?>) {
+    if (value instanceof Map<?, ?> && !key.takesMapping()) {
       problems.add(
           new ConfigProblem(
               path, summary(value), "is a section, but the key takes " + key.typeDescription()));
