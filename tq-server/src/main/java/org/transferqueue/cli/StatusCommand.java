@@ -8,8 +8,11 @@ import java.util.Map;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.config.HostPort;
+import org.transferqueue.config.StorageBackend;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
+import org.transferqueue.objectstore.StoreStatistics;
+import org.transferqueue.remote.RemoteObjectStore;
 import org.transferqueue.remote.RemoteStorageUnit;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.transport.TransportClient;
@@ -18,30 +21,73 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code tq status}: the state of a running system — partitions with their sample counts,
- * production per field, consumption per task, and the occupancy of every storage unit of {@code
- * network.storage_unit_addresses}. A unit that does not answer is reported in its row; the command
- * still succeeds.
+ * production per field, consumption per task, and the storage that holds the data: with
+ * SimpleStorage the occupancy of every storage unit of {@code network.storage_unit_addresses}, with
+ * MooncakeStore what every store node of {@code network.store_node_addresses} holds (objects, bytes
+ * used, capacity, evictions). A unit or node that does not answer is reported in its row; the
+ * command still succeeds.
  */
 @Command(
     name = "status",
     description =
         "Print partitions, sample counts, production and consumption, and storage usage of a"
-            + " running system (tables, or JSON with --json).")
+            + " running system (tables, or JSON with --json): the storage units of a"
+            + " SimpleStorage deployment, the store nodes of a MooncakeStore one.")
 final class StatusCommand extends ConnectedCommand {
 
   /** What one storage unit reported, or why it did not. */
   private record UnitReport(int unit, HostPort address, StorageUnitStats stats, String error) {}
 
+  /** What one store node reported, or why it did not. */
+  private record NodeReport(int node, HostPort address, StoreStatistics stats, String error) {}
+
   @Override
   int run(TqClient tq, PrintWriter out) {
     ControllerStatistics statistics = tq.controller().statistics();
-    List<UnitReport> units = units(tq);
+    boolean mooncake = tq.config().backend().storageBackend() == StorageBackend.MOONCAKE_STORE;
+    List<UnitReport> units = mooncake ? List.of() : units(tq);
+    List<NodeReport> nodes = mooncake ? nodes(tq) : List.of();
     if (json) {
-      out.println(Json.write(toJson(statistics, units)));
+      Map<String, Object> result = toJson(statistics);
+      if (mooncake) {
+        result.put("store_nodes", nodesJson(nodes));
+      } else {
+        result.put("storage_units", unitsJson(units));
+      }
+      out.println(Json.write(result));
     } else {
-      printTables(statistics, units, out);
+      printPartitions(statistics, out);
+      out.println();
+      if (mooncake) {
+        printNodes(nodes, out);
+      } else {
+        printUnits(units, out);
+      }
     }
     return 0;
+  }
+
+  private static List<NodeReport> nodes(TqClient tq) {
+    List<HostPort> addresses = tq.config().network().storeNodeAddresses();
+    List<NodeReport> reports = new ArrayList<>();
+    if (addresses.isEmpty()) {
+      return reports;
+    }
+    RemoteObjectStore store =
+        RemoteObjectStore.connect(
+            addresses, TransportConfig.storeNodeClient(tq.config()), tq.allocator());
+    try {
+      for (int i = 0; i < addresses.size(); i++) {
+        try {
+          reports.add(new NodeReport(i, addresses.get(i), store.nodeStatistics(i), null));
+        } catch (TqException e) {
+          reports.add(new NodeReport(i, addresses.get(i), null, e.code() + ": " + e.getMessage()));
+        }
+      }
+    } finally {
+      store.closeStore();
+    }
+    return reports;
   }
 
   private static List<UnitReport> units(TqClient tq) {
@@ -66,8 +112,7 @@ final class StatusCommand extends ConnectedCommand {
     return reports;
   }
 
-  private static Map<String, Object> toJson(
-      ControllerStatistics statistics, List<UnitReport> units) {
+  private static Map<String, Object> toJson(ControllerStatistics statistics) {
     Map<String, Object> result = new LinkedHashMap<>();
     List<Object> partitions = new ArrayList<>();
     for (PartitionStatistics p : statistics.partitions()) {
@@ -81,6 +126,30 @@ final class StatusCommand extends ConnectedCommand {
     }
     result.put("partitions", partitions);
     result.put("total_samples", statistics.totalSamples());
+    return result;
+  }
+
+  private static List<Object> nodesJson(List<NodeReport> nodes) {
+    List<Object> storage = new ArrayList<>();
+    for (NodeReport n : nodes) {
+      Map<String, Object> node = new LinkedHashMap<>();
+      node.put("node", n.node());
+      node.put("address", n.address().toString());
+      if (n.stats() == null) {
+        node.put("error", n.error());
+      } else {
+        StoreStatistics s = n.stats();
+        node.put("objects", s.objects());
+        node.put("used_bytes", s.usedBytes());
+        node.put("capacity_bytes", s.capacityBytes());
+        node.put("evicted_objects", s.evictedObjects());
+      }
+      storage.add(node);
+    }
+    return storage;
+  }
+
+  private static List<Object> unitsJson(List<UnitReport> units) {
     List<Object> storage = new ArrayList<>();
     for (UnitReport u : units) {
       Map<String, Object> unit = new LinkedHashMap<>();
@@ -102,12 +171,10 @@ final class StatusCommand extends ConnectedCommand {
       }
       storage.add(unit);
     }
-    result.put("storage_units", storage);
-    return result;
+    return storage;
   }
 
-  private static void printTables(
-      ControllerStatistics statistics, List<UnitReport> units, PrintWriter out) {
+  private static void printPartitions(ControllerStatistics statistics, PrintWriter out) {
     out.println("Partitions");
     TextTable partitions = new TextTable("PARTITION", "SAMPLES", "PRODUCED", "FIELDS", "TASKS");
     TextTable production = new TextTable("PARTITION", "FIELD", "PRODUCED", "OF");
@@ -131,7 +198,34 @@ final class StatusCommand extends ConnectedCommand {
     out.println();
     out.println("Consumption per task");
     printOrNone(consumption, "no task has consumed", out);
-    out.println();
+  }
+
+  private static void printNodes(List<NodeReport> nodes, PrintWriter out) {
+    out.println("Store nodes");
+    TextTable storage =
+        new TextTable("NODE", "ADDRESS", "OBJECTS", "USED_BYTES", "CAPACITY_BYTES", "EVICTED");
+    for (NodeReport n : nodes) {
+      StoreStatistics s = n.stats();
+      if (s == null) {
+        storage.row(n.node(), n.address(), "error: " + n.error(), "-", "-", "-");
+      } else {
+        storage.row(
+            n.node(),
+            n.address(),
+            s.objects(),
+            s.usedBytes(),
+            s.capacityBytes(),
+            s.evictedObjects());
+      }
+    }
+    printOrNone(
+        storage,
+        "no store nodes configured (network.store_node_addresses): every process keeps its own"
+            + " store",
+        out);
+  }
+
+  private static void printUnits(List<UnitReport> units, PrintWriter out) {
     out.println("Storage units");
     TextTable storage =
         new TextTable(
