@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.IntFunction;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.config.HostPort;
@@ -35,24 +37,21 @@ import picocli.CommandLine.Command;
             + " SimpleStorage deployment, the store nodes of a MooncakeStore one.")
 final class StatusCommand extends ConnectedCommand {
 
-  /** What one storage unit reported, or why it did not. */
-  private record UnitReport(int unit, HostPort address, StorageUnitStats stats, String error) {}
-
-  /** What one store node reported, or why it did not. */
-  private record NodeReport(int node, HostPort address, StoreStatistics stats, String error) {}
+  /** What the storage unit or store node at {@code index} reported, or why it did not. */
+  private record Report<S>(int index, HostPort address, S stats, String error) {}
 
   @Override
   int run(TqClient tq, PrintWriter out) {
     ControllerStatistics statistics = tq.controller().statistics();
     boolean mooncake = tq.config().backend().storageBackend() == StorageBackend.MOONCAKE_STORE;
-    List<UnitReport> units = mooncake ? List.of() : units(tq);
-    List<NodeReport> nodes = mooncake ? nodes(tq) : List.of();
+    List<Report<StorageUnitStats>> units = mooncake ? List.of() : units(tq);
+    List<Report<StoreStatistics>> nodes = mooncake ? nodes(tq) : List.of();
     if (json) {
       Map<String, Object> result = toJson(statistics);
       if (mooncake) {
-        result.put("store_nodes", nodesJson(nodes));
+        result.put("store_nodes", reportsJson("node", nodes, StatusCommand::nodeJson));
       } else {
-        result.put("storage_units", unitsJson(units));
+        result.put("storage_units", reportsJson("unit", units, StatusCommand::unitJson));
       }
       out.println(Json.write(result));
     } else {
@@ -67,49 +66,47 @@ final class StatusCommand extends ConnectedCommand {
     return 0;
   }
 
-  private static List<NodeReport> nodes(TqClient tq) {
+  /** Asks each address in turn; a failure becomes that address's error, the others still ask. */
+  private static <S> List<Report<S>> ask(List<HostPort> addresses, IntFunction<S> query) {
+    List<Report<S>> reports = new ArrayList<>();
+    for (int i = 0; i < addresses.size(); i++) {
+      try {
+        reports.add(new Report<>(i, addresses.get(i), query.apply(i), null));
+      } catch (TqException e) {
+        reports.add(new Report<>(i, addresses.get(i), null, e.code() + ": " + e.getMessage()));
+      }
+    }
+    return reports;
+  }
+
+  private static List<Report<StoreStatistics>> nodes(TqClient tq) {
     List<HostPort> addresses = tq.config().network().storeNodeAddresses();
-    List<NodeReport> reports = new ArrayList<>();
     if (addresses.isEmpty()) {
-      return reports;
+      return List.of();
     }
     RemoteObjectStore store =
         RemoteObjectStore.connect(
             addresses, TransportConfig.storeNodeClient(tq.config()), tq.allocator());
     try {
-      for (int i = 0; i < addresses.size(); i++) {
-        try {
-          reports.add(new NodeReport(i, addresses.get(i), store.nodeStatistics(i), null));
-        } catch (TqException e) {
-          reports.add(new NodeReport(i, addresses.get(i), null, e.code() + ": " + e.getMessage()));
-        }
-      }
+      return ask(addresses, store::nodeStatistics);
     } finally {
       store.closeStore();
     }
-    return reports;
   }
 
-  private static List<UnitReport> units(TqClient tq) {
+  private static List<Report<StorageUnitStats>> units(TqClient tq) {
     List<HostPort> addresses = tq.config().network().storageUnitAddresses();
-    List<UnitReport> reports = new ArrayList<>();
     if (addresses.isEmpty()) {
-      return reports;
+      return List.of();
     }
     TransportConfig transport = TransportConfig.storageUnitClient(tq.config());
     try (TransportClient client = new TransportClient(transport, tq.allocator())) {
-      for (int i = 0; i < addresses.size(); i++) {
-        HostPort address = addresses.get(i);
-        RemoteStorageUnit unit =
-            new RemoteStorageUnit(client, address, transport.defaultCallTimeout());
-        try {
-          reports.add(new UnitReport(i, address, unit.stats(), null));
-        } catch (TqException e) {
-          reports.add(new UnitReport(i, address, null, e.code() + ": " + e.getMessage()));
-        }
-      }
+      return ask(
+          addresses,
+          i ->
+              new RemoteStorageUnit(client, addresses.get(i), transport.defaultCallTimeout())
+                  .stats());
     }
-    return reports;
   }
 
   private static Map<String, Object> toJson(ControllerStatistics statistics) {
@@ -129,49 +126,41 @@ final class StatusCommand extends ConnectedCommand {
     return result;
   }
 
-  private static List<Object> nodesJson(List<NodeReport> nodes) {
-    List<Object> storage = new ArrayList<>();
-    for (NodeReport n : nodes) {
-      Map<String, Object> node = new LinkedHashMap<>();
-      node.put("node", n.node());
-      node.put("address", n.address().toString());
-      if (n.stats() == null) {
-        node.put("error", n.error());
+  /** Each report as {@code {KIND: index, "address": ..., then the statistics or "error"}}. */
+  private static <S> List<Object> reportsJson(
+      String kind, List<Report<S>> reports, BiConsumer<S, Map<String, Object>> statistics) {
+    List<Object> json = new ArrayList<>();
+    for (Report<S> r : reports) {
+      Map<String, Object> entry = new LinkedHashMap<>();
+      entry.put(kind, r.index());
+      entry.put("address", r.address().toString());
+      if (r.stats() == null) {
+        entry.put("error", r.error());
       } else {
-        StoreStatistics s = n.stats();
-        node.put("objects", s.objects());
-        node.put("used_bytes", s.usedBytes());
-        node.put("capacity_bytes", s.capacityBytes());
-        node.put("evicted_objects", s.evictedObjects());
+        statistics.accept(r.stats(), entry);
       }
-      storage.add(node);
+      json.add(entry);
     }
-    return storage;
+    return json;
   }
 
-  private static List<Object> unitsJson(List<UnitReport> units) {
-    List<Object> storage = new ArrayList<>();
-    for (UnitReport u : units) {
-      Map<String, Object> unit = new LinkedHashMap<>();
-      unit.put("unit", u.unit());
-      unit.put("address", u.address().toString());
-      if (u.stats() == null) {
-        unit.put("error", u.error());
-      } else {
-        StorageUnitStats s = u.stats();
-        unit.put("id", s.unitId());
-        unit.put("samples", s.samples());
-        unit.put("cells", s.cells());
-        unit.put("fields", s.fields());
-        unit.put("allocated_bytes", s.allocatedBytes());
-        unit.put("peak_bytes", s.peakBytes());
-        unit.put(
-            "capacity_samples",
-            s.capacitySamples().isPresent() ? s.capacitySamples().getAsLong() : null);
-      }
-      storage.add(unit);
-    }
-    return storage;
+  private static void nodeJson(StoreStatistics s, Map<String, Object> node) {
+    node.put("objects", s.objects());
+    node.put("used_bytes", s.usedBytes());
+    node.put("capacity_bytes", s.capacityBytes());
+    node.put("evicted_objects", s.evictedObjects());
+  }
+
+  private static void unitJson(StorageUnitStats s, Map<String, Object> unit) {
+    unit.put("id", s.unitId());
+    unit.put("samples", s.samples());
+    unit.put("cells", s.cells());
+    unit.put("fields", s.fields());
+    unit.put("allocated_bytes", s.allocatedBytes());
+    unit.put("peak_bytes", s.peakBytes());
+    unit.put(
+        "capacity_samples",
+        s.capacitySamples().isPresent() ? s.capacitySamples().getAsLong() : null);
   }
 
   private static void printPartitions(ControllerStatistics statistics, PrintWriter out) {
@@ -200,17 +189,17 @@ final class StatusCommand extends ConnectedCommand {
     printOrNone(consumption, "no task has consumed", out);
   }
 
-  private static void printNodes(List<NodeReport> nodes, PrintWriter out) {
+  private static void printNodes(List<Report<StoreStatistics>> nodes, PrintWriter out) {
     out.println("Store nodes");
     TextTable storage =
         new TextTable("NODE", "ADDRESS", "OBJECTS", "USED_BYTES", "CAPACITY_BYTES", "EVICTED");
-    for (NodeReport n : nodes) {
+    for (Report<StoreStatistics> n : nodes) {
       StoreStatistics s = n.stats();
       if (s == null) {
-        storage.row(n.node(), n.address(), "error: " + n.error(), "-", "-", "-");
+        storage.row(n.index(), n.address(), "error: " + n.error(), "-", "-", "-");
       } else {
         storage.row(
-            n.node(),
+            n.index(),
             n.address(),
             s.objects(),
             s.usedBytes(),
@@ -225,18 +214,18 @@ final class StatusCommand extends ConnectedCommand {
         out);
   }
 
-  private static void printUnits(List<UnitReport> units, PrintWriter out) {
+  private static void printUnits(List<Report<StorageUnitStats>> units, PrintWriter out) {
     out.println("Storage units");
     TextTable storage =
         new TextTable(
             "UNIT", "ADDRESS", "SAMPLES", "CELLS", "FIELDS", "BYTES", "PEAK_BYTES", "CAPACITY");
-    for (UnitReport u : units) {
+    for (Report<StorageUnitStats> u : units) {
       StorageUnitStats s = u.stats();
       if (s == null) {
-        storage.row(u.unit(), u.address(), "error: " + u.error(), "-", "-", "-", "-", "-");
+        storage.row(u.index(), u.address(), "error: " + u.error(), "-", "-", "-", "-", "-");
       } else {
         storage.row(
-            u.unit(),
+            u.index(),
             u.address(),
             s.samples(),
             s.cells(),

@@ -89,11 +89,11 @@ class RoleMetricsTest {
         RoleRunner.ServedRole unit0 =
             StorageUnitCommand.start(roles, new HostPort("127.0.0.1", 0), 0);
         RoleRunner.ServedRole unit1 =
-            StorageUnitCommand.start(roles, new HostPort("127.0.0.1", 0), 1);
-        HttpClient http = HttpClient.newHttpClient()) {
+            StorageUnitCommand.start(roles, new HostPort("127.0.0.1", 0), 1)) {
       String controllerMetrics = controller.metricsAddress().orElseThrow();
       String unit0Metrics = unit0.metricsAddress().orElseThrow();
-      assertThat(scrape(http, controllerMetrics)).contains("tq_partitions_total 0.0");
+      assertThat(RoleRequestMetersTest.scrape(controllerMetrics))
+          .contains("tq_partitions_total 0.0");
       TqConfig client =
           TqConfigs.parse(
               "network:\n  controller_address: \""
@@ -109,23 +109,13 @@ class RoleMetricsTest {
         tq.client().put(rows, "train");
       }
 
-      assertThat(scrape(http, controllerMetrics))
+      assertThat(RoleRequestMetersTest.scrape(controllerMetrics))
           .contains("tq_partitions_total 1.0")
           .contains("tq_partition_samples_total{partition_id=\"train\"} 4.0");
       // Sample i lives on unit i mod 2: unit 0 holds two of the four.
-      assertThat(scrape(http, unit0Metrics))
+      assertThat(RoleRequestMetersTest.scrape(unit0Metrics))
           .contains("tq_storage_active_keys_total{storage_unit_id=\"TQ_STORAGE_UNIT_0\"} 2.0");
     }
-  }
-
-  private static String scrape(HttpClient http, String address)
-      throws IOException, InterruptedException {
-    HttpResponse<String> response =
-        http.send(
-            HttpRequest.newBuilder(URI.create("http://" + address + "/metrics")).build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode()).isEqualTo(200);
-    return response.body();
   }
 
   @Test
