@@ -356,7 +356,8 @@ public final class MetricsCollector implements AutoCloseable {
     } catch (TimeoutException e) {
       errors.onError(
           "metrics refresh",
-          new TimeoutException("collection took longer than " + deadline + "; showing the last"));
+          new TimeoutException(
+              "collection took longer than " + deadline + "; the gauges keep their last values"));
       return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
