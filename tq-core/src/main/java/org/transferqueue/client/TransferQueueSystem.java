@@ -21,6 +21,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
 import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.remote.ControllerNotifier;
@@ -105,8 +106,14 @@ public final class TransferQueueSystem implements AutoCloseable {
         startedMetrics.start(config.metrics().collectInterval());
       }
       if (config.metrics().enabled() && builder.endpointFactory != null) {
+        MetricsCollector collector = startedMetrics == null ? null : startedMetrics.collector();
         startedEndpoint =
-            builder.endpointFactory.start(config.network().bindHost(), config.metrics().port());
+            builder.endpointFactory.start(
+                config.network().bindHost(),
+                config.metrics().port(),
+                collector == null
+                    ? () -> {}
+                    : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE));
       }
     } catch (RuntimeException | Error e) {
       if (startedMetrics != null) {

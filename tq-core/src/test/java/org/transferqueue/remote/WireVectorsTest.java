@@ -684,6 +684,8 @@ class WireVectorsTest {
           address,
           StoreNodeMessages.ABORT_LOAD,
           new Wire.Writer().array(1).i64(4).toBytes());
+      rec.label("STATS (store node)");
+      assertThat(store.nodeStatistics(0).objects()).isPositive();
       rec.label("REMOVE_ALL");
       store.removeAll(true);
     } finally {
