@@ -616,10 +616,68 @@ final class LocalMetaClient implements MetaClient {
   }
 
   @Override
-  public void resetConsumption(String partitionId, String taskName) {
+  public boolean resetConsumption(String partitionId, String taskName) {
     ensureOpen();
-    requests.run(
+    return requests.measure(
         ControllerOp.RESET_CONSUMPTION, () -> controller.resetConsumption(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> resetConsumptionAsync(String partitionId, String taskName) {
+    return async(() -> resetConsumption(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<Optional<ProductionStatus>> getProductionStatusAsync(
+      String partitionId, List<String> fields) {
+    return async(() -> getProductionStatus(partitionId, fields));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> checkProductionStatusAsync(
+      String partitionId, List<String> fields) {
+    return async(() -> checkProductionStatus(partitionId, fields));
+  }
+
+  @Override
+  public CompletableFuture<Optional<ConsumptionStatus>> getConsumptionStatusAsync(
+      String partitionId, String taskName) {
+    return async(() -> getConsumptionStatus(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> checkConsumptionStatusAsync(
+      String partitionId, String taskName) {
+    return async(() -> checkConsumptionStatus(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<List<String>> getPartitionListAsync() {
+    return async(this::getPartitionList);
+  }
+
+  @Override
+  public CompletableFuture<BatchMeta> resolveKeysAsync(
+      String partitionId, List<String> keys, boolean create) {
+    return async(() -> resolveKeys(partitionId, keys, create));
+  }
+
+  @Override
+  public CompletableFuture<BatchMeta> putKeysAsync(
+      String partitionId, List<String> keys, Batch data, DataParserReference parser) {
+    return async(() -> putKeys(partitionId, keys, data, parser));
+  }
+
+  @Override
+  public CompletableFuture<List<String>> resolveIndexesAsync(
+      String partitionId, List<Long> globalIndexes) {
+    return async(() -> resolveIndexes(partitionId, globalIndexes));
+  }
+
+  @Override
+  public CompletableFuture<Map<String, Map<String, Map<String, Object>>>> listKeysAsync(
+      String partitionId) {
+    return async(() -> listKeys(partitionId));
   }
 
   @Override

@@ -367,20 +367,23 @@ public final class Controller implements ControllerApi {
    * @param partitionId the partition; unknown is a no-op
    * @param taskName the task, or null for every task; an unknown task is a no-op and is not
    *     registered
+   * @return whether some sample was marked consumed (by the task, or by any task for null) and now
+   *     is not
    */
-  public void resetConsumption(String partitionId, String taskName) {
+  public boolean resetConsumption(String partitionId, String taskName) {
     Names.checkPartitionId(partitionId);
     if (taskName != null) {
       Names.checkTaskName(taskName);
     }
-    locked(
+    return locked(
         () -> {
           Partition partition = partitions.get(partitionId);
-          if (partition != null && (taskName == null || partition.hasTask(taskName))) {
-            partition.resetConsumption(taskName);
-            stateChanged.signalAll();
+          if (partition == null || (taskName != null && !partition.hasTask(taskName))) {
+            return false;
           }
-          return null;
+          boolean reset = partition.resetConsumption(taskName);
+          stateChanged.signalAll();
+          return reset;
         });
   }
 

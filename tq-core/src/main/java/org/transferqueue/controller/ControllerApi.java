@@ -98,8 +98,10 @@ public interface ControllerApi {
    *
    * @param partitionId the partition
    * @param taskName the task, or null for every task
+   * @return whether some sample was marked consumed (by the task, or by any task for null) and now
+   *     is not; false for an unknown partition or task
    */
-  void resetConsumption(String partitionId, String taskName);
+  boolean resetConsumption(String partitionId, String taskName);
 
   /**
    * Answers a metadata request in insert, fetch or force-fetch mode; a blocking fetch waits at most

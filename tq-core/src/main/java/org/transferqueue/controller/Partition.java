@@ -270,10 +270,16 @@ final class Partition {
     }
   }
 
-  /** Clears consumption of one task, or of all tasks when {@code task} is null. */
-  void resetConsumption(String task) {
+  /**
+   * Clears consumption of one task, or of all tasks when {@code task} is null.
+   *
+   * @return whether some flag was set before
+   */
+  boolean resetConsumption(String task) {
+    boolean reset = false;
     for (Map.Entry<String, BitSet> e : consumption.entrySet()) {
       if (task == null || task.equals(e.getKey())) {
+        reset |= e.getValue().intersects(active);
         e.getValue().clear();
       }
     }
@@ -282,6 +288,7 @@ final class Partition {
         rebuild(e.getKey(), e.getValue());
       }
     }
+    return reset;
   }
 
   /**

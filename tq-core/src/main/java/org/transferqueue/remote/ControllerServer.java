@@ -220,10 +220,7 @@ public final class ControllerServer implements AutoCloseable {
         in -> {
           String partition = in.string("partitionId");
           String task = in.string("taskName");
-          return out -> {
-            controller.resetConsumption(partition, task);
-            out.nil();
-          };
+          return out -> out.bool(controller.resetConsumption(partition, task));
         });
     register(
         b,
