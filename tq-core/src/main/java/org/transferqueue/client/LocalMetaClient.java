@@ -514,6 +514,8 @@ final class LocalMetaClient implements MetaClient {
       return;
     }
     if (!meta.get().isEmpty()) {
+      // Mark first, so that no fetch hands out a sample whose data is being removed.
+      controller.markClearing(ClearSamplesRequest.of(meta.get(), true));
       storage.clear(meta.get());
     }
     requests.measure(ControllerOp.CLEAR_PARTITION, () -> controller.clearPartition(partitionId));
@@ -543,11 +545,14 @@ final class LocalMetaClient implements MetaClient {
   /** Removes the cells of some samples, then their metadata; returns the storage's outcome. */
   private ClearResult removeSamples(BatchMeta meta) {
     BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
-    // Storage first, so that no global index is recycled while its data still exists. Both
-    // storage and the controller skip a sample whose generation is not the current one: a clear
-    // through stale metadata leaves the sample that reuses the index alone.
-    ClearResult cleared = storage.clear(withEveryStoredField(samples));
     ClearSamplesRequest clear = ClearSamplesRequest.of(samples, true);
+    // Three steps. The controller marks the samples first, so that no fetch hands out a sample
+    // whose data is being removed; storage removes the data next, so that no global index is
+    // recycled while its data still exists; the controller frees the indexes last. Storage and
+    // the controller skip a sample whose generation is not the current one: a clear through stale
+    // metadata leaves the sample that reuses the index alone.
+    controller.markClearing(clear);
+    ClearResult cleared = storage.clear(withEveryStoredField(samples));
     requests.measure(ControllerOp.CLEAR_META, () -> controller.clearSamples(clear), n -> n);
     return cleared;
   }

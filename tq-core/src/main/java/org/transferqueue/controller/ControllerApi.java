@@ -176,6 +176,17 @@ public interface ControllerApi {
   int clearSamples(ClearSamplesRequest request);
 
   /**
+   * Marks samples as being cleared, the first step of every clear (then storage removes their data,
+   * then {@link #clearSamples} or {@link #clearPartition} frees their indexes): no fetch returns a
+   * marked sample, so no reader is handed a sample whose data is being removed. Idempotent; pairs
+   * that name no active sample at its current generation are ignored.
+   *
+   * @param request the samples
+   * @return the number of samples newly marked
+   */
+  int markClearing(ClearSamplesRequest request);
+
+  /**
    * The samples of some keys, optionally creating missing ones.
    *
    * @param partitionId the partition

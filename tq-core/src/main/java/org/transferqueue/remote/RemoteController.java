@@ -348,6 +348,16 @@ public final class RemoteController implements ControllerApi {
   }
 
   @Override
+  public int markClearing(ClearSamplesRequest request) {
+    Objects.requireNonNull(request, "request");
+    return call(
+        ControllerMessages.MARK_CLEARING,
+        1,
+        w -> w.clearSamplesRequest(request),
+        in -> in.int32("marked"));
+  }
+
+  @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
     Names.checkPartitionId(partitionId);
     Names.checkKeys(keys);
