@@ -72,7 +72,7 @@ public record GetMetadataRequest(
           throw invalid("must provide task_name in fetch mode: task_name=" + taskName);
         }
         if (batchSize == null && tokenBudget == null) {
-          throw invalid("must provide batch_size or token_budget in fetch mode");
+          throw invalid("must provide batch_size in fetch mode (or a token_budget)");
         }
         if (batchSize != null) {
           checkBatchSize(batchSize);
