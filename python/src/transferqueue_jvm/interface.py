@@ -264,14 +264,16 @@ def kv_clear(keys: list[str] | str, partition_id: str) -> None:
 
 
 def save_checkpoint(checkpoint_dir, *, include_storage: bool = True, metadata: dict[str, Any] | None = None) -> None:
-    """Saves the whole system into ``checkpoint_dir`` (docs/CHECKPOINT.md; ``metadata`` goes to
-    ``metadata.json``). The directory must be the same path for this process and every server."""
+    """Saves the whole system into ``checkpoint_dir`` (docs/CHECKPOINT.md; ``metadata`` is saved in the
+    MANIFEST and returned by :func:`load_checkpoint`). The directory must be the same path for this
+    process and every server."""
     get_client().save_checkpoint(str(checkpoint_dir), include_storage, metadata)
 
 
-def load_checkpoint(checkpoint_dir) -> None:
-    """Replaces the system's state by the checkpoint in ``checkpoint_dir`` (validated first)."""
-    get_client().load_checkpoint(str(checkpoint_dir))
+def load_checkpoint(checkpoint_dir) -> dict[str, Any]:
+    """Replaces the system's state by the checkpoint in ``checkpoint_dir`` (validated first); returns
+    the ``metadata`` saved with it (empty for none)."""
+    return get_client().load_checkpoint(str(checkpoint_dir))
 
 
 async def _run(fn, *args, **kwargs):
@@ -282,8 +284,8 @@ async def async_save_checkpoint(checkpoint_dir, *, include_storage=True, metadat
     return await _run(get_client().save_checkpoint, str(checkpoint_dir), include_storage, metadata)
 
 
-async def async_load_checkpoint(checkpoint_dir) -> None:
-    await _run(get_client().load_checkpoint, str(checkpoint_dir))
+async def async_load_checkpoint(checkpoint_dir) -> dict[str, Any]:
+    return await _run(get_client().load_checkpoint, str(checkpoint_dir))
 
 
 async def async_kv_put(key, partition_id, fields=None, tag=None, data_parser=None) -> KVBatchMeta:
