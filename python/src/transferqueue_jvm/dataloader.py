@@ -18,8 +18,8 @@ Fetching (as upstream): global batch ``k`` is requested in ``fetch`` mode with
 same ``dp_rank``, receives the same samples for the same ``k`` (the first asker samples, the others
 are served from the sampler's cache), and different groups receive disjoint samples. The dataset's
 own client does not wait at the controller: a batch that cannot be served yet is asked for again
-after ``poll_interval`` seconds (upstream's ``TQ_STREAMING_DATASET_EMPTY_BATCH_SLEEP_INTERVAL``,
-default 1).
+after ``poll_interval`` seconds (default: the configuration's ``client.empty_batch_sleep_interval``,
+upstream's ``TQ_STREAMING_DATASET_EMPTY_BATCH_SLEEP_INTERVAL``, 1 s).
 
 Guarantees beyond upstream (as the Java ``StreamingLoader``):
 
@@ -55,15 +55,13 @@ from .metadata import BatchMeta
 PRODUCER_DONE_TAG = "tq_producer_done"
 """The tag :func:`mark_producer_done` sets and ``wait_for_producer_done`` looks for."""
 
-POLL_INTERVAL_ENV = "TQ_STREAMING_DATASET_EMPTY_BATCH_SLEEP_INTERVAL"
-"""Upstream's environment variable for the wait after an empty fetch, in seconds."""
-
 __all__ = ["StreamingDataset", "StreamingDataLoader", "default_fetch_batch_fn", "chunk_batch_fn",
            "mark_producer_done", "PRODUCER_DONE_TAG"]
 
 
 def _deployment_of(config):
-    """The deployment a dataset connects to: from ``config``, or from the current :func:`init`."""
+    """The deployment a dataset connects to and the merged configuration: from ``config``, or from
+    the current :func:`init`."""
     from . import config as configs
     from . import interface
     if config is None:
@@ -78,7 +76,7 @@ def _deployment_of(config):
                          "(network.controller_address); pass the configuration tq.init() returned")
     deployment = interface._deployment(merged)
     deployment.fetch_timeout = 0.0  # the dataset polls; it never parks a request at the controller
-    return deployment
+    return deployment, merged
 
 
 class StreamingDataset(IterableDataset):
@@ -102,8 +100,9 @@ class StreamingDataset(IterableDataset):
             :func:`default_fetch_batch_fn`.
         process_batch_fn: ``fn(batch, meta, micro_batch_size=...) -> iterable of (batch, meta)``;
             default :func:`chunk_batch_fn`.
-        poll_interval: seconds to wait after an empty fetch; default from
-            ``TQ_STREAMING_DATASET_EMPTY_BATCH_SLEEP_INTERVAL``, else 1.
+        poll_interval: seconds to wait after an empty fetch; default
+            ``client.empty_batch_sleep_interval`` of the configuration (1 s; environment variable
+            ``TQ_STREAMING_DATASET_EMPTY_BATCH_SLEEP_INTERVAL``).
         wait_for_producer_done: with ``should_check_consumption_status``, end only once some
             sample of the partition carries the tag set by :func:`mark_producer_done`.
 
@@ -133,12 +132,10 @@ class StreamingDataset(IterableDataset):
         for name, fn in (("fetch_batch_fn", fetch_batch_fn), ("process_batch_fn", process_batch_fn)):
             if fn is not None and not callable(fn):
                 raise ValueError(f"{name} must be callable, got {type(fn).__name__}")
+        self._deployment, conf = _deployment_of(config)
         if poll_interval is None:
-            raw = os.environ.get(POLL_INTERVAL_ENV, "1")
-            try:
-                poll_interval = float(raw)
-            except ValueError:
-                raise ValueError(f"{POLL_INTERVAL_ENV}={raw!r} is not a number of seconds") from None
+            from .config import seconds
+            poll_interval = seconds(conf["client"]["empty_batch_sleep_interval"], "client.empty_batch_sleep_interval")
         if not isinstance(poll_interval, (int, float)) or not poll_interval > 0:
             raise ValueError(f"poll_interval must be a positive number of seconds, got {poll_interval!r}")
         super().__init__()
@@ -155,7 +152,6 @@ class StreamingDataset(IterableDataset):
         self.process_batch_fn = process_batch_fn or chunk_batch_fn
         self.poll_interval = float(poll_interval)
         self.sampling_config: dict[str, Any] = {"dp_rank": dp_rank, "task_name": task_name}
-        self._deployment = _deployment_of(config)
         # The fetched (batch, meta) of this process, in fetch order: reset() replays them.
         self.buffer: list[tuple[Any, BatchMeta]] = []
         self.batch_index = 0
