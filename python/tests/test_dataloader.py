@@ -226,3 +226,30 @@ def test_bad_arguments_are_refused_naming_the_value(rq, kw, message):
     args.update(kw)
     with pytest.raises(ValueError, match=message):
         StreamingDataset(**args)
+
+
+def _forked_child(conf, partition):
+    import os
+
+    import transferqueue_jvm as tq
+    try:
+        tq.get_client()
+        os._exit(3)  # the parent's client (its sockets) must not be handed to a forked child
+    except tq.ClosedError:
+        pass
+    tq.init(conf)  # names the parent's servers: connects, starts nothing
+    tq.kv_put("from_child", partition, fields={"v": torch.tensor([7])})
+    tq.close()  # the child's client only: the parent's servers keep running
+    os._exit(0)
+
+
+def test_a_forked_process_initialises_its_own_client_and_leaves_the_parents_alone(rq, part):
+    import multiprocessing
+    tq, conf = rq
+    tq.kv_put("from_parent", part, fields={"v": torch.tensor([1])})
+    child = multiprocessing.get_context("fork").Process(target=_forked_child, args=(conf, part))
+    child.start()
+    child.join(WAIT)
+    assert child.exitcode == 0
+    got = tq.kv_batch_get(["from_parent", "from_child"], part)
+    assert got["v"].flatten().tolist() == [1, 7]
