@@ -253,3 +253,40 @@ def test_a_forked_process_initialises_its_own_client_and_leaves_the_parents_alon
     assert child.exitcode == 0
     got = tq.kv_batch_get(["from_parent", "from_child"], part)
     assert got["v"].flatten().tolist() == [1, 7]
+
+
+def _meta(n):
+    from transferqueue_jvm import BatchMeta
+    return BatchMeta(global_indexes=list(range(100, 100 + n)), partition_ids=["p"] * n, field_schema={})
+
+
+@pytest.mark.parametrize("as_tensordict", [False, True])
+def test_chunking_keeps_rows_and_metadata_together_for_every_column_kind(as_tensordict):
+    from transferqueue_jvm.dataloader import chunk_batch_fn
+    rows = [torch.arange(k + 1, dtype=torch.float32) for k in range(5)]
+    data = {"dense": torch.arange(10).reshape(5, 2),
+            "jagged": torch.nested.as_nested_tensor(rows, layout=torch.jagged),
+            "text": [f"t{i}" for i in range(5)]}
+    if as_tensordict:
+        tensordict = pytest.importorskip("tensordict")
+        data["text"] = tensordict.NonTensorStack(*data["text"])
+        data = tensordict.TensorDict(data, batch_size=[5])
+    parts = chunk_batch_fn(data, _meta(5), micro_batch_size=2)
+    assert [meta.global_indexes for _, meta in parts] == [[100, 101], [102, 103], [104]]
+    for batch, meta in parts:
+        for j, gi in enumerate(meta.global_indexes):
+            i = gi - 100
+            assert batch["dense"][j].tolist() == [2 * i, 2 * i + 1]
+            assert torch.equal(batch["jagged"].unbind(0)[j], rows[i])
+            assert list(batch["text"])[j] == f"t{i}"
+
+
+def test_chunking_refuses_rows_and_metadata_of_different_sizes():
+    from transferqueue_jvm.dataloader import chunk_batch_fn
+    tensordict = pytest.importorskip("tensordict")
+    with pytest.raises(ValueError, match="the batch has 4 rows but its metadata 5 samples"):
+        chunk_batch_fn(tensordict.TensorDict({"x": torch.zeros(4, 1)}, batch_size=[4]), _meta(5), 2)
+    with pytest.raises(ValueError, match="field 'y' has 4 rows but its metadata 5 samples"):
+        chunk_batch_fn({"x": torch.zeros(5, 1), "y": ["a"] * 4}, _meta(5), 2)
+    with pytest.raises(ValueError, match="micro_batch_size"):
+        chunk_batch_fn({"x": torch.zeros(5, 1)}, _meta(5), 0)

@@ -37,6 +37,8 @@ Guarantees beyond upstream (as the Java ``StreamingLoader``):
   ``StreamingLoader``'s, so Java and Python producers and consumers mix).
 
 There is no ``__len__`` (as upstream): the number of batches is known only when the stream ends.
+As upstream, the dataset keeps every batch it fetched (``buffer``, replayed after ``reset()``) until
+``step()`` moves it to another partition: a long stream over one partition should be stepped.
 """
 
 from __future__ import annotations
@@ -272,9 +274,13 @@ def chunk_batch_fn(batch, batch_meta: BatchMeta, micro_batch_size: int = 1) -> l
     if total == 0:
         raise ValueError("chunk_batch_fn: the batch is empty")
     is_td = hasattr(batch, "batch_size") and hasattr(batch, "items") and not isinstance(batch, dict)
-    rows = int(batch.batch_size[0]) if is_td else None
-    if is_td and rows != total:
-        raise ValueError(f"chunk_batch_fn: the batch has {rows} rows but its metadata {total} samples")
+    if is_td:
+        sizes = {"the batch": int(batch.batch_size[0])}
+    else:
+        sizes = {f"field '{k}'": (int(v.size(0)) if isinstance(v, torch.Tensor) else len(v)) for k, v in batch.items()}
+    for what, rows in sizes.items():
+        if rows != total:
+            raise ValueError(f"chunk_batch_fn: {what} has {rows} rows but its metadata {total} samples")
     slicers = {name: _row_slicer(value) for name, value in batch.items()}
     out = []
     for start in range(0, total, micro_batch_size):
