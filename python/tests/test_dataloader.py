@@ -168,6 +168,7 @@ def test_consumption_check_ends_the_stream_and_the_infinite_stream_keeps_polling
     _, value_of = produce(tq, part, 404, 4)
     batch, meta = out.get(timeout=WAIT)
     check_rows(batch, meta, value_of)
+    infinite.close()  # abandoning the stream ends it and closes its connections
 
 
 def test_reset_replays_the_buffer_and_step_switches_partition(rq, part):
@@ -178,6 +179,7 @@ def test_reset_replays_the_buffer_and_step_switches_partition(rq, part):
     loader = StreamingDataLoader(ds)
     first = indexes(list(loader))
     assert len(first) == 8 and len(loader.get_buffer()) == 2
+    assert ds._tq_client is None  # an ended iteration closes the dataset's connections
     assert list(loader) == []  # consumed, nothing buffered past batch_index
     loader.reset()
     assert indexes(list(loader)) == first

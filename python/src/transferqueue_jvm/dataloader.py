@@ -159,6 +159,7 @@ class StreamingDataset(IterableDataset):
         self.batch_index = 0
         self._tq_client: TransferQueueClient | None = None
         self._client_pid: int | None = None
+        self._iterating = 0  # iterations in progress in this process; the last one to end closes the client
 
     # ------------------------------------------------------------ clients per process
     def _client(self) -> TransferQueueClient:
@@ -172,6 +173,7 @@ class StreamingDataset(IterableDataset):
         state = dict(self.__dict__)
         state["_tq_client"] = None  # connections do not cross processes
         state["_client_pid"] = None
+        state["_iterating"] = 0
         return state
 
     def close(self) -> None:
@@ -183,8 +185,18 @@ class StreamingDataset(IterableDataset):
     # ------------------------------------------------------------ iteration
     def __iter__(self) -> Iterator[tuple[Any, BatchMeta]]:
         """Yields ``(batch, meta)`` micro-batches: first the buffered batches from ``batch_index``
-        on, then newly fetched ones; see the class documentation for when it ends."""
+        on, then newly fetched ones; see the class documentation for when it ends. The dataset's
+        connections close when the iteration ends or is abandoned (the generator is closed)."""
         client = self._client()
+        self._iterating += 1
+        try:
+            yield from self._stream(client)
+        finally:
+            self._iterating -= 1
+            if self._iterating == 0:
+                self.close()  # the next iteration connects again
+
+    def _stream(self, client: TransferQueueClient) -> Iterator[tuple[Any, BatchMeta]]:
         worker = get_worker_info()
         stride, offset = (worker.num_workers, worker.id) if worker is not None else (1, 0)
         while True:
