@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import warnings
 from typing import Any, Callable
@@ -22,6 +23,16 @@ _lock = threading.RLock()
 _client: TransferQueueClient | None = None
 _system = None
 _conf: dict | None = None
+_pid: int | None = None  # the process that initialised: a forked child must init on its own
+
+
+def _forget_if_forked() -> None:
+    """In a forked child (a DataLoader worker, a multiprocessing process) the parent's client and
+    servers are not this process's: forget them without closing anything (closing would cut the
+    parent's connections or stop its servers). Called with ``_lock`` held."""
+    global _client, _system, _conf, _pid
+    if _pid is not None and _pid != os.getpid():
+        _client = _system = _conf = _pid = None
 
 
 def _deployment(conf: dict) -> Deployment:
@@ -56,8 +67,9 @@ def init(conf=None):
     configuration (with the addresses of the started roles). A second call while initialised
     returns the current configuration.
     """
-    global _client, _system, _conf
+    global _client, _system, _conf, _pid
     with _lock:
+        _forget_if_forked()
         if _client is not None:
             return _conf
         merged = configs.load(conf)
@@ -76,7 +88,7 @@ def init(conf=None):
             if system is not None:
                 system.stop()
             raise
-        _client, _system, _conf = client, system, merged
+        _client, _system, _conf, _pid = client, system, merged, os.getpid()
         return merged
 
 
@@ -84,6 +96,7 @@ def close() -> None:
     """Closes the client and stops the roles ``init`` started; idempotent."""
     global _client, _system, _conf
     with _lock:
+        _forget_if_forked()
         client, system = _client, _system
         _client = _system = _conf = None
     if client is not None:
@@ -98,6 +111,7 @@ atexit.register(close)
 def get_client() -> TransferQueueClient:
     """The process-wide client of :func:`init`."""
     with _lock:
+        _forget_if_forked()
         if _client is None:
             raise ClosedError("TransferQueue is not initialised: call transferqueue_jvm.init() first")
         return _client

@@ -39,6 +39,8 @@ from .errors import InvalidConfigurationError, TQError
 
 _LISTENING = re.compile(r"listening on (\S+):(\d+)\s*$")
 _PR_SET_PDEATHSIG = 1
+_PORT_TAKEN = "Address already in use"  # in the output of a role that could not bind its port
+_BIND_ATTEMPTS = 3
 
 
 def jar_path() -> Path:
@@ -123,6 +125,7 @@ class _Role:
         self.address: str | None = None
         self.lines: deque[str] = deque(maxlen=200)
         self.ready = threading.Event()
+        self.drained = threading.Event()  # its output is read to the end
 
 
 class LocalSystem:
@@ -174,11 +177,7 @@ class LocalSystem:
         n_units = units if backend == "SimpleStorage" else 0
         if backend not in ("SimpleStorage", "MooncakeStore"):
             raise InvalidConfigurationError(f"backend.storage_backend: {backend!r} (SimpleStorage, MooncakeStore)")
-        ports = _free_ports(1 + n_units + n_nodes, host)
         net = conf["network"]
-        net["controller_address"] = f"{host}:{ports[0]}"
-        net["storage_unit_addresses"] = [f"{host}:{p}" for p in ports[1:1 + n_units]] or []
-        net["store_node_addresses"] = [f"{host}:{p}" for p in ports[1 + n_units:]] or []
         mc = conf["backend"]["MooncakeStore"]
         if backend == "MooncakeStore":
             # A local node holds python.store_node_bytes (default 512 MiB), not the 4 GiB a
@@ -196,6 +195,29 @@ class LocalSystem:
         self._thread = threading.Thread(target=self._launcher, name="tq-launcher", daemon=True)
         self._thread.start()
         atexit.register(self.stop)
+        deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
+        # The free ports are chosen here and bound by the roles a moment later: another process may
+        # take one in between. Then every role is started again on fresh ports.
+        for attempt in range(_BIND_ATTEMPTS):
+            ports = _free_ports(1 + n_units + n_nodes, host)
+            net["controller_address"] = f"{host}:{ports[0]}"
+            net["storage_unit_addresses"] = [f"{host}:{p}" for p in ports[1:1 + n_units]] or []
+            net["store_node_addresses"] = [f"{host}:{p}" for p in ports[1 + n_units:]] or []
+            if self._start_roles(conf, base, env, n_units, n_nodes, deadline, last=attempt == _BIND_ATTEMPTS - 1):
+                break
+        net["controller_address"] = self.roles[0].address
+        net["storage_unit_addresses"] = [r.address for r in self.roles if r.name.startswith("storage-unit")]
+        net["store_node_addresses"] = [r.address for r in self.roles if r.name.startswith("store-node")]
+        for line in self.roles[0].lines:
+            m = re.search(r"metrics.*?(\d+\.\d+\.\d+\.\d+:\d+)", line)
+            if m:
+                self.metrics_endpoint = m.group(1)
+        return net
+
+    def _start_roles(self, conf: dict, base: list[str], env: dict, n_units: int, n_nodes: int, deadline: float,
+                     last: bool) -> bool:
+        """Starts every role on the addresses of ``conf`` and waits for them; False (all stopped)
+        when one could not bind its port and ``last`` is not set; raises for any other failure."""
         tmp = tempfile.mkdtemp(prefix="tq-python-")
         try:
             path = os.path.join(tmp, "tq.yaml")
@@ -210,25 +232,23 @@ class LocalSystem:
                 role = _Role(name, self._spawn(base + args, env))
                 self.roles.append(role)
                 threading.Thread(target=self._drain, args=(role,), name=f"tq-{name}-out", daemon=True).start()
-            deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
             for role in self.roles:
                 while not role.ready.wait(0.05):
                     if role.proc.poll() is not None or time.monotonic() > deadline:
+                        if role.proc.returncode is not None:
+                            role.drained.wait(5)  # its last lines
                         out = "\n".join(role.lines)
+                        if role.proc.returncode is not None and not last and _PORT_TAKEN in out:
+                            self._stop_roles()
+                            self.roles = []
+                            return False
                         self.stop()
                         why = f"exited with status {role.proc.returncode}" if role.proc.returncode is not None \
                             else "did not print its 'listening on' line in time"
                         raise TQError(f"the {role.name} role {why}; its output:\n{out}")
+            return True
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        net["controller_address"] = self.roles[0].address
-        net["storage_unit_addresses"] = [r.address for r in self.roles if r.name.startswith("storage-unit")]
-        net["store_node_addresses"] = [r.address for r in self.roles if r.name.startswith("store-node")]
-        for line in self.roles[0].lines:
-            m = re.search(r"metrics.*?(\d+\.\d+\.\d+\.\d+:\d+)", line)
-            if m:
-                self.metrics_endpoint = m.group(1)
-        return net
 
     @staticmethod
     def _drain(role: _Role):
@@ -240,12 +260,24 @@ class LocalSystem:
                 role.address = f"{m.group(1)}:{m.group(2)}"
                 role.ready.set()
         role.proc.stdout.close()
+        role.drained.set()
 
     def stop(self):
         """Stops every role (SIGTERM, then SIGKILL after 10 s); idempotent."""
         if self._closed:
             return
         self._closed = True
+        self._stop_roles()
+        if self._thread is not None:
+            self._commands.put(None)
+            self._thread.join(timeout=5)
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass  # interpreter shutting down
+
+    def _stop_roles(self):
+        """SIGTERM to every role, SIGKILL to those still running after 10 s."""
         for role in self.roles:
             if role.proc.poll() is None:
                 try:
@@ -259,10 +291,3 @@ class LocalSystem:
             except subprocess.TimeoutExpired:
                 role.proc.kill()
                 role.proc.wait()
-        if self._thread is not None:
-            self._commands.put(None)
-            self._thread.join(timeout=5)
-        try:
-            atexit.unregister(self.stop)
-        except Exception:
-            pass  # interpreter shutting down
