@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from . import batch as batches
-from .errors import (ClosedError, DeadlineExceeded, InvalidArgumentError, NotFoundError, ShapeMismatchError,
-                     StaleMetadataError, TQError, UnknownFieldError, UnknownKeyError,
+from .errors import (ClosedError, DeadlineExceeded, DuplicateKeyError, InvalidArgumentError, NotFoundError,
+                     ShapeMismatchError, StaleMetadataError, TQError, UnknownFieldError, UnknownKeyError,
                      UnsupportedOperationError)
 from .metadata import (UNKNOWN_GENERATION, BatchMeta, check_value, pack_meta, schemas_to_wire, unpack_meta)
 from .storage import MooncakeStore, SimpleStorage
@@ -453,7 +453,7 @@ class TransferQueueClient:
         if tags is not None:
             for i, t in enumerate(tags):
                 if t is not None and not isinstance(t, dict):
-                    raise ValueError(f"tags[{i}] must be a dict, got {type(t).__name__}")
+                    raise InvalidArgumentError(f"tags[{i}] must be a dict, got {type(t).__name__}")
                 check_value(t, f"tags[{i}]")
         if data is None:
             meta = self.kv_retrieve_meta(keys, partition_id, create=True)
@@ -561,7 +561,7 @@ def _check_keys(keys):
             if k in seen:
                 dup.append(k)
             seen.add(k)
-        raise ValueError(f"keys contain duplicates: {dup}")
+        raise DuplicateKeyError(f"keys contain duplicates: {dup}")
 
 
 def _make_async(name: str):
