@@ -213,6 +213,22 @@ def select_rows(col: Column, positions: list[int]) -> Column:
 
 # ---------------------------------------------------------------- results
 
+def _consecutive_values(rows: list[torch.Tensor]) -> torch.Tensor | None:
+    """The rows as one ``[sum of first dims, ...]`` tensor over their memory, when they are contiguous
+    views that follow each other in one storage (as a get receives a jagged column); else None."""
+    first = rows[0]
+    at = first.storage_offset()
+    ptr = first.untyped_storage().data_ptr()
+    for r in rows:
+        if not r.is_contiguous() or r.untyped_storage().data_ptr() != ptr or r.storage_offset() != at:
+            return None
+        at += r.numel()
+    inner = tuple(first.shape[1:])
+    shape = (sum(r.shape[0] for r in rows),) + inner
+    strides = torch.empty(shape, device="meta").stride()
+    return first.as_strided(shape, strides, first.storage_offset())
+
+
 def jagged_result(rows: list[torch.Tensor], as_list: bool = False):
     """A jagged column: a nested tensor (jagged layout where possible, else strided) or a list."""
     if as_list or not rows:
@@ -221,6 +237,10 @@ def jagged_result(rows: list[torch.Tensor], as_list: bool = False):
     if dims == {0}:
         return torch.stack(rows)
     if len(dims) == 1 and rows[0].dim() >= 1 and len({tuple(r.shape[1:]) for r in rows}) == 1:
+        values = _consecutive_values(rows)
+        if values is not None:  # the rows received into one allocation: a view of it, no copy
+            lengths = torch.tensor([0] + [r.shape[0] for r in rows], dtype=torch.int64)
+            return torch.nested.nested_tensor_from_jagged(values, offsets=lengths.cumsum(0))
         return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
     import warnings
     with warnings.catch_warnings():

@@ -18,7 +18,6 @@ import random
 import time
 from dataclasses import dataclass
 
-import msgpack
 import torch
 
 from . import dtypes, values, wire
@@ -40,7 +39,7 @@ STORE_CODES = {0: "OK", -1: "INTERNAL_ERROR", -600: "INVALID_PARAMS", -703: "REP
 
 
 def _packb(obj) -> bytes:
-    return msgpack.packb(obj, use_bin_type=True)
+    return wire.packb(obj)
 
 
 def _unpack(app: bytes):
