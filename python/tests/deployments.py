@@ -59,7 +59,7 @@ def write_config(directory: Path, backend: str, units: int = 2) -> Path:
 class UpSystem:
     """``java -jar tq-server.jar up --config FILE`` running in its own process group."""
 
-    def __init__(self, backend: str, directory: Path | None = None, timeout: float = 90.0):
+    def __init__(self, backend: str, directory: Path | None = None, timeout: float = 90.0, java: str | None = None):
         self.backend = backend
         self._tmp = None
         if directory is None:
@@ -70,7 +70,7 @@ class UpSystem:
         self.addresses: dict[str, str] = {}
         with open(self.log, "wb") as err:
             self.proc = subprocess.Popen(
-                java_base() + ["-jar", str(launcher.jar_path()), "up", "--config", str(self.config)],
+                java_base(java) + ["-jar", str(launcher.jar_path()), "up", "--config", str(self.config)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True,
                 start_new_session=True)
         expected = 3
