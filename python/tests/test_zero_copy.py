@@ -120,3 +120,45 @@ def test_a_malformed_body_table_is_a_protocol_error(section, error):
     from transferqueue_jvm.errors import ProtocolError
     with pytest.raises(ProtocolError, match=error):
         wire.split_section(section, 0)
+
+
+@pytest.mark.parametrize("backend", ["SimpleStorage", "MooncakeStore"])
+def test_put_and_get_of_256_mib_add_no_copy_to_the_peak_rss(up_system, backend, tmp_path):
+    """In a fresh interpreter on a ``tq up`` system: a put of 256 MiB raises the peak RSS by much
+    less than 256 MiB (no copy of the batch), a get by the 256 MiB it returns and not twice that."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+    script = textwrap.dedent("""
+        import json, resource, sys, torch
+        import transferqueue_jvm as tq
+        def peak():
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        tq.init(sys.argv[1])
+        keys = [f"k{i}" for i in range(256)]
+        warm = torch.ones(4, 1 << 18)
+        tq.kv_batch_put(keys[:4], "rss", {"x": warm}); tq.kv_batch_get(keys[:4], "rss"); tq.kv_clear(keys[:4], "rss")
+        x = torch.ones(256, 1 << 18)
+        x.add_(1)  # touched: resident
+        before = peak()
+        tq.kv_batch_put(keys, "rss", {"x": x})
+        after_put = peak()
+        got = tq.kv_batch_get(keys, "rss")["x"]
+        after_get = peak()
+        assert torch.equal(got, x)
+        tq.kv_clear(keys, "rss")
+        tq.close()
+        print(json.dumps({"put": after_put - before, "get": after_get - after_put}))
+    """)
+    env = dict(os.environ)
+    if os.environ.get("TQ_PYTHON_INSTALLED") != "1":
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src")
+    r = subprocess.run([sys.executable, "-c", script, str(up_system(backend).config)], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-4000:]
+    grew = json.loads(r.stdout.strip().splitlines()[-1])
+    assert grew["put"] < 64 * MIB, f"a put of 256 MiB raised the peak RSS by {grew['put'] / MIB:.0f} MiB"
+    assert grew["get"] < (256 + 64) * MIB, f"a get of 256 MiB raised the peak RSS by {grew['get'] / MIB:.0f} MiB"

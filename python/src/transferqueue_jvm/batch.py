@@ -196,13 +196,25 @@ def schema_of(col: Column) -> dict[str, Any]:
     return {"dtype": None, "shape": None, "is_nested": False, "is_non_tensor": True}
 
 
+def schema_of_rows(col: Column, positions: list[int]) -> dict[str, Any]:
+    """The field schema of some rows of a column, without selecting (copying) them."""
+    if col.kind == JAGGED:
+        return {"dtype": col.dtype, "shape": None, "is_nested": True, "is_non_tensor": False,
+                "per_sample_shapes": [tuple(col.row_tensors[p].shape) for p in positions]}
+    return schema_of(col)  # dense and object schemas do not depend on the rows
+
+
 def schema_of_columns(cols: dict[str, Column]) -> dict[str, dict]:
     return {name: schema_of(c) for name, c in cols.items()}
 
 
 def select_rows(col: Column, positions: list[int]) -> Column:
-    """The rows of a column at ``positions`` (views; no tensor bytes are copied)."""
+    """The rows of a column at ``positions``: views, except for a dense column whose positions are not
+    a run of consecutive rows (its rows are gathered into a new tensor)."""
     if col.kind == DENSE:
+        if positions and positions == list(range(positions[0], positions[0] + len(positions))):
+            return Column(col.name, DENSE, len(positions), tensor=col.tensor[positions[0]:positions[0] + len(positions)],
+                          dtype=col.dtype)
         idx = torch.as_tensor(positions, dtype=torch.long)
         return Column(col.name, DENSE, len(positions), tensor=col.tensor.index_select(0, idx), dtype=col.dtype)
     if col.kind == JAGGED:

@@ -243,7 +243,7 @@ class TransferQueueClient:
                     values.encode_value(v, f"field '{name}' row {i}")
         schemas_by_group = []
         for pid, rows in groups:
-            sub = {name: batches.schema_of(batches.select_rows(c, rows)) for name, c in cols.items()}
+            sub = {name: batches.schema_of_rows(c, rows) for name, c in cols.items()}
             schemas_by_group.append(sub)
             if check:
                 self._ctl(CHECK_PUT, [pid, schemas_to_wire(sub), [gis[r] for r in rows], [gens[r] for r in rows]])
