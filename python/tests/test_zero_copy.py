@@ -1,4 +1,4 @@
-"""Zero copy in Python, on both backends and both deployments: a put sends the bytes of each tensor
+"""Zero copy in Python, on both backends: a put sends the bytes of each tensor
 from the tensor's own memory, a get receives them into the tensors it returns, and a get of
 256 x 1 MiB allocates less than 1 MiB of Python heap besides those tensors (tracemalloc)."""
 
@@ -26,6 +26,16 @@ def _address(buffer) -> tuple[int, int]:
 def _inside(span: tuple[int, int], tensor: torch.Tensor) -> bool:
     start = tensor.untyped_storage().data_ptr()
     return start <= span[0] and span[0] + span[1] <= start + tensor.untyped_storage().nbytes()
+
+
+@pytest.fixture(scope="module", params=["SimpleStorage", "MooncakeStore"])
+def tq(request, up_system):
+    """Both backends on ``tq up`` systems (moving 256 MiB once per backend is enough)."""
+    import transferqueue_jvm as tq
+    tq.close()
+    tq.init(str(up_system(request.param).config))
+    yield tq
+    tq.close()
 
 
 @pytest.fixture

@@ -60,6 +60,22 @@ class Column:
             return dtypes.byte_view(self.tensor[i])
         return dtypes.byte_view(self.row_tensors[i])
 
+    def row_views(self, positions: list[int]) -> list[memoryview]:
+        """The bytes of the rows at ``positions``: one view of a dense column's memory, sliced per row."""
+        if self.kind != DENSE:
+            return [dtypes.byte_view(self.row_tensors[p]) for p in positions]
+        n = self.row_nbytes(0)
+        if n == 0:
+            return [memoryview(b"")] * len(positions)
+        flat = dtypes.byte_view(self.tensor)
+        return [flat[p * n:(p + 1) * n] for p in positions]
+
+    def row_shapes(self, positions: list[int]) -> list[list[int]]:
+        """The shapes of the rows at ``positions`` (a dense column's rows share one list)."""
+        if self.kind == DENSE:
+            return [list(self.tensor.shape[1:])] * len(positions)
+        return [list(self.row_tensors[p].shape) for p in positions]
+
     def row_nbytes(self, i: int) -> int:
         if self.kind == DENSE:
             return self.tensor[0].numel() * self.tensor.element_size() if self.rows else 0
