@@ -228,9 +228,9 @@ def select_rows(col: Column, positions: list[int]) -> Column:
     """The rows of a column at ``positions``: views, except for a dense column whose positions are not
     a run of consecutive rows (its rows are gathered into a new tensor)."""
     if col.kind == DENSE:
-        if positions and positions == list(range(positions[0], positions[0] + len(positions))):
-            return Column(col.name, DENSE, len(positions), tensor=col.tensor[positions[0]:positions[0] + len(positions)],
-                          dtype=col.dtype)
+        first, n = (positions[0], len(positions)) if positions else (0, 0)
+        if n and positions == list(range(first, first + n)):
+            return Column(col.name, DENSE, n, tensor=col.tensor[first:first + n], dtype=col.dtype)
         idx = torch.as_tensor(positions, dtype=torch.long)
         return Column(col.name, DENSE, len(positions), tensor=col.tensor.index_select(0, idx), dtype=col.dtype)
     if col.kind == JAGGED:
