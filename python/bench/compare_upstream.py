@@ -63,14 +63,34 @@ PIP_LINE = f"pip install -r {REQUIREMENTS.relative_to(REPO)} -e python"
 
 # ------------------------------------------------------------------------------------ requirements
 
-def _importable(module: str) -> str | None:
-    """None when ``module`` imports, else the error."""
-    code = f"import {module}"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    if r.returncode == 0:
-        return None
-    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else f"exit status {r.returncode}"
+_PROBE = """
+import importlib, json, sys
+out = {}
+for m in sys.argv[1:]:
+    try:
+        importlib.import_module(m)
+        out[m] = None
+    except BaseException as e:
+        out[m] = f"{type(e).__name__}: {e}"
+try:
+    from transferqueue_jvm import launcher
+    launcher.jar_path()
+    launcher.find_java()
+    out["servers"] = None
+except BaseException as e:
+    out["servers"] = f"{type(e).__name__}: {e}"
+print(json.dumps(out))
+"""
+
+
+def _import_errors(modules: list[str]) -> dict[str, str | None]:
+    """``{module: None or the import error}``, from one child interpreter (an import may fail for
+    a missing shared library, not only a missing package); ``servers``: the jar and a JDK 25."""
+    r = subprocess.run([sys.executable, "-c", _PROBE, *modules], capture_output=True, text=True, timeout=300)
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {m: f"probe failed: {r.stderr.strip()[-500:]}" for m in modules + ["servers"]}
 
 
 def mooncake_master() -> str | None:
@@ -85,27 +105,25 @@ def check_requirements(systems: list[str]) -> dict[str, str]:
     """``{system: why it cannot run}`` for the systems whose requirements are missing."""
     problems: dict[str, str] = {}
     need = {
-        "upstream-simple": [("transfer_queue", "transferqueue==0.1.11"), ("ray", "ray[default]==2.60.0"),
+        "upstream-simple": [("transfer_queue", "transferqueue==0.1.11"), ("ray", "'ray[default]==2.60.0'"),
                             ("tensordict", "tensordict==0.15.3")],
-        "upstream-mooncake": [("transfer_queue", "transferqueue==0.1.11"), ("ray", "ray[default]==2.60.0"),
+        "upstream-mooncake": [("transfer_queue", "transferqueue==0.1.11"), ("ray", "'ray[default]==2.60.0'"),
                               ("tensordict", "tensordict==0.15.3"),
                               ("mooncake.store", "mooncake-transfer-engine-non-cuda==0.3.13.post1")],
-        "ours-simple": [("transferqueue_jvm", "-e python"), ("tensordict", "tensordict==0.15.3")],
-        "ours-mooncake": [("transferqueue_jvm", "-e python"), ("tensordict", "tensordict==0.15.3")],
+        "ours-simple": [("transferqueue_jvm", "-e python  # this project's package, from the repository root"), ("tensordict", "tensordict==0.15.3")],
+        "ours-mooncake": [("transferqueue_jvm", "-e python  # this project's package, from the repository root"), ("tensordict", "tensordict==0.15.3")],
         "java": [],
     }
-    cache: dict[str, str | None] = {}
+    errors = _import_errors(sorted({m for s in systems for m, _ in need[s]}))
     for system in systems:
         missing = []
         for module, req in need[system]:
-            if module not in cache:
-                cache[module] = _importable(module)
-            err = cache[module]
+            err = errors.get(module)
             if err is not None:
                 hint = ""
                 if "libibverbs" in err:
                     hint = " (the Mooncake wheel needs the system library: apt-get install libibverbs1)"
-                missing.append(f"{module} ({err}){hint}: pip install '{req}'")
+                missing.append(f"{module} ({err}){hint}: pip install {req}")
         if system == "upstream-mooncake" and not missing:
             if mooncake_master() is None:
                 missing.append("mooncake_master executable not found (it comes with "
@@ -115,12 +133,8 @@ def check_requirements(systems: list[str]) -> dict[str, str]:
                 if "error while loading shared libraries" in r.stderr:
                     missing.append(f"mooncake_master cannot start: {r.stderr.strip()}"
                                    + (" (apt-get install libibverbs1)" if "libibverbs" in r.stderr else ""))
-        if system.startswith("ours") and not missing:
-            r = subprocess.run([sys.executable, "-c",
-                                "from transferqueue_jvm import launcher; launcher.jar_path(); launcher.find_java()"],
-                               capture_output=True, text=True, timeout=120)
-            if r.returncode != 0:
-                missing.append((r.stderr.strip().splitlines() or ["server jar or JDK missing"])[-1])
+        if system.startswith("ours") and not missing and errors.get("servers"):
+            missing.append(errors["servers"])
         if system == "java" and not (REPO / "tq").exists():
             missing.append(f"{REPO / 'tq'} not found")
         if missing:
