@@ -157,12 +157,19 @@ class Channel:
         self._buf = b""
 
     def call(self, method: str, *args, timeout: float = 600.0):
+        self.send(method, *args)
+        return self.receive(method, timeout)
+
+    def send(self, method: str, *args) -> None:
         msg = json.dumps({"method": method, "args": list(args)}) + "\n"
         try:
             self.proc.stdin.write(msg.encode())
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as e:
             raise ChannelError(f"{self.name}: cannot send {method}: {e}") from e
+
+    def receive(self, method: str, timeout: float):
+        """The reply to the request sent last, by the deadline."""
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while b"\n" not in self._buf:
@@ -266,6 +273,9 @@ class Host:
         # Ray otherwise advertises (and its workers connect to) the machine's outward address;
         # with this it keeps every socket on 127.0.0.1: the smallest setting for one host.
         os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+        # Ray's memory monitor kills workers when the whole machine's memory use passes 95 %; on a
+        # machine shared with other jobs it killed the storage units and clients mid-run.
+        os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")
         import ray
         self.ray = ray
         seg = int(self.spec["segment_bytes"])
@@ -416,7 +426,7 @@ class SystemProc:
     def stop(self) -> None:
         try:
             if self.proc.poll() is None:
-                self.chan.call("close", timeout=60)
+                self.chan.call("close", timeout=30)
         except ChannelError as e:
             print(f"  {self.system}: close: {e}", file=sys.stderr)
         pids = [p for p in procstat.tree(self.proc.pid) if p != self.proc.pid]
@@ -600,33 +610,44 @@ def main(argv: list[str] | None = None) -> int:
         "environment": _environment(), "warmup": args.warmup, "iterations": args.iterations, "block": args.block,
         "unavailable": problems, "segment_bytes": seg, "cases": []}
     procs: list[SystemProc] = []
-    out_lines: list[str] = []
     try:
         for name, spec in specs:
             print(f"starting {name} ...", flush=True)
             sp = SystemProc(name, spec, log)
             sp.system = name
             procs.append(sp)
+        t0 = time.monotonic()
+        for sp in procs:  # the systems start side by side
+            sp.chan.send("start")
         for sp in procs:
-            t0 = time.monotonic()
-            sp.info = sp.call("start", timeout=args.call_timeout)
+            sp.info = sp.chan.receive("start", args.call_timeout)
             sp.info["start_seconds"] = time.monotonic() - t0
-            print(f"  {sp.label}: up in {sp.info['start_seconds']:.1f} s", flush=True)
+            print(f"  {sp.label}: up after {sp.info['start_seconds']:.1f} s", flush=True)
         report["systems"] = {sp.system: {"label": sp.label, **sp.info} for sp in procs}
         for case in cases:
-            res = run_case(case, procs, args, runnable, log)
+            res = run_case(case, procs, args)
             report["cases"].append(res)
             lines = print_case(case, res, procs)
             print("\n".join(lines), flush=True)
-            out_lines.extend(lines)
         for sp in procs:
             sp.meter.sample_memory()
             report["systems"][sp.system]["memory"] = sp.meter.memory_report()
     finally:
         for sp in procs:
             sp.stop()
+    try:
+        if "java" in runnable:
+            # After the Python systems stopped: all of them alive at once and a tq bench with its
+            # own servers beside them was more than a 24 GiB machine shared with other jobs held.
+            for case, res in zip(cases, report["cases"]):
+                print(f"java client (reference): tq bench, {case.name} ...", flush=True)
+                add_java(res, run_java(case, args.warmup, args.iterations, log))
+    finally:
         log.close()
-    print(f"\nprocesses' peak RSS (MiB), per system:")
+    print("\n== summary ==")
+    for case, res in zip(cases, report["cases"]):
+        print("\n".join(print_case(case, res, procs)))
+    print("\nprocesses' peak RSS (MiB), per system:")
     for sp in procs:
         mem = report["systems"].get(sp.system, {}).get("memory", [])
         total = sum(m["peak_rss_bytes"] for m in mem) / 2**20
@@ -643,7 +664,18 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if any(r.get("failed") for r in report["cases"]) else 0
 
 
-def run_case(case: Case, procs: list[SystemProc], args, runnable: list[str], log) -> dict:
+def add_java(res: dict, java: dict) -> None:
+    """Puts a ``tq bench`` run's figures into a case's result."""
+    if "problem" in java:
+        res["java_problem"] = java["problem"]
+        res["failed"] = True
+    else:
+        res["java"] = {"command": java["command"], "seconds": java["seconds"], "memory": java["memory"],
+                       "sizes": java["json"].get("sizes")}
+        res["java_rows"] = java_rows(java)
+
+
+def run_case(case: Case, procs: list[SystemProc], args) -> dict:
     nbytes = case.nbytes()
     print(f"\n{case.name}: {nbytes / 2**20:.1f} MiB per batch; preparing data", flush=True)
     figs = {sp.system: Figures() for sp in procs}
@@ -660,12 +692,7 @@ def run_case(case: Case, procs: list[SystemProc], args, runnable: list[str], log
     plan = [(s, n, True) for s, n in schedule(names, args.warmup, args.block)]
     plan += [(s, n, False) for s, n in schedule(names, args.iterations, args.block)]
     done_blocks = {s: 0 for s in names}
-    java: dict = {}
-    half = len(plan) - len(schedule(names, args.iterations, args.block)) // 2
-    for step, (s, n, warm) in enumerate(plan):
-        if step == half and "java" in runnable and not java:
-            print("  java client: tq bench (reference) ...", flush=True)
-            java = run_java(case, args.warmup, args.iterations, log)
+    for s, n, warm in plan:
         sp = by_name[s]
         f = figs[s]
         if f.problem is not None:
@@ -692,8 +719,6 @@ def run_case(case: Case, procs: list[SystemProc], args, runnable: list[str], log
             print(f"  {'warm-up' if warm else 'iteration'} {index + 1}/{total} {sp.label}: "
                   f"put {it['put']:.4f} s, get {it['get']:.4f} s, CPU {it['cpu_s']:.2f} s", flush=True)
         sp.meter.sample_memory()
-    if "java" in runnable and not java:
-        java = run_java(case, args.warmup, args.iterations, log)
     res: dict[str, Any] = {"case": case.to_dict(), "warmup": args.warmup, "iterations": args.iterations,
                            "block": args.block, "systems": {}}
     for sp in procs:
@@ -712,14 +737,6 @@ def run_case(case: Case, procs: list[SystemProc], args, runnable: list[str], log
                                      "peak_rss_bytes": sum(m["peak_rss_bytes"] for m in mem)}
         if f.problem is not None:
             res["failed"] = True
-    if java:
-        if "problem" in java:
-            res["java_problem"] = java["problem"]
-            res["failed"] = True
-        else:
-            res["java"] = {"command": java["command"], "seconds": java["seconds"], "memory": java["memory"],
-                           "sizes": java["json"].get("sizes")}
-            res["java_rows"] = java_rows(java)
     ratios: dict[str, dict] = {}
     for o in [sp.system for sp in procs if sp.system.startswith("ours")]:
         so = res["systems"][o]["summary"]
