@@ -706,15 +706,15 @@ def run_case(case: Case, procs: list[SystemProc], args) -> dict:
     total = args.warmup + args.iterations
     plan = [(s, n, True) for s, n in schedule(names, args.warmup, args.block)]
     plan += [(s, n, False) for s, n in schedule(names, args.iterations, args.block)]
-    done_blocks = {s: 0 for s in names}
+    profiling: set[str] = set()
     for s, n, warm in plan:
         sp = by_name[s]
         f = figs[s]
         if f.problem is not None:
             continue
-        if not warm and args.profile and done_blocks[s] == 0:
+        if not warm and args.profile and s not in profiling:
             sp.call("profile", True)
-        done_blocks[s] += 1
+            profiling.add(s)
         for _ in range(n):
             index = len(f.warmup) + len(f.iterations)
             check = index == 0 or index == total - 1

@@ -201,10 +201,15 @@ def schema_of_columns(cols: dict[str, Column]) -> dict[str, dict]:
 
 
 def select_rows(col: Column, positions: list[int]) -> Column:
-    """The rows of a column at ``positions`` (views; no tensor bytes are copied)."""
+    """The rows of a column at ``positions``: views of the column's memory, except a dense column's
+    rows that are not one ascending run (those are gathered into a new tensor)."""
     if col.kind == DENSE:
+        n = len(positions)
+        if n and positions[-1] - positions[0] == n - 1 and positions == list(range(positions[0], positions[0] + n)):
+            # one ascending run (a put of one partition): a view, not a copy of the batch
+            return Column(col.name, DENSE, n, tensor=col.tensor[positions[0]:positions[0] + n], dtype=col.dtype)
         idx = torch.as_tensor(positions, dtype=torch.long)
-        return Column(col.name, DENSE, len(positions), tensor=col.tensor.index_select(0, idx), dtype=col.dtype)
+        return Column(col.name, DENSE, n, tensor=col.tensor.index_select(0, idx), dtype=col.dtype)
     if col.kind == JAGGED:
         return Column(col.name, JAGGED, len(positions), row_tensors=[col.row_tensors[p] for p in positions],
                       dtype=col.dtype)
