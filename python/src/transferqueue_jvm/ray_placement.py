@@ -248,7 +248,6 @@ class RaySystem:
         kind, count = ("storage-unit", n_units) if n_units else ("store-node", n_nodes)
         actor_class = ray.remote(_RoleActor)
         self.controller = actor_class.options(max_concurrency=4, **ctrl_opts).remote("controller", 0, bind_host)
-        self.registry.adopt.remote([self.controller])
         if count:
             bundle = _bundle(unit_opts, "python.ray.storage_options")
             self.pg = placement_group([dict(bundle) for _ in range(count)], strategy=strategy)
@@ -262,8 +261,10 @@ class RaySystem:
                 max_concurrency=4, scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=self.pg, placement_group_bundle_index=i), **unit_opts).remote(kind, i, bind_host)
                 for i in range(count)]
-        self.registry.adopt.remote(self.actors)
         self.placement = self._get([a.where.remote() for a in self.actors], deadline, "placing the roles")
+        logger.debug("roles placed after %.1fs: %s", timeout - (deadline - time.monotonic()), self.placement)
+        # The registry's methods run concurrently: one adopt() call, with every role.
+        self._get([self.registry.adopt.remote(self.actors)], deadline, "registering the roles")
         server_conf = configs.server_config(self.conf)
         net = server_conf["network"]
         net["controller_address"] = self.placement[0]["address"]
@@ -273,6 +274,7 @@ class RaySystem:
         token = secrets.token_urlsafe(32)
         started = self._get([a.start.remote(server_conf, token, py) for a in self.actors], deadline,
                             "starting the Java roles", grace=10.0)
+        logger.debug("roles started after %.1fs", timeout - (deadline - time.monotonic()))
         for where, role in zip(self.placement, started):
             where.update(role)
         merged = copy.deepcopy(self.conf)
