@@ -224,6 +224,7 @@ class RaySystem:
         self.storage: list = []
         self.pg = None
         self.placement: list[dict] = []
+        self.job_id = ray.get_runtime_context().get_job_id()
         self._stopped = False
 
     @property
@@ -300,17 +301,17 @@ class RaySystem:
 
     def stop(self) -> None:
         """Stops every Java role, kills the role actors, removes the placement group and the registry;
-        idempotent. After ``ray.shutdown()`` Ray has ended the actors already and nothing is left to do."""
+        idempotent. After ``ray.shutdown()`` (even if connected again since) Ray has ended the actors with
+        the job that owned them and nothing is left to do."""
         if self._stopped:
             return
         self._stopped = True
-        if not ray.is_initialized():
-            return
+        if not ray.is_initialized() or ray.get_runtime_context().get_job_id() != self.job_id:
+            return  # the job that owned the actors ended: Ray ended them, their roles and the registry
         actors = self.actors
-        try:
-            ray.get([a.stop.remote() for a in actors], timeout=_STOP_TIMEOUT)
-        except ray.exceptions.RayError as e:  # a dead actor took its Java role with it
-            logger.debug("stopping the roles: %s", type(e).__name__)
+        # Waits for every stop, failed ones included (a dead actor took its Java role with it).
+        if actors:
+            ray.wait([a.stop.remote() for a in actors], num_returns=len(actors), timeout=_STOP_TIMEOUT)
         for handle in actors + [self.registry]:
             try:
                 ray.kill(handle, no_restart=True)
