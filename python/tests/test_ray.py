@@ -45,6 +45,26 @@ def _live_actors(class_names=("_RoleActor", "_Registry")) -> list[dict]:
             if a.get("State") != "DEAD" and any(n in str(a.get("ActorClassName", "")) for n in class_names)]
 
 
+def test_should_reject_bad_actor_resources_when_placing():
+    from transferqueue_jvm import InvalidConfigurationError
+    from transferqueue_jvm.ray_placement import _actor_options, _bundle
+    key = "python.ray.storage_options"
+    with pytest.raises(InvalidConfigurationError, match=r"storage_options.num_cpus: -1"):
+        _actor_options({"num_cpus": -1}, key)
+    with pytest.raises(InvalidConfigurationError, match=r"storage_options.resources: .*'x'"):
+        _actor_options({"resources": {"tq": "x"}}, key)
+    with pytest.raises(InvalidConfigurationError, match="needs a resource > 0"):
+        _bundle(_actor_options({"num_cpus": 0, "num_gpus": 0}, key), key)
+    assert _bundle(_actor_options({"num_cpus": 2, "num_gpus": 0, "resources": {"tq": 1}}, key), key) == \
+        {"CPU": 2.0, "tq": 1.0}
+
+
+def test_should_reject_an_unknown_placement_mode():
+    from transferqueue_jvm import InvalidConfigurationError, init
+    with pytest.raises(InvalidConfigurationError, match="python.placement: 'cloud'"):
+        init({"python": {"placement": "cloud"}})
+
+
 @pytest.fixture(scope="module")
 def cluster(need_servers):
     from ray.cluster_utils import Cluster
