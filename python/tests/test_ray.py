@@ -170,7 +170,11 @@ def test_should_place_units_on_distinct_nodes_and_move_a_small_batch_between_act
         assert w["address"].split(":")[0] == w["node_ip"] and not w["node_ip"].startswith("127.")
     assert conf["network"]["controller_address"] == where[0]["address"]
     assert conf["network"]["storage_unit_addresses"] == [w["address"] for w in where[1:]]
-    assert conf["network"]["auth_token"], "init() did not generate a token"
+    token = conf["network"]["auth_token"]
+    assert token, "init() did not generate a token"
+    for w in where:  # handed over by environment: not on a command line anyone on the host can read
+        with open(f"/proc/{w['java_pid']}/cmdline", "rb") as f:
+            assert token.encode() not in f.read()
 
     producer = Producer.options(resources={"tq_node_0": 1}).remote()
     consumers = [Consumer.options(resources={f"tq_node_{i + 1}": 1}).remote() for i in range(2)]
