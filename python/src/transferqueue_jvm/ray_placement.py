@@ -292,7 +292,9 @@ class RaySystem:
         try:
             return ray.get(refs, timeout=max(0.1, deadline - time.monotonic()) + grace)
         except ray.exceptions.GetTimeoutError:
-            raise DeadlineExceeded(f"{what} on Ray did not finish within python.start_timeout") from None
+            raise DeadlineExceeded(f"{what} on Ray did not finish within python.start_timeout; an actor still "
+                                   "pending lacks the resources of python.ray.controller_options or "
+                                   f"storage_options (cluster: {ray.available_resources()})") from None
         except ray.exceptions.RayError as e:
             cause = _unwrap(e)
             if isinstance(cause, TQError):
