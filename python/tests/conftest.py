@@ -34,13 +34,40 @@ def need_servers():
         pytest.skip(why)
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def tq(request, need_servers):
-    """transferqueue_jvm initialised on an embedded-default system of each backend."""
+_UP: dict = {}
+
+
+@pytest.fixture(scope="session")
+def up_system(need_servers):
+    """``up_system(backend)``: a ``tq up`` process of that backend (started once per session, its
+    roles separate processes reached through the ``network`` section of its tq.yaml)."""
+    from deployments import UpSystem
+
+    def get(backend: str) -> "UpSystem":
+        if backend not in _UP:
+            _UP[backend] = UpSystem(backend)
+        return _UP[backend]
+
+    yield get
+    while _UP:
+        _UP.popitem()[1].stop()
+
+
+DEPLOYMENTS = [(b, d) for d in ("init", "up") for b in BACKENDS]
+
+
+@pytest.fixture(scope="module", params=DEPLOYMENTS, ids=[f"{b}-{d}" for b, d in DEPLOYMENTS])
+def tq(request, need_servers, up_system):
+    """transferqueue_jvm initialised on each backend, both on an embedded-default system that
+    init() starts (``init``) and on a ``tq up`` deployment started by the tests (``up``)."""
     import transferqueue_jvm as tq
+    backend, deployment = request.param
     tq.close()
-    tq.init({"backend": {"storage_backend": request.param}})
-    tq.backend = request.param
+    tq.init_conf = {"backend": {"storage_backend": backend}} if deployment == "init" \
+        else str(up_system(backend).config)
+    tq.init(tq.init_conf)
+    tq.backend = backend
+    tq.deployment = deployment
     yield tq
     tq.close()
 

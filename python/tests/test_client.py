@@ -55,6 +55,8 @@ def test_status_calls_and_reset(tq, pid):
     assert c.check_consumption_status("actor", pid)
     assert c.reset_consumption(pid, "actor") is True
     assert not c.check_consumption_status("actor", pid)
+    assert c.reset_consumption(pid, "actor") is False  # nothing consumed any more
+    assert c.reset_consumption(pid + "-none") is False  # no such partition
     assert c.get_production_status(["x"], pid + "-none") == (None, None)
     assert pid in c.get_partition_list()
     c.clear_samples(meta.select_samples([0]))
@@ -220,6 +222,8 @@ def test_checkpoint_save_and_load_restore_data_and_status(tq, pid, tmp_path):
     c.clear_partition(pid)
     tq.kv_clear("k", pid + "-kv")
     assert pid not in c.get_partition_list()
+    assert "user_metadata " in (ckpt / "MANIFEST").read_text()
+    (ckpt / "metadata.json").unlink()  # the metadata comes from the MANIFEST
     assert c.load_checkpoint(str(ckpt)) == {"step": 1}
     assert same_bytes(c.get_data(meta)["x"], torch.arange(6.0).reshape(3, 2))
     _, consumed = c.get_consumption_status("actor", pid)
@@ -229,3 +233,31 @@ def test_checkpoint_save_and_load_restore_data_and_status(tq, pid, tmp_path):
         c.save_storage_checkpoint(str(ckpt))
     with pytest.raises(FileNotFoundError):
         tq.load_checkpoint(tmp_path / "nowhere")
+
+
+def test_token_budget_fetch_fills_a_batch_from_total_lengths(tq, pid):
+    c = tq.get_client()
+    meta = c.put({"x": torch.arange(5.0).reshape(5, 1)}, partition_id=pid)
+    meta.update_custom_meta([{"total_lengths": n} for n in (300, 500, 400, 2000, 100)])
+    c.set_custom_meta(meta)
+    gi = meta.global_indexes
+
+    def fetch(**kw):
+        return c.get_meta(["x"], None, pid, mode="fetch", task_name="actor", token_budget=1000, **kw)
+
+    assert fetch().global_indexes == gi[0:2]  # 300 + 500; 400 more would exceed 1000
+    assert fetch().global_indexes == [gi[2]]  # 400; 2000 more would exceed
+    assert fetch().global_indexes == [gi[3]]  # longer than the budget: alone
+    # 100 of 1000 tokens ready: not served without underfill (empty when polling, else a timeout)
+    if c.deployment.polling_mode:
+        assert fetch(sampling_config={"allow_underfill": False}).size == 0
+    else:
+        with pytest.raises(DeadlineExceeded):
+            fetch(sampling_config={"allow_underfill": False})
+    assert c.get_meta(["x"], 1, pid, mode="fetch", task_name="actor", token_budget=1000).global_indexes == [gi[4]]
+    batch = asyncio.run(c.async_get_meta(["x"], None, pid, mode="fetch", task_name="critic", token_budget=800))
+    assert batch.global_indexes == gi[0:2]
+    with pytest.raises(ValueError, match="token_budget"):
+        c.get_meta(["x"], None, pid, mode="fetch", task_name="actor", token_budget=0)
+    with pytest.raises(ValueError, match="token_budget"):
+        c.get_meta(["x"], 2, pid, mode="insert", token_budget=10)

@@ -61,7 +61,7 @@ def _repack(obj) -> bytes:
 
 def test_every_message_type_of_the_protocol_has_a_vector():
     types = {row["type"] for row in MANIFEST}
-    expected = {1, 2, 3} | set(range(100, 126)) | set(range(200, 209)) | set(range(300, 311))
+    expected = {1, 2, 3} | set(range(100, 128)) | set(range(200, 209)) | set(range(300, 312))
     assert expected <= types, sorted(expected - types)
     kinds = {row["kind"] for row in MANIFEST}
     assert kinds == {"request", "reply", "error"}
@@ -174,6 +174,12 @@ def _client_request(fn, reply=None, **kw):
     return c.sent[0]
 
 
+def _hand_meta(c):
+    """The samples of the recorded MARK_CLEARING, with their generations."""
+    indexes, pids, _, gens = _generic(_find("MARK_CLEARING", "request").app_meta)[0]
+    return BatchMeta(indexes, pids, generations=gens)
+
+
 def test_client_requests_equal_the_java_requests():
     insert_reply = unpack_meta(_find("GET_METADATA insert", "reply").app_meta)
     cases = [
@@ -183,6 +189,10 @@ def test_client_requests_equal_the_java_requests():
                               sampling_config={"dp_rank": 0, "batch_index": 1, "temperature": 0.5}),
          insert_reply, {"fetch_timeout": 2.0}),
         ("GET_METADATA force_fetch", lambda c: c.get_meta(["x"], 0, "train", mode="force_fetch"), insert_reply, {}),
+        ("GET_METADATA fetch with a token budget",
+         lambda c: c.get_meta(["x"], 2, "train", mode="fetch", task_name="budget_reader", token_budget=4096),
+         insert_reply, {"fetch_timeout": 2.0}),
+        ("MARK_CLEARING", lambda c: c.clear_samples(_hand_meta(c)), None, {}),
         ("CREATE_PARTITION", None, None, {}),
         ("LIST_PARTITIONS", lambda c: c.get_partition_list(), [], {}),
         ("GET_CONSUMPTION", lambda c: c.get_consumption_status("actor", "train"), None, {}),

@@ -11,6 +11,7 @@ Quick start::
 
 from .batch import DENSE, JAGGED, OBJECT
 from .client import Deployment, TransferQueueClient
+from .dataloader import StreamingDataLoader, StreamingDataset, mark_producer_done
 from .errors import *  # noqa: F401,F403 - one class per error code
 from .errors import ErrorCode, TQError
 from .interface import (async_kv_batch_get, async_kv_batch_get_by_meta, async_kv_batch_put, async_kv_clear,

@@ -60,6 +60,22 @@ class Column:
             return dtypes.byte_view(self.tensor[i])
         return dtypes.byte_view(self.row_tensors[i])
 
+    def row_views(self, positions: list[int]) -> list[memoryview]:
+        """The bytes of the rows at ``positions``: one view of a dense column's memory, sliced per row."""
+        if self.kind != DENSE:
+            return [dtypes.byte_view(self.row_tensors[p]) for p in positions]
+        n = self.row_nbytes(0)
+        if n == 0:
+            return [memoryview(b"")] * len(positions)
+        flat = dtypes.byte_view(self.tensor)
+        return [flat[p * n:(p + 1) * n] for p in positions]
+
+    def row_shapes(self, positions: list[int]) -> list[list[int]]:
+        """The shapes of the rows at ``positions`` (a dense column's rows share one list)."""
+        if self.kind == DENSE:
+            return [list(self.tensor.shape[1:])] * len(positions)
+        return [list(self.row_tensors[p].shape) for p in positions]
+
     def row_nbytes(self, i: int) -> int:
         if self.kind == DENSE:
             return self.tensor[0].numel() * self.tensor.element_size() if self.rows else 0
@@ -196,13 +212,25 @@ def schema_of(col: Column) -> dict[str, Any]:
     return {"dtype": None, "shape": None, "is_nested": False, "is_non_tensor": True}
 
 
+def schema_of_rows(col: Column, positions: list[int]) -> dict[str, Any]:
+    """The field schema of some rows of a column, without selecting (copying) them."""
+    if col.kind == JAGGED:
+        return {"dtype": col.dtype, "shape": None, "is_nested": True, "is_non_tensor": False,
+                "per_sample_shapes": [tuple(col.row_tensors[p].shape) for p in positions]}
+    return schema_of(col)  # dense and object schemas do not depend on the rows
+
+
 def schema_of_columns(cols: dict[str, Column]) -> dict[str, dict]:
     return {name: schema_of(c) for name, c in cols.items()}
 
 
 def select_rows(col: Column, positions: list[int]) -> Column:
-    """The rows of a column at ``positions`` (views; no tensor bytes are copied)."""
+    """The rows of a column at ``positions``: views, except for a dense column whose positions are not
+    a run of consecutive rows (its rows are gathered into a new tensor)."""
     if col.kind == DENSE:
+        first, n = (positions[0], len(positions)) if positions else (0, 0)
+        if n and positions == list(range(first, first + n)):
+            return Column(col.name, DENSE, n, tensor=col.tensor[first:first + n], dtype=col.dtype)
         idx = torch.as_tensor(positions, dtype=torch.long)
         return Column(col.name, DENSE, len(positions), tensor=col.tensor.index_select(0, idx), dtype=col.dtype)
     if col.kind == JAGGED:
@@ -213,6 +241,22 @@ def select_rows(col: Column, positions: list[int]) -> Column:
 
 # ---------------------------------------------------------------- results
 
+def _consecutive_values(rows: list[torch.Tensor]) -> torch.Tensor | None:
+    """The rows as one ``[sum of first dims, ...]`` tensor over their memory, when they are contiguous
+    views that follow each other in one storage (as a get receives a jagged column); else None."""
+    first = rows[0]
+    at = first.storage_offset()
+    ptr = first.untyped_storage().data_ptr()
+    for r in rows:
+        if not r.is_contiguous() or r.untyped_storage().data_ptr() != ptr or r.storage_offset() != at:
+            return None
+        at += r.numel()
+    inner = tuple(first.shape[1:])
+    shape = (sum(r.shape[0] for r in rows),) + inner
+    strides = torch.empty(shape, device="meta").stride()
+    return first.as_strided(shape, strides, first.storage_offset())
+
+
 def jagged_result(rows: list[torch.Tensor], as_list: bool = False):
     """A jagged column: a nested tensor (jagged layout where possible, else strided) or a list."""
     if as_list or not rows:
@@ -221,6 +265,10 @@ def jagged_result(rows: list[torch.Tensor], as_list: bool = False):
     if dims == {0}:
         return torch.stack(rows)
     if len(dims) == 1 and rows[0].dim() >= 1 and len({tuple(r.shape[1:]) for r in rows}) == 1:
+        values = _consecutive_values(rows)
+        if values is not None:  # the rows received into one allocation: a view of it, no copy
+            lengths = torch.tensor([0] + [r.shape[0] for r in rows], dtype=torch.int64)
+            return torch.nested.nested_tensor_from_jagged(values, offsets=lengths.cumsum(0))
         return torch.nested.as_nested_tensor(rows, layout=torch.jagged)
     import warnings
     with warnings.catch_warnings():

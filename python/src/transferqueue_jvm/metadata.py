@@ -25,7 +25,7 @@ import msgpack
 import numpy as np
 import torch
 
-from . import dtypes
+from . import dtypes, wire
 from .errors import InvalidArgumentError, ProtocolError
 
 logger = logging.getLogger(__name__)
@@ -118,7 +118,8 @@ def meta_ext_hook(code, data):
 
 def pack_meta(obj) -> bytes:
     """msgpack of application metadata with metadata values in it."""
-    return msgpack.packb(_big(obj), use_bin_type=True, use_single_float=False, default=_meta_default)
+    return wire.reused_packer("meta", use_bin_type=True, use_single_float=False,
+                              default=_meta_default).pack(_big(obj))
 
 
 def unpack_meta(data):

@@ -18,7 +18,6 @@ import random
 import time
 from dataclasses import dataclass
 
-import msgpack
 import torch
 
 from . import dtypes, values, wire
@@ -40,7 +39,7 @@ STORE_CODES = {0: "OK", -1: "INTERNAL_ERROR", -600: "INVALID_PARAMS", -703: "REP
 
 
 def _packb(obj) -> bytes:
-    return msgpack.packb(obj, use_bin_type=True)
+    return wire.packb(obj)
 
 
 def _unpack(app: bytes):
@@ -176,9 +175,8 @@ class SimpleStorage:
                 bodies.append(main)
                 bodies.extend(dtypes.byte_view(t) for t in tensors)
             else:
-                fields.append([name, col.kind, dtypes.name_of(col.dtype),
-                               [list(col.row_shape(p)) for p in positions]])
-                bodies.extend(col.row_view(p) for p in positions)
+                fields.append([name, col.kind, dtypes.name_of(col.dtype), col.row_shapes(positions)])
+                bodies.extend(col.row_views(positions))
         return fields, bodies
 
     def _pieces(self, cols, positions):
@@ -450,6 +448,7 @@ class MooncakeStore:
         backend = [dict() for _ in range(n)]
         by_node: dict[int, list] = {}
         for name, col in cols.items():
+            views = None if col.kind == OBJECT else col.row_views(range(n))
             for p in range(n):
                 key = cell_key(gis[p], generations[p], name)
                 if col.kind == OBJECT:
@@ -457,9 +456,9 @@ class MooncakeStore:
                     parts = values.pack_parts(main, tensors)
                     backend[p][name] = {"packed_size": values.packed_size(main, tensors)}
                 else:
-                    if col.row_nbytes(p) == 0:
+                    if views[p].nbytes == 0:
                         continue  # zero-byte tensors are not written
-                    parts = [col.row_view(p)]
+                    parts = [views[p]]
                 by_node.setdefault(self.node_of(key), []).append((key, parts))
         starts = []
         for node, items in by_node.items():

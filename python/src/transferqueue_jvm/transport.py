@@ -142,7 +142,9 @@ class Connection:
     def start(self, type_: int, app_meta: bytes, bodies: Sequence, deadline: float, timeout: float,
               sink: Sink | None = None) -> Call:
         """Sends a request without waiting for its reply (pipelining); :meth:`finish` waits."""
-        lengths = [memoryview(b).nbytes for b in bodies]
+        views = [b if type(b) is memoryview and b.format == "B" and b.ndim == 1 else memoryview(b).cast("B")
+                 for b in bodies]
+        lengths = [v.nbytes for v in views]
         prefix = wire.frame_prefix(type_, 0, 0, app_meta, lengths)
         total = len(prefix) + sum(lengths)
         m = len(prefix) - wire.HEADER_LENGTH
@@ -160,7 +162,7 @@ class Connection:
             header = bytearray(prefix[:wire.HEADER_LENGTH])
             header[16:24] = cid.to_bytes(8, "little")
             buffers = [memoryview(header), memoryview(prefix)[wire.HEADER_LENGTH:]]
-            buffers.extend(memoryview(b).cast("B") for b in bodies if memoryview(b).nbytes)
+            buffers.extend(v for v in views if v.nbytes)
             try:
                 self._send_all(buffers, deadline)
             except DeadlineExceeded:

@@ -12,13 +12,14 @@ Anything else is refused with :class:`InvalidArgumentError`: nothing is pickled.
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 
 import msgpack
 import numpy as np
 import torch
 
-from . import dtypes
+from . import dtypes, wire
 from .errors import CorruptDataError, InvalidArgumentError
 
 EXT_OPAQUE = 1
@@ -39,6 +40,14 @@ class OpaqueValue:
 
     ext_type: int
     payload: bytes
+
+
+_CURRENT = threading.local()
+
+
+def _encoder_default(obj):
+    """The ``default`` of this thread's reused value packer: the encoder packing now decides."""
+    return _CURRENT.encoder._default(obj)
 
 
 class _Encoder:
@@ -67,12 +76,13 @@ class _Encoder:
             raise TypeError(f"tensor of rank {t.dim()} > {MAX_RANK}")
         t = t.contiguous()
         self.tensors.append(t)
-        payload = msgpack.packb([dtypes.name_of(t.dtype), list(t.shape), len(self.tensors)])
+        payload = wire.packb([dtypes.name_of(t.dtype), list(t.shape), len(self.tensors)])
         return msgpack.ExtType(EXT_TENSOR, payload)
 
     def encode(self, value, what: str) -> bytes:
-        packer = msgpack.Packer(use_bin_type=True, use_single_float=False, default=self._default,
-                                strict_types=False)
+        packer = wire.reused_packer("values", use_bin_type=True, use_single_float=False, default=_encoder_default,
+                                    strict_types=False)
+        _CURRENT.encoder = self
         try:
             _check(value, 0, "$")
             return packer.pack(value)
@@ -80,6 +90,8 @@ class _Encoder:
             raise
         except (TypeError, ValueError, OverflowError, UnicodeEncodeError) as e:
             raise InvalidArgumentError(f"{what}: {e}") from None
+        finally:
+            _CURRENT.encoder = None
 
 
 def _check(value, depth: int, path: str):

@@ -17,6 +17,7 @@ Nothing here does I/O: :mod:`transferqueue_jvm.transport` moves the bytes.
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 
 import msgpack
@@ -53,9 +54,26 @@ def body_offset(metadata_length: int) -> int:
     return align64(HEADER_LENGTH + metadata_length)
 
 
+_PACKERS = threading.local()
+
+
+def reused_packer(name: str, **options) -> msgpack.Packer:
+    """This thread's msgpack ``Packer`` of one set of options, made once.
+
+    Every ``Packer`` (and so every ``msgpack.packb`` call) allocates and frees a 256 KiB buffer: on
+    the Python heap, and with an mmap and munmap each time. A packer that is never re-entered (its
+    ``default`` does not pack with the same packer) is kept per thread and reused instead.
+    """
+    packer = getattr(_PACKERS, name, None)
+    if packer is None:
+        packer = msgpack.Packer(autoreset=True, **options)
+        setattr(_PACKERS, name, packer)
+    return packer
+
+
 def packb(obj) -> bytes:
     """msgpack with the protocol's conventions: str as str, bytes as bin, floats as float64."""
-    return msgpack.packb(obj, use_bin_type=True, use_single_float=False, strict_types=False)
+    return reused_packer("wire", use_bin_type=True, use_single_float=False, strict_types=False).pack(obj)
 
 
 def pack_body_table(lengths) -> bytes:
@@ -128,14 +146,7 @@ def split_section(section, body_length: int, max_segments: int = MAX_BODY_SEGMEN
     Raises :class:`ProtocolError` for a malformed table or lengths that do not add up to the header's
     body length, :class:`FrameTooLongError` for too many or too long segments.
     """
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-    unpacker.feed(section)
-    try:
-        table = unpacker.unpack()
-    except Exception as e:  # malformed msgpack of any kind
-        raise ProtocolError(f"malformed body table: {e}") from None
-    if not isinstance(table, list) or not all(isinstance(x, int) and x >= 0 for x in table):
-        raise ProtocolError(f"body table is not an array of non-negative ints: {table!r:.200}")
+    table, end = _body_table(section, max_segments)
     if len(table) > max_segments:
         raise FrameTooLongError(f"body table has {len(table)} segments > max={max_segments}")
     for length in table:
@@ -143,7 +154,55 @@ def split_section(section, body_length: int, max_segments: int = MAX_BODY_SEGMEN
             raise FrameTooLongError(f"body segment of {length} bytes > max={max_segment_bytes}")
     if sum(table) != body_length:
         raise ProtocolError(f"body table sums to {sum(table)} but the header says {body_length}")
-    return table, bytes(section[unpacker.tell():])
+    return table, bytes(section[end:])
+
+
+# msgpack integer markers a body length may use: (size, struct format); negative values are refused
+_INT_MARKERS = {0xcc: (1, ">B"), 0xcd: (2, ">H"), 0xce: (4, ">I"), 0xcf: (8, ">Q"),
+                0xd0: (1, ">b"), 0xd1: (2, ">h"), 0xd2: (4, ">i"), 0xd3: (8, ">q")}
+
+
+def _body_table(section, max_segments: int) -> tuple[list[int], int]:
+    """Decodes the msgpack array of non-negative ints that starts the section; returns it and where
+    it ends. Read by hand: a msgpack ``Unpacker`` allocates a 1 MiB buffer for every frame."""
+    data = memoryview(section).cast("B")
+    n_bytes = len(data)
+
+    def need(at: int, k: int):
+        if at + k > n_bytes:
+            raise ProtocolError("malformed body table: truncated")
+
+    need(0, 1)
+    b = data[0]
+    if 0x90 <= b <= 0x9f:
+        count, at = b & 0x0f, 1
+    elif b in (0xdc, 0xdd):
+        size = 2 if b == 0xdc else 4
+        need(1, size)
+        count, at = int.from_bytes(data[1:1 + size], "big"), 1 + size
+    else:
+        raise ProtocolError(f"body table is not an array of non-negative ints (marker 0x{b:02x})")
+    if count > max_segments:
+        raise FrameTooLongError(f"body table has {count} segments > max={max_segments}")
+    table = []
+    for _ in range(count):
+        need(at, 1)
+        b = data[at]
+        if b <= 0x7f:
+            table.append(b)
+            at += 1
+            continue
+        marker = _INT_MARKERS.get(b)
+        if marker is None:
+            raise ProtocolError(f"body table is not an array of non-negative ints (marker 0x{b:02x})")
+        size, fmt = marker
+        need(at + 1, size)
+        value = struct.unpack_from(fmt, data, at + 1)[0]
+        if value < 0:
+            raise ProtocolError(f"body table is not an array of non-negative ints: {value}")
+        table.append(value)
+        at += 1 + size
+    return table, at
 
 
 def unpackb(data):

@@ -2,7 +2,10 @@ package org.transferqueue.client;
 
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -15,6 +18,7 @@ import java.util.Objects;
  * @param storageSaved whether stored data is in the checkpoint; false for backends without
  *     checkpoints or when storage was excluded, in which case loading restores only the controller
  * @param files every data file with its size and checksum, as listed in the manifest
+ * @param metadata the caller's metadata saved in the manifest (empty for none); unmodifiable
  */
 public record CheckpointResult(
     Path directory,
@@ -22,13 +26,18 @@ public record CheckpointResult(
     Instant createdAt,
     String backend,
     boolean storageSaved,
-    List<CheckpointFile> files) {
+    List<CheckpointFile> files,
+    Map<String, Object> metadata) {
   /** Validates and copies the arguments. */
   public CheckpointResult {
     Objects.requireNonNull(directory, "directory");
     Objects.requireNonNull(createdAt, "createdAt");
     Objects.requireNonNull(backend, "backend");
     files = List.copyOf(files);
+    metadata =
+        metadata == null || metadata.isEmpty()
+            ? Map.of()
+            : Collections.unmodifiableMap(new LinkedHashMap<>(metadata));
   }
 
   /**

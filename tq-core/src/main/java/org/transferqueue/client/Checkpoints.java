@@ -1,6 +1,7 @@
 package org.transferqueue.client;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -14,8 +15,11 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -23,6 +27,9 @@ import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.codec.EncodedValue;
+import org.transferqueue.codec.ValueDecoder;
+import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerClock;
@@ -67,6 +74,9 @@ final class Checkpoints {
   static final String MANIFEST = "MANIFEST";
   static final String CONTROLLER_FILE = "controller_state.msgpack";
 
+  /** The manifest key of the caller's metadata. */
+  static final String USER_METADATA = "user_metadata";
+
   private static final long MAP_CHUNK = 1L << 28;
 
   /** Files up to this size are checksummed before the load reads them; larger ones while read. */
@@ -81,9 +91,11 @@ final class Checkpoints {
   static CheckpointResult save(
       Path directory,
       boolean includeStorage,
+      Map<String, ?> metadata,
       ControllerApi controller,
       StorageManager storage,
       ControllerClock clock) {
+    String encodedMetadata = encodeMetadata(metadata);
     Path target = directory.toAbsolutePath().normalize();
     Path parent = target.getParent();
     if (parent == null) {
@@ -101,12 +113,19 @@ final class Checkpoints {
       writeFile(tmp.resolve(CONTROLLER_FILE), ControllerStateCodec.encode(state), digests);
       boolean storageSaved = saveStorage(tmp, includeStorage, storage, digests);
       List<CheckpointResult.CheckpointFile> files = describe(tmp, digests);
-      String manifest = manifest(createdAt, storage.backendName(), state, storageSaved, files);
+      String manifest =
+          manifest(createdAt, storage.backendName(), state, storageSaved, encodedMetadata, files);
       writeFile(tmp.resolve(MANIFEST), manifest.getBytes(StandardCharsets.UTF_8), null);
       syncDirectories(tmp);
       replace(tmp, target, suffix);
       return new CheckpointResult(
-          target, FORMAT_VERSION, createdAt, storage.backendName(), storageSaved, files);
+          target,
+          FORMAT_VERSION,
+          createdAt,
+          storage.backendName(),
+          storageSaved,
+          files,
+          decodeMetadata(encodedMetadata, target));
     } catch (IOException e) {
       deleteQuietly(tmp);
       throw new TqException(
@@ -150,6 +169,7 @@ final class Checkpoints {
       String backend,
       ControllerState state,
       boolean storageSaved,
+      String encodedMetadata,
       List<CheckpointResult.CheckpointFile> files) {
     StringBuilder out = new StringBuilder();
     out.append(MAGIC).append(' ').append(FORMAT_VERSION).append('\n');
@@ -159,6 +179,9 @@ final class Checkpoints {
     out.append("controller_id ").append(state.controllerId()).append('\n');
     out.append("sampler ").append(state.samplerType()).append('\n');
     out.append("storage_saved ").append(storageSaved).append('\n');
+    if (!encodedMetadata.isEmpty()) {
+      out.append(USER_METADATA).append(' ').append(encodedMetadata).append('\n');
+    }
     for (CheckpointResult.CheckpointFile f : files) {
       out.append("file ")
           .append(f.path())
@@ -172,6 +195,70 @@ final class Checkpoints {
     crc.update(out.toString().getBytes(StandardCharsets.UTF_8));
     out.append("manifest_crc32c ").append(hex(crc.getValue())).append('\n');
     return out.toString();
+  }
+
+  /**
+   * The caller's metadata as the manifest carries it: the msgpack map of the wire value encoding,
+   * in base64 (RFC 4648, with padding); empty for no or empty metadata.
+   *
+   * @throws TqException {@code INVALID_ARGUMENT} for a null key or a value that is not plain (a
+   *     tensor, an object of another class), before anything is written
+   */
+  static String encodeMetadata(Map<String, ?> metadata) {
+    if (metadata == null || metadata.isEmpty()) {
+      return "";
+    }
+    Map<String, Object> copy = new LinkedHashMap<>();
+    for (Map.Entry<String, ?> e : metadata.entrySet()) {
+      if (e.getKey() == null) {
+        throw new TqException(ErrorCode.INVALID_ARGUMENT, "checkpoint metadata has a null key");
+      }
+      copy.put(e.getKey(), e.getValue());
+    }
+    EncodedValue encoded;
+    try {
+      encoded = ValueEncoder.encode(copy);
+    } catch (TqException e) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "checkpoint metadata must hold plain values (null, booleans, numbers, strings, bytes,"
+              + " lists, maps): "
+              + e.getMessage(),
+          e);
+    }
+    if (!encoded.auxTensors().isEmpty()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "checkpoint metadata holds "
+              + encoded.auxTensors().size()
+              + " tensor(s); a checkpoint's metadata stores only plain values");
+    }
+    return Base64.getEncoder().encodeToString(encoded.mainFrame());
+  }
+
+  /** Decodes the manifest's metadata line; an unmodifiable map, empty for none. */
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> decodeMetadata(String encoded, Path dir) {
+    if (encoded.isEmpty()) {
+      return Map.of();
+    }
+    byte[] bytes;
+    try {
+      bytes = Base64.getDecoder().decode(encoded);
+    } catch (IllegalArgumentException e) {
+      throw corrupt(dir, "the manifest's " + USER_METADATA + " is not base64");
+    }
+    Object value;
+    try {
+      value = ValueDecoder.decode(MemorySegment.ofArray(bytes), List.of(), USER_METADATA);
+    } catch (TqException e) {
+      throw corrupt(
+          dir, "the manifest's " + USER_METADATA + " cannot be decoded: " + e.getMessage());
+    }
+    if (!(value instanceof Map<?, ?> map)) {
+      throw corrupt(dir, "the manifest's " + USER_METADATA + " is not a map");
+    }
+    return Collections.unmodifiableMap(new LinkedHashMap<>((Map<String, Object>) map));
   }
 
   static String productVersion() {
@@ -308,12 +395,14 @@ final class Checkpoints {
 
   // ---- load --------------------------------------------------------------------------------
 
-  static void load(Path directory, ControllerApi controller, StorageManager storage) {
+  static Map<String, Object> load(
+      Path directory, ControllerApi controller, StorageManager storage) {
     Path dir = directory.toAbsolutePath().normalize();
     if (!Files.isDirectory(dir)) {
       throw new TqException(ErrorCode.NOT_FOUND, "checkpoint directory not found: " + dir);
     }
     Manifest manifest = Manifest.read(dir);
+    Map<String, Object> metadata = decodeMetadata(manifest.userMetadata(), dir);
     if (!manifest.hasFile(CONTROLLER_FILE)) {
       throw corrupt(dir, "the manifest lists no " + CONTROLLER_FILE);
     }
@@ -367,6 +456,7 @@ final class Checkpoints {
               + " restored",
           dir);
     }
+    return metadata;
   }
 
   /** Reads the controller state once, checks its size and CRC32C, then decodes it. */
@@ -478,7 +568,10 @@ final class Checkpoints {
 
   /** A parsed manifest. */
   record Manifest(
-      String backend, boolean storageSaved, List<CheckpointResult.CheckpointFile> files) {
+      String backend,
+      boolean storageSaved,
+      List<CheckpointResult.CheckpointFile> files,
+      String userMetadata) {
     boolean hasFile(String path) {
       return files.stream().anyMatch(f -> f.path().equals(path));
     }
@@ -525,11 +618,18 @@ final class Checkpoints {
       String backend = null;
       Boolean storageSaved = null;
       List<CheckpointResult.CheckpointFile> files = new ArrayList<>();
+      String userMetadata = "";
       for (String line : lines.subList(1, lines.size())) {
         String[] parts = line.split(" ");
         switch (parts[0]) {
           case "backend" -> backend = parts.length == 2 ? parts[1] : null;
           case "storage_saved" -> storageSaved = parts.length == 2 && parts[1].equals("true");
+          case USER_METADATA -> {
+            if (parts.length != 2) {
+              throw corrupt(dir, "malformed manifest line '" + abbreviate(line) + "'");
+            }
+            userMetadata = parts[1];
+          }
           case "file" -> {
             if (parts.length != 4) {
               throw corrupt(dir, "malformed manifest line '" + abbreviate(line) + "'");
@@ -548,7 +648,7 @@ final class Checkpoints {
       if (backend == null || storageSaved == null) {
         throw corrupt(dir, "the manifest lacks the backend or storage_saved line");
       }
-      return new Manifest(backend, storageSaved, files);
+      return new Manifest(backend, storageSaved, files, userMetadata);
     }
 
     private static String abbreviate(String s) {

@@ -514,6 +514,8 @@ final class LocalMetaClient implements MetaClient {
       return;
     }
     if (!meta.get().isEmpty()) {
+      // Mark first, so that no fetch hands out a sample whose data is being removed.
+      controller.markClearing(ClearSamplesRequest.of(meta.get(), true));
       storage.clear(meta.get());
     }
     requests.measure(ControllerOp.CLEAR_PARTITION, () -> controller.clearPartition(partitionId));
@@ -543,11 +545,14 @@ final class LocalMetaClient implements MetaClient {
   /** Removes the cells of some samples, then their metadata; returns the storage's outcome. */
   private ClearResult removeSamples(BatchMeta meta) {
     BatchMeta samples = CurrentMetadata.withKnownGenerations(meta, controller);
-    // Storage first, so that no global index is recycled while its data still exists. Both
-    // storage and the controller skip a sample whose generation is not the current one: a clear
-    // through stale metadata leaves the sample that reuses the index alone.
-    ClearResult cleared = storage.clear(withEveryStoredField(samples));
     ClearSamplesRequest clear = ClearSamplesRequest.of(samples, true);
+    // Three steps. The controller marks the samples first, so that no fetch hands out a sample
+    // whose data is being removed; storage removes the data next, so that no global index is
+    // recycled while its data still exists; the controller frees the indexes last. Storage and
+    // the controller skip a sample whose generation is not the current one: a clear through stale
+    // metadata leaves the sample that reuses the index alone.
+    controller.markClearing(clear);
+    ClearResult cleared = storage.clear(withEveryStoredField(samples));
     requests.measure(ControllerOp.CLEAR_META, () -> controller.clearSamples(clear), n -> n);
     return cleared;
   }
@@ -616,10 +621,68 @@ final class LocalMetaClient implements MetaClient {
   }
 
   @Override
-  public void resetConsumption(String partitionId, String taskName) {
+  public boolean resetConsumption(String partitionId, String taskName) {
     ensureOpen();
-    requests.run(
+    return requests.measure(
         ControllerOp.RESET_CONSUMPTION, () -> controller.resetConsumption(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> resetConsumptionAsync(String partitionId, String taskName) {
+    return async(() -> resetConsumption(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<Optional<ProductionStatus>> getProductionStatusAsync(
+      String partitionId, List<String> fields) {
+    return async(() -> getProductionStatus(partitionId, fields));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> checkProductionStatusAsync(
+      String partitionId, List<String> fields) {
+    return async(() -> checkProductionStatus(partitionId, fields));
+  }
+
+  @Override
+  public CompletableFuture<Optional<ConsumptionStatus>> getConsumptionStatusAsync(
+      String partitionId, String taskName) {
+    return async(() -> getConsumptionStatus(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<Boolean> checkConsumptionStatusAsync(
+      String partitionId, String taskName) {
+    return async(() -> checkConsumptionStatus(partitionId, taskName));
+  }
+
+  @Override
+  public CompletableFuture<List<String>> getPartitionListAsync() {
+    return async(this::getPartitionList);
+  }
+
+  @Override
+  public CompletableFuture<BatchMeta> resolveKeysAsync(
+      String partitionId, List<String> keys, boolean create) {
+    return async(() -> resolveKeys(partitionId, keys, create));
+  }
+
+  @Override
+  public CompletableFuture<BatchMeta> putKeysAsync(
+      String partitionId, List<String> keys, Batch data, DataParserReference parser) {
+    return async(() -> putKeys(partitionId, keys, data, parser));
+  }
+
+  @Override
+  public CompletableFuture<List<String>> resolveIndexesAsync(
+      String partitionId, List<Long> globalIndexes) {
+    return async(() -> resolveIndexes(partitionId, globalIndexes));
+  }
+
+  @Override
+  public CompletableFuture<Map<String, Map<String, Map<String, Object>>>> listKeysAsync(
+      String partitionId) {
+    return async(() -> listKeys(partitionId));
   }
 
   @Override

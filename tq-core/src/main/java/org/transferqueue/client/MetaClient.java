@@ -196,6 +196,16 @@ public interface MetaClient extends AutoCloseable {
   Optional<ProductionStatus> getProductionStatus(String partitionId, List<String> fields);
 
   /**
+   * Asynchronous {@link #getProductionStatus}.
+   *
+   * @param partitionId the partition
+   * @param fields the fields
+   * @return the status, later
+   */
+  CompletableFuture<Optional<ProductionStatus>> getProductionStatusAsync(
+      String partitionId, List<String> fields);
+
+  /**
    * Whether every sample of the partition has every listed field produced.
    *
    * @param partitionId the partition
@@ -203,6 +213,15 @@ public interface MetaClient extends AutoCloseable {
    * @return false for an unknown or empty partition
    */
   boolean checkProductionStatus(String partitionId, List<String> fields);
+
+  /**
+   * Asynchronous {@link #checkProductionStatus}.
+   *
+   * @param partitionId the partition
+   * @param fields the fields
+   * @return whether all are produced, later
+   */
+  CompletableFuture<Boolean> checkProductionStatusAsync(String partitionId, List<String> fields);
 
   /**
    * The consumption flags of a task in a partition.
@@ -214,6 +233,16 @@ public interface MetaClient extends AutoCloseable {
   Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName);
 
   /**
+   * Asynchronous {@link #getConsumptionStatus}.
+   *
+   * @param partitionId the partition
+   * @param taskName the task
+   * @return the status, later
+   */
+  CompletableFuture<Optional<ConsumptionStatus>> getConsumptionStatusAsync(
+      String partitionId, String taskName);
+
+  /**
    * Whether the task has consumed every sample of the partition.
    *
    * @param partitionId the partition
@@ -223,12 +252,34 @@ public interface MetaClient extends AutoCloseable {
   boolean checkConsumptionStatus(String partitionId, String taskName);
 
   /**
-   * Marks samples of a partition unconsumed again, for one task or (null) for all.
+   * Asynchronous {@link #checkConsumptionStatus}.
+   *
+   * @param partitionId the partition
+   * @param taskName the task
+   * @return whether all are consumed, later
+   */
+  CompletableFuture<Boolean> checkConsumptionStatusAsync(String partitionId, String taskName);
+
+  /**
+   * Marks samples of a partition unconsumed again, for one task or (null) for all, so that they can
+   * be fetched anew. Data, production status, tags and sampler caches are unchanged.
    *
    * @param partitionId the partition
    * @param taskName the task, or null for every task
+   * @return whether anything was reset: true when at least one sample was marked consumed by the
+   *     task (by some task, for null) and now is not; false for an unknown partition or task, and
+   *     when nothing had been consumed
    */
-  void resetConsumption(String partitionId, String taskName);
+  boolean resetConsumption(String partitionId, String taskName);
+
+  /**
+   * Asynchronous {@link #resetConsumption}.
+   *
+   * @param partitionId the partition
+   * @param taskName the task, or null for every task
+   * @return whether anything was reset, later
+   */
+  CompletableFuture<Boolean> resetConsumptionAsync(String partitionId, String taskName);
 
   /**
    * The partitions that exist, in creation order.
@@ -236,6 +287,13 @@ public interface MetaClient extends AutoCloseable {
    * @return the partition ids
    */
   List<String> getPartitionList();
+
+  /**
+   * Asynchronous {@link #getPartitionList}.
+   *
+   * @return the partition ids, later
+   */
+  CompletableFuture<List<String>> getPartitionListAsync();
 
   /**
    * Resolves keys to samples of a partition, creating missing keys when asked.
@@ -249,6 +307,17 @@ public interface MetaClient extends AutoCloseable {
    *     repeated key; nothing is created then
    */
   BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create);
+
+  /**
+   * Asynchronous {@link #resolveKeys}.
+   *
+   * @param partitionId the partition
+   * @param keys distinct keys
+   * @param create whether to create missing keys (and the partition)
+   * @return the samples, later
+   */
+  CompletableFuture<BatchMeta> resolveKeysAsync(
+      String partitionId, List<String> keys, boolean create);
 
   /**
    * Writes rows under keys of a partition, the key-value put: resolves the keys, creating missing
@@ -268,6 +337,18 @@ public interface MetaClient extends AutoCloseable {
   BatchMeta putKeys(String partitionId, List<String> keys, Batch data, DataParserReference parser);
 
   /**
+   * Asynchronous {@link #putKeys}.
+   *
+   * @param partitionId the partition
+   * @param keys distinct keys, one per row
+   * @param data the rows; must stay open until the future completes
+   * @param parser a registered parser, or null for none
+   * @return the keys' metadata, later
+   */
+  CompletableFuture<BatchMeta> putKeysAsync(
+      String partitionId, List<String> keys, Batch data, DataParserReference parser);
+
+  /**
    * The keys of samples.
    *
    * @param partitionId the partition
@@ -279,12 +360,30 @@ public interface MetaClient extends AutoCloseable {
   List<String> resolveIndexes(String partitionId, List<Long> globalIndexes);
 
   /**
+   * Asynchronous {@link #resolveIndexes}.
+   *
+   * @param partitionId the partition
+   * @param globalIndexes the samples
+   * @return one key per sample, later
+   */
+  CompletableFuture<List<String>> resolveIndexesAsync(String partitionId, List<Long> globalIndexes);
+
+  /**
    * The keys and their tags, of one partition or (null) of all.
    *
    * @param partitionId a partition, or null
    * @return partition id to key to tags; empty for an unknown partition
    */
   Map<String, Map<String, Map<String, Object>>> listKeys(String partitionId);
+
+  /**
+   * Asynchronous {@link #listKeys}.
+   *
+   * @param partitionId a partition, or null
+   * @return partition id to key to tags, later
+   */
+  CompletableFuture<Map<String, Map<String, Map<String, Object>>>> listKeysAsync(
+      String partitionId);
 
   /**
    * Where the controller's Prometheus endpoint can be scraped, the same answer from every process

@@ -1,10 +1,12 @@
 package org.transferqueue.client;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
+import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -32,6 +34,7 @@ public final class MicroBatch implements AutoCloseable {
   private final int attempt;
   private final long itemId;
   private final LongConsumer acknowledger;
+  private final AutoCloseable release;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   MicroBatch(
@@ -42,6 +45,22 @@ public final class MicroBatch implements AutoCloseable {
       int attempt,
       long itemId,
       LongConsumer acknowledger) {
+    this(meta, batch, batchIndex, microIndex, attempt, itemId, acknowledger, null);
+  }
+
+  /**
+   * A micro-batch that also releases {@code release} (the batch its rows are views of) when closed.
+   */
+  MicroBatch(
+      BatchMeta meta,
+      Batch batch,
+      int batchIndex,
+      int microIndex,
+      int attempt,
+      long itemId,
+      LongConsumer acknowledger,
+      AutoCloseable release) {
+    this.release = release;
     this.meta = Objects.requireNonNull(meta, "meta");
     this.batch = Objects.requireNonNull(batch, "batch");
     this.batchIndex = batchIndex;
@@ -187,7 +206,7 @@ public final class MicroBatch implements AutoCloseable {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      batch.close();
+      Closeables.closeAll(Arrays.asList(batch, release));
     }
   }
 

@@ -3,6 +3,7 @@ package org.transferqueue.client;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -62,6 +64,39 @@ import org.transferqueue.tensor.Batch;
  * rows, the last one smaller when {@code R} is not a multiple; each micro-batch's data is read with
  * its own metadata slice, so metadata and rows always agree. See {@link MicroBatch} for ownership.
  *
+ * <h2>Hooks</h2>
+ *
+ * Two optional hooks replace steps of the loader, as upstream {@code StreamingDataset}'s {@code
+ * fetch_batch_fn} and {@code process_batch_fn} do:
+ *
+ * <ul>
+ *   <li>{@link Builder#fetchBatch(FetchBatchHandler)} replaces the fetch of one global batch: it
+ *       receives the client and the request the loader would send (fetch mode, partition, fields,
+ *       task, batch size, and {@code dp_rank} and {@code batch_index} in the sampling
+ *       configuration) and returns the samples, with their rows or without (the loader then reads
+ *       them), or {@link BatchPart#none()} when nothing is ready yet (asked again after the poll
+ *       interval). Termination checks stay the loader's.
+ *   <li>{@link Builder#processBatch(ProcessBatchHandler)} replaces the split into micro-batches: it
+ *       receives the rows of the whole global batch, its metadata and the micro-batch size, and
+ *       returns the micro-batches in delivery order, each the rows with the metadata of exactly
+ *       those rows (checked: {@code SHAPE_MISMATCH} otherwise). They may be views of the batch
+ *       ({@link Batch#slice}, {@link Batch#selectFields}) or new batches; the loader keeps the
+ *       batch open until every micro-batch made from it is closed.
+ * </ul>
+ *
+ * <pre>{@code
+ * StreamingLoader loader = StreamingLoader.builder(client)
+ *     .partition("train").task("update_actor").fields("input_ids", "mask").batchSize(8)
+ *     .fetchBatch((c, request) -> BatchPart.of(c.getMeta(request.withTokenBudget(4096L))))
+ *     .processBatch((rows, meta, micro) -> List.of(new BatchPart(meta, rows.selectFields("input_ids"))))
+ *     .build();
+ * }</pre>
+ *
+ * A hook's exception ends the iteration as a failed fetch does (thrown by {@code hasNext()} until
+ * {@link #reset()}); a {@link TqException} is passed on as it is, any other exception as {@code
+ * INTERNAL} with it as the cause. With acknowledgements, a redelivered micro-batch's rows are read
+ * again through its metadata, without the hooks.
+ *
  * <h2>Acknowledgement (optional)</h2>
  *
  * With {@link Builder#ackTimeout(Duration)} set, every delivered micro-batch must be {@link
@@ -96,7 +131,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   /** The default poll interval after an empty fetch. */
   public static final Duration POLL_INTERVAL_DEFAULT = Duration.ofSeconds(1);
 
-  private static final BatchMeta END = BatchMeta.empty(Map.of("end", true));
+  private static final BatchPart END = BatchPart.of(BatchMeta.empty(Map.of("end", true)));
 
   private final MetaClient client;
   private final String taskName;
@@ -111,6 +146,8 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   private final long ackTimeoutNs;
   private final Map<String, Object> samplingOptions;
   private final ControllerClock clock;
+  private final FetchBatchHandler fetchHandler;
+  private final ProcessBatchHandler processHandler;
   private final ExecutorService workers;
   private final AtomicLong itemIds = new AtomicLong();
 
@@ -147,6 +184,8 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     this.ackTimeoutNs = b.ackTimeout == null ? 0 : b.ackTimeout.toNanos();
     this.samplingOptions = b.samplingOptions;
     this.clock = b.clock;
+    this.fetchHandler = b.fetchHandler;
+    this.processHandler = b.processHandler;
     this.workers =
         Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tq-loader-", 0).factory());
   }
@@ -267,9 +306,9 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
 
   private void dropAllLocked(List<AutoCloseable> dropped) {
     generation++;
-    fetched.values().forEach(items -> items.forEach(item -> dropped.add(item.data())));
+    fetched.values().forEach(items -> items.forEach(item -> dropped.add(item.closer())));
     fetched.clear();
-    queue.forEach(item -> dropped.add(item.data()));
+    queue.forEach(item -> dropped.add(item.closer()));
     queue.clear();
     unacked.clear();
     if (current != null) {
@@ -398,7 +437,8 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
             item.microIndex(),
             item.attempt(),
             item.id(),
-            this::acknowledge);
+            this::acknowledge,
+            item.lease());
     lock.lock();
     try {
       if (closed || taken != generation) {
@@ -451,7 +491,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
       } finally {
         lock.unlock();
       }
-      BatchMeta meta = null;
+      BatchPart meta = null;
       TqException error = null;
       try {
         meta = fetchMeta(claim);
@@ -480,6 +520,8 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
       }
       if (read) {
         readAndPublish(claim, meta);
+      } else if (meta != null && meta != END) {
+        Closeables.closeAll(Arrays.asList(meta.data()));
       }
     }
   }
@@ -490,13 +532,14 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
    * @return the batch, {@link #END} when the stream is exhausted at this index, or null when the
    *     claim was abandoned (closed, reset or stepped)
    */
-  private BatchMeta fetchMeta(Claim claim) {
+  private BatchPart fetchMeta(Claim claim) {
     while (true) {
       boolean exhaustedBefore = termination != Termination.INFINITE && exhausted(claim);
-      BatchMeta meta = fetchOnce(claim);
-      if (!meta.isEmpty()) {
-        return meta;
+      BatchPart part = fetchOnce(claim);
+      if (!part.meta().isEmpty()) {
+        return part;
       }
+      Closeables.closeAll(Arrays.asList(part.data()));
       if (exhaustedBefore) {
         return END;
       }
@@ -521,7 +564,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     }
   }
 
-  private BatchMeta fetchOnce(Claim claim) {
+  private BatchPart fetchOnce(Claim claim) {
     GetMetadataRequest request =
         new GetMetadataRequest(
             FetchMode.FETCH,
@@ -532,9 +575,20 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
             new SamplingConfig(dpRank, claim.index(), samplingOptions),
             Duration.ZERO);
     try {
-      return client.getMeta(request);
+      if (fetchHandler == null) {
+        return BatchPart.of(client.getMeta(request));
+      }
+      BatchPart part = fetchHandler.onFetchBatch(client, request);
+      if (part == null) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "the fetch hook returned null for batch_index="
+                + claim.index()
+                + " (BatchPart.none() means nothing is ready yet)");
+      }
+      return part;
     } catch (DeadlineExceededException e) {
-      return BatchMeta.empty(); // a blocking-mode controller had too few ready samples
+      return BatchPart.none(); // a blocking-mode controller had too few ready samples
     }
   }
 
@@ -562,19 +616,14 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     return false;
   }
 
-  private void readAndPublish(Claim claim, BatchMeta meta) {
+  private void readAndPublish(Claim claim, BatchPart part) {
     List<Item> items = new ArrayList<>();
     TqException error = null;
     try {
-      int micro = 0;
-      for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
-        int[] positions = new int[range[1] - range[0]];
-        for (int i = 0; i < positions.length; i++) {
-          positions[i] = range[0] + i;
-        }
-        BatchMeta slice = meta.selectSamples(positions);
-        Batch data = client.getData(slice);
-        items.add(new Item(itemIds.getAndIncrement(), claim.index(), micro++, slice, data, 1));
+      if (part.data() == null && processHandler == null) {
+        readSlices(claim, part.meta(), items);
+      } else {
+        split(claim, part, items);
       }
     } catch (RuntimeException e) {
       error = asTqException(e, claim);
@@ -595,8 +644,90 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
       lock.unlock();
     }
     if (!published) {
-      Closeables.closeAll(items.stream().map(Item::data).map(AutoCloseable.class::cast).toList());
+      Closeables.closeAll(items.stream().map(Item::closer).toList());
     }
+  }
+
+  /** Reads each micro-batch with its own metadata slice (no hook). */
+  private void readSlices(Claim claim, BatchMeta meta, List<Item> items) {
+    int micro = 0;
+    try {
+      for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
+        BatchMeta slice = meta.selectSamples(positions(range[0], range[1]));
+        Batch data = client.getData(slice);
+        items.add(
+            new Item(itemIds.getAndIncrement(), claim.index(), micro++, slice, data, 1, null));
+      }
+    } catch (RuntimeException e) {
+      Closeables.closeAll(items.stream().map(Item::closer).toList());
+      items.clear();
+      throw e;
+    }
+  }
+
+  /**
+   * Splits the rows of a whole batch (the fetch hook's, or read here) into micro-batches, by the
+   * process hook or by consecutive rows; the batch stays open until every micro-batch is closed.
+   */
+  private void split(Claim claim, BatchPart part, List<Item> items) {
+    BatchMeta meta = part.meta();
+    Batch rows = part.data() != null ? part.data() : client.getData(meta);
+    BatchLease lease = new BatchLease(rows);
+    try {
+      checkAligned(rows, meta, "the fetched batch");
+      List<BatchPart> pieces;
+      if (processHandler == null) {
+        pieces = new ArrayList<>();
+        for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
+          pieces.add(
+              new BatchPart(
+                  meta.selectSamples(positions(range[0], range[1])),
+                  rows.slice(range[0], range[1])));
+        }
+      } else {
+        pieces = processHandler.onProcessBatch(rows, meta, microBatchSize);
+        if (pieces == null) {
+          throw new TqException(ErrorCode.INVALID_ARGUMENT, "the process hook returned null");
+        }
+      }
+      int micro = 0;
+      for (BatchPart piece : pieces) {
+        if (piece == null || piece.data() == null) {
+          throw new TqException(
+              ErrorCode.INVALID_ARGUMENT,
+              "the process hook returned micro-batch " + micro + " without rows");
+        }
+        checkAligned(piece.data(), piece.meta(), "micro-batch " + micro);
+        // The batch itself is handed out as a view, so that only the lease closes it.
+        Batch data = piece.data() == rows ? rows.slice(0, rows.rowCount()) : piece.data();
+        items.add(
+            new Item(
+                itemIds.getAndIncrement(), claim.index(), micro++, piece.meta(), data, 1, lease));
+        lease.retain();
+      }
+    } catch (RuntimeException e) {
+      Closeables.closeAll(items.stream().map(Item::closer).toList());
+      items.clear();
+      throw e;
+    } finally {
+      lease.close(); // this method's own hold
+    }
+  }
+
+  private static void checkAligned(Batch rows, BatchMeta meta, String what) {
+    if (rows.rowCount() != meta.size()) {
+      throw new TqException(
+          ErrorCode.SHAPE_MISMATCH,
+          what + " has " + rows.rowCount() + " rows but its metadata " + meta.size() + " samples");
+    }
+  }
+
+  private static int[] positions(int from, int to) {
+    int[] positions = new int[to - from];
+    for (int i = 0; i < positions.length; i++) {
+      positions[i] = from + i;
+    }
+    return positions;
   }
 
   private TqException asTqException(RuntimeException e, Claim claim) {
@@ -638,12 +769,106 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   /** A batch index being fetched by one worker for one generation. */
   private record Claim(long generation, int index, String partitionId) {}
 
-  /** A micro-batch waiting for delivery; {@code data} is null for a redelivery (read again). */
+  /**
+   * A micro-batch waiting for delivery; {@code data} is null for a redelivery (read again); {@code
+   * lease} holds the batch whose views {@code data} are, or is null.
+   */
   private record Item(
-      long id, int batchIndex, int microIndex, BatchMeta meta, Batch data, int attempt) {
+      long id,
+      int batchIndex,
+      int microIndex,
+      BatchMeta meta,
+      Batch data,
+      int attempt,
+      BatchLease lease) {
     Item redelivery() {
-      return new Item(id, batchIndex, microIndex, meta, null, attempt + 1);
+      return new Item(id, batchIndex, microIndex, meta, null, attempt + 1, null);
     }
+
+    /** Closes the data and releases the lease of an item that will not be delivered. */
+    AutoCloseable closer() {
+      return () -> Closeables.closeAll(Arrays.asList(data, lease));
+    }
+  }
+
+  /**
+   * Keeps a batch open while micro-batches made from it are: starts with one hold (the splitter's),
+   * closes the batch when the last hold is released. Each hold is released once ({@link
+   * MicroBatch#close()} and {@link Item#closer()} run once per item).
+   */
+  private static final class BatchLease implements AutoCloseable {
+    private final Batch batch;
+    private final AtomicInteger holds = new AtomicInteger(1);
+
+    BatchLease(Batch batch) {
+      this.batch = batch;
+    }
+
+    void retain() {
+      holds.incrementAndGet();
+    }
+
+    @Override
+    public void close() {
+      if (holds.decrementAndGet() == 0) {
+        batch.close();
+      }
+    }
+  }
+
+  /**
+   * Replaces the loader's fetch of one global batch, upstream's {@code fetch_batch_fn}.
+   *
+   * <pre>{@code
+   * // fill each batch up to 4096 tokens instead of batchSize samples
+   * .fetchBatch((client, request) ->
+   *     BatchPart.of(client.getMeta(request.withTokenBudget(4096L).withBatchSize(null))))
+   * }</pre>
+   */
+  @FunctionalInterface
+  public interface FetchBatchHandler {
+    /**
+     * Fetches the samples of one global batch. Called on a fetch worker, one batch index at a time,
+     * in order.
+     *
+     * @param client the loader's client
+     * @param request the request the loader would send: fetch mode, partition, fields, task, batch
+     *     size, and the rank and batch index in its sampling configuration (polling: no wait)
+     * @return the samples, with their rows (the loader takes ownership) or without (the loader
+     *     reads them); {@link BatchPart#none()} when nothing is ready yet
+     */
+    BatchPart onFetchBatch(MetaClient client, GetMetadataRequest request);
+  }
+
+  /**
+   * Replaces the split of a global batch into micro-batches, upstream's {@code process_batch_fn}.
+   *
+   * <pre>{@code
+   * // one micro-batch per prompt group of 4 rows, whatever microBatchSize says
+   * .processBatch((rows, meta, micro) -> {
+   *   List<BatchPart> parts = new ArrayList<>();
+   *   for (int from = 0; from < rows.rowCount(); from += 4) {
+   *     int to = Math.min(rows.rowCount(), from + 4);
+   *     parts.add(new BatchPart(meta.selectSamples(IntStream.range(from, to).toArray()),
+   *         rows.slice(from, to)));
+   *   }
+   *   return parts;
+   * })
+   * }</pre>
+   */
+  @FunctionalInterface
+  public interface ProcessBatchHandler {
+    /**
+     * Splits (or transforms) the rows of one global batch into micro-batches.
+     *
+     * @param rows the rows of the whole batch; owned by the loader, valid until every returned
+     *     micro-batch is closed; returned views of it need no copy
+     * @param meta the metadata of {@code rows}
+     * @param microBatchSize the loader's micro-batch size
+     * @return the micro-batches in delivery order, each with the metadata of exactly its rows; new
+     *     batches among them pass to the loader, which closes them; an empty list delivers nothing
+     */
+    List<BatchPart> onProcessBatch(Batch rows, BatchMeta meta, int microBatchSize);
   }
 
   /** A delivered, unacknowledged micro-batch and its deadline. */
@@ -665,6 +890,8 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     private Duration ackTimeout;
     private Map<String, Object> samplingOptions = Map.of();
     private ControllerClock clock = ControllerClock.SYSTEM;
+    private FetchBatchHandler fetchHandler;
+    private ProcessBatchHandler processHandler;
 
     private Builder(MetaClient client) {
       this.client = client;
@@ -813,6 +1040,39 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
      */
     public Builder samplingOptions(Map<String, ?> options) {
       this.samplingOptions = Map.copyOf(Objects.requireNonNull(options, "options"));
+      return this;
+    }
+
+    /**
+     * Replaces the fetch of each global batch (upstream's {@code fetch_batch_fn}); see the class
+     * comment and {@link FetchBatchHandler}. Default: {@code client.getMeta(request)}.
+     *
+     * <pre>{@code
+     * .fetchBatch((client, request) -> BatchPart.of(client.getMeta(request.withTokenBudget(4096L))))
+     * }</pre>
+     *
+     * @param handler the hook
+     * @return this builder
+     */
+    public Builder fetchBatch(FetchBatchHandler handler) {
+      this.fetchHandler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /**
+     * Replaces the split of each global batch into micro-batches (upstream's {@code
+     * process_batch_fn}); see the class comment and {@link ProcessBatchHandler}. Default:
+     * consecutive rows, {@code microBatchSize} at a time.
+     *
+     * <pre>{@code
+     * .processBatch((rows, meta, micro) -> List.of(new BatchPart(meta, rows.selectFields("x"))))
+     * }</pre>
+     *
+     * @param handler the hook
+     * @return this builder
+     */
+    public Builder processBatch(ProcessBatchHandler handler) {
+      this.processHandler = Objects.requireNonNull(handler, "handler");
       return this;
     }
 

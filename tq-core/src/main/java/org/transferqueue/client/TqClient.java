@@ -3,6 +3,7 @@ package org.transferqueue.client;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -235,7 +236,8 @@ public final class TqClient implements AutoCloseable {
    * node writes its own file on its host. The directory must therefore be the same path for this
    * process and every storage unit or node (a shared filesystem, or one host). Written into a
    * temporary sibling directory and renamed into place; a failed save leaves no partial directory.
-   * Quiesce producers for a consistent checkpoint.
+   * Quiesce producers for a consistent checkpoint. Saves the stored data ({@code includeStorage}
+   * true) and no metadata.
    *
    * @param directory the checkpoint directory; its parent is created if needed
    * @return what was saved
@@ -243,9 +245,34 @@ public final class TqClient implements AutoCloseable {
    *     path on an I/O error, or the error of the controller or a unit
    */
   public CheckpointResult saveCheckpoint(Path directory) {
+    return saveCheckpoint(directory, true, Map.of());
+  }
+
+  /**
+   * Saves a checkpoint as {@link #saveCheckpoint(Path)} does, choosing whether stored data is saved
+   * (as {@link TransferQueueSystem#saveCheckpoint(Path, boolean)}: SimpleStorage keeps its data
+   * only in memory and is always saved, with a warning; MooncakeStore saves only the controller
+   * when false) and adding the caller's metadata to the manifest, which {@link #loadCheckpoint}
+   * returns.
+   *
+   * <pre>{@code
+   * tq.saveCheckpoint(dir, false, Map.of("iteration", 42)); // controller only, on MooncakeStore
+   * }</pre>
+   *
+   * @param directory the checkpoint directory; its parent is created if needed
+   * @param includeStorage whether to save stored data
+   * @param metadata plain values by name (see {@link TransferQueueSystem#saveCheckpoint(Path,
+   *     boolean, Map)}); empty for none
+   * @return what was saved, with the metadata
+   * @throws TqException as {@link #saveCheckpoint(Path)}; {@code INVALID_ARGUMENT} for metadata
+   *     that is not plain values, before anything is written
+   */
+  public CheckpointResult saveCheckpoint(
+      Path directory, boolean includeStorage, Map<String, ?> metadata) {
     Objects.requireNonNull(directory, "directory");
     ensureOpen();
-    return Checkpoints.save(directory, true, controller, storage, ControllerClock.SYSTEM);
+    return Checkpoints.save(
+        directory, includeStorage, metadata, controller, storage, ControllerClock.SYSTEM);
   }
 
   /**
@@ -259,12 +286,13 @@ public final class TqClient implements AutoCloseable {
    *
    * @param directory a directory written by {@link #saveCheckpoint} or {@link
    *     TransferQueueSystem#saveCheckpoint}, at the same path for every storage unit or node
+   * @return the caller's metadata saved with the checkpoint, empty for none
    * @throws TqException as {@link TransferQueueSystem#loadCheckpoint}
    */
-  public void loadCheckpoint(Path directory) {
+  public Map<String, Object> loadCheckpoint(Path directory) {
     Objects.requireNonNull(directory, "directory");
     ensureOpen();
-    Checkpoints.load(directory, controller, storage);
+    return Checkpoints.load(directory, controller, storage);
   }
 
   private void ensureOpen() {

@@ -21,6 +21,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
 import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.remote.ControllerNotifier;
@@ -105,8 +106,14 @@ public final class TransferQueueSystem implements AutoCloseable {
         startedMetrics.start(config.metrics().collectInterval());
       }
       if (config.metrics().enabled() && builder.endpointFactory != null) {
+        MetricsCollector collector = startedMetrics == null ? null : startedMetrics.collector();
         startedEndpoint =
-            builder.endpointFactory.start(config.network().bindHost(), config.metrics().port());
+            builder.endpointFactory.start(
+                config.network().bindHost(),
+                config.metrics().port(),
+                collector == null
+                    ? () -> {}
+                    : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE));
       }
     } catch (RuntimeException | Error e) {
       if (startedMetrics != null) {
@@ -277,10 +284,33 @@ public final class TransferQueueSystem implements AutoCloseable {
    *     path on an I/O error, {@code INVALID_ARGUMENT} for a tag value that cannot be stored
    */
   public CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
+    return saveCheckpoint(directory, includeStorage, Map.of());
+  }
+
+  /**
+   * Saves a checkpoint as {@link #saveCheckpoint(Path, boolean)} does, with the caller's metadata
+   * (upstream's {@code save_checkpoint(..., metadata=)}: a training step, a loss, a run id) in the
+   * manifest; {@link #loadCheckpoint} returns it.
+   *
+   * <pre>{@code
+   * tq.saveCheckpoint(dir, true, Map.of("iteration", 42, "loss", 0.5));
+   * Map<String, Object> meta = tq.loadCheckpoint(dir); // {iteration=42, loss=0.5}
+   * }</pre>
+   *
+   * @param directory the checkpoint directory; its parent is created if needed
+   * @param includeStorage whether to save stored data
+   * @param metadata plain values by name (null, booleans, numbers, strings, byte arrays, lists,
+   *     maps); integers come back as {@code Long}, floating-point numbers as {@code Double}
+   * @return what was saved, with the metadata
+   * @throws TqException as {@link #saveCheckpoint(Path, boolean)}; {@code INVALID_ARGUMENT} for
+   *     metadata that is not plain values, before anything is written
+   */
+  public CheckpointResult saveCheckpoint(
+      Path directory, boolean includeStorage, Map<String, ?> metadata) {
     Objects.requireNonNull(directory, "directory");
     synchronized (checkpointLock) {
       ensureOpen();
-      return Checkpoints.save(directory, includeStorage, controller, storage, clock);
+      return Checkpoints.save(directory, includeStorage, metadata, controller, storage, clock);
     }
   }
 
@@ -292,16 +322,17 @@ public final class TransferQueueSystem implements AutoCloseable {
    * requests must not run meanwhile.
    *
    * @param directory a directory written by {@link #saveCheckpoint}
+   * @return the caller's metadata saved with the checkpoint, empty for none
    * @throws TqException {@code NOT_FOUND} for a missing directory or manifest; {@code CORRUPT_DATA}
    *     for a missing, truncated or altered file; {@code INVALID_ARGUMENT} for a foreign or
    *     unsupported checkpoint (bad magic, format version, backend or unit count); {@code
    *     INVALID_CONFIGURATION} for another sampler type; {@code CLOSED} after {@link #close()}
    */
-  public void loadCheckpoint(Path directory) {
+  public Map<String, Object> loadCheckpoint(Path directory) {
     Objects.requireNonNull(directory, "directory");
     synchronized (checkpointLock) {
       ensureOpen();
-      Checkpoints.load(directory, controller, storage);
+      return Checkpoints.load(directory, controller, storage);
     }
   }
 

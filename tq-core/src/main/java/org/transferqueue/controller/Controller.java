@@ -22,8 +22,10 @@ import org.transferqueue.meta.MetaValues;
 import org.transferqueue.sampler.SampleResult;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplerState;
+import org.transferqueue.sampler.SamplingConfig;
 import org.transferqueue.sampler.SamplingRequest;
 import org.transferqueue.sampler.SequentialSampler;
+import org.transferqueue.sampler.TokenBudgetSampler;
 
 /**
  * The in-process controller: the single authority over partitions, global indexes, production and
@@ -70,6 +72,9 @@ import org.transferqueue.sampler.SequentialSampler;
  */
 public final class Controller implements ControllerApi {
   private static final System.Logger LOG = System.getLogger(Controller.class.getName());
+
+  /** Serves every fetch that carries a token budget. */
+  private static final Sampler TOKEN_BUDGET_SAMPLER = new TokenBudgetSampler();
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stateChanged = lock.newCondition();
@@ -367,20 +372,23 @@ public final class Controller implements ControllerApi {
    * @param partitionId the partition; unknown is a no-op
    * @param taskName the task, or null for every task; an unknown task is a no-op and is not
    *     registered
+   * @return whether some sample was marked consumed (by the task, or by any task for null) and now
+   *     is not
    */
-  public void resetConsumption(String partitionId, String taskName) {
+  public boolean resetConsumption(String partitionId, String taskName) {
     Names.checkPartitionId(partitionId);
     if (taskName != null) {
       Names.checkTaskName(taskName);
     }
-    locked(
+    return locked(
         () -> {
           Partition partition = partitions.get(partitionId);
-          if (partition != null && (taskName == null || partition.hasTask(taskName))) {
-            partition.resetConsumption(taskName);
-            stateChanged.signalAll();
+          if (partition == null || (taskName != null && !partition.hasTask(taskName))) {
+            return false;
           }
-          return null;
+          boolean reset = partition.resetConsumption(taskName);
+          stateChanged.signalAll();
+          return reset;
         });
   }
 
@@ -412,7 +420,8 @@ public final class Controller implements ControllerApi {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
       case INSERT -> locked(() -> tables.insert(request));
-      case FORCE_FETCH -> locked(() -> tables.forceFetch(request.partitionId(), request.fields()));
+      case FORCE_FETCH ->
+          locked(() -> tables.forceFetch(request.partitionId(), request.fields(), false));
       case FETCH -> fetch(request);
     };
   }
@@ -430,7 +439,7 @@ public final class Controller implements ControllerApi {
           Partition partition = partitions.get(partitionId);
           return partition == null
               ? Optional.empty()
-              : Optional.of(tables.forceFetch(partitionId, partition.fieldNames()));
+              : Optional.of(tables.forceFetch(partitionId, partition.fieldNames(), true));
         });
   }
 
@@ -484,11 +493,15 @@ public final class Controller implements ControllerApi {
                   + " after "
                   + Duration.ofNanos(timeoutNs)
                   + ". Required: "
-                  + request.batchSize()
+                  + (request.tokenBudget() != null
+                      ? "token_budget=" + request.tokenBudget()
+                      : request.batchSize())
                   + ", Available: "
                   + outcome.available()
                   + (outcome.declined()
-                      ? " (the sampler " + sampler.name() + " served no batch from them)"
+                      ? " (the sampler "
+                          + (request.tokenBudget() != null ? TOKEN_BUDGET_SAMPLER : sampler).name()
+                          + " served no batch from them)"
                       : ""));
         }
         // Woken by every state change; the check interval bounds the sleep for samplers whose
@@ -523,20 +536,29 @@ public final class Controller implements ControllerApi {
       return new FetchOutcome(null, 0, false);
     }
     ReadySet ready = partition.readySet(request.taskName(), sortedFields);
+    Sampler chosen = request.tokenBudget() == null ? sampler : TOKEN_BUDGET_SAMPLER;
+    SamplingConfig samplingConfig = request.samplingConfig();
+    if (request.tokenBudget() != null) {
+      Map<String, Object> options = new LinkedHashMap<>(samplingConfig.options());
+      options.put(TokenBudgetSampler.TOKEN_BUDGET_OPTION, request.tokenBudget());
+      samplingConfig =
+          new SamplingConfig(samplingConfig.dpRank(), samplingConfig.batchIndex(), options);
+    }
     boolean cached =
-        sampler.hasCachedResult(
-            request.partitionId(), request.taskName(), request.samplingConfig());
-    if (!cached && ready.size() < request.batchSize()) {
+        chosen.hasCachedResult(request.partitionId(), request.taskName(), samplingConfig);
+    if (!cached && ready.size() < minimumReady(request)) {
       return new FetchOutcome(null, ready.size(), false);
     }
     SampleResult result =
-        sampler.sample(
+        chosen.sample(
             new SamplingRequest(
                 ready.view(),
-                request.batchSize(),
+                request.batchSize() == null
+                    ? GetMetadataRequest.MAX_BATCH_SIZE
+                    : request.batchSize(),
                 request.partitionId(),
                 request.taskName(),
-                request.samplingConfig(),
+                samplingConfig,
                 index -> {
                   Map<String, Object> tags = partition.tags(IndexAllocator.checkIndex(index));
                   return tags == null ? Map.of() : tags;
@@ -549,11 +571,39 @@ public final class Controller implements ControllerApi {
     }
     checkMembers(partition, result.sampled(), "sampled");
     checkMembers(partition, result.consumed(), "consumed");
-    partition.markConsumed(request.taskName(), result.consumed());
-    long[] indexes = result.sampled().stream().mapToLong(Long::longValue).toArray();
+    List<Long> sampled = result.sampled();
+    List<Long> consumed = result.consumed();
+    if (partition.hasClearing()) {
+      // A sampler's cached answer may name samples whose clear began since: never hand them out.
+      sampled = withoutClearing(partition, sampled);
+      consumed = withoutClearing(partition, consumed);
+      if (sampled.isEmpty()) {
+        return new FetchOutcome(null, ready.size(), true);
+      }
+    }
+    partition.markConsumed(request.taskName(), consumed);
+    long[] indexes = sampled.stream().mapToLong(Long::longValue).toArray();
     BatchMeta.Builder builder = tables.rows(partition, indexes, request.fields()).allProduced();
     ControllerTables.addSchemas(builder, partition, request.fields(), indexes);
     return new FetchOutcome(builder.build(), ready.size(), false);
+  }
+
+  /**
+   * The ready samples a fetch needs before its sampler is asked: its batch size, or one for a
+   * token-budget fetch (whose sampler decides how many make a batch).
+   */
+  private static int minimumReady(GetMetadataRequest request) {
+    return request.tokenBudget() != null ? 1 : request.batchSize();
+  }
+
+  private static List<Long> withoutClearing(Partition partition, List<Long> indexes) {
+    List<Long> kept = new ArrayList<>(indexes.size());
+    for (Long index : indexes) {
+      if (!partition.isClearing((int) (long) index)) {
+        kept.add(index);
+      }
+    }
+    return kept;
   }
 
   private void checkMembers(Partition partition, List<Long> indexes, String what) {
@@ -707,6 +757,20 @@ public final class Controller implements ControllerApi {
           stateChanged.signalAll();
           return true;
         });
+  }
+
+  /**
+   * Marks samples as being cleared, the first step of a clear: from now on no fetch returns them
+   * (they leave the ready sets, a sampler's cached answer is filtered, a force fetch omits them),
+   * while their metadata stays for the removal of their data; {@link #clearSamples} then frees
+   * them. Pairs that name no active sample at its current generation are ignored (idempotent).
+   *
+   * @param request the (index, partition) pairs
+   * @return the number of samples newly marked
+   */
+  public int markClearing(ClearSamplesRequest request) {
+    Objects.requireNonNull(request, "request");
+    return locked(() -> tables.markClearing(request));
   }
 
   /**

@@ -98,8 +98,10 @@ public interface ControllerApi {
    *
    * @param partitionId the partition
    * @param taskName the task, or null for every task
+   * @return whether some sample was marked consumed (by the task, or by any task for null) and now
+   *     is not; false for an unknown partition or task
    */
-  void resetConsumption(String partitionId, String taskName);
+  boolean resetConsumption(String partitionId, String taskName);
 
   /**
    * Answers a metadata request in insert, fetch or force-fetch mode; a blocking fetch waits at most
@@ -172,6 +174,17 @@ public interface ControllerApi {
    * @return the number of samples removed
    */
   int clearSamples(ClearSamplesRequest request);
+
+  /**
+   * Marks samples as being cleared, the first step of every clear (then storage removes their data,
+   * then {@link #clearSamples} or {@link #clearPartition} frees their indexes): no fetch returns a
+   * marked sample, so no reader is handed a sample whose data is being removed. Idempotent; pairs
+   * that name no active sample at its current generation are ignored.
+   *
+   * @param request the samples
+   * @return the number of samples newly marked
+   */
+  int markClearing(ClearSamplesRequest request);
 
   /**
    * The samples of some keys, optionally creating missing ones.

@@ -83,9 +83,14 @@ final class ControllerTables {
     return builder.build();
   }
 
-  BatchMeta forceFetch(String partitionId, List<String> fields) {
+  BatchMeta forceFetch(String partitionId, List<String> fields, boolean includeClearing) {
     Partition partition = requirePartition(partitionId);
-    return describe(partition, partition.members().toArray(), fields);
+    long[] members = partition.members().toArray();
+    if (!includeClearing && partition.hasClearing()) {
+      members =
+          Arrays.stream(members).filter(index -> !partition.isClearing((int) index)).toArray();
+    }
+    return describe(partition, members, fields);
   }
 
   /**
@@ -297,6 +302,33 @@ final class ControllerTables {
 
   /** Clears the active samples among the pairs and releases them; returns how many. */
   int clearSamples(ClearSamplesRequest request) {
+    int cleared = 0;
+    for (Map.Entry<String, BitSet> e : currentSamples(request).entrySet()) {
+      int[] indexes = e.getValue().stream().toArray();
+      partitions.get(e.getKey()).clear(indexes, request.clearConsumption());
+      allocator.releaseIndexes(e.getKey(), indexes);
+      cleared += indexes.length;
+    }
+    return cleared;
+  }
+
+  /**
+   * Marks the active samples among the pairs as being cleared, so that no fetch hands them out any
+   * more; returns how many were not marked before.
+   */
+  int markClearing(ClearSamplesRequest request) {
+    int marked = 0;
+    for (Map.Entry<String, BitSet> e : currentSamples(request).entrySet()) {
+      marked += partitions.get(e.getKey()).markClearing(e.getValue().stream().toArray());
+    }
+    return marked;
+  }
+
+  /**
+   * The pairs of a request that name an active sample of an existing partition at its current
+   * generation, grouped by partition; the others are ignored.
+   */
+  private Map<String, BitSet> currentSamples(ClearSamplesRequest request) {
     Map<String, BitSet> groups = new LinkedHashMap<>();
     for (int i = 0; i < request.indexes().size(); i++) {
       Long index = request.indexes().get(i);
@@ -314,14 +346,7 @@ final class ControllerTables {
       }
       groups.computeIfAbsent(partitionId, k -> new BitSet()).set((int) (long) index);
     }
-    int cleared = 0;
-    for (Map.Entry<String, BitSet> e : groups.entrySet()) {
-      int[] indexes = e.getValue().stream().toArray();
-      partitions.get(e.getKey()).clear(indexes, request.clearConsumption());
-      allocator.releaseIndexes(e.getKey(), indexes);
-      cleared += indexes.length;
-    }
-    return cleared;
+    return groups;
   }
 
   /** The key of each index, null where none; empty for an unknown partition. */

@@ -17,10 +17,15 @@ import org.transferqueue.sampler.SamplingConfig;
  * @param fields the fields of interest; non-null, each non-empty (fetch needs at least one)
  * @param taskName the consuming task (fetch only; non-empty when given)
  * @param batchSize the number of samples (insert and fetch; 1 to {@link #MAX_BATCH_SIZE}); null for
- *     force fetch
+ *     force fetch; with a token budget, the most samples the batch may hold (null: no limit)
  * @param samplingConfig the caller's rank, batch index and sampler options; null for none (the
  *     controller always gives the sampler its own partition id and task name)
  * @param timeout the longest wait of a blocking fetch; null for the configured default
+ * @param tokenBudget fetch only: fill the batch up to this many tokens instead of a number of
+ *     samples, each sample counting the tokens its {@link
+ *     org.transferqueue.sampler.TokenBudgetSampler#LENGTH_TAG} tag names (upstream's {@code
+ *     get_meta(..., token_budget=N)}; see {@link org.transferqueue.sampler.TokenBudgetSampler});
+ *     null for a fetch by count
  */
 public record GetMetadataRequest(
     FetchMode mode,
@@ -29,7 +34,8 @@ public record GetMetadataRequest(
     String taskName,
     Integer batchSize,
     SamplingConfig samplingConfig,
-    Duration timeout) {
+    Duration timeout,
+    Long tokenBudget) {
 
   /**
    * The largest batch of one insert or fetch, 2^24 samples (the storage units' per-request row
@@ -65,20 +71,52 @@ public record GetMetadataRequest(
         if (taskName == null) {
           throw invalid("must provide task_name in fetch mode: task_name=" + taskName);
         }
-        if (batchSize == null) {
-          throw invalid("must provide batch_size in fetch mode");
+        if (batchSize == null && tokenBudget == null) {
+          throw invalid("must provide batch_size in fetch mode (or a token_budget)");
         }
-        checkBatchSize(batchSize);
+        if (batchSize != null) {
+          checkBatchSize(batchSize);
+        }
         if (fields.isEmpty()) {
           throw invalid("must provide at least one field in fetch mode");
         }
       }
       case FORCE_FETCH -> {}
     }
+    if (tokenBudget != null) {
+      if (mode != FetchMode.FETCH) {
+        throw invalid("token_budget=" + tokenBudget + " is only for fetch mode, not " + mode);
+      }
+      if (tokenBudget < 1) {
+        throw invalid("token_budget=" + tokenBudget + " < 1");
+      }
+    }
     samplingConfig = samplingConfig == null ? SamplingConfig.NONE : samplingConfig;
     if (timeout != null && timeout.isNegative()) {
       throw invalid("timeout=" + timeout + " < 0");
     }
+  }
+
+  /**
+   * A request without a token budget.
+   *
+   * @param mode what is asked for
+   * @param partitionId the partition
+   * @param fields the fields of interest
+   * @param taskName the consuming task (fetch only)
+   * @param batchSize the number of samples; null for force fetch
+   * @param samplingConfig the caller's rank, batch index and sampler options, or null
+   * @param timeout the longest wait of a blocking fetch, or null for the default
+   */
+  public GetMetadataRequest(
+      FetchMode mode,
+      String partitionId,
+      List<String> fields,
+      String taskName,
+      Integer batchSize,
+      SamplingConfig samplingConfig,
+      Duration timeout) {
+    this(mode, partitionId, fields, taskName, batchSize, samplingConfig, timeout, null);
   }
 
   /**
@@ -110,6 +148,58 @@ public record GetMetadataRequest(
   }
 
   /**
+   * A fetch of ready samples for a task up to {@code tokenBudget} tokens (upstream's {@code
+   * get_meta(..., token_budget=N)}): samples are taken in index order while their lengths (the
+   * {@link org.transferqueue.sampler.TokenBudgetSampler#LENGTH_TAG} tag) fit; a sample longer than
+   * the budget comes alone. See {@link org.transferqueue.sampler.TokenBudgetSampler}.
+   *
+   * <pre>{@code
+   * BatchMeta batch = client.getMeta(
+   *     GetMetadataRequest.fetchTokens("train", List.of("input_ids"), "actor", 4096));
+   * }</pre>
+   *
+   * @param partitionId the partition
+   * @param fields the fields that must be produced
+   * @param taskName the consuming task
+   * @param tokenBudget the most tokens of the batch, at least 1
+   * @return the request (no limit on the number of samples; see {@link #withBatchSize})
+   */
+  public static GetMetadataRequest fetchTokens(
+      String partitionId, List<String> fields, String taskName, long tokenBudget) {
+    return new GetMetadataRequest(
+        FetchMode.FETCH,
+        partitionId,
+        fields,
+        taskName,
+        null,
+        SamplingConfig.NONE,
+        null,
+        tokenBudget);
+  }
+
+  /**
+   * This request with another batch size (with a token budget: the most samples of the batch).
+   *
+   * @param size the batch size, or null for none (a token-budget fetch only)
+   * @return a new request
+   */
+  public GetMetadataRequest withBatchSize(Integer size) {
+    return new GetMetadataRequest(
+        mode, partitionId, fields, taskName, size, samplingConfig, timeout, tokenBudget);
+  }
+
+  /**
+   * This request with a token budget (fetch only).
+   *
+   * @param budget the most tokens of the batch, at least 1, or null for a fetch by count
+   * @return a new request
+   */
+  public GetMetadataRequest withTokenBudget(Long budget) {
+    return new GetMetadataRequest(
+        mode, partitionId, fields, taskName, batchSize, samplingConfig, timeout, budget);
+  }
+
+  /**
    * A force fetch of every sample in the partition.
    *
    * @param partitionId the partition
@@ -128,7 +218,8 @@ public record GetMetadataRequest(
    * @return a new request
    */
   public GetMetadataRequest withSamplingConfig(SamplingConfig config) {
-    return new GetMetadataRequest(mode, partitionId, fields, taskName, batchSize, config, timeout);
+    return new GetMetadataRequest(
+        mode, partitionId, fields, taskName, batchSize, config, timeout, tokenBudget);
   }
 
   /**
@@ -139,7 +230,7 @@ public record GetMetadataRequest(
    */
   public GetMetadataRequest withTimeout(Duration wait) {
     return new GetMetadataRequest(
-        mode, partitionId, fields, taskName, batchSize, samplingConfig, wait);
+        mode, partitionId, fields, taskName, batchSize, samplingConfig, wait, tokenBudget);
   }
 
   private static void checkBatchSize(int batchSize) {
@@ -167,6 +258,7 @@ public record GetMetadataRequest(
         + taskName
         + " batch="
         + batchSize
+        + (tokenBudget == null ? "" : " token_budget=" + tokenBudget)
         + "]";
   }
 }

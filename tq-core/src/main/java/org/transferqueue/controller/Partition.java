@@ -35,6 +35,13 @@ final class Partition {
   private int activeCount;
   private final BitSet preAllocated = new BitSet();
   private int preAllocatedCount;
+
+  /**
+   * Active samples whose clear has begun: no fetch hands them out (they are in no ready set and are
+   * filtered from sampler answers); a subset of {@link #active}, emptied as they are cleared.
+   */
+  private final BitSet clearing = new BitSet();
+
   private final LinkedHashMap<String, FieldColumn> fields = new LinkedHashMap<>();
   private final LinkedHashMap<String, BitSet> consumption = new LinkedHashMap<>();
   private final LinkedHashMap<ReadyKey, ReadySet> readySets =
@@ -220,7 +227,7 @@ final class Partition {
   }
 
   private boolean producedForAll(int index, List<String> names) {
-    if (!active.get(index)) {
+    if (!active.get(index) || clearing.get(index)) {
       return false;
     }
     for (String name : names) {
@@ -270,10 +277,16 @@ final class Partition {
     }
   }
 
-  /** Clears consumption of one task, or of all tasks when {@code task} is null. */
-  void resetConsumption(String task) {
+  /**
+   * Clears consumption of one task, or of all tasks when {@code task} is null.
+   *
+   * @return whether some flag was set before
+   */
+  boolean resetConsumption(String task) {
+    boolean reset = false;
     for (Map.Entry<String, BitSet> e : consumption.entrySet()) {
       if (task == null || task.equals(e.getKey())) {
+        reset |= e.getValue().intersects(active);
         e.getValue().clear();
       }
     }
@@ -282,6 +295,7 @@ final class Partition {
         rebuild(e.getKey(), e.getValue());
       }
     }
+    return reset;
   }
 
   /**
@@ -312,12 +326,44 @@ final class Partition {
       candidates.and(column.produced);
     }
     candidates.andNot(consumption.get(key.task()));
+    candidates.andNot(clearing);
     for (int i = candidates.nextSetBit(0); i >= 0; i = candidates.nextSetBit(i + 1)) {
       set.add(i);
     }
   }
 
   // ---- clearing ---------------------------------------------------------------------------
+
+  /**
+   * Marks active samples as being cleared: they leave every ready set and no fetch returns them
+   * until {@link #clear} removes them.
+   *
+   * @param indexes active samples
+   * @return how many were not marked before
+   */
+  int markClearing(int[] indexes) {
+    int marked = 0;
+    for (int index : indexes) {
+      if (active.get(index) && !clearing.get(index)) {
+        clearing.set(index);
+        marked++;
+        for (ReadySet set : readySets.values()) {
+          set.remove(index);
+        }
+      }
+    }
+    return marked;
+  }
+
+  /** Whether the clear of an active sample has begun. */
+  boolean isClearing(int index) {
+    return clearing.get(index);
+  }
+
+  /** Whether some sample's clear has begun. */
+  boolean hasClearing() {
+    return !clearing.isEmpty();
+  }
 
   /** Clears active samples: production, consumption (optionally), schemas, tags, keys. */
   void clear(int[] indexes, boolean clearConsumption) {
@@ -334,6 +380,7 @@ final class Partition {
         active.clear(index);
         activeCount--;
       }
+      clearing.clear(index);
       tags.remove(index);
       backendMeta.remove(index);
       insertPositions.remove(index);
@@ -472,6 +519,9 @@ final class Partition {
     require(!active.intersects(preAllocated), "active and pre-allocated overlap");
     require(active.cardinality() == activeCount, "active count");
     require(preAllocated.cardinality() == preAllocatedCount, "pre-allocated count");
+    BitSet strayClearing = (BitSet) clearing.clone();
+    strayClearing.andNot(active);
+    require(strayClearing.isEmpty(), "clearing marks on inactive " + strayClearing);
     for (FieldColumn column : fields.values()) {
       BitSet outside = (BitSet) column.produced.clone();
       outside.andNot(active);

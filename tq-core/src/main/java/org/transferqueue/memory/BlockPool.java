@@ -6,6 +6,8 @@ import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 
 /**
  * The process's pool of native blocks in size classes: powers of two from {@link #MIN_BLOCK_BYTES}
@@ -62,8 +64,14 @@ final class BlockPool {
     try {
       block = arena.allocate(blockSize, BufferAllocator.ALIGNMENT_BYTES);
     } catch (OutOfMemoryError e) {
+      // The operating system refused the memory (a size no limit caught, e.g. an unlimited root
+      // asked for a length taken from a hostile peer): a typed error the caller can handle, not an
+      // Error that escapes every catch of TqException.
       arena.close();
-      throw e;
+      throw new TqException(
+          ErrorCode.OUT_OF_MEMORY,
+          "the operating system refused a block of " + blockSize + " bytes: " + e.getMessage(),
+          e);
     }
     block.fill((byte) 0);
     sizeClass(blockSize).track(block, arena);

@@ -9,9 +9,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.transferqueue.controller.ControllerStatistics;
@@ -28,9 +33,17 @@ import org.transferqueue.controller.PartitionStatistics;
  * failure goes to the {@link MetricsErrorHandler}.
  *
  * <p>Thread-safe: collections are serialised; gauges read values published by the last one. {@link
- * #start} runs collections periodically on one daemon thread until {@link #close()}.
+ * #start} runs collections periodically on one daemon thread until {@link #close()}; {@link
+ * #refresh} runs one on that thread at once (a Prometheus endpoint calls it before each scrape, so
+ * a scrape shows the state at scrape time rather than at the last periodic collection).
  */
 public final class MetricsCollector implements AutoCloseable {
+  /**
+   * How long a scrape waits for {@link #refresh} before it shows the gauges' previous values: well
+   * below a scraper's usual timeout (Prometheus: 10 s), far above a collection's usual time.
+   */
+  public static final Duration SCRAPE_REFRESH_DEADLINE = Duration.ofSeconds(2);
+
   /** Null for a collector of storage-unit gauges only ({@link #forStorageUnits}). */
   private final Supplier<ControllerStatistics> controllerStatistics;
 
@@ -60,7 +73,22 @@ public final class MetricsCollector implements AutoCloseable {
   private volatile double allocatedIndexes;
   private volatile double reusableIndexes;
 
-  private ScheduledExecutorService scheduler;
+  /** Runs every collection but {@link #collectNow} called directly; its thread starts lazily. */
+  private final ScheduledExecutorService collecting =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "tq-metrics-collector");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /** Guards {@link #queued} and {@link #started}. */
+  private final Object refreshLock = new Object();
+
+  /** A refresh collection submitted and not begun yet, which later refreshes join; or null. */
+  private CompletableFuture<Void> queued;
+
+  private boolean started;
 
   /**
    * Registers the gauges; they read 0 (and labelled ones are absent) until the first collection.
@@ -271,30 +299,90 @@ public final class MetricsCollector implements AutoCloseable {
    * @param interval the period, positive
    * @throws IllegalStateException if already started
    */
-  public synchronized void start(Duration interval) {
-    if (scheduler != null) {
-      throw new IllegalStateException("the collector is already started");
+  public void start(Duration interval) {
+    synchronized (refreshLock) {
+      if (started) {
+        throw new IllegalStateException("the collector is already started");
+      }
+      started = true;
     }
-    scheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "tq-metrics-collector");
-              t.setDaemon(true);
-              return t;
-            });
     long periodNanos = interval.toNanos();
-    scheduler.scheduleAtFixedRate(this::collectNow, 0, periodNanos, TimeUnit.NANOSECONDS);
+    collecting.scheduleAtFixedRate(this::collectNow, 0, periodNanos, TimeUnit.NANOSECONDS);
   }
 
-  /** Stops periodic collection. Idempotent; the gauges stay registered with their last values. */
+  /**
+   * Brings every gauge up to the state at this call, waiting at most {@code deadline}: a collection
+   * that begins after this call, on the collector's thread, whose results the gauges show once it
+   * is done. Concurrent callers share one collection, so a burst of scrapes takes the controller's
+   * statistics once; a collection already running when this is called does not count (it may have
+   * read the state before the change the caller wants to see).
+   *
+   * @param deadline how long to wait; past it the gauges keep their previous values and the
+   *     collection still completes in the background
+   * @return true if the gauges now reflect the state at the call; false past the deadline, after
+   *     {@link #close()}, or when the calling thread is interrupted (its flag is kept)
+   */
+  public boolean refresh(Duration deadline) {
+    CompletableFuture<Void> done;
+    synchronized (refreshLock) {
+      if (queued == null) {
+        CompletableFuture<Void> next = new CompletableFuture<>();
+        try {
+          collecting.execute(
+              () -> {
+                synchronized (refreshLock) {
+                  if (queued == next) {
+                    queued = null;
+                  }
+                }
+                try {
+                  collectNow();
+                  next.complete(null);
+                } catch (RuntimeException | Error e) {
+                  next.completeExceptionally(e);
+                  throw e;
+                }
+              });
+        } catch (RejectedExecutionException e) {
+          return false; // closed
+        }
+        queued = next;
+      }
+      done = queued;
+    }
+    try {
+      done.get(deadline.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      errors.onError(
+          "metrics refresh",
+          new TimeoutException(
+              "collection took longer than " + deadline + "; the gauges keep their last values"));
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException e) {
+      // collectNow reports its own failures; an Error escaping it is reported here.
+      errors.onError("metrics refresh", e.getCause());
+      return false;
+    } catch (CancellationException e) {
+      return false; // closed while waiting
+    }
+  }
+
+  /**
+   * Stops periodic collection and refreshes. Idempotent; the gauges stay registered with their last
+   * values.
+   */
   @Override
   public void close() {
-    ScheduledExecutorService running;
-    synchronized (this) {
-      running = scheduler;
-    }
-    if (running != null) {
-      running.shutdownNow();
+    collecting.shutdownNow();
+    synchronized (refreshLock) {
+      if (queued != null) {
+        queued.cancel(false);
+        queued = null;
+      }
     }
   }
 }

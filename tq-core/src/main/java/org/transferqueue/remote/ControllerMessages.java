@@ -97,5 +97,12 @@ final class ControllerMessages {
   /** {@code []} → {@code host:port} of the controller's Prometheus endpoint, or nil for none. */
   static final int METRICS_ENDPOINT = 126;
 
+  /**
+   * {@code [ClearSamplesRequest]} -> {@code int} newly marked: the first step of a clear; marked
+   * samples are handed out by no fetch until {@code CLEAR_SAMPLES} or {@code CLEAR_PARTITION} frees
+   * them.
+   */
+  static final int MARK_CLEARING = 127;
+
   private ControllerMessages() {}
 }

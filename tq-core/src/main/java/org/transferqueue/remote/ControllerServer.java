@@ -14,6 +14,7 @@ import static org.transferqueue.remote.ControllerMessages.GET_SAMPLE_META;
 import static org.transferqueue.remote.ControllerMessages.GET_TAGS;
 import static org.transferqueue.remote.ControllerMessages.LIST_KEYS;
 import static org.transferqueue.remote.ControllerMessages.LIST_PARTITIONS;
+import static org.transferqueue.remote.ControllerMessages.MARK_CLEARING;
 import static org.transferqueue.remote.ControllerMessages.METRICS_ENDPOINT;
 import static org.transferqueue.remote.ControllerMessages.PARTITION_INDEX_RANGE;
 import static org.transferqueue.remote.ControllerMessages.PARTITION_STATISTICS;
@@ -220,10 +221,7 @@ public final class ControllerServer implements AutoCloseable {
         in -> {
           String partition = in.string("partitionId");
           String task = in.string("taskName");
-          return out -> {
-            controller.resetConsumption(partition, task);
-            out.nil();
-          };
+          return out -> out.bool(controller.resetConsumption(partition, task));
         });
     register(
         b,
@@ -314,6 +312,15 @@ public final class ControllerServer implements AutoCloseable {
               out.integer(
                   requests.measure(
                       ControllerOp.CLEAR_META, () -> controller.clearSamples(request), n -> n));
+        });
+    register(
+        b,
+        requests,
+        MARK_CLEARING,
+        1,
+        in -> {
+          var request = in.clearSamplesRequest();
+          return out -> out.integer(controller.markClearing(request));
         });
     register(
         b,

@@ -625,7 +625,12 @@ public final class MetaReader {
    * @return the request
    */
   public GetMetadataRequest getMetadataRequest() {
-    expectArray(7, "GetMetadataRequest");
+    int size = arrayHeader("GetMetadataRequest");
+    if (size != 7 && size != 8) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "GetMetadataRequest has " + size + " elements, expected 7 or 8");
+    }
     FetchMode mode = enumValue(FetchMode.class, "GetMetadataRequest.mode");
     String partition = string("GetMetadataRequest.partitionId");
     List<String> fields = strings("GetMetadataRequest.fields");
@@ -633,7 +638,9 @@ public final class MetaReader {
     Integer batchSize = nullableInt32("GetMetadataRequest.batchSize");
     SamplingConfig sampling = samplingConfig();
     Duration timeout = duration("GetMetadataRequest.timeout");
-    return new GetMetadataRequest(mode, partition, fields, task, batchSize, sampling, timeout);
+    Long tokenBudget = size == 8 && !tryNil() ? integer("GetMetadataRequest.tokenBudget") : null;
+    return new GetMetadataRequest(
+        mode, partition, fields, task, batchSize, sampling, timeout, tokenBudget);
   }
 
   /**

@@ -486,7 +486,9 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter getMetadataRequest(GetMetadataRequest request) {
-    arrayHeader(7);
+    // The token budget is an eighth element only when set, so that every other request keeps the
+    // seven-element form that earlier peers read.
+    arrayHeader(request.tokenBudget() == null ? 7 : 8);
     string(request.mode().name());
     string(request.partitionId());
     strings(request.fields());
@@ -494,6 +496,9 @@ public final class MetaWriter {
     nullableInteger(request.batchSize() == null ? null : request.batchSize().longValue());
     samplingConfig(request.samplingConfig());
     duration(request.timeout());
+    if (request.tokenBudget() != null) {
+      nullableInteger(request.tokenBudget());
+    }
     return this;
   }
 

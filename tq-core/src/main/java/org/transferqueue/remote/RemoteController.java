@@ -246,16 +246,16 @@ public final class RemoteController implements ControllerApi {
   }
 
   @Override
-  public void resetConsumption(String partitionId, String taskName) {
+  public boolean resetConsumption(String partitionId, String taskName) {
     Names.checkPartitionId(partitionId);
     if (taskName != null) {
       Names.checkTaskName(taskName);
     }
-    call(
+    return call(
         ControllerMessages.RESET_CONSUMPTION,
         2,
         w -> w.string(partitionId).string(taskName),
-        NOTHING);
+        in -> in.bool("reset"));
   }
 
   @Override
@@ -345,6 +345,16 @@ public final class RemoteController implements ControllerApi {
         1,
         w -> w.clearSamplesRequest(request),
         in -> in.int32("removed"));
+  }
+
+  @Override
+  public int markClearing(ClearSamplesRequest request) {
+    Objects.requireNonNull(request, "request");
+    return call(
+        ControllerMessages.MARK_CLEARING,
+        1,
+        w -> w.clearSamplesRequest(request),
+        in -> in.int32("marked"));
   }
 
   @Override

@@ -35,6 +35,7 @@ import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.kv.KvKeys;
@@ -623,6 +624,49 @@ public final class RemoteObjectStore extends AbstractObjectStore
     }
     failures.rethrow();
     return failure != 0 ? failure : total;
+  }
+
+  // ---------------------------------------------------------------- statistics
+
+  /**
+   * The nodes, in sharding order.
+   *
+   * @return the node addresses
+   */
+  public List<HostPort> nodes() {
+    return nodes;
+  }
+
+  /**
+   * What the node at {@code node} holds now, asked of that node ({@code STATS}); needs no {@link
+   * #setup}, so a status tool can ask without joining the store.
+   *
+   * @param node the node's position in {@link #nodes()}
+   * @return the node's objects, bytes used and capacity, and evictions so far
+   * @throws TqException {@code INVALID_ARGUMENT} for a position out of range, {@code CLOSED} after
+   *     {@link #closeStore}, or the node's or the transport's code ({@code CONNECTION_FAILED},
+   *     {@code DEADLINE_EXCEEDED}, ...)
+   */
+  public StoreStatistics nodeStatistics(int node) {
+    if (node < 0 || node >= nodes.size()) {
+      throw new TqException(
+          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          "store node " + node + " is not one of the " + nodes.size() + " nodes");
+    }
+    if (closed) {
+      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "the store client is closed");
+    }
+    byte[] meta = new Wire.Writer().array(0).toBytes();
+    try (Response response =
+            join(
+                call(
+                    node,
+                    Request.of(StoreNodeMessages.STATS, meta),
+                    BodyDestination.into(List.of())));
+        Wire.Reader in = new Wire.Reader(response.metadata(), "store-node STATS reply")) {
+      in.array();
+      return new StoreStatistics(in.i64(), in.i64(), in.i64(), in.i64());
+    }
   }
 
   // ---------------------------------------------------------------- checkpoints

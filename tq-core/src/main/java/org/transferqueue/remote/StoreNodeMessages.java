@@ -20,6 +20,9 @@ package org.transferqueue.remote;
  *  308   PREPARE_LOAD [token, path, size|-1, crc32c]      -                 []
  *  309   COMMIT_LOAD [token]                              -                 []
  *  310   ABORT_LOAD [token]                               -                 []
+ *  311   STATS  []                                        -                 [objects, usedBytes,
+ *                                                                            capacityBytes,
+ *                                                                            evictedObjects]
  * </pre>
  *
  * Checkpoint loads run in two phases across all nodes ({@link StagedCheckpointLoads}).
@@ -36,6 +39,7 @@ final class StoreNodeMessages {
   static final int PREPARE_LOAD = 308;
   static final int COMMIT_LOAD = 309;
   static final int ABORT_LOAD = 310;
+  static final int STATS = 311;
 
   /** The most keys one request may name. */
   static final int MAX_KEYS = 1 << 20;

@@ -21,6 +21,7 @@ import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.PendingReads;
 import org.transferqueue.objectstore.engine.PendingWrites;
@@ -99,6 +100,7 @@ public final class StoreNodeServer implements AutoCloseable {
                 StoreNodeMessages.PREPARE_LOAD, RequestHandler.replying(checkpoints::onPrepare))
             .handler(StoreNodeMessages.COMMIT_LOAD, RequestHandler.replying(checkpoints::onCommit))
             .handler(StoreNodeMessages.ABORT_LOAD, RequestHandler.replying(checkpoints::onAbort))
+            .handler(StoreNodeMessages.STATS, RequestHandler.replying(this::onStats))
             .start();
   }
 
@@ -425,6 +427,23 @@ public final class StoreNodeServer implements AutoCloseable {
     return count(removed(store.removeAll(force), samples));
   }
 
+  private Reply onStats(ReceivedRequest request) {
+    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node STATS")) {
+      if (in.array() != 0) {
+        throw in.malformed("expected []");
+      }
+    }
+    StoreStatistics stats = engine().statistics();
+    return Reply.of(
+        new Wire.Writer()
+            .array(4)
+            .i64(stats.objects())
+            .i64(stats.usedBytes())
+            .i64(stats.capacityBytes())
+            .i64(stats.evictedObjects())
+            .toBytes());
+  }
+
   private static long removed(long count, LongConsumer samples) {
     samples.accept(Math.max(0, count));
     return count;
@@ -457,7 +476,7 @@ public final class StoreNodeServer implements AutoCloseable {
     }
     throw new StorageException(
         ErrorCode.UNSUPPORTED_OPERATION,
-        "store node " + store.hostname() + " serves a store without checkpoints");
+        "store node " + store.hostname() + " serves a store without checkpoints or statistics");
   }
 
   /** Stops serving, waiting for running requests, then discards a staged checkpoint load. */

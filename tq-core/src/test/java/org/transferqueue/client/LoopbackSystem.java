@@ -3,6 +3,7 @@ package org.transferqueue.client;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
@@ -255,16 +256,14 @@ final class LoopbackSystem implements TestSystem {
   }
 
   @Override
-  public CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
-    if (!includeStorage) {
-      throw new IllegalArgumentException("a remote client always saves storage");
-    }
-    return client.saveCheckpoint(directory);
+  public CheckpointResult saveCheckpoint(
+      Path directory, boolean includeStorage, Map<String, ?> metadata) {
+    return client.saveCheckpoint(directory, includeStorage, metadata);
   }
 
   @Override
-  public void loadCheckpoint(Path directory) {
-    client.loadCheckpoint(directory);
+  public Map<String, Object> loadCheckpoint(Path directory) {
+    return client.loadCheckpoint(directory);
   }
 
   @Override

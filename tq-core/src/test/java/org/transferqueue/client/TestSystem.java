@@ -1,6 +1,7 @@
 package org.transferqueue.client;
 
 import java.nio.file.Path;
+import java.util.Map;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
@@ -43,12 +44,17 @@ sealed interface TestSystem extends AutoCloseable permits TestSystem.Embedded, L
 
   /**
    * Saves a checkpoint ({@link TransferQueueSystem#saveCheckpoint}, or {@link
-   * TqClient#saveCheckpoint}, which always includes storage, over loopback).
+   * TqClient#saveCheckpoint} over loopback).
    */
-  CheckpointResult saveCheckpoint(Path directory, boolean includeStorage);
+  default CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
+    return saveCheckpoint(directory, includeStorage, Map.of());
+  }
 
-  /** Loads a checkpoint. */
-  void loadCheckpoint(Path directory);
+  /** Saves a checkpoint with the caller's metadata. */
+  CheckpointResult saveCheckpoint(Path directory, boolean includeStorage, Map<String, ?> metadata);
+
+  /** Loads a checkpoint; returns its metadata. */
+  Map<String, Object> loadCheckpoint(Path directory);
 
   /**
    * The bytes the system's storage holds: when embedded, all of the system's allocator (storage and
@@ -98,13 +104,14 @@ sealed interface TestSystem extends AutoCloseable permits TestSystem.Embedded, L
     }
 
     @Override
-    public CheckpointResult saveCheckpoint(Path directory, boolean includeStorage) {
-      return system.saveCheckpoint(directory, includeStorage);
+    public CheckpointResult saveCheckpoint(
+        Path directory, boolean includeStorage, Map<String, ?> metadata) {
+      return system.saveCheckpoint(directory, includeStorage, metadata);
     }
 
     @Override
-    public void loadCheckpoint(Path directory) {
-      system.loadCheckpoint(directory);
+    public Map<String, Object> loadCheckpoint(Path directory) {
+      return system.loadCheckpoint(directory);
     }
 
     @Override

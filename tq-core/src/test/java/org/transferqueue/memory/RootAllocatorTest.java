@@ -34,6 +34,27 @@ class RootAllocatorTest {
   }
 
   @Test
+  void shouldRefuseWithOutOfMemoryWhenTheOperatingSystemRefusesABlock() {
+    // 64 TiB: no limit stops it in an unlimited root, the operating system does.
+    long refused = 1L << 46;
+    try (RootAllocator unlimited =
+        RootAllocator.builder()
+            .name("unlimited")
+            .limitBytes(Long.MAX_VALUE)
+            .leakPolicy(LeakPolicy.THROW)
+            .build()) {
+      assertThatThrownBy(() -> unlimited.allocate(refused))
+          .isInstanceOf(TqException.class)
+          .hasMessageContaining("refused a block of " + refused)
+          .satisfies(e -> assertThat(((TqException) e).code()).isEqualTo(ErrorCode.OUT_OF_MEMORY));
+      assertThat(unlimited.allocatedBytes()).isZero();
+      try (NativeBuffer after = unlimited.allocate(4096)) {
+        assertThat(after.lengthBytes()).isEqualTo(4096);
+      }
+    }
+  }
+
+  @Test
   void shouldReuseReleasedBlockWithoutCreatingNewOne(RootAllocator allocator) {
     long address;
     try (NativeBuffer first = allocator.allocate(1 << 20)) {

@@ -5,15 +5,21 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
+import org.transferqueue.testing.Await;
 
 class MetricsCollectorTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -222,5 +228,81 @@ class MetricsCollectorTest {
     collector.collectNow();
     assertThat(errors.errorCount()).isEqualTo(1);
     assertThat(value(MetricDescriptor.PARTITIONS.meterName())).isEqualTo(1);
+  }
+
+  @Test
+  void shouldShowTheStateAtARefreshWithoutWaitingForThePeriod() {
+    MetricsCollector collector = collector(null);
+    try {
+      collector.start(Duration.ofHours(1));
+      Await.until(() -> gauge(MetricDescriptor.PARTITIONS.meterName()) != null, "first collection");
+      stats.set(new ControllerStatistics(List.of(partition("p", 3, 3, Map.of())), 3, 0, 3));
+
+      assertThat(collector.refresh(Duration.ofSeconds(10))).isTrue();
+
+      assertThat(value(MetricDescriptor.PARTITIONS.meterName())).isEqualTo(1);
+      assertThat(value(MetricDescriptor.PARTITION_SAMPLES.meterName(), "partition_id", "p"))
+          .isEqualTo(3);
+    } finally {
+      collector.close();
+    }
+    assertThat(collector.refresh(Duration.ofSeconds(10))).as("after close").isFalse();
+  }
+
+  @Test
+  void shouldGiveUpARefreshAtItsDeadlineAndShareOneCollectionAmongWaiters() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger reads = new AtomicInteger();
+    MetricsCollector collector =
+        new MetricsCollector(
+            registry,
+            () -> {
+              reads.incrementAndGet();
+              entered.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return stats.get();
+            },
+            probes,
+            null,
+            clock::get,
+            () -> 4096,
+            errors);
+    List<Thread> scrapers = new ArrayList<>();
+    try {
+      // A slow statistics source: the refresh returns at its deadline with the previous values.
+      long start = System.nanoTime();
+      assertThat(collector.refresh(Duration.ofMillis(200))).isFalse();
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+      assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+      // While that collection runs, three scrapes queue one collection between them.
+      List<CompletableFuture<Boolean>> waiting = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        CompletableFuture<Boolean> result = new CompletableFuture<>();
+        waiting.add(result);
+        scrapers.add(
+            Thread.ofPlatform()
+                .start(() -> result.complete(collector.refresh(Duration.ofSeconds(30)))));
+      }
+      // Each one is parked in its timed wait for the queued collection (its only timed wait).
+      Await.until(
+          () -> scrapers.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING),
+          "three scrapes waiting");
+      release.countDown();
+      for (CompletableFuture<Boolean> f : waiting) {
+        assertThat(f.get(30, TimeUnit.SECONDS)).isTrue();
+      }
+      assertThat(reads.get()).as("one collection timed out, one shared by three").isEqualTo(2);
+    } finally {
+      release.countDown();
+      collector.close();
+      for (Thread t : scrapers) {
+        t.join(Duration.ofSeconds(30));
+      }
+    }
   }
 }

@@ -152,12 +152,8 @@ class ControllerServerTest {
     record(log, () -> c.getMetadata(GetMetadataRequest.fetch("train", List.of("x"), "actor", 2)));
     record(log, () -> c.getConsumptionStatus("train", "actor"));
     record(log, () -> c.getConsumptionStatus("nope", "actor"));
-    record(
-        log,
-        () -> {
-          c.resetConsumption("train", "actor");
-          return "reset";
-        });
+    record(log, () -> c.resetConsumption("train", "actor"));
+    record(log, () -> c.resetConsumption("train", "actor"));
     record(log, () -> c.getConsumptionStatus("train", "actor"));
     record(log, () -> c.getMetadata(GetMetadataRequest.forceFetch("train", List.of("x", "y"))));
     record(log, () -> c.getMetadata(GetMetadataRequest.forceFetch("nope", List.of("x"))));
@@ -186,6 +182,13 @@ class ControllerServerTest {
     record(log, () -> c.partitionStatistics("train"));
     record(log, () -> c.partitionStatistics("nope"));
     record(log, c::statistics);
+    record(
+        log,
+        () ->
+            c.markClearing(
+                new ClearSamplesRequest(
+                    slots.globalIndexes().subList(0, 2), List.of("train", "train"), true)));
+    record(log, () -> c.getMetadata(GetMetadataRequest.forceFetch("train", List.of("x"))));
     record(
         log,
         () ->

@@ -24,6 +24,7 @@ import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.storage.StorageManager;
@@ -33,7 +34,7 @@ import org.transferqueue.transport.InProcessExchange;
 import org.transferqueue.transport.Request;
 
 /**
- * Every store-node message type (300-306) encoded by {@link RemoteObjectStore}, decoded and
+ * Every store-node message type (300-311) encoded by {@link RemoteObjectStore}, decoded and
  * answered by the {@link StoreNodeServer} handlers of two nodes and decoded again by the store, in
  * this thread: no byte crosses a socket.
  */
@@ -134,6 +135,15 @@ class StoreNodeMessagesTest {
         assertThat(keys.stream().map(store::nodeOf).distinct().count()).isEqualTo(2);
         assertThat(store.putFrom("a", filled(src, 9), PLAIN)).isEqualTo(-705);
         assertThat(store.upsertFrom("a", filled(src, 9), PLAIN)).isZero();
+        // STATS: each node counts its own objects
+        long objects = 0;
+        for (int node = 0; node < 2; node++) {
+          StoreStatistics stats = store.nodeStatistics(node);
+          assertThat(stats).isEqualTo(nodes.engines.get(node).statistics());
+          assertThat(stats.capacityBytes()).isEqualTo(4 * SEGMENT);
+          objects += stats.objects();
+        }
+        assertThat(objects).isEqualTo(keys.size());
         // READ into registered destinations, and the copy path
         assertThat(store.getInto("a", dst)).isEqualTo(4096);
         assertThat(allBytes(dst.asSlice(0, 4096), 9)).isTrue();

@@ -375,6 +375,8 @@ class WireVectorsTest {
   private static void controllerScenario(Recorder rec, RemoteController c) {
     rec.label("CONTROLLER_ID");
     assertThat(c.controllerId()).isEqualTo("TQ_CONTROLLER_0000002a");
+    rec.label("METRICS_ENDPOINT");
+    c.metricsEndpoint();
     rec.label("CREATE_PARTITION");
     c.createPartition("train");
     rec.label("LIST_PARTITIONS");
@@ -440,6 +442,11 @@ class WireVectorsTest {
         .isInstanceOf(TqException.class);
     rec.label("GET_METADATA force_fetch");
     c.getMetadata(GetMetadataRequest.forceFetch("train", List.of("x")));
+    rec.label("GET_METADATA fetch with a token budget");
+    c.getMetadata(
+        GetMetadataRequest.fetchTokens("train", List.of("x"), "budget_reader", 4096)
+            .withBatchSize(2)
+            .withTimeout(Duration.ofSeconds(2)));
     rec.label("GET_CONSUMPTION");
     c.getConsumptionStatus("train", "actor");
     rec.label("RESET_CONSUMPTION");
@@ -486,6 +493,9 @@ class WireVectorsTest {
     var state = c.snapshotState();
     rec.inexact("RESTORE_STATE");
     c.restoreState(state);
+    rec.label("MARK_CLEARING");
+    c.markClearing(
+        new ClearSamplesRequest(List.of(gis[2]), List.of("train"), true, List.of(gens[2])));
     rec.label("CLEAR_SAMPLES");
     c.clearSamples(
         new ClearSamplesRequest(List.of(gis[2]), List.of("train"), true, List.of(gens[2])));
@@ -684,6 +694,8 @@ class WireVectorsTest {
           address,
           StoreNodeMessages.ABORT_LOAD,
           new Wire.Writer().array(1).i64(4).toBytes());
+      rec.label("STATS (store node)");
+      assertThat(store.nodeStatistics(0).objects()).isPositive();
       rec.label("REMOVE_ALL");
       store.removeAll(true);
     } finally {

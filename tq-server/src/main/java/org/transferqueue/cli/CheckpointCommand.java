@@ -4,6 +4,8 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 import org.transferqueue.client.CheckpointResult;
 import org.transferqueue.client.TqClient;
 import picocli.CommandLine;
@@ -42,9 +44,24 @@ final class CheckpointCommand implements Runnable {
     @Option(names = "--dir", required = true, description = "The checkpoint directory.")
     Path dir;
 
+    @Option(
+        names = "--no-storage",
+        description =
+            "Save only the controller state (include_storage=false); SimpleStorage keeps its data"
+                + " only in memory and is saved anyway.")
+    boolean noStorage;
+
+    @Option(
+        names = "--metadata",
+        paramLabel = "JSON",
+        description =
+            "A JSON object saved in the manifest and printed by 'checkpoint load', e.g."
+                + " '{\"iteration\": 42}'.")
+    String metadata;
+
     @Override
     int run(TqClient tq, PrintWriter out) {
-      CheckpointResult saved = tq.saveCheckpoint(dir);
+      CheckpointResult saved = tq.saveCheckpoint(dir, !noStorage, parseMetadata(metadata));
       if (json) {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("directory", saved.directory().toString());
@@ -52,6 +69,7 @@ final class CheckpointCommand implements Runnable {
         result.put("storage_saved", saved.storageSaved());
         result.put("files", saved.files().size());
         result.put("bytes", saved.totalBytes());
+        result.put("metadata", saved.metadata());
         out.println(Json.write(result));
       } else {
         out.println(
@@ -80,13 +98,36 @@ final class CheckpointCommand implements Runnable {
 
     @Override
     int run(TqClient tq, PrintWriter out) {
-      tq.loadCheckpoint(dir);
+      Map<String, Object> metadata = tq.loadCheckpoint(dir);
       if (json) {
-        out.println(Json.write(Map.of("loaded", dir.toAbsolutePath().normalize().toString())));
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("loaded", dir.toAbsolutePath().normalize().toString());
+        result.put("metadata", metadata);
+        out.println(Json.write(result));
       } else {
-        out.println("loaded checkpoint " + dir.toAbsolutePath().normalize());
+        out.println(
+            "loaded checkpoint "
+                + dir.toAbsolutePath().normalize()
+                + (metadata.isEmpty() ? "" : ", metadata " + Json.write(metadata)));
       }
       return 0;
     }
+  }
+
+  /**
+   * The {@code --metadata} option's JSON object.
+   *
+   * @throws TqException {@code INVALID_ARGUMENT} for text that is not a JSON object
+   */
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> parseMetadata(String text) {
+    if (text == null) {
+      return Map.of();
+    }
+    if (!(Json.parse(text) instanceof Map<?, ?> map)) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT, "--metadata must be a JSON object, got: " + text);
+    }
+    return (Map<String, Object>) map;
   }
 }

@@ -99,7 +99,12 @@ final class ControllerCommand implements Callable<Integer> {
         collector.start(tq.metrics().collectInterval());
         endpoint =
             RoleRunner.startMetrics(
-                registry, tq.network().bindHost(), tq.metrics().port(), "controller", LOG);
+                registry,
+                collector,
+                tq.network().bindHost(),
+                tq.metrics().port(),
+                "controller",
+                LOG);
         controller.publishMetricsEndpoint(
             RoleRunner.reachableAddress(endpoint, tq.network().controllerAddress()));
       }

@@ -1,5 +1,6 @@
 package org.transferqueue.cli;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -16,8 +17,9 @@ import org.transferqueue.tensor.Tensor;
 /**
  * Parses the {@code NAME=VALUE} arguments of {@code tq kv put}: {@code NAME=DTYPE:JSON-array}
  * becomes a tensor of that dtype whose shape is the nesting of the arrays ({@code
- * x=float32:[[1,2],[3,4]]} is 2x2), {@code NAME=JSON} any other value ({@code note="hello"}). Every
- * error is a {@link TqException} with a one-line message naming the argument. Stateless.
+ * x=float32:[[1,2],[3,4]]} is 2x2), {@code NAME=JSON} any other value ({@code note="hello"}, typed
+ * {@code note='"hello"'} in a shell). Every error is a {@link TqException} with a one-line message
+ * naming the argument. Stateless.
  */
 final class FieldValues {
   /** A dtype prefix: an identifier followed by ':' (no JSON value starts like that). */
@@ -198,20 +200,14 @@ final class FieldValues {
       switch (leaf) {
         case Boolean b -> tensor.setBoolean(index, b);
         case Long l when l == 0 || l == 1 -> tensor.setBoolean(index, l == 1);
-        default -> throw outOfRange(name, dtype, leaf);
+        case Long l -> throw outOfRange(name, dtype, leaf);
+        case BigInteger big -> throw outOfRange(name, dtype, leaf);
+        default -> throw notA(name, dtype, leaf, "a boolean (true, false, 0 or 1)");
       }
       return;
     }
     if (!(leaf instanceof Number)) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT,
-          "field '"
-              + name
-              + "': element "
-              + Json.write(leaf)
-              + " is not a number (dtype "
-              + dtype
-              + ")");
+      throw notA(name, dtype, leaf, "a number");
     }
     if (dtype.isFloatingPoint()) {
       double d = ((Number) leaf).doubleValue();
@@ -226,6 +222,9 @@ final class FieldValues {
       }
       tensor.setDouble(index, d);
       return;
+    }
+    if (leaf instanceof Double) {
+      throw notA(name, dtype, leaf, "an integer");
     }
     if (!(leaf instanceof Long l)) {
       throw outOfRange(name, dtype, leaf);
@@ -250,6 +249,21 @@ final class FieldValues {
       throw outOfRange(name, dtype, leaf);
     }
     tensor.setLong(index, l);
+  }
+
+  /** The element is of the wrong kind for the dtype: {@code what} names the kind it must be. */
+  private static TqException notA(String name, DType dtype, Object leaf, String what) {
+    return new TqException(
+        ErrorCode.INVALID_ARGUMENT,
+        "field '"
+            + name
+            + "': element "
+            + Json.write(leaf)
+            + " is not "
+            + what
+            + " (dtype "
+            + dtype
+            + ")");
   }
 
   private static TqException outOfRange(String name, DType dtype, Object leaf) {

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.Strings;
@@ -53,7 +54,12 @@ final class KvCommand implements Runnable {
   /** {@code tq kv put}: writes fields and tags of one key. */
   @Command(
       name = "put",
-      description = "Write fields and tags of one key (creating key and partition if needed).")
+      description = "Write fields and tags of one key (creating key and partition if needed).",
+      footer = {
+        "%nExample (bash; the single quotes keep brackets and JSON quotes from the shell):",
+        "  tq kv put --config tq.yaml --partition train --key k1 \\",
+        "    'x=float32:[[1,2],[3,4]]' note='\"hello\"' --tag status='\"done\"'"
+      })
   static final class Put extends ConnectedCommand {
     @Option(names = "--partition", required = true, description = "The partition.")
     String partition;
@@ -68,8 +74,9 @@ final class KvCommand implements Runnable {
         paramLabel = "FIELD",
         arity = "0..*",
         description =
-            "NAME=DTYPE:JSON-array for a tensor (x=float32:[[1,2],[3,4]]),"
-                + " NAME=JSON for any other value (note=\"hello\").")
+            "NAME=DTYPE:JSON-array for a tensor ('x=float32:[[1,2],[3,4]]'),"
+                + " NAME=JSON for any other value (note='\"hello\"': the shell's quotes keep"
+                + " the JSON string's).")
     List<String> fields = new ArrayList<>();
 
     @Override
@@ -106,7 +113,16 @@ final class KvCommand implements Runnable {
   }
 
   /** {@code tq kv get}: prints fields of keys. */
-  @Command(name = "get", description = "Print fields of keys as a table (or JSON with --json).")
+  @Command(
+      name = "get",
+      description = "Print fields of keys as a table (or JSON with --json).",
+      footer = {
+        "%nA tensor prints as DTYPE[SHAPE] followed by its values as nested lists in the table"
+            + " (int64[2x3] [[1,2,3],[4,5,6]]), and in JSON as"
+            + " {\"dtype\": \"int64\", \"shape\": [2,3], \"data\": [[1,2,3],[4,5,6]]};"
+            + " a tensor nested in an object value (a map or list) is that JSON object in both."
+            + " Bytes print as \"base64:...\"."
+      })
   static final class Get extends ConnectedCommand {
     @Option(names = "--partition", required = true, description = "The partition.")
     String partition;
@@ -299,24 +315,48 @@ final class KvCommand implements Runnable {
     }
   }
 
-  /** The value of row {@code i} of a column: a tensor as a {@link TensorValue}. */
+  /**
+   * The value of row {@code i} of a column, read while the batch is open: every tensor, at the top
+   * or nested in the lists and maps of an object value, as a {@link TensorValue}.
+   */
   static Object cell(Column column, int i) {
     return switch (column) {
       case DenseColumn dense -> tensorValue(dense.row(i));
       case JaggedColumn jagged -> tensorValue(jagged.row(i));
-      case ObjectColumn objects ->
-          objects.get(i) instanceof Tensor t ? tensorValue(t) : objects.get(i);
+      case ObjectColumn objects -> readTensors(objects.get(i));
     };
   }
 
-  /** The JSON form of a cell. */
-  static Object toJson(Object cell) {
-    return cell instanceof TensorValue t ? t.toJson() : cell;
+  /** {@code value} with its tensors, however deeply nested, replaced by their values. */
+  private static Object readTensors(Object value) {
+    return switch (value) {
+      case Tensor t -> tensorValue(t);
+      case List<?> list -> list.stream().map(KvCommand::readTensors).toList();
+      case Map<?, ?> map -> mapValues(map, KvCommand::readTensors);
+      case null, default -> value;
+    };
   }
 
-  /** The table form of a cell. */
+  /** The JSON form of a cell: every {@link TensorValue} in it as {@link TensorValue#toJson}. */
+  static Object toJson(Object cell) {
+    return switch (cell) {
+      case TensorValue t -> t.toJson();
+      case List<?> list -> list.stream().map(KvCommand::toJson).toList();
+      case Map<?, ?> map -> mapValues(map, KvCommand::toJson);
+      case null, default -> cell;
+    };
+  }
+
+  /** A copy of {@code map} in its order, with {@code f} applied to each value (null allowed). */
+  private static Map<Object, Object> mapValues(Map<?, ?> map, UnaryOperator<Object> f) {
+    Map<Object, Object> out = new LinkedHashMap<>();
+    map.forEach((k, v) -> out.put(k, f.apply(v)));
+    return out;
+  }
+
+  /** The table form of a cell: a top-level tensor as {@link TensorValue#describe}. */
   static String describe(Object cell) {
-    return cell instanceof TensorValue t ? t.describe() : Json.write(cell);
+    return cell instanceof TensorValue t ? t.describe() : Json.write(toJson(cell));
   }
 
   static TensorValue tensorValue(Tensor tensor) {

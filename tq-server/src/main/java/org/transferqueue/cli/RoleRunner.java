@@ -12,6 +12,7 @@ import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.server.config.TqConfigs;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import picocli.CommandLine;
@@ -142,6 +143,8 @@ final class RoleRunner {
    * Serves a role's metrics over HTTP and logs (not prints) where.
    *
    * @param registry the role's meters
+   * @param collector the collector of the role's gauges, refreshed before each scrape; or null when
+   *     every meter of the role is always current
    * @param host the host to bind
    * @param port the port to bind; 0 takes a free one
    * @param role the role as the log line names it, e.g. {@code store node 2}
@@ -149,8 +152,16 @@ final class RoleRunner {
    * @return the started endpoint; the role closes it
    */
   static PrometheusEndpoint startMetrics(
-      PrometheusMeterRegistry registry, String host, int port, String role, System.Logger log) {
-    PrometheusEndpoint endpoint = PrometheusEndpoint.start(registry, host, port);
+      PrometheusMeterRegistry registry,
+      MetricsCollector collector,
+      String host,
+      int port,
+      String role,
+      System.Logger log) {
+    PrometheusEndpoint endpoint =
+        collector == null
+            ? PrometheusEndpoint.start(registry, host, port)
+            : PrometheusEndpoint.start(registry, host, port, collector);
     log.log(
         System.Logger.Level.INFO,
         role + " metrics on http://" + endpoint.address() + PrometheusEndpoint.PATH);

@@ -122,7 +122,9 @@ final class StorageUnitCommand implements Callable<Integer> {
                 errors);
         collector.start(tq.metrics().collectInterval());
         // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
-        endpoint = RoleRunner.startMetrics(registry, bind.host(), 0, "storage unit " + unit, LOG);
+        endpoint =
+            RoleRunner.startMetrics(
+                registry, collector, bind.host(), 0, "storage unit " + unit, LOG);
       }
       return new RoleRunner.ServedRole(
           server.address(), endpoint, endpoint, collector, server, storageUnit, allocator);

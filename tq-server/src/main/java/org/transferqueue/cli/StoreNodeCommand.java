@@ -127,7 +127,7 @@ final class StoreNodeCommand implements Callable<Integer> {
       PrometheusEndpoint endpoint =
           registry == null
               ? null
-              : RoleRunner.startMetrics(registry, bind.host(), 0, "store node " + node, LOG);
+              : RoleRunner.startMetrics(registry, null, bind.host(), 0, "store node " + node, LOG);
       return new RoleRunner.ServedRole(
           server.address(), endpoint, endpoint, server, engine, allocator);
     } catch (RuntimeException e) {

@@ -2,8 +2,15 @@ package org.transferqueue.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -12,18 +19,24 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.transferqueue.cli.RunningSystem.Result;
+import org.transferqueue.client.TqClient;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.server.config.TqConfigs;
+import org.transferqueue.tensor.DType;
+import org.transferqueue.tensor.Tensor;
 
 /** {@code tq kv put|get|list|clear} in-process against servers on loopback ports. */
 @ExtendWith(LeakCheckExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class KvCommandTest {
   private RunningSystem system;
+  private BufferAllocator allocator;
 
   @BeforeEach
   void start(BufferAllocator allocator, @TempDir Path dir) {
     system = new RunningSystem(allocator, dir, 2);
+    this.allocator = allocator;
   }
 
   @AfterEach
@@ -173,6 +186,52 @@ class KvCommandTest {
   }
 
   @Test
+  void shouldPrintTensorsNestedInObjectValuesAsTheirValues() {
+    try (TqClient tq = TqClient.connect(TqConfigs.load(system.config));
+        Tensor scalar = Tensor.ofDoubles(allocator, DType.FLOAT64, new double[] {1.5});
+        Tensor ids = Tensor.ofLongs(allocator, DType.INT32, new long[] {1, 2, 3, 4}, 2, 2)) {
+      Map<String, Object> meta = new LinkedHashMap<>();
+      meta.put("score", scalar);
+      meta.put("steps", Arrays.asList(ids, null, "x"));
+      tq.kv().put("k", "p", Map.of("meta", meta), null);
+    }
+    String nested =
+        "{\"score\":{\"dtype\":\"float64\",\"shape\":[],\"data\":1.5},"
+            + "\"steps\":[{\"dtype\":\"int32\",\"shape\":[2,2],\"data\":[[1,2],[3,4]]},"
+            + "null,\"x\"]}";
+    assertThat(ok("kv", "get", "--partition", "p", "--key", "k", "--json").out())
+        .isEqualTo("{\"partition\":\"p\",\"keys\":{\"k\":{\"meta\":" + nested + "}}}\n");
+    assertThat(ok("kv", "get", "--partition", "p", "--key", "k").out().lines())
+        .containsExactly("KEY  FIELD  VALUE", "k    meta   " + nested);
+  }
+
+  @Test
+  void shouldRunThePutExampleOfTheHelpAsAShellTypesIt() throws IOException, InterruptedException {
+    String help = ok("kv", "put", "--help").out();
+    int start = help.indexOf("tq kv put --config");
+    assertThat(start).as("an example in: %s", help).isNotNegative();
+    // The example's lines up to the first one that does not continue with a backslash.
+    String example = help.substring(start).split("(?<!\\\\)\n", 2)[0];
+    // Split the example exactly as bash does, then run it against the running system.
+    Process bash =
+        new ProcessBuilder("bash", "-c", "printf '%s\\0' " + example.substring("tq ".length()))
+            .redirectErrorStream(true)
+            .start();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    bash.getInputStream().transferTo(bytes);
+    assertThat(bash.waitFor()).isZero();
+    List<String> args =
+        new ArrayList<>(Arrays.asList(bytes.toString(StandardCharsets.UTF_8).split("\0")));
+    // The example's --config names a file of its own; the running system's is appended.
+    int config = args.indexOf("--config");
+    args.remove(config + 1);
+    args.remove(config);
+    ok(args.toArray(String[]::new));
+    assertThat(ok("kv", "get", "--partition", "train", "--key", "k1", "--field", "note").out())
+        .contains("\"hello\"");
+  }
+
+  @Test
   void shouldRejectBadValuesWithTypedErrorsAndStoreNothing() {
     List<String[]> cases =
         List.of(
@@ -180,7 +239,9 @@ class KvCommandTest {
             new String[] {"x=int64:[[1,2],[3]]", "ragged array [[1,2],[3]]"},
             new String[] {"x=int8:[1,300]", "value 300 is out of range for int8"},
             new String[] {"x=uint8:[-1]", "value -1 is out of range for uint8"},
-            new String[] {"x=int64:[1.5]", "value 1.5 is out of range for int64"},
+            new String[] {"x=int64:[1.5]", "element 1.5 is not an integer (dtype int64)"},
+            new String[] {"x=uint8:[2,1e2]", "element 100.0 is not an integer (dtype uint8)"},
+            new String[] {"x=bool:[0.5]", "element 0.5 is not a boolean (true, false, 0 or 1)"},
             new String[] {"x=float16:[70000]", "value 70000 is out of range for float16"},
             new String[] {"x=int32:[1,\"a\"]", "element \"a\" is not a number"},
             new String[] {"x={\"a\":1", "invalid JSON '{\"a\":1' at position 6"},

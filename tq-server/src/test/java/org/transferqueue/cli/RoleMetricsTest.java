@@ -10,14 +10,17 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.transferqueue.client.TqClient;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.config.TqConfigs;
+import org.transferqueue.tensor.Batch;
 
 /**
  * The {@code tq controller} and {@code tq storage-unit} roles in the test JVM serve Prometheus
@@ -74,6 +77,44 @@ class RoleMetricsTest {
       assertThat(response.body())
           .contains("tq_storage_active_keys_total{storage_unit_id=\"TQ_STORAGE_UNIT_3\"} 0.0")
           .doesNotContain("tq_controller_uptime_seconds");
+    }
+  }
+
+  @Test
+  void shouldShowAPutInTheNextScrapeOfTheControllerAndUnitRoles(@TempDir Path dir)
+      throws IOException, InterruptedException {
+    // The default collection interval (10 s): the roles collected once, when they started.
+    TqConfig roles = config(dir, true);
+    try (RoleRunner.ServedRole controller = ControllerCommand.start(roles);
+        RoleRunner.ServedRole unit0 =
+            StorageUnitCommand.start(roles, new HostPort("127.0.0.1", 0), 0);
+        RoleRunner.ServedRole unit1 =
+            StorageUnitCommand.start(roles, new HostPort("127.0.0.1", 0), 1)) {
+      String controllerMetrics = controller.metricsAddress().orElseThrow();
+      String unit0Metrics = unit0.metricsAddress().orElseThrow();
+      assertThat(RoleRequestMetersTest.scrape(controllerMetrics))
+          .contains("tq_partitions_total 0.0");
+      TqConfig client =
+          TqConfigs.parse(
+              "network:\n  controller_address: \""
+                  + controller.address()
+                  + "\"\n  storage_unit_addresses: [\""
+                  + unit0.address()
+                  + "\", \""
+                  + unit1.address()
+                  + "\"]\n",
+              Map.of());
+      try (TqClient tq = TqClient.connect(client);
+          Batch rows = Batch.builder().objects("x", List.of(1L, 2L, 3L, 4L)).build()) {
+        tq.client().put(rows, "train");
+      }
+
+      assertThat(RoleRequestMetersTest.scrape(controllerMetrics))
+          .contains("tq_partitions_total 1.0")
+          .contains("tq_partition_samples_total{partition_id=\"train\"} 4.0");
+      // Sample i lives on unit i mod 2: unit 0 holds two of the four.
+      assertThat(RoleRequestMetersTest.scrape(unit0Metrics))
+          .contains("tq_storage_active_keys_total{storage_unit_id=\"TQ_STORAGE_UNIT_0\"} 2.0");
     }
   }
 

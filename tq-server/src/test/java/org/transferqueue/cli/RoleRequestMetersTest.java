@@ -67,7 +67,8 @@ class RoleRequestMetersTest {
     return TqConfigs.load(file, Map.of());
   }
 
-  private static String scrape(String address) throws IOException, InterruptedException {
+  /** The body of a successful GET of {@code http://ADDRESS/metrics}. */
+  static String scrape(String address) throws IOException, InterruptedException {
     try (HttpClient http = HttpClient.newHttpClient()) {
       HttpResponse<String> response =
           http.send(

@@ -2,7 +2,11 @@ package org.transferqueue.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -13,6 +17,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.transferqueue.cli.RunningSystem.Result;
 import org.transferqueue.client.TqClient;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
@@ -118,6 +124,85 @@ class StatusCommandTest {
     String row = result.out().lines().filter(l -> l.startsWith("1     ")).findFirst().orElseThrow();
     assertThat(row).contains(system.unitAddresses().get(1).toString()).contains("error: ");
     assertThat(result.out()).contains("0     " + system.unitAddresses().get(0));
+  }
+
+  @Test
+  void shouldListTheStoreNodesThatHoldTheDataOfAMooncakeStoreDeployment(@TempDir Path dir)
+      throws IOException {
+    String backend =
+        "backend:\n"
+            + "  storage_backend: MooncakeStore\n"
+            + "  MooncakeStore:\n"
+            + "    global_segment_size: 8388608\n"
+            + "    local_buffer_size: 1048576\n";
+    TqConfig roles = TqConfigs.parse(backend + "network:\n  bind_host: 127.0.0.1\n");
+    List<RoleRunner.ServedRole> running = new ArrayList<>();
+    try {
+      RoleRunner.ServedRole controller = ControllerCommand.start(roles);
+      running.add(controller);
+      RoleRunner.ServedRole node0 = StoreNodeCommand.start(roles, new HostPort("127.0.0.1", 0), 0);
+      running.add(node0);
+      RoleRunner.ServedRole node1 = StoreNodeCommand.start(roles, new HostPort("127.0.0.1", 0), 1);
+      running.add(node1);
+      List<String> nodes = List.of(node0.address().toString(), node1.address().toString());
+      Path config = dir.resolve("mooncake.yaml");
+      Files.writeString(
+          config,
+          backend
+              + "network:\n  controller_address: \""
+              + controller.address()
+              + "\"\n  store_node_addresses: [\""
+              + nodes.get(0)
+              + "\", \""
+              + nodes.get(1)
+              + "\"]\n",
+          StandardCharsets.UTF_8);
+      // Four samples with two cells each: samples 0 and 2 on node 0, 1 and 3 on node 1.
+      for (String key : List.of("a", "b", "c", "d")) {
+        ok(config, "kv", "put", "--partition", "train", "--key", key, "ids=int64:[1,2]", "n=1");
+      }
+
+      List<String> lines = ok(config, "status").out().lines().toList();
+      assertThat(lines)
+          .contains("train      4        4         2       0")
+          .doesNotContain("Storage units");
+      int at = lines.indexOf("Store nodes");
+      assertThat(at).as("a store nodes table in %s", lines).isPositive();
+      assertThat(lines.get(at + 1))
+          .matches("NODE  ADDRESS +OBJECTS  USED_BYTES  CAPACITY_BYTES  EVICTED");
+      assertThat(lines.subList(at + 2, lines.size())).hasSize(2);
+      for (int i = 0; i < 2; i++) {
+        assertThat(lines.get(at + 2 + i))
+            .startsWith(i + "     " + nodes.get(i))
+            .containsPattern(" 4 +[1-9][0-9]* +8388608 +0$");
+      }
+      String json = ok(config, "status", "--json").out();
+      assertThat(json)
+          .contains(
+              "\"store_nodes\":[{\"node\":0,\"address\":\"" + nodes.get(0) + "\",\"objects\":4,",
+              "{\"node\":1,\"address\":\"" + nodes.get(1) + "\",\"objects\":4,",
+              "\"capacity_bytes\":8388608,\"evicted_objects\":0}")
+          .doesNotContain("storage_units");
+
+      // Cleared keys leave the nodes; a node that does not answer is reported in its row.
+      ok(config, "kv", "clear", "--partition", "train", "--key", "a", "--key", "b");
+      running.remove(node1);
+      node1.close();
+      lines = ok(config, "status").out().lines().toList();
+      assertThat(lines.get(at + 2)).startsWith("0     " + nodes.get(0)).contains(" 2 ");
+      assertThat(lines.get(at + 3)).startsWith("1     " + nodes.get(1)).contains("error: ");
+    } finally {
+      running.reversed().forEach(RoleRunner.ServedRole::close);
+    }
+  }
+
+  private static Result ok(Path config, String... args) {
+    List<String> all = new ArrayList<>(List.of(args));
+    all.add("--config");
+    all.add(config.toString());
+    Result result = RunningSystem.run(all.toArray(String[]::new));
+    assertThat(result.status()).as("out=%s err=%s", result.out(), result.err()).isZero();
+    return result;
   }
 
   @Test

@@ -49,9 +49,12 @@ class UpCommandTest {
   void shouldStartEveryRoleAndStopThemAllOnSigterm(@TempDir Path dir)
       throws IOException, InterruptedException {
     Path yaml = dir.resolve("tq.yaml");
+    // With metrics the roles log their endpoints at INFO, below the default logging.level.
     Files.writeString(
         yaml,
-        "network:\n"
+        "metrics:\n"
+            + "  enabled: true\n"
+            + "network:\n"
             + "  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n"
             + "  store_node_addresses: [\"127.0.0.2:0\"]\n",
         StandardCharsets.UTF_8);
@@ -93,6 +96,10 @@ class UpCommandTest {
         }
       }
 
+      assertThat(Files.readString(dir.resolve("stderr.txt")))
+          .as("logging.level WARNING (the default)")
+          .doesNotContain("INFO:");
+
       up.toHandle().destroy(); // SIGTERM, as Ctrl-C's SIGINT would
       assertThat(up.waitFor(60, TimeUnit.SECONDS)).as("tq up exited").isTrue();
       assertThat(up.exitValue()).isIn(0, 143);
@@ -102,6 +109,19 @@ class UpCommandTest {
     } finally {
       children.forEach(ProcessHandle::destroyForcibly);
       up.destroyForcibly();
+    }
+  }
+
+  @Test
+  void shouldPrintTheInfoLinesOfARoleOnlyAtLoggingLevelInfo(@TempDir Path dir) throws IOException {
+    Path yaml = dir.resolve("tq.yaml");
+    Files.writeString(
+        yaml,
+        "logging:\n  level: INFO\nmetrics:\n  enabled: true\n  port: 0\n",
+        StandardCharsets.UTF_8);
+    try (TqProcess controller = new TqProcess(dir, "controller", "--config", yaml.toString())) {
+      controller.awaitListening();
+      assertThat(controller.stderr()).contains("INFO: controller metrics on http://");
     }
   }
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TransferQueueSystem;
+import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
 
 /**
@@ -27,8 +28,10 @@ import org.transferqueue.metrics.MetricsEndpoint;
  * tq.metricsEndpoint();   // "127.0.0.1:41234" when metrics.enabled is true
  * }</pre>
  *
- * <p>Other paths answer 404 and other methods 405. Each exchange runs on its own virtual thread.
- * Thread-safe; {@link #close()} stops the server and is idempotent.
+ * <p>Each scrape first runs the endpoint's refresh (the role's {@link MetricsCollector#refresh},
+ * bounded by {@link MetricsCollector#SCRAPE_REFRESH_DEADLINE}), so its gauges show the state at
+ * scrape time. Other paths answer 404 and other methods 405. Each exchange runs on its own virtual
+ * thread. Thread-safe; {@link #close()} stops the server and is idempotent.
  */
 public final class PrometheusEndpoint implements MetricsEndpoint {
   /** The path metrics are served at. */
@@ -41,10 +44,13 @@ public final class PrometheusEndpoint implements MetricsEndpoint {
   private final HttpServer server;
   private final ExecutorService executor;
   private final String address;
+  private final Runnable refresh;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private PrometheusEndpoint(PrometheusMeterRegistry registry, HttpServer server, String host) {
+  private PrometheusEndpoint(
+      PrometheusMeterRegistry registry, HttpServer server, String host, Runnable refresh) {
     this.registry = registry;
+    this.refresh = refresh;
     this.server = server;
     this.executor = Executors.newVirtualThreadPerTaskExecutor();
     server.setExecutor(executor);
@@ -67,7 +73,7 @@ public final class PrometheusEndpoint implements MetricsEndpoint {
   }
 
   /**
-   * Starts serving {@code registry}.
+   * Starts serving {@code registry} as it is at each scrape (for meters that are always current).
    *
    * @param registry the meters; not closed by the endpoint
    * @param host the address to bind, such as {@code 127.0.0.1}
@@ -76,6 +82,29 @@ public final class PrometheusEndpoint implements MetricsEndpoint {
    * @throws TqException {@code CONNECTION_FAILED} naming host and port if the server cannot bind
    */
   public static PrometheusEndpoint start(PrometheusMeterRegistry registry, String host, int port) {
+    return start(registry, host, port, () -> {});
+  }
+
+  /**
+   * Starts serving {@code registry}, refreshing the gauges of {@code collector} before each scrape
+   * (waiting at most {@link MetricsCollector#SCRAPE_REFRESH_DEADLINE}).
+   *
+   * @param registry the meters; not closed by the endpoint
+   * @param host the address to bind, such as {@code 127.0.0.1}
+   * @param port the port, 0 for a free one
+   * @param collector the collector of the registry's gauges; not closed by the endpoint
+   * @return the running endpoint; the caller owns it
+   * @throws TqException {@code CONNECTION_FAILED} naming host and port if the server cannot bind
+   */
+  public static PrometheusEndpoint start(
+      PrometheusMeterRegistry registry, String host, int port, MetricsCollector collector) {
+    Objects.requireNonNull(collector, "collector");
+    return start(
+        registry, host, port, () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE));
+  }
+
+  private static PrometheusEndpoint start(
+      PrometheusMeterRegistry registry, String host, int port, Runnable refresh) {
     Objects.requireNonNull(registry, "registry");
     Objects.requireNonNull(host, "host");
     if (port < 0 || port > 65535) {
@@ -90,7 +119,7 @@ public final class PrometheusEndpoint implements MetricsEndpoint {
           "cannot serve metrics on " + host + ":" + port + ": " + e.getMessage(),
           e);
     }
-    return new PrometheusEndpoint(registry, server, host);
+    return new PrometheusEndpoint(registry, server, host, refresh);
   }
 
   /**
@@ -104,7 +133,7 @@ public final class PrometheusEndpoint implements MetricsEndpoint {
     PrometheusMeterRegistry registry = newRegistry();
     return builder
         .meterRegistry(registry)
-        .metricsEndpoint((host, port) -> start(registry, host, port));
+        .metricsEndpoint((host, port, refresh) -> start(registry, host, port, refresh));
   }
 
   @Override
@@ -135,6 +164,7 @@ public final class PrometheusEndpoint implements MetricsEndpoint {
       }
       byte[] body;
       try {
+        refresh.run();
         body = registry.scrape().getBytes(StandardCharsets.UTF_8);
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.WARNING, "metrics scrape failed", e);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.transferqueue.ErrorCode;
@@ -12,6 +13,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.metrics.MetricDescriptor;
+import org.transferqueue.tensor.Batch;
 
 @Timeout(60)
 class PrometheusEndpointTest {
@@ -76,6 +78,30 @@ class PrometheusEndpointTest {
           .contains("tq_storage_request_latency_p99{op_type=\"GET_DATA\",storage_unit_id=")
           .contains("tq_storage_request_total{op_type=\"CLEAR_DATA\",storage_unit_id=")
           .doesNotContain("tq_storage_capacity_total{"); // unlimited by default
+    }
+  }
+
+  @Test
+  void shouldShowAPutInTheNextScrapeWithoutWaitingForTheCollectionInterval() throws Exception {
+    // The default collection interval (10 s): the periodic collection ran at start-up only.
+    TqConfig config = TqConfig.builder().metrics(m -> m.enabled(true).port(0)).build();
+    try (TransferQueueSystem tq =
+            PrometheusEndpoint.install(TransferQueueSystem.builder().config(config)).start();
+        Batch rows = Batch.builder().objects("x", List.of(1L, 2L, 3L)).build()) {
+      String endpoint = tq.metricsEndpoint().orElseThrow();
+      assertThat(MetricsWorkload.get(endpoint, "/metrics", "GET").body())
+          .contains("tq_partitions_total 0.0");
+      tq.client().put(rows, "train");
+
+      assertThat(MetricsWorkload.get(endpoint, "/metrics", "GET").body())
+          .contains("tq_partitions_total 1.0")
+          .contains("tq_partition_samples_total{partition_id=\"train\"} 3.0")
+          .contains(
+              "tq_partition_production_progress{partition_id=\"train\",task_name=\"all\"} 1.0");
+      tq.client().clearPartition("train");
+      assertThat(MetricsWorkload.get(endpoint, "/metrics", "GET").body())
+          .contains("tq_partitions_total 0.0")
+          .doesNotContain("tq_partition_samples_total{");
     }
   }
 
