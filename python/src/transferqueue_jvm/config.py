@@ -14,6 +14,17 @@ the servers:
     a warning (upstream's behaviour).
 ``python.connections_per_peer`` (2), ``python.java_options`` ("-Xmx1g"), ``python.start_timeout`` (60 s),
 ``python.store_nodes`` (2) and ``python.store_node_bytes`` (512 MiB): the local system's store nodes.
+``python.placement`` ("auto")
+    where ``init()`` without addresses starts the roles: ``auto`` places them as Ray actors when Ray
+    is connected in this process (``ray.is_initialized()``), else as child processes; ``ray`` always
+    on Ray (connecting with ``ray.init()`` when needed); ``local`` always as child processes.
+``python.ray``
+    Ray placement (see ``ray_placement``): ``namespace`` ("transferqueue_jvm") and ``registry_name``
+    ("TransferQueueJvm") of the named detached actor other processes attach through;
+    ``controller_options`` and ``storage_options`` (``num_cpus``, ``num_gpus``, ``memory``,
+    ``resources``) of each role actor; ``storage_strategy`` ("SPREAD") of the storage placement
+    group; ``bind_host`` (null: the node IP address Ray reports; ``0.0.0.0``: every interface);
+    ``attach_timeout`` (60 s) an attaching ``init()`` waits for a system being started.
 """
 
 from __future__ import annotations
@@ -30,12 +41,17 @@ from .errors import InvalidConfigurationError
 
 PYTHON_DEFAULTS = {"always_nested": False, "strict_missing_keys": False, "connections_per_peer": 2,
                    "java_options": "-Xmx1g", "start_timeout": "60s",
-                   "store_nodes": 2, "store_node_bytes": 512 << 20}
+                   "store_nodes": 2, "store_node_bytes": 512 << 20, "placement": "auto",
+                   "ray": {"namespace": "transferqueue_jvm", "registry_name": "TransferQueueJvm",
+                           "controller_options": {"num_cpus": 1, "num_gpus": 0, "memory": None, "resources": {}},
+                           "storage_options": {"num_cpus": 1, "num_gpus": 0, "memory": None, "resources": {}},
+                           "storage_strategy": "SPREAD", "bind_host": None, "attach_timeout": "60s"}}
 
 _ENV_ALIASES = {"TQ_STORAGE_NODE_ADDRESSES": ("network", "store_node_addresses")}
 _LIST_KEYS = {("network", "storage_unit_addresses"), ("network", "store_node_addresses")}
 # Keys taken whole, not checked key by key: the sampler (a name or an object) and maps of user-chosen names.
-_OPEN_KEYS = {("controller", "sampler"), ("controller", "sampler_args"), ("backend", "Yuanrong", "ucx_env_vars")}
+_OPEN_KEYS = {("controller", "sampler"), ("controller", "sampler_args"), ("backend", "Yuanrong", "ucx_env_vars"),
+              ("python", "ray", "controller_options", "resources"), ("python", "ray", "storage_options", "resources")}
 
 
 def _defaults_text() -> str:
@@ -45,7 +61,7 @@ def _defaults_text() -> str:
 def defaults() -> dict[str, Any]:
     """The defaults of every key (config/tq.yaml) plus the ``python`` section."""
     base = yaml.safe_load(_defaults_text()) or {}
-    base["python"] = dict(PYTHON_DEFAULTS)
+    base["python"] = copy.deepcopy(PYTHON_DEFAULTS)
     return base
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import sys
 import threading
 import warnings
 from typing import Any, Callable
@@ -14,7 +15,7 @@ import torch
 from . import batch as batches
 from . import config as configs
 from .client import Deployment, TransferQueueClient, _check_keys, _check_name, new_client_id
-from .errors import ClosedError, InvalidArgumentError, StaleMetadataError, UnknownKeyError
+from .errors import ClosedError, InvalidArgumentError, InvalidConfigurationError, StaleMetadataError, UnknownKeyError
 from .metadata import KVBatchMeta
 
 logger = logging.getLogger(__name__)
@@ -59,12 +60,24 @@ def _deployment(conf: dict) -> Deployment:
     )
 
 
+def _on_ray(conf: dict) -> bool:
+    """Whether the roles go on Ray: ``python.placement`` is ``ray``, or ``auto`` with Ray connected in
+    this process (``auto`` never imports Ray itself)."""
+    mode = conf["python"].get("placement", "auto")
+    if mode not in ("auto", "ray", "local"):
+        raise InvalidConfigurationError(f"python.placement: {mode!r} (auto, ray, local)")
+    ray = sys.modules.get("ray")
+    return mode == "ray" or (mode == "auto" and ray is not None and ray.is_initialized())
+
+
 def init(conf=None):
-    """Connects to a deployment, or starts a local one when the configuration names no addresses.
+    """Connects to a deployment, or starts one when the configuration names no addresses.
 
     ``conf``: upstream's config dict or ``DictConfig``, or a path to a ``tq.yaml``; the ``network``
-    section and the ``TQ_*`` environment variables of the Java servers apply. Returns the merged
-    configuration (with the addresses of the started roles). A second call while initialised
+    section and the ``TQ_*`` environment variables of the Java servers apply. Without addresses the
+    roles start as child processes, or, with Ray connected (``python.placement``), as Ray actors;
+    then any process of the Ray job attaches with a bare ``init()`` (see ``ray_placement``). Returns
+    the merged configuration (with the addresses of the roles). A second call while initialised
     returns the current configuration.
     """
     global _client, _system, _conf, _pid
@@ -74,7 +87,10 @@ def init(conf=None):
             return _conf
         merged = configs.load(conf)
         system = None
-        if not configs.has_addresses(merged):
+        if not configs.has_addresses(merged) and _on_ray(merged):
+            from . import ray_placement
+            system, merged = ray_placement.acquire(merged)  # system: None when attached to another's
+        elif not configs.has_addresses(merged):
             from .launcher import LocalSystem
             if merged["metrics"].get("enabled") and not merged["metrics"].get("port"):
                 from .launcher import _free_ports

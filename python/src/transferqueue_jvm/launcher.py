@@ -123,6 +123,43 @@ def _set_pdeathsig():
     os.setpgrp()  # Ctrl-C in a terminal goes to Python, which stops the roles itself
 
 
+def role_counts(conf: dict) -> tuple[int, int]:
+    """``(storage units, store nodes)`` the configured backend runs; an unknown backend is an error."""
+    backend = conf["backend"]["storage_backend"]
+    if backend not in ("SimpleStorage", "MooncakeStore"):
+        raise InvalidConfigurationError(f"backend.storage_backend: {backend!r} (SimpleStorage, MooncakeStore)")
+    if backend == "SimpleStorage":
+        return int(conf["backend"]["SimpleStorage"]["num_data_storage_units"]), 0
+    return 0, int(conf.get("python", {}).get("store_nodes", 2))
+
+
+def role_arguments(kind: str, index: int) -> list[str]:
+    """The ``tq`` arguments of one role (``controller``, ``storage-unit``, ``store-node``) without
+    ``--config``."""
+    if kind == "controller":
+        return ["controller"]
+    if kind == "storage-unit":
+        return ["storage-unit", "--unit", str(index)]
+    if kind == "store-node":
+        return ["store-node", "--node", str(index)]
+    raise ValueError(f"unknown role kind {kind!r} (controller, storage-unit, store-node)")
+
+
+def java_command(py: dict) -> list[str]:
+    """``java ... -jar tq-server.jar`` with ``python.java_options`` and ``TQ_JAVA_OPTS``; the role
+    exits when this process ends (``-Dtq.parent.pid``)."""
+    opts = str(py.get("java_options") or "").split() + os.environ.get("TQ_JAVA_OPTS", "").split()
+    return [find_java(), "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", *opts,
+            f"-Dtq.parent.pid={os.getpid()}", "-jar", str(jar_path())]
+
+
+def role_environment() -> dict[str, str]:
+    """This process's environment without the address variables (the roles' file names them)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("TQ_CONTROLLER_ADDRESS", "TQ_STORAGE_UNIT_ADDRESSES", "TQ_STORE_NODE_ADDRESSES",
+                         "TQ_STORAGE_NODE_ADDRESSES")}
+
+
 class _Role:
     def __init__(self, name: str, proc: subprocess.Popen):
         self.name = name
@@ -177,11 +214,7 @@ class LocalSystem:
         host = conf["network"].get("bind_host") or "127.0.0.1"
         if host in ("0.0.0.0", "::"):
             host = "127.0.0.1"
-        units = int(conf["backend"]["SimpleStorage"]["num_data_storage_units"])
-        n_nodes = int(py.get("store_nodes", 2)) if backend == "MooncakeStore" else 0
-        n_units = units if backend == "SimpleStorage" else 0
-        if backend not in ("SimpleStorage", "MooncakeStore"):
-            raise InvalidConfigurationError(f"backend.storage_backend: {backend!r} (SimpleStorage, MooncakeStore)")
+        n_units, n_nodes = role_counts(self.conf)
         net = conf["network"]
         mc = conf["backend"]["MooncakeStore"]
         if backend == "MooncakeStore":
@@ -189,17 +222,11 @@ class LocalSystem:
             # production node contributes.
             mc["global_segment_size"] = int(py.get("store_node_bytes", 512 << 20))
             mc["local_buffer_size"] = min(int(mc.get("local_buffer_size") or 0), 64 << 20)
-        java = find_java()
-        jar = str(jar_path())
-        opts = str(py.get("java_options") or "").split() + os.environ.get("TQ_JAVA_OPTS", "").split()
-        base = [java, "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", *opts,
-                "-jar", jar]
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("TQ_CONTROLLER_ADDRESS", "TQ_STORAGE_UNIT_ADDRESSES", "TQ_STORE_NODE_ADDRESSES",
-                            "TQ_STORAGE_NODE_ADDRESSES")}
-        self._thread = threading.Thread(target=self._launcher, name="tq-launcher", daemon=True)
-        self._thread.start()
-        atexit.register(self.stop)
+        base, env = java_command(py), role_environment()
+        commands = [("controller", role_arguments("controller", 0))]
+        commands += [(f"storage-unit {i}", role_arguments("storage-unit", i)) for i in range(n_units)]
+        commands += [(f"store-node {i}", role_arguments("store-node", i)) for i in range(n_nodes)]
+        self._start_launcher()
         deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
         # The free ports are chosen here and bound by the roles a moment later: another process may
         # take one in between. Then every role is started again on fresh ports.
@@ -208,7 +235,7 @@ class LocalSystem:
             net["controller_address"] = f"{host}:{ports[0]}"
             net["storage_unit_addresses"] = [f"{host}:{p}" for p in ports[1:1 + n_units]] or []
             net["store_node_addresses"] = [f"{host}:{p}" for p in ports[1 + n_units:]] or []
-            if self._start_roles(conf, base, env, n_units, n_nodes, deadline, last=attempt == _BIND_ATTEMPTS - 1):
+            if self._start_roles(conf, base, env, commands, deadline, last=attempt == _BIND_ATTEMPTS - 1):
                 break
         net["controller_address"] = self.roles[0].address
         net["storage_unit_addresses"] = [r.address for r in self.roles if r.name.startswith("storage-unit")]
@@ -219,22 +246,34 @@ class LocalSystem:
                 self.metrics_endpoint = m.group(1)
         return net
 
-    def _start_roles(self, conf: dict, base: list[str], env: dict, n_units: int, n_nodes: int, deadline: float,
-                     last: bool) -> bool:
+    def _start_launcher(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._launcher, name="tq-launcher", daemon=True)
+            self._thread.start()
+            atexit.register(self.stop)
+
+    def launch(self, server_conf: dict, commands: list[tuple[str, list[str]]], env: dict[str, str]) -> None:
+        """Starts each ``(name, arguments)`` role of ``commands`` (arguments without ``--config``) with
+        ``server_conf``, whose addresses are fixed already, and waits for every ``listening on`` line
+        until ``python.start_timeout``; on failure stops them all and raises :class:`TQError` with the
+        failed role's output."""
+        from .config import seconds
+        py = self.conf.get("python", {})
+        self._start_launcher()
+        deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
+        self._start_roles(server_conf, java_command(py), env, commands, deadline, last=True)
+
+    def _start_roles(self, conf: dict, base: list[str], env: dict, commands: list[tuple[str, list[str]]],
+                     deadline: float, last: bool) -> bool:
         """Starts every role on the addresses of ``conf`` and waits for them; False (all stopped)
         when one could not bind its port and ``last`` is not set; raises for any other failure."""
         tmp = tempfile.mkdtemp(prefix="tq-python-")
         try:
             path = os.path.join(tmp, "tq.yaml")
-            with open(path, "w", encoding="utf-8") as f:
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
                 yaml.safe_dump(conf, f)
-            commands = [("controller", ["controller", "--config", path])]
-            commands += [(f"storage-unit {i}", ["storage-unit", "--config", path, "--unit", str(i)])
-                         for i in range(n_units)]
-            commands += [(f"store-node {i}", ["store-node", "--config", path, "--node", str(i)])
-                         for i in range(n_nodes)]
             for name, args in commands:
-                role = _Role(name, self._spawn(base + args, env))
+                role = _Role(name, self._spawn(base + args[:1] + ["--config", path] + args[1:], env))
                 self.roles.append(role)
                 threading.Thread(target=self._drain, args=(role,), name=f"tq-{name}-out", daemon=True).start()
             for role in self.roles:

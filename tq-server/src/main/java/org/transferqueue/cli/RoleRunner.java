@@ -187,7 +187,8 @@ final class RoleRunner {
   }
 
   /**
-   * Prints the role's address and blocks until shutdown has closed it.
+   * Prints the role's address and blocks until shutdown has closed it; with {@code
+   * -Dtq.parent.pid=PID} the role also stops when that process ends ({@link ParentWatch}).
    *
    * @param out where the single {@code listening on} line goes
    * @param role the started role, closed by the shutdown hook
@@ -209,6 +210,7 @@ final class RoleRunner {
                     }));
     out.println("listening on " + role.address());
     out.flush();
+    ParentWatch.exitWithParent();
     try {
       stopped.await();
     } catch (InterruptedException e) {
