@@ -93,6 +93,9 @@ final class UpCommand implements Callable<Integer> {
         List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
         // The roles must not repeat the configuration warnings this process logged.
         command.add(command.size() - 3, "-D" + RoleRunner.CHILD_OF_UP_PROPERTY + "=true");
+        // A role lives no longer than this process, even when it is killed with SIGKILL.
+        command.add(
+            command.size() - 3, "-D" + ParentWatch.PROPERTY + "=" + ProcessHandle.current().pid());
         command.addAll(role.arguments());
         Process child;
         synchronized (children) {

@@ -113,6 +113,42 @@ class UpCommandTest {
   }
 
   @Test
+  void shouldStopItsRolesWhenItIsKilled(@TempDir Path dir)
+      throws IOException, InterruptedException {
+    Path yaml = dir.resolve("tq.yaml");
+    Files.writeString(
+        yaml,
+        "backend:\n"
+            + "  SimpleStorage:\n"
+            + "    num_data_storage_units: 1\n"
+            + "network:\n"
+            + "  storage_unit_addresses: [\"127.0.0.1:0\"]\n",
+        StandardCharsets.UTF_8);
+    List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
+    command.addAll(List.of("up", "--config", yaml.toString()));
+    Process up =
+        new ProcessBuilder(command).redirectError(dir.resolve("stderr.txt").toFile()).start();
+    List<ProcessHandle> children = new ArrayList<>();
+    try (BufferedReader out =
+        new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8))) {
+      for (int i = 0; i < 2; i++) {
+        assertThat(out.readLine()).as("ready line %d", i).isNotNull().matches(READY);
+      }
+      up.toHandle().children().forEach(children::add);
+      assertThat(children).hasSize(2);
+
+      up.destroyForcibly(); // SIGKILL: no shutdown hook of tq up runs
+      assertThat(up.waitFor(60, TimeUnit.SECONDS)).as("tq up killed").isTrue();
+      for (ProcessHandle child : children) {
+        Await.until(() -> !child.isAlive(), "role " + child.pid() + " stopped with its parent");
+      }
+    } finally {
+      children.forEach(ProcessHandle::destroyForcibly);
+      up.destroyForcibly();
+    }
+  }
+
+  @Test
   void shouldPrintTheInfoLinesOfARoleOnlyAtLoggingLevelInfo(@TempDir Path dir) throws IOException {
     Path yaml = dir.resolve("tq.yaml");
     Files.writeString(
