@@ -228,6 +228,26 @@ def test_should_leave_no_java_process_and_no_actor_after_close(shared):
         ray.get_actor("TransferQueueJvm", namespace="transferqueue_jvm")
 
 
+def test_should_place_store_nodes_on_distinct_nodes_for_mooncake_store_and_serve_an_attached_task(tq):
+    conf = tq.init({"backend": {"storage_backend": "MooncakeStore",
+                                "MooncakeStore": {"global_segment_size": 128 << 20,
+                                                  "local_buffer_size": 32 << 20}},
+                    "client": {"request_timeout": "5s"},
+                    "python": {"java_options": "-Xmx256m", "start_timeout": "300s", "store_nodes": 2}})
+    where = _system().placement
+    assert [w["role"] for w in where] == ["controller", "store-node 0", "store-node 1"]
+    assert where[1]["node_id"] != where[2]["node_id"], f"SPREAD put both store nodes on one node: {where}"
+    assert conf["network"]["store_node_addresses"] == [w["address"] for w in where[1:]]
+    assert conf["network"]["storage_unit_addresses"] == []
+    tq.kv_batch_put(["a", "b", "c"], "p", {"ids": torch.tensor([[1, 2], [3, 4], [5, 6]])})
+    network, ids = ray.get(_read_in_task.options(resources={"tq_node_2": 1}).remote(["c", "a"], "p"), timeout=120)
+    assert ids == [[5, 6], [1, 2]]
+    assert network["store_node_addresses"] == conf["network"]["store_node_addresses"]
+    pids = [w["java_pid"] for w in where]
+    tq.close()
+    _wait(lambda: _roles_gone(pids), 30, "a Java role or an actor remained after close()")
+
+
 def test_should_fail_typed_for_a_dead_unit_while_the_other_goes_on_and_end_the_role_of_a_dead_actor(tq):
     from transferqueue_jvm import ConnectionFailed, DeadlineExceeded, TQError
     from transferqueue_jvm.ray_placement import health
