@@ -48,20 +48,15 @@ class UpCommandTest {
   @Test
   void shouldStartEveryRoleAndStopThemAllOnSigterm(@TempDir Path dir)
       throws IOException, InterruptedException {
-    Path yaml = dir.resolve("tq.yaml");
     // With metrics the roles log their endpoints at INFO, below the default logging.level.
-    Files.writeString(
-        yaml,
-        "metrics:\n"
-            + "  enabled: true\n"
-            + "network:\n"
-            + "  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n"
-            + "  store_node_addresses: [\"127.0.0.2:0\"]\n",
-        StandardCharsets.UTF_8);
-    List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
-    command.addAll(List.of("up", "--config", yaml.toString()));
     Process up =
-        new ProcessBuilder(command).redirectError(dir.resolve("stderr.txt").toFile()).start();
+        startUp(
+            dir,
+            "metrics:\n"
+                + "  enabled: true\n"
+                + "network:\n"
+                + "  storage_unit_addresses: [\"127.0.0.1:0\", \"localhost:0\"]\n"
+                + "  store_node_addresses: [\"127.0.0.2:0\"]\n");
     List<ProcessHandle> children = new ArrayList<>();
     try (BufferedReader out =
         new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8))) {
@@ -115,19 +110,14 @@ class UpCommandTest {
   @Test
   void shouldStopItsRolesWhenItIsKilled(@TempDir Path dir)
       throws IOException, InterruptedException {
-    Path yaml = dir.resolve("tq.yaml");
-    Files.writeString(
-        yaml,
-        "backend:\n"
-            + "  SimpleStorage:\n"
-            + "    num_data_storage_units: 1\n"
-            + "network:\n"
-            + "  storage_unit_addresses: [\"127.0.0.1:0\"]\n",
-        StandardCharsets.UTF_8);
-    List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
-    command.addAll(List.of("up", "--config", yaml.toString()));
     Process up =
-        new ProcessBuilder(command).redirectError(dir.resolve("stderr.txt").toFile()).start();
+        startUp(
+            dir,
+            "backend:\n"
+                + "  SimpleStorage:\n"
+                + "    num_data_storage_units: 1\n"
+                + "network:\n"
+                + "  storage_unit_addresses: [\"127.0.0.1:0\"]\n");
     List<ProcessHandle> children = new ArrayList<>();
     try (BufferedReader out =
         new BufferedReader(new InputStreamReader(up.getInputStream(), StandardCharsets.UTF_8))) {
@@ -159,5 +149,16 @@ class UpCommandTest {
       controller.awaitListening();
       assertThat(controller.stderr()).contains("INFO: controller metrics on http://");
     }
+  }
+
+  /**
+   * Starts {@code tq up} on a configuration file of {@code yaml} in {@code dir}; stderr to a file.
+   */
+  private static Process startUp(Path dir, String yaml) throws IOException {
+    Path file = dir.resolve("tq.yaml");
+    Files.writeString(file, yaml, StandardCharsets.UTF_8);
+    List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
+    command.addAll(List.of("up", "--config", file.toString()));
+    return new ProcessBuilder(command).redirectError(dir.resolve("stderr.txt").toFile()).start();
   }
 }
