@@ -145,13 +145,14 @@ def batch_of(keys: int, fields: int, seq: int, seed: int = 42) -> dict[str, torc
     return {f"f{i}": torch.rand((keys, seq), generator=g, dtype=torch.float32) for i in range(fields)}
 
 
-def run_python(size: str, backend: str, iterations: int, warmup: int) -> dict:
+def run_python(size: str, backend: str, iterations: int, warmup: int, reuse_freed_memory: bool = False) -> dict:
     keys_n, fields, seq = SIZES[size]
     data = batch_of(keys_n, fields, seq)
     keys = [f"k{i}" for i in range(keys_n)]
     nbytes = keys_n * fields * seq * 4
     tq.close()
-    tq.init({"backend": {"storage_backend": backend}, "python": {"store_node_bytes": max(512 << 20, nbytes)}})
+    tq.init({"backend": {"storage_backend": backend},
+             "python": {"store_node_bytes": max(512 << 20, nbytes), "reuse_freed_memory": reuse_freed_memory}})
     raw = RawSocket(nbytes)
     times: dict[str, list[float]] = {"raw_send": [], "raw_recv": [], "put": [], "get": []}
     try:
@@ -208,6 +209,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--no-java", action="store_true", help="skip the Java client's figures")
     ap.add_argument("--json", help="write every figure to this file")
+    ap.add_argument("--reuse-freed-memory", action="store_true",
+                    help="init() with python.reuse_freed_memory: gets receive into reused pages (process-wide)")
     ap.add_argument("--peer", nargs=2, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.peer:
@@ -223,7 +226,7 @@ def main(argv=None) -> int:
           f" {'Java put':>9} {'x':>5} {'Java get':>9} {'x':>5}   (GB/s; x = ratio to the Python raw socket)")
     for size in sizes:
         for backend in backends:
-            r = run_python(size, backend, args.iterations, args.warmup)
+            r = run_python(size, backend, args.iterations, args.warmup, args.reuse_freed_memory)
             rows.append(r)
             j = None if args.no_java else run_java(size, backend, args.iterations, max(args.warmup, 1))
             if j is not None:

@@ -14,6 +14,10 @@ the servers:
     a warning (upstream's behaviour).
 ``python.connections_per_peer`` (2), ``python.java_options`` ("-Xmx1g"), ``python.start_timeout`` (60 s),
 ``python.store_nodes`` (2) and ``python.store_node_bytes`` (512 MiB): the local system's store nodes.
+``python.reuse_freed_memory`` (false)
+    keep the memory of freed tensors mapped for the next ones (glibc's mmap and trim thresholds,
+    see ``memory``): gets of large columns then receive into reused pages instead of fresh ones,
+    at the price of a resident size that stays at its peak. Process-wide.
 ``python.placement`` ("auto")
     where ``init()`` without addresses starts the roles: ``auto`` places them as Ray actors when Ray
     is connected in this process (``ray.is_initialized()``), else as child processes; ``ray`` always
@@ -42,6 +46,7 @@ from .errors import InvalidConfigurationError
 PYTHON_DEFAULTS = {"always_nested": False, "strict_missing_keys": False, "connections_per_peer": 2,
                    "java_options": "-Xmx1g", "start_timeout": "60s",
                    "store_nodes": 2, "store_node_bytes": 512 << 20, "placement": "auto",
+                   "reuse_freed_memory": False,
                    "ray": {"namespace": "transferqueue_jvm", "registry_name": "TransferQueueJvm",
                            "controller_options": {"num_cpus": 1, "num_gpus": 0, "memory": None, "resources": {}},
                            "storage_options": {"num_cpus": 1, "num_gpus": 0, "memory": None, "resources": {}},

@@ -104,6 +104,9 @@ def init(conf=None):
             if system is not None:
                 system.stop()
             raise
+        if merged["python"].get("reuse_freed_memory"):
+            from .memory import retain_freed_memory
+            retain_freed_memory()
         _client, _system, _conf, _pid = client, system, merged, os.getpid()
         return merged
 
