@@ -653,7 +653,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     int micro = 0;
     try {
       for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
-        BatchMeta slice = meta.selectSamples(positions(range[0], range[1]));
+        BatchMeta slice = meta.slice(range[0], range[1], 1);
         Batch data = client.getData(slice);
         items.add(
             new Item(itemIds.getAndIncrement(), claim.index(), micro++, slice, data, 1, null));
@@ -680,9 +680,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
         pieces = new ArrayList<>();
         for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
           pieces.add(
-              new BatchPart(
-                  meta.selectSamples(positions(range[0], range[1])),
-                  rows.slice(range[0], range[1])));
+              new BatchPart(meta.slice(range[0], range[1], 1), rows.slice(range[0], range[1])));
         }
       } else {
         pieces = processHandler.onProcessBatch(rows, meta, microBatchSize);
@@ -720,14 +718,6 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
           ErrorCode.SHAPE_MISMATCH,
           what + " has " + rows.rowCount() + " rows but its metadata " + meta.size() + " samples");
     }
-  }
-
-  private static int[] positions(int from, int to) {
-    int[] positions = new int[to - from];
-    for (int i = 0; i < positions.length; i++) {
-      positions[i] = from + i;
-    }
-    return positions;
   }
 
   private TqException asTqException(RuntimeException e, Claim claim) {

@@ -500,7 +500,7 @@ public final class Controller implements ControllerApi {
                   + outcome.available()
                   + (outcome.declined()
                       ? " (the sampler "
-                          + (request.tokenBudget() != null ? TOKEN_BUDGET_SAMPLER : sampler).name()
+                          + samplerFor(request).name()
                           + " served no batch from them)"
                       : ""));
         }
@@ -536,7 +536,7 @@ public final class Controller implements ControllerApi {
       return new FetchOutcome(null, 0, false);
     }
     ReadySet ready = partition.readySet(request.taskName(), sortedFields);
-    Sampler chosen = request.tokenBudget() == null ? sampler : TOKEN_BUDGET_SAMPLER;
+    Sampler chosen = samplerFor(request);
     SamplingConfig samplingConfig = request.samplingConfig();
     if (request.tokenBudget() != null) {
       Map<String, Object> options = new LinkedHashMap<>(samplingConfig.options());
@@ -586,6 +586,11 @@ public final class Controller implements ControllerApi {
     BatchMeta.Builder builder = tables.rows(partition, indexes, request.fields()).allProduced();
     ControllerTables.addSchemas(builder, partition, request.fields(), indexes);
     return new FetchOutcome(builder.build(), ready.size(), false);
+  }
+
+  /** The sampler of a fetch: the configured one, or the token-budget sampler for a budget. */
+  private Sampler samplerFor(GetMetadataRequest request) {
+    return request.tokenBudget() == null ? sampler : TOKEN_BUDGET_SAMPLER;
   }
 
   /**
