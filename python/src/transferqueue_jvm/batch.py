@@ -201,23 +201,17 @@ def apply_data_parser(data, parser):
     return plain
 
 
-def schema_of(col: Column) -> dict[str, Any]:
-    """The field schema of a column, as the Java side extracts it (``FieldSchema.of``)."""
+def schema_of(col: Column, positions: list[int] | None = None) -> dict[str, Any]:
+    """The field schema of a column, or of its rows at ``positions`` (read in place, not selected),
+    as the Java side extracts it (``FieldSchema.of``)."""
     if col.kind == DENSE:
         return {"dtype": col.dtype, "shape": torch.Size(col.tensor.shape[1:]), "is_nested": False,
                 "is_non_tensor": False}
     if col.kind == JAGGED:
+        rows = col.row_tensors if positions is None else [col.row_tensors[p] for p in positions]
         return {"dtype": col.dtype, "shape": None, "is_nested": True, "is_non_tensor": False,
-                "per_sample_shapes": [tuple(r.shape) for r in col.row_tensors]}
+                "per_sample_shapes": [tuple(r.shape) for r in rows]}
     return {"dtype": None, "shape": None, "is_nested": False, "is_non_tensor": True}
-
-
-def schema_of_rows(col: Column, positions: list[int]) -> dict[str, Any]:
-    """The field schema of some rows of a column, without selecting (copying) them."""
-    if col.kind == JAGGED:
-        return {"dtype": col.dtype, "shape": None, "is_nested": True, "is_non_tensor": False,
-                "per_sample_shapes": [tuple(col.row_tensors[p].shape) for p in positions]}
-    return schema_of(col)  # dense and object schemas do not depend on the rows
 
 
 def schema_of_columns(cols: dict[str, Column]) -> dict[str, dict]:

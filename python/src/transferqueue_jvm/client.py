@@ -262,7 +262,7 @@ class TransferQueueClient:
                     values.encode_value(v, f"field '{name}' row {i}")
         schemas_by_group = []
         for pid, rows in groups:
-            sub = {name: batches.schema_of_rows(c, rows) for name, c in cols.items()}
+            sub = {name: batches.schema_of(c, rows) for name, c in cols.items()}
             schemas_by_group.append(sub)
             if check:
                 self._ctl(CHECK_PUT, [pid, schemas_to_wire(sub), [gis[r] for r in rows], [gens[r] for r in rows]])
@@ -305,10 +305,14 @@ class TransferQueueClient:
             logger.warning("could not remove the cells of a refused put: %s", e)
 
     def _push_tags(self, meta: BatchMeta, replace: bool):
+        self._set_tags(meta.global_indexes, meta.partition_ids, meta.custom_meta, replace)
+
+    def _set_tags(self, global_indexes, partition_ids, tags, replace: bool = False):
+        """One SET_TAGS: the non-empty ``tags`` of each sample, merged into (or replacing) its tags."""
         by_pid: dict[str, dict[int, dict]] = {}
-        for gi, pid, tags in zip(meta.global_indexes, meta.partition_ids, meta.custom_meta):
-            if tags:
-                by_pid.setdefault(pid, {})[gi] = tags
+        for gi, pid, t in zip(global_indexes, partition_ids, tags):
+            if t:
+                by_pid.setdefault(pid, {})[gi] = t
         if by_pid:
             self._ctl(SET_TAGS, [["REPLACE" if replace else "MERGE", by_pid]])
 
@@ -509,7 +513,7 @@ class TransferQueueClient:
                         gone.field_schema = dict(schema)
                         gone._refresh()
                         self.storage.clear(gone) if isinstance(self.storage, MooncakeStore) else None
-                        self._ctl(CLEAR_SAMPLES, [[gone.global_indexes, gone.partition_ids, True, gone.generations]])
+                        self._ctl(CLEAR_SAMPLES, [_clear_request(gone)])
                     except TQError as e2:
                         logger.warning("could not remove the keys of a refused put: %s", e2)
                 raise
@@ -518,9 +522,7 @@ class TransferQueueClient:
             meta._refresh()
         if tags is not None:
             meta.update_custom_meta([t or {} for t in tags])
-            by_pid = {partition_id: {gi: t for gi, t in zip(meta.global_indexes, tags) if t}}
-            if by_pid[partition_id]:
-                self._ctl(SET_TAGS, [["MERGE", by_pid]])
+            self._set_tags(meta.global_indexes, [partition_id] * meta.size, tags)
         return meta
 
     # ------------------------------------------------------------ storage manager, checkpoints
