@@ -281,6 +281,10 @@ def test_chunking_keeps_rows_and_metadata_together_for_every_column_kind(as_tens
             assert batch["dense"][j].tolist() == [2 * i, 2 * i + 1]
             assert torch.equal(batch["jagged"].unbind(0)[j], rows[i])
             assert list(batch["text"])[j] == f"t{i}"
+    jagged = data["jagged"].values()
+    for batch, _ in parts:  # a jagged micro-batch is a view of the batch's values, not a copy
+        part = batch["jagged"].values()
+        assert part.untyped_storage().data_ptr() == jagged.untyped_storage().data_ptr()
 
 
 def test_chunking_refuses_rows_and_metadata_of_different_sizes():

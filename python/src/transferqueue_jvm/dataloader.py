@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from .client import SET_TAGS, TransferQueueClient, _check_name, _check_names, new_client_id
+from .client import TransferQueueClient, _check_name, _check_names, new_client_id
 from .errors import DeadlineExceeded, UnknownPartitionError
 from .metadata import BatchMeta
 
@@ -271,7 +271,11 @@ def default_fetch_batch_fn(tq_client: TransferQueueClient, data_fields: list[str
 def _row_slicer(value) -> Callable[[int, int], Any]:
     """A function giving rows ``[start, end)`` of one field of a batch, views where possible."""
     if isinstance(value, torch.Tensor) and value.is_nested:
-        rows, layout = value.unbind(0), value.layout  # a jagged tensor cannot be sliced on dim 0
+        if value.layout == torch.jagged:  # cannot be sliced on dim 0: a view of its values instead
+            values, offsets = value.values(), value.offsets()
+            return lambda s, e: torch.nested.nested_tensor_from_jagged(
+                values[offsets[s]:offsets[e]], offsets=offsets[s:e + 1] - offsets[s])
+        rows, layout = value.unbind(0), value.layout
         return lambda s, e: torch.nested.as_nested_tensor(list(rows[s:e]), layout=layout)
     return lambda s, e: value[s:e]
 
@@ -313,10 +317,7 @@ def mark_producer_done(written: BatchMeta, client: TransferQueueClient | None = 
     if client is None:
         from .interface import get_client
         client = get_client()
-    by_pid: dict[str, dict[int, dict]] = {}
-    for gi, pid in zip(written.global_indexes, written.partition_ids):
-        by_pid.setdefault(pid, {})[gi] = {PRODUCER_DONE_TAG: True}
-    client._ctl(SET_TAGS, [["MERGE", by_pid]])
+    client._set_tags(written.global_indexes, written.partition_ids, [{PRODUCER_DONE_TAG: True}] * written.size)
 
 
 def _identity_collate(item):
