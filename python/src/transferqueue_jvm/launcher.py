@@ -123,14 +123,23 @@ def _set_pdeathsig():
     os.setpgrp()  # Ctrl-C in a terminal goes to Python, which stops the roles itself
 
 
-def role_counts(conf: dict) -> tuple[int, int]:
-    """``(storage units, store nodes)`` the configured backend runs; an unknown backend is an error."""
+def storage_roles(conf: dict) -> tuple[str, int]:
+    """The storage role the configured backend runs and how many: ``("storage-unit", n)`` or
+    ``("store-node", n)``; an unknown backend is an error."""
     backend = conf["backend"]["storage_backend"]
     if backend not in ("SimpleStorage", "MooncakeStore"):
         raise InvalidConfigurationError(f"backend.storage_backend: {backend!r} (SimpleStorage, MooncakeStore)")
     if backend == "SimpleStorage":
-        return int(conf["backend"]["SimpleStorage"]["num_data_storage_units"]), 0
-    return 0, int(conf.get("python", {}).get("store_nodes", 2))
+        return "storage-unit", int(conf["backend"]["SimpleStorage"]["num_data_storage_units"])
+    return "store-node", int(conf.get("python", {}).get("store_nodes", 2))
+
+
+def set_addresses(net: dict, controller: str, storage: list[str], kind: str) -> None:
+    """Writes the roles' addresses into a ``network`` section: the controller's, and the storage
+    roles' under the key of their ``kind``."""
+    net["controller_address"] = controller
+    net["storage_unit_addresses"] = list(storage) if kind == "storage-unit" else []
+    net["store_node_addresses"] = list(storage) if kind == "store-node" else []
 
 
 def role_arguments(kind: str, index: int) -> list[str]:
@@ -214,7 +223,7 @@ class LocalSystem:
         host = conf["network"].get("bind_host") or "127.0.0.1"
         if host in ("0.0.0.0", "::"):
             host = "127.0.0.1"
-        n_units, n_nodes = role_counts(self.conf)
+        kind, count = storage_roles(self.conf)
         net = conf["network"]
         mc = conf["backend"]["MooncakeStore"]
         if backend == "MooncakeStore":
@@ -224,22 +233,17 @@ class LocalSystem:
             mc["local_buffer_size"] = min(int(mc.get("local_buffer_size") or 0), 64 << 20)
         base, env = java_command(py), role_environment()
         commands = [("controller", role_arguments("controller", 0))]
-        commands += [(f"storage-unit {i}", role_arguments("storage-unit", i)) for i in range(n_units)]
-        commands += [(f"store-node {i}", role_arguments("store-node", i)) for i in range(n_nodes)]
+        commands += [(f"{kind} {i}", role_arguments(kind, i)) for i in range(count)]
         self._start_launcher()
         deadline = time.monotonic() + seconds(py.get("start_timeout", "60s"), "python.start_timeout")
         # The free ports are chosen here and bound by the roles a moment later: another process may
         # take one in between. Then every role is started again on fresh ports.
         for attempt in range(_BIND_ATTEMPTS):
-            ports = _free_ports(1 + n_units + n_nodes, host)
-            net["controller_address"] = f"{host}:{ports[0]}"
-            net["storage_unit_addresses"] = [f"{host}:{p}" for p in ports[1:1 + n_units]] or []
-            net["store_node_addresses"] = [f"{host}:{p}" for p in ports[1 + n_units:]] or []
+            ports = [f"{host}:{p}" for p in _free_ports(1 + count, host)]
+            set_addresses(net, ports[0], ports[1:], kind)
             if self._start_roles(conf, base, env, commands, deadline, last=attempt == _BIND_ATTEMPTS - 1):
                 break
-        net["controller_address"] = self.roles[0].address
-        net["storage_unit_addresses"] = [r.address for r in self.roles if r.name.startswith("storage-unit")]
-        net["store_node_addresses"] = [r.address for r in self.roles if r.name.startswith("store-node")]
+        set_addresses(net, self.roles[0].address, [r.address for r in self.roles[1:]], kind)
         for line in self.roles[0].lines:
             m = re.search(r"metrics.*?(\d+\.\d+\.\d+\.\d+:\d+)", line)
             if m:

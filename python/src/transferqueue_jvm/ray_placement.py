@@ -70,7 +70,6 @@ class _RoleActor:
         self.port = launcher._free_ports(1, probe)[0]
         self.system: launcher.LocalSystem | None = None
         self.stopping = False
-        self.exit_code: int | None = None
 
     def where(self) -> dict:
         """The node and the address the role will serve at."""
@@ -94,7 +93,6 @@ class _RoleActor:
 
     def _watch(self, role) -> None:
         code = role.proc.wait()
-        self.exit_code = code
         if not self.stopping:
             logger.error("TransferQueue %s (pid %d) exited with status %s; its last output:\n%s",
                          self.name, role.proc.pid, code, "\n".join(list(role.lines)[-20:]))
@@ -102,8 +100,9 @@ class _RoleActor:
     def status(self) -> dict:
         """``alive`` (the Java role runs), ``exit_code`` (None while it runs) and its last output."""
         role = self.system.roles[0] if self.system and self.system.roles else None
-        alive = role is not None and role.proc.poll() is None
-        return {"role": self.name, "alive": alive, "exit_code": None if role is None else role.proc.poll(),
+        code = None if role is None else role.proc.poll()
+        alive = role is not None and code is None
+        return {"role": self.name, "alive": alive, "exit_code": code,
                 "java_pid": None if role is None else role.proc.pid,
                 "output": [] if role is None or alive else list(role.lines)[-20:]}
 
@@ -160,8 +159,8 @@ class _Registry:
         return out
 
     def _watch(self) -> None:
-        stop = threading.Event()
-        while not stop.wait(_WATCH_INTERVAL):
+        while True:
+            time.sleep(_WATCH_INTERVAL)
             with self._cond:
                 controller = self._roles[0] if self._roles else None
             if controller is None:
@@ -245,8 +244,7 @@ class RaySystem:
             raise InvalidConfigurationError(f"python.ray.storage_strategy: {strategy!r} "
                                             "(SPREAD, STRICT_SPREAD, PACK, STRICT_PACK)")
         bind_host = rc.get("bind_host")
-        n_units, n_nodes = launcher.role_counts(self.conf)
-        kind, count = ("storage-unit", n_units) if n_units else ("store-node", n_nodes)
+        kind, count = launcher.storage_roles(self.conf)
         actor_class = ray.remote(_RoleActor)
         self.controller = actor_class.options(max_concurrency=4, **ctrl_opts).remote("controller", 0, bind_host)
         if count:
@@ -268,10 +266,7 @@ class RaySystem:
         self._get([self.registry.adopt.remote(self.actors)], deadline, "registering the roles")
         server_conf = configs.server_config(self.conf)
         net = server_conf["network"]
-        net["controller_address"] = self.placement[0]["address"]
-        storage_addresses = [p["address"] for p in self.placement[1:]]
-        net["storage_unit_addresses"] = storage_addresses if kind == "storage-unit" else []
-        net["store_node_addresses"] = storage_addresses if kind == "store-node" else []
+        launcher.set_addresses(net, self.placement[0]["address"], [p["address"] for p in self.placement[1:]], kind)
         token = secrets.token_urlsafe(32)
         started = self._get([a.start.remote(server_conf, token, py) for a in self.actors], deadline,
                             "starting the Java roles", grace=10.0)
@@ -279,10 +274,8 @@ class RaySystem:
         for where, role in zip(self.placement, started):
             where.update(role)
         merged = copy.deepcopy(self.conf)
-        addresses = [r["address"] for r in started[1:]]
-        merged["network"].update(controller_address=started[0]["address"], auth_token=token,
-                                 storage_unit_addresses=addresses if kind == "storage-unit" else [],
-                                 store_node_addresses=addresses if kind == "store-node" else [])
+        launcher.set_addresses(merged["network"], started[0]["address"], [r["address"] for r in started[1:]], kind)
+        merged["network"]["auth_token"] = token
         return merged
 
     @staticmethod
@@ -332,7 +325,7 @@ class RaySystem:
                 ray.get_actor(rc["registry_name"], namespace=rc["namespace"])
             except ValueError:
                 return
-            threading.Event().wait(0.05)
+            time.sleep(0.05)
         logger.warning("the registry actor %s/%s was still registered %gs after close()", rc["namespace"],
                        rc["registry_name"], _STOP_TIMEOUT)
 
