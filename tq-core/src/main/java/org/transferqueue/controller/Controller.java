@@ -39,7 +39,7 @@ import org.transferqueue.sampler.SequentialSampler;
  * sampler once enough samples are ready) and, at the deadline, checks once more before failing with
  * {@link DeadlineExceededException}.
  *
- * <p><b>The sampler runs under the lock.</b> {@link SamplingStep} calls the {@link Sampler} (the
+ * <p><b>The sampler runs under the lock.</b> {@code SamplingStep} calls the {@link Sampler} (the
  * configured one, or the token-budget sampler) with the controller's lock held, so that the ready
  * set it reads, the consumption it causes and the batch it produces are one atomic step. A user
  * sampler must therefore be quick and self-contained: it must not block (no I/O, no sleeps, no
