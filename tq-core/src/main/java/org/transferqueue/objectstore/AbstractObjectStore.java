@@ -16,7 +16,7 @@ import org.transferqueue.memory.NativeBuffer;
  * <p>Thread-safe if the subclass is.
  */
 public abstract class AbstractObjectStore implements ObjectStore {
-  private static final int NOT_READY = ErrorCode.INVALID_PARAMS.code();
+  private static final int NOT_READY = StoreStatus.INVALID_PARAMS.code();
 
   /** Creates the skeleton. */
   protected AbstractObjectStore() {}
@@ -94,11 +94,11 @@ public abstract class AbstractObjectStore implements ObjectStore {
 
   private static int firstFailure(int[] codes) {
     for (int code : codes) {
-      if (code != ErrorCode.OK.code()) {
+      if (code != StoreStatus.OK.code()) {
         return code;
       }
     }
-    return ErrorCode.OK.code();
+    return StoreStatus.OK.code();
   }
 
   private <T> CompletableFuture<T> submit(Supplier<T> call, T whenRejected) {

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.PackedValueCodec;
@@ -221,19 +222,19 @@ public final class MooncakeKvClient implements KvClient {
     checkOpen();
     if (!region.isNative() || region.byteSize() == 0) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "only a non-empty native segment can be registered: " + region);
     }
     synchronized (callerRegions) {
       if (callerRegions.containsKey(region.address())) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.INVALID_ARGUMENT,
             "memory at 0x" + Long.toHexString(region.address()) + " is already registered");
       }
       RegionRegistry.Region registered = registry.acquire(region);
       if (registered == null) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.INVALID_ARGUMENT,
             "the store refused to register "
                 + region.byteSize()
                 + " bytes at 0x"
@@ -273,7 +274,7 @@ public final class MooncakeKvClient implements KvClient {
     checkOpen();
     if (keys.size() != values.size() || keys.size() != kinds.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "Number of keys must match number of values: keys="
               + keys.size()
               + ", values="
@@ -296,7 +297,7 @@ public final class MooncakeKvClient implements KvClient {
             cells != null ? cells.kind(i) == KvCellKind.TENSOR : values.get(i) instanceof Tensor;
         if (!tensor) {
           throw new TqException(
-              org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+              ErrorCode.INVALID_ARGUMENT,
               "value of tensor key '" + keys.get(i) + "' is not a tensor: " + values.get(i));
         }
         order[tensors++] = i;
@@ -421,7 +422,7 @@ public final class MooncakeKvClient implements KvClient {
     GetPlan plan = GetPlan.of(keys, shapes, dtypes, backendMeta);
     if (plan.objectCount() != 0 || destinations.size() != keys.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "getInto reads tensor cells only, one destination per key: keys="
               + keys.size()
               + ", destinations="
@@ -432,7 +433,7 @@ public final class MooncakeKvClient implements KvClient {
     for (int i = 0; i < keys.size(); i++) {
       if (destinations.get(i).byteSize() != plan.nbytes(i)) {
         throw new TqException(
-            org.transferqueue.ErrorCode.SHAPE_MISMATCH,
+            ErrorCode.SHAPE_MISMATCH,
             "destination of key '"
                 + keys.get(i)
                 + "' has "
@@ -481,7 +482,7 @@ public final class MooncakeKvClient implements KvClient {
     checkOpen();
     if (backendMeta != null && backendMeta.size() != keys.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "custom_backend_meta has "
               + backendMeta.size()
               + " entries for "
@@ -517,7 +518,7 @@ public final class MooncakeKvClient implements KvClient {
                 int[] rc = store.batchRemove(sliceKeys, true);
                 for (int j = 0; j < slice.size(); j++) {
                   codes[slice.get(j)] =
-                      rc.length == slice.size() ? rc[j] : ErrorCode.INTERNAL_ERROR.code();
+                      rc.length == slice.size() ? rc[j] : StoreStatus.INTERNAL_ERROR.code();
                 }
                 return CompletableFuture.completedFuture(null);
               },
@@ -526,7 +527,7 @@ public final class MooncakeKvClient implements KvClient {
     awaitAll(tasks);
     Map<String, Integer> failed = new LinkedHashMap<>();
     for (int i = 0; i < codes.length; i++) {
-      if (codes[i] != 0 && codes[i] != ErrorCode.OBJECT_NOT_FOUND.code()) {
+      if (codes[i] != 0 && codes[i] != StoreStatus.OBJECT_NOT_FOUND.code()) {
         LOG.log(
             System.Logger.Level.ERROR,
             "remove failed for key " + actual.get(i) + " with error code: " + codes[i]);
@@ -593,8 +594,7 @@ public final class MooncakeKvClient implements KvClient {
         RuntimeException cause =
             e.getCause() instanceof RuntimeException r
                 ? r
-                : new StorageException(
-                    org.transferqueue.ErrorCode.STORAGE_ERROR, String.valueOf(e.getCause()), e);
+                : new StorageException(ErrorCode.STORAGE_ERROR, String.valueOf(e.getCause()), e);
         if (failure == null) {
           failure = cause;
         } else if (failure != cause) {
@@ -609,7 +609,7 @@ public final class MooncakeKvClient implements KvClient {
 
   private void checkOpen() {
     if (closed.get()) {
-      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "MooncakeKvClient is closed");
+      throw new TqException(ErrorCode.CLOSED, "MooncakeKvClient is closed");
     }
   }
 
@@ -641,13 +641,13 @@ public final class MooncakeKvClient implements KvClient {
 
   private CheckpointableObjectStore checkpointable() {
     if (closed.get()) {
-      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "Mooncake client is closed");
+      throw new TqException(ErrorCode.CLOSED, "Mooncake client is closed");
     }
     if (store instanceof CheckpointableObjectStore checkpointable) {
       return checkpointable;
     }
     throw new StorageException(
-        org.transferqueue.ErrorCode.UNSUPPORTED_OPERATION,
+        ErrorCode.UNSUPPORTED_OPERATION,
         "object store " + store.getClass().getSimpleName() + " does not support checkpoint");
   }
 
@@ -820,7 +820,7 @@ public final class MooncakeKvClient implements KvClient {
     public MooncakeKvClient build() {
       if (store == null || allocator == null || config == null || nanoClock == null) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.INVALID_ARGUMENT,
             "store, allocator, config and nanoClock are required: store="
                 + store
                 + ", allocator="
@@ -832,13 +832,12 @@ public final class MooncakeKvClient implements KvClient {
       }
       if (operationTimeout == null || operationTimeout.isNegative() || operationTimeout.isZero()) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.INVALID_ARGUMENT,
             "operationTimeout=" + operationTimeout + " must be positive");
       }
       if (maxPooledBytes < 0) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
-            "maxPooledBytes=" + maxPooledBytes + " < 0");
+            ErrorCode.INVALID_ARGUMENT, "maxPooledBytes=" + maxPooledBytes + " < 0");
       }
       Objects.requireNonNull(jitter, "jitter");
       return new MooncakeKvClient(this);

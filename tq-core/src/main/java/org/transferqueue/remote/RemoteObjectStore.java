@@ -21,6 +21,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntToLongFunction;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.Distinct;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -30,12 +31,12 @@ import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.memory.RegisteredRegions;
 import org.transferqueue.objectstore.AbstractObjectStore;
 import org.transferqueue.objectstore.CheckpointableObjectStore;
-import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.kv.KvKeys;
@@ -67,10 +68,10 @@ import org.transferqueue.transport.TransportConfig;
  */
 public final class RemoteObjectStore extends AbstractObjectStore
     implements CheckpointableObjectStore {
-  private static final int OK = ErrorCode.OK.code();
-  private static final int INVALID = ErrorCode.INVALID_PARAMS.code();
-  private static final int RPC_FAIL = ErrorCode.RPC_FAIL.code();
-  private static final int RPC_TIMEOUT = ErrorCode.RPC_TIMEOUT.code();
+  private static final int OK = StoreStatus.OK.code();
+  private static final int INVALID = StoreStatus.INVALID_PARAMS.code();
+  private static final int RPC_FAIL = StoreStatus.RPC_FAIL.code();
+  private static final int RPC_TIMEOUT = StoreStatus.RPC_TIMEOUT.code();
 
   /** Room for the frame header, the body table and padding besides metadata and bodies. */
   private static final long FRAME_OVERHEAD = 4096;
@@ -100,8 +101,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       BufferAllocator allocator,
       AsyncExchange exchange) {
     if (nodes.isEmpty()) {
-      throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT, "no store node addresses");
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "no store node addresses");
     }
     this.nodes = List.copyOf(nodes);
     this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -468,7 +468,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
           long body = response.buffers().get(j).lengthBytes();
           if (read[j] > 0 && body != read[j]) {
             throw new ProtocolException(
-                org.transferqueue.ErrorCode.PROTOCOL_ERROR,
+                ErrorCode.PROTOCOL_ERROR,
                 "READ reply: key "
                     + keys.get(positions[j])
                     + " has size="
@@ -650,11 +650,11 @@ public final class RemoteObjectStore extends AbstractObjectStore
   public StoreStatistics nodeStatistics(int node) {
     if (node < 0 || node >= nodes.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "store node " + node + " is not one of the " + nodes.size() + " nodes");
     }
     if (closed) {
-      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "the store client is closed");
+      throw new TqException(ErrorCode.CLOSED, "the store client is closed");
     }
     byte[] meta = new Wire.Writer().array(0).toBytes();
     try (Response response =
@@ -814,7 +814,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
         long body = bodyBytes.applyAsLong(all[j]);
         if (body > maxBodies || body > limits.maxBodySegmentBytes()) {
           throw new TqException(
-              org.transferqueue.ErrorCode.FRAME_TOO_LONG,
+              ErrorCode.FRAME_TOO_LONG,
               what
                   + " of key '"
                   + keys.get(all[j])
@@ -854,11 +854,10 @@ public final class RemoteObjectStore extends AbstractObjectStore
     } catch (ExecutionException e) {
       throw RemoteStorageUnit.storageError(e) instanceof TqException tq
           ? tq
-          : new TqException(org.transferqueue.ErrorCode.INTERNAL, e.toString(), e);
+          : new TqException(ErrorCode.INTERNAL, e.toString(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new TqException(
-          org.transferqueue.ErrorCode.CLOSED, "interrupted while waiting for a store node", e);
+      throw new TqException(ErrorCode.CLOSED, "interrupted while waiting for a store node", e);
     }
   }
 
@@ -883,7 +882,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     if (e instanceof DeadlineExceededException) {
       return RPC_TIMEOUT;
     }
-    return e.code() == org.transferqueue.ErrorCode.CONNECTION_FAILED ? RPC_FAIL : 0;
+    return e.code() == ErrorCode.CONNECTION_FAILED ? RPC_FAIL : 0;
   }
 
   /**

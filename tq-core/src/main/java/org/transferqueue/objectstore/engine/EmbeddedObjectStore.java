@@ -25,6 +25,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.transferqueue.Distinct;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -32,12 +33,12 @@ import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.memory.RegisteredRegions;
 import org.transferqueue.objectstore.AbstractObjectStore;
 import org.transferqueue.objectstore.CheckpointableObjectStore;
-import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
 import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
 import org.transferqueue.storage.StorageManager;
@@ -79,10 +80,10 @@ import org.transferqueue.storage.checkpoint.FileDigest;
 public final class EmbeddedObjectStore extends AbstractObjectStore
     implements CheckpointableObjectStore {
   private static final System.Logger LOG = System.getLogger(EmbeddedObjectStore.class.getName());
-  private static final int OK = ErrorCode.OK.code();
-  private static final int INVALID = ErrorCode.INVALID_PARAMS.code();
-  private static final int TRANSFER_FAIL = ErrorCode.TRANSFER_FAIL.code();
-  private static final int LEASE_EXPIRED = ErrorCode.LEASE_EXPIRED.code();
+  private static final int OK = StoreStatus.OK.code();
+  private static final int INVALID = StoreStatus.INVALID_PARAMS.code();
+  private static final int TRANSFER_FAIL = StoreStatus.TRANSFER_FAIL.code();
+  private static final int LEASE_EXPIRED = StoreStatus.LEASE_EXPIRED.code();
 
   private enum State {
     NEW,
@@ -242,8 +243,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    */
   public StoreStatistics statistics() {
     if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
+      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
     }
     try {
       return new StoreStatistics(
@@ -767,8 +767,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     try {
       Files.createDirectories(base);
     } catch (IOException e) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.STORAGE_ERROR, "cannot create " + base + ": " + e, e);
+      throw new StorageException(ErrorCode.STORAGE_ERROR, "cannot create " + base + ": " + e, e);
     }
     Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(0));
     digests.record(file, saveCheckpointFile(file));
@@ -796,14 +795,13 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    */
   public FileDigest saveCheckpointFile(Path file) {
     if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
+      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
     }
     try {
       return StoreCheckpointFile.write(file, master);
     } catch (IOException e) {
       throw new StorageException(
-          org.transferqueue.ErrorCode.STORAGE_ERROR,
+          ErrorCode.STORAGE_ERROR,
           "object store failed to save checkpoint to " + file + ": " + e,
           e);
     } finally {
@@ -830,8 +828,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     long capacity;
     long maxObject;
     if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
+      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
     }
     try {
       capacity = master.capacityBytes();
@@ -848,7 +845,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       if (size > maxObject || total > capacity) {
         objects.forEach(o -> o.bytes().close());
         throw new StorageException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.INVALID_ARGUMENT,
             file
                 + " does not fit this store: object '"
                 + object.key()
@@ -869,8 +866,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   /** Replaces every object by {@code objects}; returns the keys that could not be written. */
   private Map<String, Integer> install(List<StoreCheckpointFile.StagedObject> objects) {
     if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
+      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
     }
     try {
       master.removeMatching(key -> true, true);
@@ -918,15 +914,14 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     @Override
     public synchronized void commit() {
       if (done) {
-        throw new StorageException(
-            org.transferqueue.ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
+        throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
       }
       done = true;
       try {
         Map<String, Integer> failed = install(objects);
         if (!failed.isEmpty()) {
           throw new StorageException(
-              org.transferqueue.ErrorCode.STORAGE_ERROR,
+              ErrorCode.STORAGE_ERROR,
               "object store "
                   + hostname()
                   + " could not restore "

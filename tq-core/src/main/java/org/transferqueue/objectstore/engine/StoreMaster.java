@@ -8,8 +8,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
-import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.StoreStatus;
 
 /**
  * The metadata side of the embedded engine: keys, two-phase writes, read pins and leases, pins,
@@ -62,7 +62,7 @@ import org.transferqueue.objectstore.ReplicateConfig;
  * at the moment the lock is released after it.
  */
 final class StoreMaster {
-  private static final int OK = ErrorCode.OK.code();
+  private static final int OK = StoreStatus.OK.code();
   private static final long SWEEP_INTERVAL_NS = 1_000_000_000L;
 
   /** A range of a slab holding (or about to hold) one version of one object. */
@@ -117,13 +117,13 @@ final class StoreMaster {
   /**
    * Permission to write {@code allocation.memory}; {@code code != 0} means refused.
    *
-   * @param code 0 or a negative {@link ErrorCode}
+   * @param code 0 or a negative {@link StoreStatus}
    * @param key the key written
    * @param token the write's token
    * @param allocation where the bytes go
    */
   record WriteTicket(int code, String key, long token, Allocation allocation) {
-    static WriteTicket refused(ErrorCode code) {
+    static WriteTicket refused(StoreStatus code) {
       return new WriteTicket(code.code(), null, 0, null);
     }
   }
@@ -131,12 +131,12 @@ final class StoreMaster {
   /**
    * Permission to read {@code allocation.memory}; {@code code < 0} means refused.
    *
-   * @param code 0 or a negative {@link ErrorCode}
+   * @param code 0 or a negative {@link StoreStatus}
    * @param allocation where the bytes are, pinned until released
    * @param size the object's size
    */
   record ReadTicket(long code, Allocation allocation, long size) {
-    static ReadTicket refused(ErrorCode code) {
+    static ReadTicket refused(StoreStatus code) {
       return new ReadTicket(code.code(), null, 0);
     }
   }
@@ -273,7 +273,7 @@ final class StoreMaster {
     Entry existing = entries.get(key);
     if (existing != null) {
       if (existing.committed != null || now - existing.pendingStartNs <= discardTimeoutNs) {
-        return WriteTicket.refused(ErrorCode.OBJECT_ALREADY_EXISTS);
+        return WriteTicket.refused(StoreStatus.OBJECT_ALREADY_EXISTS);
       }
       // An abandoned write: preempt it; its memory is reclaimed at its start + release timeout.
       preemptLocked(existing, existing.pendingStartNs + releaseTimeoutNs);
@@ -304,7 +304,7 @@ final class StoreMaster {
       }
       Allocation fresh = allocateLocked(size, now, entry);
       if (fresh == null) {
-        return WriteTicket.refused(ErrorCode.NO_AVAILABLE_HANDLE);
+        return WriteTicket.refused(StoreStatus.NO_AVAILABLE_HANDLE);
       }
       return beginLocked(entry, fresh, false, config, now);
     }
@@ -326,7 +326,7 @@ final class StoreMaster {
       Entry entry, long size, ReplicateConfig config, boolean hardPinned, long now) {
     Allocation allocation = allocateLocked(size, now, null);
     if (allocation == null) {
-      return WriteTicket.refused(ErrorCode.NO_AVAILABLE_HANDLE);
+      return WriteTicket.refused(StoreStatus.NO_AVAILABLE_HANDLE);
     }
     entry.hardPinned = hardPinned || config.withHardPin();
     entries.put(entry.key, entry);
@@ -408,9 +408,9 @@ final class StoreMaster {
     Entry entry = entries.get(ticket.key());
     int code;
     if (entry == null) {
-      code = ErrorCode.OBJECT_NOT_FOUND.code();
+      code = StoreStatus.OBJECT_NOT_FOUND.code();
     } else if (entry.pending != allocation || entry.pendingToken != ticket.token()) {
-      code = ErrorCode.ILLEGAL_CLIENT.code();
+      code = StoreStatus.ILLEGAL_CLIENT.code();
     } else {
       ReplicateConfig config = entry.pendingConfig;
       boolean inPlace = entry.pendingInPlace;
@@ -441,9 +441,9 @@ final class StoreMaster {
     Entry entry = entries.get(ticket.key());
     int code;
     if (entry == null) {
-      code = ErrorCode.OBJECT_NOT_FOUND.code();
+      code = StoreStatus.OBJECT_NOT_FOUND.code();
     } else if (entry.pending != allocation || entry.pendingToken != ticket.token()) {
-      code = ErrorCode.ILLEGAL_CLIENT.code();
+      code = StoreStatus.ILLEGAL_CLIENT.code();
     } else {
       clearPendingLocked(entry);
       if (entry.pendingInPlace) {
@@ -515,15 +515,15 @@ final class StoreMaster {
   private ReadTicket acquireReadLocked(String key, long capacity, long now) {
     Entry entry = entries.get(key);
     if (entry == null) {
-      return ReadTicket.refused(ErrorCode.OBJECT_NOT_FOUND);
+      return ReadTicket.refused(StoreStatus.OBJECT_NOT_FOUND);
     }
     if (!entry.readable()) {
-      return ReadTicket.refused(ErrorCode.REPLICA_IS_NOT_READY);
+      return ReadTicket.refused(StoreStatus.REPLICA_IS_NOT_READY);
     }
     grantLeaseLocked(entry, now);
     Allocation allocation = entry.committed;
     if (capacity >= 0 && capacity < allocation.size) {
-      return ReadTicket.refused(ErrorCode.INVALID_PARAMS);
+      return ReadTicket.refused(StoreStatus.INVALID_PARAMS);
     }
     allocation.readers++;
     return new ReadTicket(OK, allocation, allocation.size);
@@ -591,10 +591,10 @@ final class StoreMaster {
     try {
       Entry entry = entries.get(key);
       if (entry == null) {
-        return ErrorCode.OBJECT_NOT_FOUND.code();
+        return StoreStatus.OBJECT_NOT_FOUND.code();
       }
       if (!entry.readable()) {
-        return ErrorCode.REPLICA_IS_NOT_READY.code();
+        return StoreStatus.REPLICA_IS_NOT_READY.code();
       }
       grantLeaseLocked(entry, clock.nanoTime());
       return entry.committed.size;
@@ -623,13 +623,13 @@ final class StoreMaster {
   private int removeLocked(String key, boolean force, long now) {
     Entry entry = entries.get(key);
     if (entry == null) {
-      return ErrorCode.OBJECT_NOT_FOUND.code();
+      return StoreStatus.OBJECT_NOT_FOUND.code();
     }
     if (!force && leased(entry, now)) {
-      return ErrorCode.OBJECT_HAS_LEASE.code();
+      return StoreStatus.OBJECT_HAS_LEASE.code();
     }
     if (entry.pending != null) {
-      return ErrorCode.REPLICA_IS_NOT_READY.code();
+      return StoreStatus.REPLICA_IS_NOT_READY.code();
     }
     eraseLocked(entry);
     return OK;

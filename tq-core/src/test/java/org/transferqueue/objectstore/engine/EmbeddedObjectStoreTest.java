@@ -14,9 +14,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
-import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
 import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
 
@@ -713,15 +713,15 @@ class EmbeddedObjectStoreTest {
 
   @Test
   void H4_shouldMapErrorCodesToMooncakeNumbers() {
-    assertThat(ErrorCode.NO_AVAILABLE_HANDLE.code()).isEqualTo(-200);
-    assertThat(ErrorCode.INVALID_PARAMS.code()).isEqualTo(-600);
-    assertThat(ErrorCode.REPLICA_IS_NOT_READY.code()).isEqualTo(-703);
-    assertThat(ErrorCode.OBJECT_NOT_FOUND.code()).isEqualTo(-704);
-    assertThat(ErrorCode.OBJECT_ALREADY_EXISTS.code()).isEqualTo(-705);
-    assertThat(ErrorCode.OBJECT_HAS_LEASE.code()).isEqualTo(-706);
-    assertThat(ErrorCode.LEASE_EXPIRED.code()).isEqualTo(-707);
-    assertThat(ErrorCode.fromCode(-601)).isEqualTo(ErrorCode.ILLEGAL_CLIENT);
-    assertThat(ErrorCode.fromCode(1234)).isEqualTo(ErrorCode.OK);
-    assertThat(ErrorCode.fromCode(-12345)).isEqualTo(ErrorCode.INTERNAL_ERROR);
+    assertThat(StoreStatus.NO_AVAILABLE_HANDLE.code()).isEqualTo(-200);
+    assertThat(StoreStatus.INVALID_PARAMS.code()).isEqualTo(-600);
+    assertThat(StoreStatus.REPLICA_IS_NOT_READY.code()).isEqualTo(-703);
+    assertThat(StoreStatus.OBJECT_NOT_FOUND.code()).isEqualTo(-704);
+    assertThat(StoreStatus.OBJECT_ALREADY_EXISTS.code()).isEqualTo(-705);
+    assertThat(StoreStatus.OBJECT_HAS_LEASE.code()).isEqualTo(-706);
+    assertThat(StoreStatus.LEASE_EXPIRED.code()).isEqualTo(-707);
+    assertThat(StoreStatus.fromCode(-601)).isEqualTo(StoreStatus.ILLEGAL_CLIENT);
+    assertThat(StoreStatus.fromCode(1234)).isEqualTo(StoreStatus.OK);
+    assertThat(StoreStatus.fromCode(-12345)).isEqualTo(StoreStatus.INTERNAL_ERROR);
   }
 }
