@@ -8,11 +8,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -20,20 +18,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
-import org.transferqueue.Distinct;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
-import org.transferqueue.memory.RegisteredRegions;
 import org.transferqueue.objectstore.AbstractObjectStore;
 import org.transferqueue.objectstore.CheckpointableObjectStore;
 import org.transferqueue.objectstore.ObjectStore;
+import org.transferqueue.objectstore.ObjectStoreArgs;
 import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
@@ -53,17 +49,16 @@ import org.transferqueue.storage.checkpoint.FileDigest;
  * <h2>Design note</h2>
  *
  * <p><b>Layers.</b> {@link StoreMaster} owns all metadata under its one lock and hands out write
- * and read tickets; this class validates arguments and registered regions, copies bytes outside
- * every lock, and returns tickets. Every write is two-phase: start (memory allocated, object
- * invisible), copy, then end (visible) — or revoke when the copy fails, so an abandoned write never
- * becomes visible and gives its memory back.
+ * and read tickets; {@link AbstractObjectStore} checks arguments and registered regions; this class
+ * copies bytes outside every lock and returns tickets. Every write is two-phase: start (memory
+ * allocated, object invisible), copy, then end (visible) — or revoke when the copy fails, so an
+ * abandoned write never becomes visible and gives its memory back.
  *
  * <p><b>Threads.</b> Any thread may call; the async twins run on a fixed pool of {@link
  * MasterConfig#asyncThreads()} daemon threads owned by the store. A {@link ReentrantReadWriteLock}
  * guards the lifecycle: every call holds its read lock from entry to return, {@link #setup} and
  * {@link #closeStore} take its write lock, so close waits for calls in flight and no call sees
- * freed memory. Registration changes take a small separate lock; lookups use {@link
- * RegisteredRegions}' own read lock.
+ * freed memory. Registered regions are {@link AbstractObjectStore}'s, under its own lock.
  *
  * <p><b>Ownership.</b> The slabs and the local-buffer child allocator belong to the store and are
  * freed at close; buffers returned by {@link #get} and {@link #getBatch} belong to the caller, who
@@ -93,8 +88,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
 
   private final BufferAllocator allocator;
   private final MasterConfig masterConfig;
-  private final RegisteredRegions regions = new RegisteredRegions();
-  private final ReentrantLock registrationLock = new ReentrantLock();
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
   // Written under the lifecycle write lock; read under its read lock (state also without it).
@@ -179,12 +172,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       }
       state = State.CLOSED;
       toStop = executor;
-      registrationLock.lock();
-      try {
-        regions.clear();
-      } finally {
-        registrationLock.unlock();
-      }
+      closeRegistrations();
     } finally {
       lifecycle.writeLock().unlock();
     }
@@ -235,6 +223,11 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     return state == State.OPEN ? executor : null;
   }
 
+  @Override
+  protected StoreConfig openConfig() {
+    return state == State.OPEN ? config : null;
+  }
+
   /**
    * What the store holds now: objects, bytes used and capacity, and evictions so far.
    *
@@ -274,86 +267,15 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     lifecycle.readLock().unlock();
   }
 
-  // ---------------------------------------------------------------- registration
-
-  @Override
-  public int registerBuffer(MemorySegment buffer) {
-    Objects.requireNonNull(buffer, "buffer");
-    if (!enter()) {
-      return INVALID;
-    }
-    registrationLock.lock();
-    try {
-      if (!buffer.isNative() || regions.regionAt(buffer.address()) != null) {
-        return INVALID;
-      }
-      regions.register(buffer);
-      return OK;
-    } catch (TqException e) {
-      return INVALID;
-    } finally {
-      registrationLock.unlock();
-      exit();
-    }
-  }
-
-  @Override
-  public int unregisterBuffer(MemorySegment buffer) {
-    Objects.requireNonNull(buffer, "buffer");
-    if (!enter()) {
-      return INVALID;
-    }
-    registrationLock.lock();
-    try {
-      MemorySegment region = buffer.isNative() ? regions.regionAt(buffer.address()) : null;
-      if (region == null) {
-        return INVALID;
-      }
-      regions.unregister(region);
-      return OK;
-    } finally {
-      registrationLock.unlock();
-      exit();
-    }
-  }
-
   // ---------------------------------------------------------------- writes
 
   @Override
-  public int putFrom(String key, MemorySegment source, ReplicateConfig config) {
-    return writeOne(key, source, config, false, true);
-  }
-
-  @Override
-  public int upsertFrom(String key, MemorySegment source, ReplicateConfig config) {
-    return writeOne(key, source, config, true, true);
-  }
-
-  @Override
-  public int put(String key, MemorySegment value, ReplicateConfig config) {
-    return writeOne(key, value, config, false, false);
-  }
-
-  @Override
-  public int upsert(String key, MemorySegment value, ReplicateConfig config) {
-    return writeOne(key, value, config, true, false);
-  }
-
-  private int writeOne(
-      String key, MemorySegment source, ReplicateConfig config, boolean upsert, boolean zeroCopy) {
-    Objects.requireNonNull(key, "key");
-    Objects.requireNonNull(source, "source");
-    Objects.requireNonNull(config, "config");
+  protected int writeOneValidated(
+      String key, MemorySegment source, ReplicateConfig config, boolean upsert) {
     if (!enter()) {
       return INVALID;
     }
     try {
-      if (zeroCopy && source.byteSize() == 0) {
-        return OK; // Mooncake's client short-cut: nothing is created
-      }
-      if (!validSource(key, source, zeroCopy)) {
-        return INVALID;
-      }
       WriteTicket ticket = master.startWrite(key, source.byteSize(), config, upsert);
       if (ticket.code() != OK) {
         return ticket.code();
@@ -368,39 +290,22 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
   }
 
-  private boolean validSource(String key, MemorySegment source, boolean zeroCopy) {
-    if (key.isEmpty() || source.byteSize() == 0) {
-      return false;
-    }
-    return zeroCopy ? regions.contains(source) : source.byteSize() <= config.localBufferSize();
-  }
-
   @Override
-  protected int[] writeBatch(
+  protected int[] writeValidated(
       List<String> keys,
       List<MemorySegment> sources,
       ReplicateConfig config,
       boolean upsert,
-      boolean zeroCopy) {
-    Objects.requireNonNull(keys, "keys");
-    Objects.requireNonNull(sources, "sources");
-    Objects.requireNonNull(config, "config");
+      int[] codes) {
     int n = keys.size();
-    int[] codes = new int[n];
-    if (sources.size() != n || !enter()) {
+    if (!enter()) {
       Arrays.fill(codes, INVALID);
       return codes;
     }
     try {
       long[] sizes = new long[n];
-      Set<String> seen = new HashSet<>();
       for (int i = 0; i < n; i++) {
-        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        MemorySegment source = Objects.requireNonNull(sources.get(i), "sources[i]");
-        sizes[i] = source.byteSize();
-        if (!seen.add(key) || !validSource(key, source, zeroCopy)) {
-          codes[i] = INVALID;
-        }
+        sizes[i] = sources.get(i).byteSize();
       }
       WriteTicket[] tickets = master.startWrites(keys, sizes, config, upsert, codes);
       boolean[] copied = new boolean[n];
@@ -448,30 +353,11 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return new PendingWrites(this, new StoreMaster.WriteTicket[n], codes);
     }
     try {
-      for (int i = 0; i < n; i++) {
-        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        if (key.isEmpty() || sizes[i] <= 0) {
-          codes[i] = INVALID;
-        }
-      }
-      if (!distinct(keys)) {
-        // A repeated key is written once, from its first occurrence.
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < n; i++) {
-          if (!seen.add(keys.get(i))) {
-            codes[i] = INVALID;
-          }
-        }
-      }
+      ObjectStoreArgs.checkSizes(keys, sizes, codes);
       return new PendingWrites(this, master.startWrites(keys, sizes, config, upsert, codes), codes);
     } finally {
       exit();
     }
-  }
-
-  /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
-  private static boolean distinct(List<String> keys) {
-    return Distinct.firstRepeated(keys.toArray()) == null;
   }
 
   /** Ends or revokes the tickets of {@link PendingWrites}; every key fails when closed. */
@@ -505,24 +391,17 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   // ---------------------------------------------------------------- reads
 
   @Override
-  public long[] batchGetInto(List<String> keys, List<MemorySegment> destinations) {
-    Objects.requireNonNull(keys, "keys");
-    Objects.requireNonNull(destinations, "destinations");
+  protected long[] batchGetIntoValidated(
+      List<String> keys, List<MemorySegment> destinations, long[] results) {
     int n = keys.size();
-    long[] results = new long[n];
-    if (destinations.size() != n || !enter()) {
+    if (!enter()) {
       Arrays.fill(results, INVALID);
       return results;
     }
     try {
       long[] capacities = new long[n];
       for (int i = 0; i < n; i++) {
-        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        MemorySegment destination = Objects.requireNonNull(destinations.get(i), "destinations[i]");
-        capacities[i] = destination.byteSize();
-        if (key.isEmpty() || !regions.contains(destination)) {
-          results[i] = INVALID;
-        }
+        capacities[i] = destinations.get(i).byteSize();
       }
       long sentAtNs = master.clock().nanoTime();
       ReadTicket[] tickets = master.acquireReads(keys, capacities, results);
@@ -568,11 +447,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return new PendingReads(null, new ReadTicket[n], results);
     }
     try {
-      for (int i = 0; i < n; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          results[i] = INVALID;
-        }
-      }
+      ObjectStoreArgs.checkKeys(keys, results);
       ReadTicket[] tickets = master.acquireReads(keys, capacities, results);
       for (int i = 0; i < n; i++) {
         if (tickets[i] != null) {
@@ -608,21 +483,14 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   }
 
   @Override
-  public List<NativeBuffer> getBatch(List<String> keys) {
-    Objects.requireNonNull(keys, "keys");
+  protected List<NativeBuffer> getBatchValidated(List<String> keys, long[] codes) {
     int n = keys.size();
     if (!enter()) {
       return Collections.nCopies(n, null);
     }
     try {
-      long[] codes = new long[n];
       long[] capacities = new long[n];
       Arrays.fill(capacities, -1);
-      for (int i = 0; i < n; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          codes[i] = INVALID;
-        }
-      }
       long sentAtNs = master.clock().nanoTime();
       ReadTicket[] tickets = master.acquireReads(keys, capacities, codes);
       NativeBuffer[] buffers = new NativeBuffer[n];
@@ -668,18 +536,16 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   // ---------------------------------------------------------------- queries
 
   @Override
-  public int[] batchIsExist(List<String> keys) {
-    Objects.requireNonNull(keys, "keys");
+  protected int[] batchIsExistValidated(List<String> keys, int[] codes) {
     if (!enter()) {
-      int[] results = new int[keys.size()];
-      Arrays.fill(results, INVALID);
-      return results;
+      Arrays.fill(codes, INVALID);
+      return codes;
     }
     try {
       int[] results = master.exist(keys);
       for (int i = 0; i < results.length; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          results[i] = INVALID;
+        if (codes[i] != OK) {
+          results[i] = codes[i];
         }
       }
       return results;
@@ -689,13 +555,12 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   }
 
   @Override
-  public long getSize(String key) {
-    Objects.requireNonNull(key, "key");
+  protected long getSizeValidated(String key) {
     if (!enter()) {
       return INVALID;
     }
     try {
-      return key.isEmpty() ? INVALID : master.size(key);
+      return master.size(key);
     } finally {
       exit();
     }
@@ -704,19 +569,12 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   // ---------------------------------------------------------------- removal
 
   @Override
-  public int[] batchRemove(List<String> keys, boolean force) {
-    Objects.requireNonNull(keys, "keys");
-    int[] codes = new int[keys.size()];
+  protected int[] batchRemoveValidated(List<String> keys, boolean force, int[] codes) {
     if (!enter()) {
       Arrays.fill(codes, INVALID);
       return codes;
     }
     try {
-      for (int i = 0; i < codes.length; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          codes[i] = INVALID;
-        }
-      }
       master.remove(keys, force, codes);
       return codes;
     } finally {
