@@ -1,23 +1,16 @@
 package org.transferqueue.objectstore.engine;
 
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
@@ -30,7 +23,6 @@ import org.transferqueue.objectstore.AbstractObjectStore;
 import org.transferqueue.objectstore.CheckpointableObjectStore;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ObjectStoreArgs;
-import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
@@ -88,6 +80,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
 
   private final BufferAllocator allocator;
   private final MasterConfig masterConfig;
+  private final EngineCheckpoints checkpoints;
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
   // Written under the lifecycle write lock; read under its read lock (state also without it).
@@ -101,6 +94,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   private EmbeddedObjectStore(BufferAllocator allocator, MasterConfig masterConfig) {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.masterConfig = Objects.requireNonNull(masterConfig, "masterConfig");
+    this.checkpoints = new EngineCheckpoints(this, allocator);
   }
 
   /**
@@ -144,22 +138,16 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       master = new StoreMaster(segments, masterConfig);
       executor =
           Executors.newFixedThreadPool(
-              masterConfig.asyncThreads(), threadFactory(storeConfig.localHostname()));
+              masterConfig.asyncThreads(),
+              Thread.ofPlatform()
+                  .name("tq-objectstore-" + storeConfig.localHostname() + "-", 1)
+                  .daemon()
+                  .factory());
       state = State.OPEN;
       return OK;
     } finally {
       lifecycle.writeLock().unlock();
     }
-  }
-
-  private static ThreadFactory threadFactory(String hostname) {
-    AtomicInteger counter = new AtomicInteger();
-    return runnable -> {
-      Thread thread =
-          new Thread(runnable, "tq-objectstore-" + hostname + "-" + counter.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 
   @Override
@@ -249,12 +237,15 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
   }
 
-  /** The metadata side, for tests in this package. */
+  /**
+   * The metadata side, for {@link EngineCheckpoints} and tests in this package; null unless open.
+   */
   StoreMaster master() {
     return master;
   }
 
-  private boolean enter() {
+  /** Enters the life-cycle gate; false (not entered) when the store is not open. */
+  boolean enter() {
     lifecycle.readLock().lock();
     if (state != State.OPEN) {
       lifecycle.readLock().unlock();
@@ -263,7 +254,8 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     return true;
   }
 
-  private void exit() {
+  /** Leaves the life-cycle gate entered by {@link #enter}. */
+  void exit() {
     lifecycle.readLock().unlock();
   }
 
@@ -378,7 +370,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   }
 
   /** The one copy of a transfer; false if the caller's memory became inaccessible. */
-  private static boolean copy(MemorySegment from, MemorySegment to, String key) {
+  static boolean copy(MemorySegment from, MemorySegment to, String key) {
     try {
       MemorySegment.copy(from, 0, to, 0, to.byteSize());
       return true;
@@ -621,24 +613,13 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    */
   @Override
   public void saveCheckpoint(Path directory, CheckpointDigests digests) {
-    Path base = directory.resolve(ObjectStoreCheckpoints.CHECKPOINT_DIRECTORY);
-    try {
-      Files.createDirectories(base);
-    } catch (IOException e) {
-      throw new StorageException(ErrorCode.STORAGE_ERROR, "cannot create " + base + ": " + e, e);
-    }
-    Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(0));
-    digests.record(file, saveCheckpointFile(file));
-    ObjectStoreCheckpoints.writeNodeManifest(base, List.of(hostname()));
+    checkpoints.save(directory, digests);
   }
 
   @Override
   public StorageManager.PreparedLoad prepareLoadCheckpoint(
       Path directory, CheckpointDigests digests) {
-    Path base = directory.resolve(ObjectStoreCheckpoints.CHECKPOINT_DIRECTORY);
-    ObjectStoreCheckpoints.readNodeManifest(base, 1);
-    Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(0));
-    return prepareCheckpointFile(file, digests.expected(file), digests);
+    return checkpoints.prepareLoad(directory, digests);
   }
 
   /**
@@ -652,19 +633,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    *     writing failed
    */
   public FileDigest saveCheckpointFile(Path file) {
-    if (!enter()) {
-      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
-    }
-    try {
-      return StoreCheckpointFile.write(file, master);
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR,
-          "object store failed to save checkpoint to " + file + ": " + e,
-          e);
-    } finally {
-      exit();
-    }
+    return checkpoints.saveFile(file);
   }
 
   /**
@@ -683,121 +652,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    */
   public StorageManager.PreparedLoad prepareCheckpointFile(
       Path file, FileDigest expected, CheckpointDigests digests) {
-    long capacity;
-    long maxObject;
-    if (!enter()) {
-      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
-    }
-    try {
-      capacity = master.capacityBytes();
-      maxObject = master.maxObjectBytes();
-    } finally {
-      exit();
-    }
-    List<StoreCheckpointFile.StagedObject> objects =
-        StoreCheckpointFile.read(file, expected, digests, allocator);
-    long total = 0;
-    for (StoreCheckpointFile.StagedObject object : objects) {
-      long size = object.bytes().segment().byteSize();
-      total += size;
-      if (size > maxObject || total > capacity) {
-        objects.forEach(o -> o.bytes().close());
-        throw new StorageException(
-            ErrorCode.INVALID_ARGUMENT,
-            file
-                + " does not fit this store: object '"
-                + object.key()
-                + "' of "
-                + size
-                + " bytes (largest possible "
-                + maxObject
-                + "), "
-                + total
-                + " bytes so far (capacity "
-                + capacity
-                + ")");
-      }
-    }
-    return new StagedObjects(objects);
-  }
-
-  /** Replaces every object by {@code objects}; returns the keys that could not be written. */
-  private Map<String, Integer> install(List<StoreCheckpointFile.StagedObject> objects) {
-    if (!enter()) {
-      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
-    }
-    try {
-      master.removeMatching(key -> true, true);
-      Map<ReplicateConfig, List<StoreCheckpointFile.StagedObject>> byConfig = new HashMap<>();
-      for (StoreCheckpointFile.StagedObject object : objects) {
-        byConfig.computeIfAbsent(object.config(), c -> new ArrayList<>()).add(object);
-      }
-      Map<String, Integer> failed = new TreeMap<>();
-      for (Map.Entry<ReplicateConfig, List<StoreCheckpointFile.StagedObject>> group :
-          byConfig.entrySet()) {
-        List<StoreCheckpointFile.StagedObject> batch = group.getValue();
-        List<String> keys = batch.stream().map(StoreCheckpointFile.StagedObject::key).toList();
-        long[] sizes = batch.stream().mapToLong(o -> o.bytes().segment().byteSize()).toArray();
-        int[] codes = new int[keys.size()];
-        WriteTicket[] tickets = master.startWrites(keys, sizes, group.getKey(), true, codes);
-        boolean[] copied = new boolean[keys.size()];
-        for (int i = 0; i < tickets.length; i++) {
-          if (tickets[i] != null) {
-            copied[i] =
-                copy(batch.get(i).bytes().segment(), tickets[i].allocation().memory, keys.get(i));
-          }
-        }
-        master.finishWrites(tickets, copied, codes);
-        for (int i = 0; i < codes.length; i++) {
-          if (codes[i] != OK) {
-            failed.put(keys.get(i), codes[i]);
-          }
-        }
-      }
-      return failed;
-    } finally {
-      exit();
-    }
-  }
-
-  /** Objects read from a checkpoint file, installed by {@link #commit} or freed by close. */
-  private final class StagedObjects implements StorageManager.PreparedLoad {
-    private final List<StoreCheckpointFile.StagedObject> objects;
-    private boolean done;
-
-    StagedObjects(List<StoreCheckpointFile.StagedObject> objects) {
-      this.objects = objects;
-    }
-
-    @Override
-    public synchronized void commit() {
-      if (done) {
-        throw new StorageException(ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
-      }
-      done = true;
-      try {
-        Map<String, Integer> failed = install(objects);
-        if (!failed.isEmpty()) {
-          throw new StorageException(
-              ErrorCode.STORAGE_ERROR,
-              "object store "
-                  + hostname()
-                  + " could not restore "
-                  + failed.size()
-                  + " objects (key=code): "
-                  + failed);
-        }
-      } finally {
-        objects.forEach(o -> o.bytes().close());
-      }
-    }
-
-    @Override
-    public synchronized void close() {
-      if (!done) {
-        done = true;
-        objects.forEach(o -> o.bytes().close());
-      }
-    }
+    return checkpoints.prepareFile(file, expected, digests);
   }
 }
