@@ -53,7 +53,7 @@ import org.transferqueue.objectstore.StoreStatus;
  *       version.
  *   <li>Every pending write carries a unique token; end and revoke apply only with the current
  *       token, so a preempted writer can never publish ({@code -601}).
- *   <li>The writing list ({@code writingHead}) holds exactly the entries with a pending write;
+ *   <li>The writing list ({@link PendingWriteList}) holds exactly the entries with a pending write;
  *       {@code discarded} holds exactly the retired allocations that a writer still writes into;
  *       {@code unpinnedObjects} counts exactly the entries that are not hard-pinned.
  * </ol>
@@ -98,8 +98,8 @@ final class StoreMaster {
     boolean softPinned;
     long softPinDeadlineNs;
     long leaseDeadlineNs;
-    // Links of the list of entries with a pending write (StoreMaster.writingHead), in the order
-    // their writes began; inWriting tells whether the entry is on it.
+    // Links of the list of entries with a pending write (PendingWriteList), in the order their
+    // writes began; inWriting tells whether the entry is on it.
     Entry writingPrev;
     Entry writingNext;
     boolean inWriting;
@@ -143,10 +143,8 @@ final class StoreMaster {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final HashMap<String, Entry> entries = new HashMap<>();
-  // The entries with a pending write, oldest first: an intrusive list through Entry, so that
-  // starting and ending a write allocate no set entry.
-  private Entry writingHead;
-  private Entry writingTail;
+  // The entries with a pending write, oldest first (intrusive, through Entry).
+  private final PendingWriteList writing = new PendingWriteList();
   private final LinkedHashSet<Allocation> discarded = new LinkedHashSet<>();
   private final SlabAllocator[] slabs;
   private final MemorySegment[] slabMemory;
@@ -344,43 +342,8 @@ final class StoreMaster {
     entry.pendingStartNs = now;
     entry.pendingInPlace = inPlace;
     entry.pendingConfig = config;
-    linkWritingLocked(entry);
+    writing.link(entry);
     return new WriteTicket(OK, entry.key, entry.pendingToken, allocation);
-  }
-
-  /** Appends an entry to the writing list, unless it is on it (then it keeps its place). */
-  private void linkWritingLocked(Entry entry) {
-    if (entry.inWriting) {
-      return;
-    }
-    entry.inWriting = true;
-    entry.writingPrev = writingTail;
-    entry.writingNext = null;
-    if (writingTail == null) {
-      writingHead = entry;
-    } else {
-      writingTail.writingNext = entry;
-    }
-    writingTail = entry;
-  }
-
-  private void unlinkWritingLocked(Entry entry) {
-    if (!entry.inWriting) {
-      return;
-    }
-    if (entry.writingPrev == null) {
-      writingHead = entry.writingNext;
-    } else {
-      entry.writingPrev.writingNext = entry.writingNext;
-    }
-    if (entry.writingNext == null) {
-      writingTail = entry.writingPrev;
-    } else {
-      entry.writingNext.writingPrev = entry.writingPrev;
-    }
-    entry.writingPrev = null;
-    entry.writingNext = null;
-    entry.inWriting = false;
   }
 
   private void preemptLocked(Entry entry, long discardDeadlineNs) {
@@ -400,7 +363,7 @@ final class StoreMaster {
   private void clearPendingLocked(Entry entry) {
     entry.pending = null;
     entry.pendingConfig = null;
-    unlinkWritingLocked(entry);
+    writing.unlink(entry);
   }
 
   private int endLocked(WriteTicket ticket, long now) {
@@ -780,11 +743,7 @@ final class StoreMaster {
    * discarded allocations past their deadline are freed even though their writer never finished.
    */
   private void sweepLocked(long now) {
-    List<Entry> writing = new ArrayList<>();
-    for (Entry entry = writingHead; entry != null; entry = entry.writingNext) {
-      writing.add(entry);
-    }
-    for (Entry entry : writing) {
+    for (Entry entry : writing.snapshot()) {
       if (now - entry.pendingStartNs >= releaseTimeoutNs) {
         preemptLocked(entry, entry.pendingStartNs + releaseTimeoutNs);
       }
