@@ -2,6 +2,7 @@ package org.transferqueue.objectstore.engine;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -20,10 +21,11 @@ import org.transferqueue.objectstore.StoreStatus;
  *
  * <p><b>Threads and locks.</b> Any caller thread (application threads and the store's async
  * executor) calls in. One {@link ReentrantLock} guards every field below and every {@link Entry},
- * {@link Allocation} and {@link SlabAllocator}; critical sections are hash-map and tree-map work,
- * never a copy of object bytes. Bytes move outside the lock, into an allocation a write ticket
- * holds or out of one a read ticket holds; the tickets' pins keep that memory from being reused
- * until the ticket is returned, so no lock is needed for the copy.
+ * {@link Allocation}, {@link SlabAllocator}, {@link PendingWriteList} and {@link EvictionPolicy}
+ * (which decides which objects eviction takes and when); critical sections are hash-map and
+ * tree-map work, never a copy of object bytes. Bytes move outside the lock, into an allocation a
+ * write ticket holds or out of one a read ticket holds; the tickets' pins keep that memory from
+ * being reused until the ticket is returned, so no lock is needed for the copy.
  *
  * <p><b>Object states.</b> An {@link Entry} has a committed value ({@code committed}, readable
  * unless an in-place write runs over it) and at most one pending write ({@code pending}):
@@ -55,7 +57,8 @@ import org.transferqueue.objectstore.StoreStatus;
  *       token, so a preempted writer can never publish ({@code -601}).
  *   <li>The writing list ({@link PendingWriteList}) holds exactly the entries with a pending write;
  *       {@code discarded} holds exactly the retired allocations that a writer still writes into;
- *       {@code unpinnedObjects} counts exactly the entries that are not hard-pinned.
+ *       {@link EvictionPolicy}'s {@code unpinnedObjects} counts exactly the entries that are not
+ *       hard-pinned.
  * </ol>
  *
  * <p><b>Linearisation points</b>: a write becomes visible, and a remove or eviction takes effect,
@@ -153,18 +156,12 @@ final class StoreMaster {
   private final long softPinTtlNs;
   private final long discardTimeoutNs;
   private final long releaseTimeoutNs;
-  private final boolean allowEvictSoftPinned;
-  private final double highWatermark;
-  private final double lowWatermark;
   private final long capacityBytes;
   private final long maxObjectBytes;
   private long nextToken = 1;
   private int nextSlab;
   private long nextSweepNs;
-  private long evictedObjects;
-  // Entries that are not hard-pinned: when 0, eviction has nothing to look at (the usual state of
-  // a TransferQueue store, which hard-pins everything) and skips its scan.
-  private long unpinnedObjects;
+  private final EvictionPolicy eviction;
 
   StoreMaster(List<MemorySegment> slabSegments, MasterConfig config) {
     this.slabs = new SlabAllocator[slabSegments.size()];
@@ -183,9 +180,22 @@ final class StoreMaster {
     this.softPinTtlNs = config.softPinTtl().toNanos();
     this.discardTimeoutNs = config.putStartDiscardTimeout().toNanos();
     this.releaseTimeoutNs = config.putStartReleaseTimeout().toNanos();
-    this.allowEvictSoftPinned = config.allowEvictSoftPinned();
-    this.highWatermark = config.evictionHighWatermark();
-    this.lowWatermark = config.evictionHighWatermark() - config.evictionRatio();
+    this.eviction =
+        new EvictionPolicy(
+            new EvictionPolicy.Target() {
+              @Override
+              public Collection<Entry> entries() {
+                return entries.values();
+              }
+
+              @Override
+              public void erase(Entry victim) {
+                eraseLocked(victim);
+              }
+            },
+            this::usedBytesLocked,
+            config,
+            capacity);
     this.nextSweepNs = clock.nanoTime() + SWEEP_INTERVAL_NS;
   }
 
@@ -249,7 +259,7 @@ final class StoreMaster {
           codes[i] = commit[i] ? endLocked(tickets[i], now) : revokeLocked(tickets[i]);
         }
       }
-      maybeEvictLocked(now);
+      eviction.maybeEvict(now);
     } finally {
       lock.unlock();
     }
@@ -293,7 +303,7 @@ final class StoreMaster {
     Allocation old = entry.committed;
     if (config.withHardPin() && !entry.hardPinned) {
       entry.hardPinned = true;
-      unpinnedObjects--;
+      eviction.unpinnedRemoved();
     }
     if (old.size == size) {
       if (old.readers == 0) {
@@ -329,7 +339,7 @@ final class StoreMaster {
     entry.hardPinned = hardPinned || config.withHardPin();
     entries.put(entry.key, entry);
     if (!entry.hardPinned) {
-      unpinnedObjects++;
+      eviction.unpinnedAdded();
     }
     return beginLocked(entry, allocation, false, config, now);
   }
@@ -588,7 +598,7 @@ final class StoreMaster {
     if (entry == null) {
       return StoreStatus.OBJECT_NOT_FOUND.code();
     }
-    if (!force && leased(entry, now)) {
+    if (!force && EvictionPolicy.leased(entry, now)) {
       return StoreStatus.OBJECT_HAS_LEASE.code();
     }
     if (entry.pending != null) {
@@ -605,7 +615,9 @@ final class StoreMaster {
       long now = clock.nanoTime();
       long removed = 0;
       for (Entry entry : new ArrayList<>(entries.values())) {
-        if (entry.pending == null && (force || !leased(entry, now)) && matches.test(entry.key)) {
+        if (entry.pending == null
+            && (force || !EvictionPolicy.leased(entry, now))
+            && matches.test(entry.key)) {
           eraseLocked(entry);
           removed++;
         }
@@ -616,10 +628,6 @@ final class StoreMaster {
     }
   }
 
-  private boolean leased(Entry entry, long now) {
-    return now - entry.leaseDeadlineNs < 0;
-  }
-
   private void eraseLocked(Entry entry) {
     removeEntryLocked(entry);
     retireLocked(entry.committed);
@@ -628,7 +636,7 @@ final class StoreMaster {
   private void removeEntryLocked(Entry entry) {
     entries.remove(entry.key);
     if (!entry.hardPinned) {
-      unpinnedObjects--;
+      eviction.unpinnedRemoved();
     }
   }
 
@@ -676,66 +684,10 @@ final class StoreMaster {
     }
     sweepLocked(now);
     allocation = tryAllocateLocked(size);
-    for (boolean softPass : new boolean[] {false, true}) {
-      if (allocation != null || (softPass && !allowEvictSoftPinned)) {
-        break;
-      }
-      for (Entry victim : candidatesLocked(now, exempt, softPass)) {
-        evictLocked(victim);
-        allocation = tryAllocateLocked(size);
-        if (allocation != null) {
-          break;
-        }
-      }
+    if (allocation != null) {
+      return allocation;
     }
-    return allocation;
-  }
-
-  /** Evicts down to the low watermark when usage is above the high watermark. */
-  private void maybeEvictLocked(long now) {
-    if (usedBytesLocked() <= highWatermark * capacityBytes) {
-      return;
-    }
-    double target = lowWatermark * capacityBytes;
-    for (boolean softPass : new boolean[] {false, true}) {
-      if (softPass && !allowEvictSoftPinned) {
-        break;
-      }
-      for (Entry victim : candidatesLocked(now, null, softPass)) {
-        if (usedBytesLocked() <= target) {
-          return;
-        }
-        evictLocked(victim);
-      }
-    }
-  }
-
-  /**
-   * Eviction candidates, oldest lease first: complete, not hard-pinned, unleased objects with no
-   * write in progress; soft-pinned ones (pin not yet expired) only in the soft pass.
-   */
-  private List<Entry> candidatesLocked(long now, Entry exempt, boolean softPass) {
-    if (unpinnedObjects == 0) {
-      return List.of();
-    }
-    List<Entry> candidates = new ArrayList<>();
-    for (Entry entry : entries.values()) {
-      boolean softPinned = entry.softPinned && now - entry.softPinDeadlineNs < 0;
-      if (entry != exempt
-          && entry.pending == null
-          && !entry.hardPinned
-          && !leased(entry, now)
-          && softPinned == softPass) {
-        candidates.add(entry);
-      }
-    }
-    candidates.sort(Comparator.comparingLong(entry -> entry.leaseDeadlineNs - now));
-    return candidates;
-  }
-
-  private void evictLocked(Entry victim) {
-    eraseLocked(victim);
-    evictedObjects++;
+    return eviction.evictUntil(now, exempt, () -> tryAllocateLocked(size));
   }
 
   /**
@@ -796,7 +748,7 @@ final class StoreMaster {
   long unpinnedObjects() {
     lock.lock();
     try {
-      return unpinnedObjects;
+      return eviction.unpinnedObjects();
     } finally {
       lock.unlock();
     }
@@ -825,7 +777,7 @@ final class StoreMaster {
   long evictedObjects() {
     lock.lock();
     try {
-      return evictedObjects;
+      return eviction.evictedObjects();
     } finally {
       lock.unlock();
     }
