@@ -322,12 +322,32 @@ public abstract class ObjectStoreContract<S extends ObjectStore> {
     }
   }
 
+  @Test
+  void G3_shouldReturnOwnedBuffersOnTheCopyPath() {
+    MemorySegment value = source(3, 0);
+    value.copyFrom(MemorySegment.ofArray(new byte[] {1, 2, 3}));
+    assertThat(store.put("a", value, PLAIN)).isZero();
+    assertThat(store.putBatch(List.of("b", "a"), List.of(value, value), PLAIN)).isEqualTo(-705);
+    assertThat(store.isExist("b")).isEqualTo(1);
+    assertThat(store.put("big", source(SEGMENT + 1, 1), PLAIN)).isEqualTo(-600);
+    try (NativeBuffer a = store.get("a")) {
+      assertThat(a.segment().toArray(ValueLayout.JAVA_BYTE)).containsExactly(1, 2, 3);
+    }
+    assertThat(store.get("missing")).isNull();
+    List<NativeBuffer> batch = store.getBatch(List.of("b", "missing"));
+    try (NativeBuffer b = batch.get(0)) {
+      assertThat(b.lengthBytes()).isEqualTo(3);
+      assertThat(batch.get(1)).isNull();
+    }
+  }
+
   // ------------------------------------------------------------ async and life cycle
 
   @Test
   void H1_shouldCompleteAsyncTwinsWithTheBlockingResults() throws Exception {
     assertThat(store.putFromAsync("k", source(64, 1), PLAIN).get()).isZero();
     assertThat(store.putFromAsync("k", source(64, 1), PLAIN).get()).isEqualTo(-705);
+    assertThat(store.getIntoAsync("k", destination(64)).get()).isEqualTo(64);
     assertThat(
             store
                 .batchUpsertFromAsync(
