@@ -13,7 +13,10 @@ import org.transferqueue.TqException;
 public final class MsgpackException extends TqException {
   private static final long serialVersionUID = 1L;
 
+  /** Where the offending bytes start. */
   private final long offset;
+
+  /** What was wrong, without the value's name or the offset. */
   private final String detail;
 
   /**
