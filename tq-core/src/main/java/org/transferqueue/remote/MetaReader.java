@@ -33,7 +33,8 @@ import org.transferqueue.sampler.SamplingConfig;
 import org.transferqueue.tensor.DType;
 
 /**
- * Reads metadata values written by {@link MetaWriter} from one msgpack message.
+ * Reads metadata values written by {@link MetaWriter} from one msgpack message, through the codec
+ * cursor ({@link MsgpackReader}).
  *
  * <p>Malformed input (truncated, wrong msgpack types, wrong array lengths, out-of-range numbers)
  * fails with a {@link ProtocolException} ({@link ErrorCode#PROTOCOL_ERROR}) naming what was
@@ -363,9 +364,43 @@ public final class MetaReader {
             ErrorCode.PROTOCOL_ERROR, what + ": map key must be a string, got " + type);
       }
       String key = in.readString();
-      map.put(key, value(what + "." + key));
+      map.put(key, entryValue(what, key));
     }
     return Collections.unmodifiableMap(map);
+  }
+
+  /**
+   * Reads the value of entry {@code key} of map {@code what}, as {@link #value} would with the name
+   * {@code what.key}; the name is built only for a container or an error (tags hold a scalar per
+   * entry and sample).
+   */
+  private Object entryValue(String what, String key) {
+    try {
+      switch (in.peekType()) {
+        case INTEGER -> {
+          return in.readLong();
+        }
+        case STRING -> {
+          return in.readString();
+        }
+        case BOOLEAN -> {
+          return in.readBoolean();
+        }
+        case FLOAT -> {
+          return in.readDouble();
+        }
+        case NIL -> {
+          in.tryReadNil();
+          return null;
+        }
+        default -> {
+          // containers, extensions and invalid formats: below, with their name
+        }
+      }
+    } catch (MsgpackException e) {
+      throw malformed(what + "." + key, e);
+    }
+    return value(what + "." + key);
   }
 
   /**

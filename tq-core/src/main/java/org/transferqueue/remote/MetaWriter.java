@@ -30,8 +30,9 @@ import org.transferqueue.sampler.SamplingConfig;
  * Writes metadata values as msgpack, in the layout {@link MetaReader} reads (see {@link MetaCodec}
  * for the layout of each value).
  *
- * <p>A writer accumulates one message on the heap; {@link #toByteArray()} returns it. Not
- * thread-safe; use one writer per message.
+ * <p>A writer accumulates one message on the heap in the codec cursor ({@link MsgpackWriter}, which
+ * chooses msgpack's smallest formats); {@link #toByteArray()} returns it. Not thread-safe; use one
+ * writer per message.
  *
  * <p>Strings are written as UTF-8, so a string with a lone surrogate, which has no UTF-8 form, is
  * refused with {@link ErrorCode#INVALID_ARGUMENT} ({@link Strings}) instead of being sent changed;
