@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
@@ -219,21 +218,6 @@ class MetaCodecTest {
       assertThat(roundTrip(update, MetaWriter::productionUpdate, MetaReader::productionUpdate))
           .as(at)
           .isEqualTo(update);
-
-      List<Map<String, Object>> backend = new ArrayList<>();
-      for (int r = 0; r < n; r++) {
-        backend.add(gen.map(0));
-      }
-      org.transferqueue.storage.ProductionUpdate storageUpdate =
-          new org.transferqueue.storage.ProductionUpdate(
-              gen.name(), gen.indexes(n), new TreeMap<>(fields), backend);
-      assertThat(
-              roundTrip(
-                  storageUpdate,
-                  MetaWriter::storageProductionUpdate,
-                  MetaReader::storageProductionUpdate))
-          .as(at)
-          .isEqualTo(storageUpdate);
 
       TagUpdate tags =
           new TagUpdate(
