@@ -17,11 +17,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.transferqueue.Clock;
 import org.transferqueue.Closeables;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.meta.BatchMeta;
@@ -145,7 +145,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   private final long pollIntervalNs;
   private final long ackTimeoutNs;
   private final Map<String, Object> samplingOptions;
-  private final ControllerClock clock;
+  private final Clock clock;
   private final FetchBatchHandler fetchHandler;
   private final ProcessBatchHandler processHandler;
   private final ExecutorService workers;
@@ -879,7 +879,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     private Duration pollInterval = POLL_INTERVAL_DEFAULT;
     private Duration ackTimeout;
     private Map<String, Object> samplingOptions = Map.of();
-    private ControllerClock clock = ControllerClock.SYSTEM;
+    private Clock clock = Clock.SYSTEM;
     private FetchBatchHandler fetchHandler;
     private ProcessBatchHandler processHandler;
 
@@ -1072,7 +1072,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
      * @param source the clock
      * @return this builder
      */
-    public Builder clock(ControllerClock source) {
+    public Builder clock(Clock source) {
       this.clock = Objects.requireNonNull(source, "clock");
       return this;
     }

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Clock;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -15,7 +16,6 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
@@ -271,8 +271,7 @@ public final class TqClient implements AutoCloseable {
       Path directory, boolean includeStorage, Map<String, ?> metadata) {
     Objects.requireNonNull(directory, "directory");
     ensureOpen();
-    return Checkpoints.save(
-        directory, includeStorage, metadata, controller, storage, ControllerClock.SYSTEM);
+    return Checkpoints.save(directory, includeStorage, metadata, controller, storage, Clock.SYSTEM);
   }
 
   /**

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Clock;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -16,7 +17,6 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
@@ -54,7 +54,7 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final KvApi kv;
   private final SystemMetrics metrics;
   private final MetricsEndpoint metricsEndpoint;
-  private final ControllerClock clock;
+  private final Clock clock;
   private final Object checkpointLock = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -376,7 +376,7 @@ public final class TransferQueueSystem implements AutoCloseable {
   public static final class Builder {
     private TqConfig config = TqConfig.defaults();
     private Sampler sampler;
-    private ControllerClock clock = ControllerClock.SYSTEM;
+    private Clock clock = Clock.SYSTEM;
     private StorageManagerRegistry backends;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
@@ -438,7 +438,7 @@ public final class TransferQueueSystem implements AutoCloseable {
      * @param clock the clock
      * @return this builder
      */
-    public Builder clock(ControllerClock clock) {
+    public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }

@@ -13,6 +13,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -79,7 +80,7 @@ public final class Controller implements ControllerApi {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stateChanged = lock.newCondition();
   private final ControllerOptions config;
-  private final ControllerClock clock;
+  private final Clock clock;
 
   // Guarded by lock.
   private final ControllerTables tables;
@@ -96,7 +97,7 @@ public final class Controller implements ControllerApi {
    * @param config the settings
    */
   public Controller(ControllerOptions config) {
-    this(config, new SequentialSampler(), ControllerClock.SYSTEM);
+    this(config, new SequentialSampler(), Clock.SYSTEM);
   }
 
   /**
@@ -106,7 +107,7 @@ public final class Controller implements ControllerApi {
    * @param sampler the sampler; the controller calls it under its lock
    * @param clock the time source
    */
-  public Controller(ControllerOptions config, Sampler sampler, ControllerClock clock) {
+  public Controller(ControllerOptions config, Sampler sampler, Clock clock) {
     this.config = Objects.requireNonNull(config, "config");
     this.sampler = Objects.requireNonNull(sampler, "sampler");
     this.clock = Objects.requireNonNull(clock, "clock");

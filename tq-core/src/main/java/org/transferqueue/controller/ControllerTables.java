@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.LongConsumer;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -25,11 +26,11 @@ import org.transferqueue.meta.FieldSchema;
  */
 final class ControllerTables {
   private final ControllerOptions config;
-  private final ControllerClock clock;
+  private final Clock clock;
   final IndexAllocator allocator = new IndexAllocator();
   final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
 
-  ControllerTables(ControllerOptions config, ControllerClock clock) {
+  ControllerTables(ControllerOptions config, Clock clock) {
     this.config = config;
     this.clock = clock;
   }

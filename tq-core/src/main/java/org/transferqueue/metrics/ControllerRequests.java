@@ -1,9 +1,9 @@
 package org.transferqueue.metrics;
 
 import java.util.Objects;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
+import org.transferqueue.Clock;
 
 /**
  * Measures controller requests: runs a call, times it and hands the outcome to a {@link
@@ -22,7 +22,7 @@ public final class ControllerRequests {
   public static final ControllerRequests NOOP = new ControllerRequests();
 
   private final ControllerRequestHandler handler;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final MetricsErrorHandler errors;
 
   private ControllerRequests() {
@@ -39,7 +39,7 @@ public final class ControllerRequests {
    * @param errors receives the handler's failures
    */
   public ControllerRequests(
-      ControllerRequestHandler handler, LongSupplier nanoClock, MetricsErrorHandler errors) {
+      ControllerRequestHandler handler, Clock nanoClock, MetricsErrorHandler errors) {
     this.handler = Objects.requireNonNull(handler, "handler");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.errors = Objects.requireNonNull(errors, "errors");
@@ -86,7 +86,7 @@ public final class ControllerRequests {
     if (handler == null) {
       return call.get();
     }
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     T result;
     try {
       result = call.get();
@@ -101,7 +101,7 @@ public final class ControllerRequests {
   private <T> void report(
       ControllerOp op, long start, T result, ToLongFunction<? super T> samples, boolean failed) {
     try {
-      long duration = nanoClock.getAsLong() - start;
+      long duration = nanoClock.nanoTime() - start;
       long count = samples == null || failed ? 0 : samples.applyAsLong(result);
       handler.onRequest(op, duration, count, failed);
     } catch (RuntimeException e) {

@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.LongSupplier;
+import org.transferqueue.Clock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.storage.ClearResult;
@@ -35,7 +35,7 @@ public final class MeteredStorageManager implements StorageManager {
   private final StorageManager delegate;
   private final StorageRequestMeters meters;
   private final List<String> unitIds;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final MetricsErrorHandler errors;
 
   /**
@@ -49,7 +49,7 @@ public final class MeteredStorageManager implements StorageManager {
   public MeteredStorageManager(
       StorageManager delegate,
       StorageRequestMeters meters,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       MetricsErrorHandler errors) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
     this.meters = Objects.requireNonNull(meters, "meters");
@@ -78,7 +78,7 @@ public final class MeteredStorageManager implements StorageManager {
 
   @Override
   public PutResult put(Batch batch, BatchMeta meta) {
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     try {
       PutResult result = delegate.put(batch, meta);
       record(StorageOp.PUT_DATA, meta, start, Set.of(), false);
@@ -91,7 +91,7 @@ public final class MeteredStorageManager implements StorageManager {
 
   @Override
   public PutResult put(Batch batch, BatchMeta meta, DataParserReference parser) {
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     try {
       PutResult result = delegate.put(batch, meta, parser);
       record(StorageOp.PUT_DATA, meta, start, Set.of(), false);
@@ -104,7 +104,7 @@ public final class MeteredStorageManager implements StorageManager {
 
   @Override
   public Batch get(BatchMeta meta, BufferAllocator allocator) {
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     try {
       Batch result = delegate.get(meta, allocator);
       record(StorageOp.GET_DATA, meta, start, Set.of(), false);
@@ -117,7 +117,7 @@ public final class MeteredStorageManager implements StorageManager {
 
   @Override
   public ClearResult clear(BatchMeta meta) {
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     try {
       ClearResult result = delegate.clear(meta);
       Set<String> failed = new HashSet<>();
@@ -154,7 +154,7 @@ public final class MeteredStorageManager implements StorageManager {
   private void record(
       StorageOp op, BatchMeta meta, long start, Set<String> failedUnits, boolean failed) {
     try {
-      long duration = nanoClock.getAsLong() - start;
+      long duration = nanoClock.nanoTime() - start;
       if (meta == null || meta.isEmpty()) {
         return;
       }

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.transferqueue.Clock;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
 
@@ -49,7 +50,7 @@ public final class MetricsCollector implements AutoCloseable {
 
   private final List<StorageUnitProbe> probes;
   private final StorageRequestMeters storageRequests;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final LongSupplier rssBytes;
   private final MetricsErrorHandler errors;
   private final long startNanos;
@@ -107,7 +108,7 @@ public final class MetricsCollector implements AutoCloseable {
       Supplier<ControllerStatistics> controllerStatistics,
       List<StorageUnitProbe> probes,
       StorageRequestMeters storageRequests,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       LongSupplier rssBytes,
       MetricsErrorHandler errors) {
     this(
@@ -134,7 +135,7 @@ public final class MetricsCollector implements AutoCloseable {
   public static MetricsCollector forStorageUnits(
       MeterRegistry registry, List<StorageUnitProbe> probes, MetricsErrorHandler errors) {
     return new MetricsCollector(
-        registry, null, probes, null, System::nanoTime, ProcessMemory::rssBytes, errors, false);
+        registry, null, probes, null, Clock.SYSTEM, ProcessMemory::rssBytes, errors, false);
   }
 
   private MetricsCollector(
@@ -142,7 +143,7 @@ public final class MetricsCollector implements AutoCloseable {
       Supplier<ControllerStatistics> controllerStatistics,
       List<StorageUnitProbe> probes,
       StorageRequestMeters storageRequests,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       LongSupplier rssBytes,
       MetricsErrorHandler errors,
       boolean controllerGauges) {
@@ -153,7 +154,7 @@ public final class MetricsCollector implements AutoCloseable {
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.rssBytes = Objects.requireNonNull(rssBytes, "rssBytes");
     this.errors = Objects.requireNonNull(errors, "errors");
-    this.startNanos = nanoClock.getAsLong();
+    this.startNanos = nanoClock.nanoTime();
 
     if (controllerGauges) {
       gauge(registry, MetricDescriptor.CONTROLLER_UPTIME, () -> uptimeSeconds);
@@ -198,7 +199,7 @@ public final class MetricsCollector implements AutoCloseable {
   public synchronized void collectNow() {
     if (controllerStatistics != null) {
       try {
-        uptimeSeconds = (nanoClock.getAsLong() - startNanos) / 1e9;
+        uptimeSeconds = (nanoClock.nanoTime() - startNanos) / 1e9;
         controllerRss = rssBytes.getAsLong();
       } catch (RuntimeException e) {
         errors.onError("process gauges", e);

@@ -3,7 +3,7 @@ package org.transferqueue.metrics;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
-import java.util.function.LongSupplier;
+import org.transferqueue.Clock;
 
 /**
  * Measures the requests a storage server (a storage unit or an object-store node) handles: runs a
@@ -27,7 +27,7 @@ public final class StorageRequests {
 
   private final StorageRequestMeters meters;
   private final String unitId;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final MetricsErrorHandler errors;
 
   private StorageRequests() {
@@ -46,10 +46,7 @@ public final class StorageRequests {
    * @param errors receives the meters' failures
    */
   public StorageRequests(
-      StorageRequestMeters meters,
-      String unitId,
-      LongSupplier nanoClock,
-      MetricsErrorHandler errors) {
+      StorageRequestMeters meters, String unitId, Clock nanoClock, MetricsErrorHandler errors) {
     this.meters = Objects.requireNonNull(meters, "meters");
     this.unitId = Objects.requireNonNull(unitId, "unitId");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
@@ -68,7 +65,7 @@ public final class StorageRequests {
     if (meters == null) {
       return handler.apply(IGNORE);
     }
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     long[] samples = new long[1];
     T result;
     try {
@@ -83,7 +80,7 @@ public final class StorageRequests {
 
   private void record(StorageOp op, long start, long samples, boolean failed) {
     try {
-      meters.record(unitId, op, nanoClock.getAsLong() - start, samples, failed);
+      meters.record(unitId, op, nanoClock.nanoTime() - start, samples, failed);
     } catch (RuntimeException e) {
       errors.onError("storage request " + op, e);
     }

@@ -20,8 +20,8 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
+import org.transferqueue.Clock;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.PackedValueCodec;
@@ -117,7 +117,7 @@ public final class MooncakeKvClient implements KvClient {
   private final ObjectStore store;
   private final MooncakeStoreConfig config;
   private final ReplicateConfig replicateConfig;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final long operationTimeoutNs;
   private final ExecutorService workers;
   private final ScheduledExecutorService timer;
@@ -305,7 +305,7 @@ public final class MooncakeKvClient implements KvClient {
       }
     }
     reverse(order, objects, n);
-    long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+    long deadline = nanoClock.nanoTime() + operationTimeoutNs;
     long[] packedSizes = objects < n ? new long[n] : null; // only object cells record a size
     Semaphore slots = callSlots();
     List<CompletableFuture<?>> tasks = new ArrayList<>();
@@ -379,7 +379,7 @@ public final class MooncakeKvClient implements KvClient {
     if (n == 0) {
       return new KvValues(List.of(), List.of());
     }
-    long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+    long deadline = nanoClock.nanoTime() + operationTimeoutNs;
     Object[] results = new Object[n];
     List<AutoCloseable> owned = Collections.synchronizedList(new ArrayList<>());
     Semaphore slots = callSlots();
@@ -456,7 +456,7 @@ public final class MooncakeKvClient implements KvClient {
         }
         registered.add(acquired);
       }
-      long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+      long deadline = nanoClock.nanoTime() + operationTimeoutNs;
       Semaphore slots = callSlots();
       List<CompletableFuture<?>> tasks = new ArrayList<>();
       int limit = config.batchSizeLimit();
@@ -690,7 +690,7 @@ public final class MooncakeKvClient implements KvClient {
     private boolean ownsStore;
     private BufferAllocator allocator;
     private MooncakeStoreConfig config = MooncakeStoreConfig.builder().build();
-    private LongSupplier nanoClock = System::nanoTime;
+    private Clock nanoClock = Clock.SYSTEM;
     private RetryScheduler retryScheduler;
     private Duration operationTimeout = OPERATION_TIMEOUT_DEFAULT;
     private boolean pooledRegistration = true;
@@ -746,10 +746,10 @@ public final class MooncakeKvClient implements KvClient {
     /**
      * Sets the clock that deadlines are read from.
      *
-     * @param nanoClock nanoseconds of a monotonic clock; default {@code System::nanoTime}
+     * @param nanoClock nanoseconds of a monotonic clock; default {@code Clock.SYSTEM}
      * @return this builder
      */
-    public Builder nanoClock(LongSupplier nanoClock) {
+    public Builder nanoClock(Clock nanoClock) {
       this.nanoClock = nanoClock;
       return this;
     }

@@ -15,8 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
@@ -95,7 +95,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   private final AtomicLong directReads = new AtomicLong();
   private final TransportConfig limits;
   private final Duration timeout;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final DistinctErrorLog decisionErrors =
       new DistinctErrorLog(System.getLogger(RemoteSimpleStorageManager.class.getName()));
 
@@ -113,7 +113,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       TransportConfig config,
       BufferAllocator allocator,
       ProductionNotifier notifier) {
-    this(unitAddresses, config, allocator, notifier, System::nanoTime);
+    this(unitAddresses, config, allocator, notifier, Clock.SYSTEM);
   }
 
   /** As the public constructor, with the monotonic clock that puts measure their deadline by. */
@@ -122,7 +122,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       TransportConfig config,
       BufferAllocator allocator,
       ProductionNotifier notifier,
-      LongSupplier nanoClock) {
+      Clock nanoClock) {
     Objects.requireNonNull(unitAddresses, "unitAddresses");
     Objects.requireNonNull(config, "config");
     if (unitAddresses.isEmpty()) {
@@ -196,7 +196,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   @Override
   public PutResult put(Batch batch, BatchMeta meta) {
     ensureOpen();
-    long deadlineNs = nanoClock.getAsLong() + timeout.toNanos();
+    long deadlineNs = nanoClock.nanoTime() + timeout.toNanos();
     FieldSchemas.requireMatchingSize(batch, meta);
     if (meta.isEmpty()) {
       return new PutResult(new TreeMap<>(), List.of());
@@ -282,7 +282,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     CompletableFuture<Void> all =
         CompletableFuture.allOf(calls.toArray(CompletableFuture<?>[]::new));
     if (!decisionErrors.awaitWithin(
-        all, deadlineNs - nanoClock.getAsLong(), id + ": FINISH (" + what + ") of a put")) {
+        all, deadlineNs - nanoClock.nanoTime(), id + ": FINISH (" + what + ") of a put")) {
       return null;
     }
     return RemoteStorageUnit.joinAll(calls, (i, e) -> e);

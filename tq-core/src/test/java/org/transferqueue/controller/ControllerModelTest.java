@@ -13,6 +13,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -105,7 +106,7 @@ class ControllerModelTest {
                 .fetchTimeout(Duration.ZERO)
                 .build(),
             new SequentialSampler(),
-            ControllerClock.SYSTEM);
+            Clock.SYSTEM);
     Model m = new Model();
     for (int step = 0; step < steps; step++) {
       String pid = PARTITIONS.get(random.nextInt(PARTITIONS.size()));

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.Clock;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.sampler.GrpoGroupNSampler;
 
@@ -87,7 +88,7 @@ class GroupFetchPropertyTest {
                   .pollingMode(true)
                   .build(),
               new GrpoGroupNSampler(n),
-              ControllerClock.SYSTEM);
+              Clock.SYSTEM);
       PARTITIONS.forEach(p -> active.put(p, new LinkedHashMap<>()));
     }
 

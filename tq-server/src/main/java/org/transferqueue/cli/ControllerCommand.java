@@ -4,12 +4,12 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.transferqueue.Clock;
 import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequestMeters;
 import org.transferqueue.metrics.ControllerRequests;
@@ -70,8 +70,7 @@ final class ControllerCommand implements Callable<Integer> {
     TransportConfig transport =
         TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     Controller controller =
-        new Controller(
-            ControllerSettings.from(tq), Samplers.create(tq.controller()), ControllerClock.SYSTEM);
+        new Controller(ControllerSettings.from(tq), Samplers.create(tq.controller()), Clock.SYSTEM);
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-controller");
     ControllerServer server = null;
     MetricsCollector collector = null;
@@ -82,8 +81,7 @@ final class ControllerCommand implements Callable<Integer> {
       ControllerRequests requests =
           registry == null
               ? ControllerRequests.NOOP
-              : new ControllerRequests(
-                  new ControllerRequestMeters(registry), System::nanoTime, errors);
+              : new ControllerRequests(new ControllerRequestMeters(registry), Clock.SYSTEM, errors);
       server = ControllerServer.start(controller, transport, allocator, requests);
       PrometheusEndpoint endpoint = null;
       if (registry != null) {
@@ -93,7 +91,7 @@ final class ControllerCommand implements Callable<Integer> {
                 controller::statistics,
                 List.of(),
                 null,
-                System::nanoTime,
+                Clock.SYSTEM,
                 ProcessMemory::rssBytes,
                 errors);
         collector.start(tq.metrics().collectInterval());

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.transferqueue.Clock;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
@@ -101,7 +102,7 @@ final class StorageUnitCommand implements Callable<Integer> {
               : new StorageRequests(
                   new StorageRequestMeters(registry, List.of(storageUnit.id())),
                   storageUnit.id(),
-                  System::nanoTime,
+                  Clock.SYSTEM,
                   errors);
       server = StorageUnitServer.start(storageUnit, transport, allocator, requests);
       PrometheusEndpoint endpoint = null;

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
@@ -119,7 +120,7 @@ final class StoreNodeCommand implements Callable<Integer> {
             new StorageRequests(
                 new StorageRequestMeters(registry, List.of(nodeId)),
                 nodeId,
-                System::nanoTime,
+                Clock.SYSTEM,
                 new MetricsErrorHandler());
       }
       server = StoreNodeServer.start(engine, transport, allocator, requests);

@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import org.transferqueue.Clock;
 import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ReplicateConfig;
 
@@ -150,7 +151,7 @@ final class StoreMaster {
   private final LinkedHashSet<Allocation> discarded = new LinkedHashSet<>();
   private final SlabAllocator[] slabs;
   private final MemorySegment[] slabMemory;
-  private final NanoClock clock;
+  private final Clock clock;
   private final long leaseTtlNs;
   private final long softPinTtlNs;
   private final long discardTimeoutNs;
@@ -195,7 +196,7 @@ final class StoreMaster {
     return leaseTtlNs;
   }
 
-  NanoClock clock() {
+  Clock clock() {
     return clock;
   }
 
