@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -44,7 +45,6 @@ import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.Batch;
-import org.transferqueue.transport.DistinctErrorLog;
 
 /**
  * A {@link MetaClient} over a controller (in-process, or remote through {@link
@@ -281,7 +281,7 @@ final class LocalMetaClient implements MetaClient {
    * @return the count
    */
   long cleanupFailures() {
-    return cleanupErrors.total();
+    return cleanupErrors.errorCount();
   }
 
   private BatchMeta store(

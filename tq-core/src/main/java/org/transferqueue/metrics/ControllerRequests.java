@@ -4,12 +4,13 @@ import java.util.Objects;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import org.transferqueue.Clock;
+import org.transferqueue.ErrorHandler;
 
 /**
  * Measures controller requests: runs a call, times it and hands the outcome to a {@link
  * ControllerRequestHandler}. The call's result or exception is passed on unchanged; a failure of
- * the handler (or of the sample count function) goes to the {@link MetricsErrorHandler} and never
- * to the caller.
+ * the handler (or of the sample count function) goes to the {@link ErrorHandler} and never to the
+ * caller.
  *
  * <pre>{@code
  * BatchMeta meta = requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(request));
@@ -23,7 +24,7 @@ public final class ControllerRequests {
 
   private final ControllerRequestHandler handler;
   private final Clock nanoClock;
-  private final MetricsErrorHandler errors;
+  private final ErrorHandler errors;
 
   private ControllerRequests() {
     this.handler = null;
@@ -39,7 +40,7 @@ public final class ControllerRequests {
    * @param errors receives the handler's failures
    */
   public ControllerRequests(
-      ControllerRequestHandler handler, Clock nanoClock, MetricsErrorHandler errors) {
+      ControllerRequestHandler handler, Clock nanoClock, ErrorHandler errors) {
     this.handler = Objects.requireNonNull(handler, "handler");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.errors = Objects.requireNonNull(errors, "errors");

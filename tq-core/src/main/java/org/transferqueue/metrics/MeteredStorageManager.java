@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.transferqueue.Clock;
+import org.transferqueue.ErrorHandler;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.storage.ClearResult;
@@ -29,14 +30,14 @@ import org.transferqueue.tensor.Batch;
  * error of the units its result names as failed. Checkpoints are passed through unmeasured.
  *
  * <p>Thread-safe when the wrapped manager is. Measuring never changes a result: failures of the
- * meters go to the {@link MetricsErrorHandler}.
+ * meters go to the {@link ErrorHandler}.
  */
 public final class MeteredStorageManager implements StorageManager {
   private final StorageManager delegate;
   private final StorageRequestMeters meters;
   private final List<String> unitIds;
   private final Clock nanoClock;
-  private final MetricsErrorHandler errors;
+  private final ErrorHandler errors;
 
   /**
    * Wraps a manager.
@@ -47,10 +48,7 @@ public final class MeteredStorageManager implements StorageManager {
    * @param errors receives failures of the meters
    */
   public MeteredStorageManager(
-      StorageManager delegate,
-      StorageRequestMeters meters,
-      Clock nanoClock,
-      MetricsErrorHandler errors) {
+      StorageManager delegate, StorageRequestMeters meters, Clock nanoClock, ErrorHandler errors) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
     this.meters = Objects.requireNonNull(meters, "meters");
     this.unitIds = meters.unitIds();

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.transferqueue.Clock;
+import org.transferqueue.ErrorHandler;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
 
@@ -31,7 +32,7 @@ import org.transferqueue.controller.PartitionStatistics;
  * <p>Labelled gauges are replaced as a whole at each collection, so the series of a partition that
  * was cleared, or the capacity and utilisation series of a unit that became unlimited, disappear at
  * the next collection. Each step is guarded: a failing unit probe skips that unit only, and any
- * failure goes to the {@link MetricsErrorHandler}.
+ * failure goes to the {@link ErrorHandler}.
  *
  * <p>Thread-safe: collections are serialised; gauges read values published by the last one. {@link
  * #start} runs collections periodically on one daemon thread until {@link #close()}; {@link
@@ -52,7 +53,7 @@ public final class MetricsCollector implements AutoCloseable {
   private final StorageRequestMeters storageRequests;
   private final Clock nanoClock;
   private final LongSupplier rssBytes;
-  private final MetricsErrorHandler errors;
+  private final ErrorHandler errors;
   private final long startNanos;
 
   private final MultiGauge partitionSamples;
@@ -110,7 +111,7 @@ public final class MetricsCollector implements AutoCloseable {
       StorageRequestMeters storageRequests,
       Clock nanoClock,
       LongSupplier rssBytes,
-      MetricsErrorHandler errors) {
+      ErrorHandler errors) {
     this(
         registry,
         Objects.requireNonNull(controllerStatistics, "statistics"),
@@ -133,7 +134,7 @@ public final class MetricsCollector implements AutoCloseable {
    * @return the collector
    */
   public static MetricsCollector forStorageUnits(
-      MeterRegistry registry, List<StorageUnitProbe> probes, MetricsErrorHandler errors) {
+      MeterRegistry registry, List<StorageUnitProbe> probes, ErrorHandler errors) {
     return new MetricsCollector(
         registry, null, probes, null, Clock.SYSTEM, ProcessMemory::rssBytes, errors, false);
   }
@@ -145,7 +146,7 @@ public final class MetricsCollector implements AutoCloseable {
       StorageRequestMeters storageRequests,
       Clock nanoClock,
       LongSupplier rssBytes,
-      MetricsErrorHandler errors,
+      ErrorHandler errors,
       boolean controllerGauges) {
     Objects.requireNonNull(registry, "registry");
     this.controllerStatistics = controllerStatistics;

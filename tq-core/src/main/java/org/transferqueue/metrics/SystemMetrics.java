@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.simple.SimpleStorageManager;
@@ -29,7 +30,8 @@ import org.transferqueue.storage.simple.StorageUnitStats;
 public final class SystemMetrics implements AutoCloseable {
   private final MeterRegistry registry;
   private final Clock nanoClock;
-  private final MetricsErrorHandler errors = new MetricsErrorHandler();
+  private final DistinctErrorLog errors =
+      new DistinctErrorLog(System.getLogger(SystemMetrics.class.getName()));
   private final ControllerRequests controllerRequests;
   private volatile MetricsCollector collector;
 
@@ -60,7 +62,7 @@ public final class SystemMetrics implements AutoCloseable {
    *
    * @return the handler, with its count
    */
-  public MetricsErrorHandler errors() {
+  public DistinctErrorLog errors() {
     return errors;
   }
 

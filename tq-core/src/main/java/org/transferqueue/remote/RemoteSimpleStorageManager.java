@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
@@ -38,7 +39,6 @@ import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.transport.BodyDestination;
-import org.transferqueue.transport.DistinctErrorLog;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -190,7 +190,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
    * @return the count
    */
   public long failedDecisions() {
-    return decisionErrors.total();
+    return decisionErrors.errorCount();
   }
 
   @Override
@@ -240,7 +240,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
         awaitDecisions(decide(parts, tokens, part -> false), deadlineNs, "keep");
     if (keep != null) {
       // The cells are stored and notified: a keep that fails only leaves the put undecided.
-      decisionErrors.recordFailure(id + ": FINISH (keep) of a put", keep);
+      decisionErrors.onError(id + ": FINISH (keep) of a put", keep);
     }
     return new PutResult(schema, List.of());
   }

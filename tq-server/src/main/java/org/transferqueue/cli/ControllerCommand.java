@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
@@ -14,7 +15,6 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequestMeters;
 import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsCollector;
-import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.remote.ControllerServer;
 import org.transferqueue.sampler.Samplers;
@@ -77,7 +77,7 @@ final class ControllerCommand implements Callable<Integer> {
     try {
       PrometheusMeterRegistry registry =
           tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
-      MetricsErrorHandler errors = new MetricsErrorHandler();
+      DistinctErrorLog errors = new DistinctErrorLog(System.getLogger("org.transferqueue.metrics"));
       ControllerRequests requests =
           registry == null
               ? ControllerRequests.NOOP

@@ -6,12 +6,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.MetricsCollector;
-import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
@@ -95,7 +95,7 @@ final class StorageUnitCommand implements Callable<Integer> {
               tq.memory().storageUnitLimitBytes().orElse(Long.MAX_VALUE));
       PrometheusMeterRegistry registry =
           tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
-      MetricsErrorHandler errors = new MetricsErrorHandler();
+      DistinctErrorLog errors = new DistinctErrorLog(System.getLogger("org.transferqueue.metrics"));
       StorageRequests requests =
           registry == null
               ? StorageRequests.NOOP

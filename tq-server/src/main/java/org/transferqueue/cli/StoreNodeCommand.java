@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
@@ -13,7 +14,6 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.MooncakeStoreBackend;
@@ -121,7 +121,7 @@ final class StoreNodeCommand implements Callable<Integer> {
                 new StorageRequestMeters(registry, List.of(nodeId)),
                 nodeId,
                 Clock.SYSTEM,
-                new MetricsErrorHandler());
+                new DistinctErrorLog(System.getLogger("org.transferqueue.metrics")));
       }
       server = StoreNodeServer.start(engine, transport, allocator, requests);
       // metrics.port is the controller's; every node takes a free port, as storage units do.
