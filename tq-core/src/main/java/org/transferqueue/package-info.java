@@ -8,6 +8,7 @@
  *
  * <p>It also holds the infrastructure every layer shares, one of each: the {@link
  * org.transferqueue.Clock} all time is read from, the {@link org.transferqueue.ErrorHandler} of
- * background work with its bounded {@link org.transferqueue.DistinctErrorLog}.
+ * background work with its bounded {@link org.transferqueue.DistinctErrorLog}, and the {@link
+ * org.transferqueue.Threads} factories every background thread comes from.
  */
 package org.transferqueue;

@@ -21,6 +21,7 @@ import org.transferqueue.Clock;
 import org.transferqueue.Closeables;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Threads;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
@@ -186,8 +187,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     this.clock = b.clock;
     this.fetchHandler = b.fetchHandler;
     this.processHandler = b.processHandler;
-    this.workers =
-        Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tq-loader-", 0).factory());
+    this.workers = Executors.newThreadPerTaskExecutor(Threads.virtual("tq-loader"));
   }
 
   /**

@@ -21,6 +21,7 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.transferqueue.Clock;
 import org.transferqueue.ErrorHandler;
+import org.transferqueue.Threads;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
 
@@ -77,12 +78,7 @@ public final class MetricsCollector implements AutoCloseable {
 
   /** Runs every collection but {@link #collectNow} called directly; its thread starts lazily. */
   private final ScheduledExecutorService collecting =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "tq-metrics-collector");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newSingleThreadScheduledExecutor(Threads.namedDaemon("tq-metrics-collector"));
 
   /** Guards {@link #queued} and {@link #started}. */
   private final Object refreshLock = new Object();

@@ -16,13 +16,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.random.RandomGenerator;
 import org.transferqueue.Clock;
 import org.transferqueue.StorageException;
+import org.transferqueue.Threads;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.PackedValueCodec;
 import org.transferqueue.config.MooncakeStoreConfig;
@@ -138,12 +137,10 @@ public final class MooncakeKvClient implements KvClient {
     // One virtual thread per slice task: store calls block, and a fixed pool shared by every
     // caller of this client would queue independent puts and gets behind each other. Each call
     // bounds its own parallelism (callSlots).
-    this.workers =
-        Executors.newThreadPerTaskExecutor(
-            Thread.ofVirtual().name("mooncake-kv-worker-", 0).factory());
+    this.workers = Executors.newThreadPerTaskExecutor(Threads.virtual("mooncake-kv-worker"));
     RetryScheduler scheduler = b.retryScheduler;
     if (scheduler == null) {
-      timer = Executors.newSingleThreadScheduledExecutor(daemon("mooncake-kv-retry"));
+      timer = Executors.newSingleThreadScheduledExecutor(Threads.daemon("mooncake-kv-retry"));
       scheduler =
           delayNs -> {
             CompletableFuture<Void> done = new CompletableFuture<>();
@@ -611,15 +608,6 @@ public final class MooncakeKvClient implements KvClient {
     if (closed.get()) {
       throw new TqException(org.transferqueue.ErrorCode.CLOSED, "MooncakeKvClient is closed");
     }
-  }
-
-  private static ThreadFactory daemon(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return runnable -> {
-      Thread thread = new Thread(runnable, prefix + "-" + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 
   /**

@@ -17,15 +17,14 @@ import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.transferqueue.Distinct;
 import org.transferqueue.StorageException;
+import org.transferqueue.Threads;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
@@ -150,22 +149,13 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       master = new StoreMaster(segments, masterConfig);
       executor =
           Executors.newFixedThreadPool(
-              masterConfig.asyncThreads(), threadFactory(storeConfig.localHostname()));
+              masterConfig.asyncThreads(),
+              Threads.daemon("tq-objectstore-" + storeConfig.localHostname()));
       state = State.OPEN;
       return OK;
     } finally {
       lifecycle.writeLock().unlock();
     }
-  }
-
-  private static ThreadFactory threadFactory(String hostname) {
-    AtomicInteger counter = new AtomicInteger();
-    return runnable -> {
-      Thread thread =
-          new Thread(runnable, "tq-objectstore-" + hostname + "-" + counter.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 
   @Override
