@@ -9,6 +9,7 @@
  * <p>It also holds the infrastructure every layer shares, one of each: the {@link
  * org.transferqueue.Clock} all time is read from, the {@link org.transferqueue.ErrorHandler} of
  * background work with its bounded {@link org.transferqueue.DistinctErrorLog}, and the {@link
- * org.transferqueue.Threads} factories every background thread comes from.
+ * org.transferqueue.Threads} factories every background thread comes from, and the {@link
+ * org.transferqueue.CloseStack} that undoes a start-up which fails half-way.
  */
 package org.transferqueue;

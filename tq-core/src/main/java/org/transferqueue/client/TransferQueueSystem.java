@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.Clock;
+import org.transferqueue.CloseStack;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -77,19 +78,18 @@ public final class TransferQueueSystem implements AutoCloseable {
             .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
             .leakPolicy(builder.leakPolicy)
             .build();
-    Controller startedController = null;
-    StorageManager startedStorage = null;
-    SystemMetrics startedMetrics = null;
+    Controller startedController;
+    StorageManager startedStorage;
+    SystemMetrics startedMetrics;
     MetricsEndpoint startedEndpoint = null;
     StorageManager clientStorage;
-    try {
+    try (CloseStack cleanup = new CloseStack()) {
+      cleanup.push(allocator);
       Sampler sampler =
           builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
       startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
       startedMetrics =
-          builder.meterRegistry == null
-              ? null
-              : new SystemMetrics(builder.meterRegistry, clock::nanoTime);
+          builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
       ControllerRequests requests =
           startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
       StorageContext context =
@@ -99,8 +99,11 @@ public final class TransferQueueSystem implements AutoCloseable {
               StorageOptions.from(config));
       StorageManagerRegistry backends =
           builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
-      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
+      startedStorage =
+          cleanup.push(backends.create(config.backend().storageBackend().configName(), context));
       clientStorage = startedStorage;
+      // Closed before the storage it measures.
+      cleanup.push(startedMetrics);
       if (startedMetrics != null) {
         clientStorage = startedMetrics.attach(startedController, startedStorage);
         startedMetrics.start(config.metrics().collectInterval());
@@ -115,15 +118,7 @@ public final class TransferQueueSystem implements AutoCloseable {
                     ? () -> {}
                     : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE));
       }
-    } catch (RuntimeException | Error e) {
-      if (startedMetrics != null) {
-        startedMetrics.close();
-      }
-      if (startedStorage != null) {
-        startedStorage.close();
-      }
-      allocator.close();
-      throw e;
+      cleanup.release();
     }
     this.controller = startedController;
     if (startedEndpoint != null) {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.transferqueue.Clock;
+import org.transferqueue.CloseStack;
 import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
@@ -82,17 +83,15 @@ final class StorageUnitCommand implements Callable<Integer> {
                 NetworkConfig.STORAGE_UNIT_ADDRESSES_PROP_NAME + "[" + unit + "]");
     TransportConfig transport =
         TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
-    RootAllocator allocator = RoleRunner.allocator(tq, "tq-storage-unit-" + unit);
-    StorageUnit storageUnit = null;
-    StorageUnitServer server = null;
-    MetricsCollector collector = null;
-    try {
-      storageUnit =
+    try (CloseStack cleanup = new CloseStack()) {
+      RootAllocator allocator = cleanup.push(RoleRunner.allocator(tq, "tq-storage-unit-" + unit));
+      StorageUnit storageUnit =
           new StorageUnit(
               "TQ_STORAGE_UNIT_" + unit,
               tq.backend().simpleStorage().perUnitCapacity(),
               allocator,
               tq.memory().storageUnitLimitBytes().orElse(Long.MAX_VALUE));
+      cleanup.push(storageUnit);
       PrometheusMeterRegistry registry =
           tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
       DistinctErrorLog errors = new DistinctErrorLog(System.getLogger("org.transferqueue.metrics"));
@@ -104,8 +103,10 @@ final class StorageUnitCommand implements Callable<Integer> {
                   storageUnit.id(),
                   Clock.SYSTEM,
                   errors);
-      server = StorageUnitServer.start(storageUnit, transport, allocator, requests);
+      StorageUnitServer server =
+          cleanup.push(StorageUnitServer.start(storageUnit, transport, allocator, requests));
       PrometheusEndpoint endpoint = null;
+      MetricsCollector collector = null;
       if (registry != null) {
         StorageUnit measured = storageUnit;
         collector =
@@ -121,26 +122,16 @@ final class StorageUnitCommand implements Callable<Integer> {
                           ProcessMemory.rssBytes());
                     }),
                 errors);
+        cleanup.push(collector);
         collector.start(tq.metrics().collectInterval());
         // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
         endpoint =
             RoleRunner.startMetrics(
                 registry, collector, bind.host(), 0, "storage unit " + unit, LOG);
       }
+      cleanup.release();
       return new RoleRunner.ServedRole(
           server.address(), endpoint, endpoint, collector, server, storageUnit, allocator);
-    } catch (RuntimeException e) {
-      if (collector != null) {
-        collector.close();
-      }
-      if (server != null) {
-        server.close();
-      }
-      if (storageUnit != null) {
-        storageUnit.close();
-      }
-      allocator.close();
-      throw e;
     }
   }
 }
