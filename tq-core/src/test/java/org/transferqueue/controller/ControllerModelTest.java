@@ -20,6 +20,7 @@ import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
+import org.transferqueue.testing.Seeds;
 
 /**
  * Seeded random operation sequences (insert, notify, fetch, reset, clear samples, clear partition)
@@ -38,7 +39,7 @@ class ControllerModelTest {
 
   @Test
   void shouldMatchTheModelAfterEveryStep() {
-    long base = new Random().nextLong();
+    long base = Seeds.seed();
     for (int run = 0; run < 20; run++) {
       long seed = base + run;
       try {

@@ -11,6 +11,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.testing.Seeds;
 
 class JsonTest {
 
@@ -63,7 +64,7 @@ class JsonTest {
 
   @Test
   void shouldRoundTripWrittenValues() {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     for (int i = 0; i < 200; i++) {
       Object value = randomValue(random, 0);
