@@ -16,6 +16,7 @@ import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.transferqueue.Clock;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.TqException;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.bench.BenchBackend;
@@ -168,7 +169,9 @@ final class StressCommand implements Callable<Integer> {
     if (json != null) {
       try {
         Files.writeString(
-            json, Json.write(StressReport.json(command(), plan, results)), StandardCharsets.UTF_8);
+            json,
+            JsonWriter.COMPACT.write(StressReport.json(command(), plan, results)),
+            StandardCharsets.UTF_8);
         out.println("wrote " + json);
       } catch (IOException e) {
         err.println("tq stress: cannot write " + json + ": " + e.getMessage());
