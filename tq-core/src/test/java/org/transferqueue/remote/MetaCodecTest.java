@@ -32,6 +32,7 @@ import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.sampler.SamplingConfig;
 import org.transferqueue.tensor.DType;
+import org.transferqueue.testing.Seeds;
 
 class MetaCodecTest {
   private static final int ROUNDS = 200;
@@ -171,7 +172,7 @@ class MetaCodecTest {
 
   @Test
   void shouldRoundTripBatchMetaWhenValuesAreRandom() {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Gen gen = new Gen(seed);
     for (int i = 0; i < ROUNDS; i++) {
       BatchMeta meta = gen.batchMeta();
@@ -183,7 +184,7 @@ class MetaCodecTest {
 
   @Test
   void shouldRoundTripKvMetaSchemasAndRequestsWhenValuesAreRandom() {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Gen gen = new Gen(seed);
     for (int i = 0; i < ROUNDS; i++) {
       String at = "seed=" + seed + " round=" + i;
@@ -239,7 +240,7 @@ class MetaCodecTest {
 
   @Test
   void shouldRoundTripStatusesListingsAndStatisticsWhenValuesAreRandom() {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Gen gen = new Gen(seed);
     for (int i = 0; i < ROUNDS; i++) {
       String at = "seed=" + seed + " round=" + i;

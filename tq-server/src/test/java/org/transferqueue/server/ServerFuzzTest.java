@@ -41,6 +41,7 @@ import org.transferqueue.remote.StorageUnitServer;
 import org.transferqueue.remote.StoreNodeServer;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.testing.Await;
+import org.transferqueue.testing.Seeds;
 import org.transferqueue.transport.TransportConfig;
 
 /**
@@ -49,7 +50,7 @@ import org.transferqueue.transport.TransportConfig;
  * wrong type or out of range, lying body tables and body sizes, garbage bytes, bad magic, version
  * and flags). Afterwards the server still answers a correct round trip, and the memory of its
  * connections is back to its baseline. Each run prints its seed and figures ({@code [fuzz]}); rerun
- * one with {@code -Dtq.fuzz.seed=N}; {@code -Dtq.fuzz.millis=M} sets the time per role.
+ * one with {@code -Dtq.seed=N}; {@code -Dtq.fuzz.millis=M} sets the time per role.
  */
 @ExtendWith(LeakCheckExtension.class)
 class ServerFuzzTest {
@@ -151,7 +152,7 @@ class ServerFuzzTest {
   }
 
   private static void fuzzAndCheck(Role role, long millis) throws IOException {
-    long seed = Long.getLong("tq.fuzz.seed", System.nanoTime());
+    long seed = Seeds.seed();
     long baselineBytes = role.connections().allocatedBytes();
     long baselineBuffers = role.connections().outstandingBuffers();
     Figures figures = fuzz(role, seed, millis);
