@@ -35,6 +35,7 @@ class ArchitectureTest {
     {"org.transferqueue.transport.."},
     {"org.transferqueue.metrics.."},
     {"org.transferqueue.remote.."},
+    {"org.transferqueue.system.."},
     {"org.transferqueue.client.."},
   };
 

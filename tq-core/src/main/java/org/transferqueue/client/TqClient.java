@@ -21,13 +21,13 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
-import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.remote.RemoteBackends;
 import org.transferqueue.remote.RemoteController;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.system.ControllerNotifier;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 

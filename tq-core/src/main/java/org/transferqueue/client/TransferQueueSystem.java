@@ -25,12 +25,12 @@ import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
 import org.transferqueue.metrics.SystemMetrics;
-import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.system.ControllerNotifier;
 
 /**
  * An embedded TransferQueue: controller, storage and clients in this JVM, started from one

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.GrpoGroupNSampler;
 import org.transferqueue.testing.Await;
 

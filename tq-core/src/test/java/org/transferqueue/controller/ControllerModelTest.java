@@ -18,6 +18,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.testing.Seeds;

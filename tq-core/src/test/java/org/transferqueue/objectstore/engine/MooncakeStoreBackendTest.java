@@ -19,7 +19,7 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
-import org.transferqueue.storage.ProductionUpdate;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
@@ -173,8 +173,8 @@ class MooncakeStoreBackendTest {
       manager.put(batch, meta);
       assertThat(updates).hasSize(2);
       assertThat(updates.get(0).partitionId()).isEqualTo("x");
-      assertThat(updates.get(0).globalIndexes()).containsExactly(0L, 2L);
-      assertThat(updates.get(1).globalIndexes()).containsExactly(1L);
+      assertThat(updates.get(0).indexes()).containsExactly(0L, 2L);
+      assertThat(updates.get(1).indexes()).containsExactly(1L);
     }
   }
 

@@ -220,11 +220,11 @@ class SimpleStorageManagerTest {
       assertThat(notifier.accepted()).hasSize(1);
       var update = notifier.accepted().getFirst();
       assertThat(update.partitionId()).isEqualTo("0");
-      assertThat(update.globalIndexes()).containsExactly(0L, 1L);
-      assertThat(update.fieldSchema())
+      assertThat(update.indexes()).containsExactly(0L, 1L);
+      assertThat(update.fields())
           .containsExactly(Map.entry("test_field", FieldSchema.regular(DType.FLOAT32, 2)));
       assertThat(update.backendMeta()).isEmpty();
-      assertThat(result.fieldSchema()).isEqualTo(update.fieldSchema());
+      assertThat(result.fieldSchema()).isEqualTo(update.fields());
       assertThat(result.applyTo(meta(0, 1)).isReady()).isTrue();
     }
   }
@@ -426,7 +426,7 @@ class SimpleStorageManagerTest {
           .satisfies(
               u -> {
                 assertThat(u.partitionId()).isEqualTo("a");
-                assertThat(u.globalIndexes()).containsExactly(10L, 12L);
+                assertThat(u.indexes()).containsExactly(10L, 12L);
               });
       try (Batch read = manager.get(meta(List.of("f"), 10, 12), allocator)) {
         assertThat(((ObjectColumn) read.column("f")).values()).containsExactly("a0", "a1");
