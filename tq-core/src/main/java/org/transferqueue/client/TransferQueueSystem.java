@@ -30,6 +30,7 @@ import org.transferqueue.sampler.Samplers;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.system.ControllerNotifier;
 
 /**
@@ -87,16 +88,13 @@ public final class TransferQueueSystem implements AutoCloseable {
       cleanup.push(allocator);
       Sampler sampler =
           builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
-      startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
+      startedController = new Controller(ConfigMapper.controller(config), sampler, builder.clock);
       startedMetrics =
           builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
       ControllerRequests requests =
           startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
       StorageContext context =
-          new StorageContext(
-              allocator,
-              new ControllerNotifier(startedController, requests),
-              StorageOptions.from(config));
+          new StorageContext(allocator, new ControllerNotifier(startedController, requests));
       StorageManagerRegistry backends =
           builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
       startedStorage =

@@ -615,7 +615,14 @@ class WireVectorsTest {
     RemoteObjectStore store =
         RemoteObjectStore.connect(List.of(address), transport().build(), allocator);
     try {
-      assertThat(store.setup(StoreConfig.builder().localHostname("client").build())).isZero();
+      assertThat(
+              store.setup(
+                  StoreConfig.builder()
+                      .localHostname("client")
+                      .globalSegmentSize(16L << 20)
+                      .localBufferSize(16L << 20)
+                      .build()))
+          .isZero();
       ReplicateConfig pinned = new ReplicateConfig(1, true, false);
       try (Tensor cell = filled(allocator, DType.FLOAT32, 5, 2, 3)) {
         rec.label("WRITE tensor cell 3.0@x");
