@@ -64,7 +64,7 @@ public record ProductionUpdate(
     }
     indexes = Collections.unmodifiableList(copy);
     int size = indexes.size();
-    generations = aligned(generations, size);
+    generations = MetaValues.alignedGenerations(generations, size, "ProductionUpdate");
     LinkedHashMap<String, FieldSchema> schema = new LinkedHashMap<>();
     fields.forEach(
         (name, entry) -> {
@@ -122,36 +122,5 @@ public record ProductionUpdate(
   public static ProductionUpdate of(
       String partitionId, List<Long> indexes, Map<String, FieldSchema> fields) {
     return new ProductionUpdate(partitionId, indexes, fields, Map.of());
-  }
-
-  /** A copy of a generation column aligned with {@code size} indexes; null = all unknown. */
-  private static List<Long> aligned(List<Long> generations, int size) {
-    if (generations == null) {
-      return Collections.nCopies(size, BatchMeta.UNKNOWN_GENERATION);
-    }
-    if (generations.size() != size) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT,
-          "ProductionUpdate: "
-              + generations.size()
-              + " generations for "
-              + size
-              + " global indexes");
-    }
-    List<Long> copy = new ArrayList<>(size);
-    for (int i = 0; i < size; i++) {
-      Long generation = generations.get(i);
-      if (generation == null || generation < BatchMeta.UNKNOWN_GENERATION) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "ProductionUpdate: generation at position "
-                + i
-                + " is "
-                + generation
-                + " (must be >= -1)");
-      }
-      copy.add(generation);
-    }
-    return Collections.unmodifiableList(copy);
   }
 }
