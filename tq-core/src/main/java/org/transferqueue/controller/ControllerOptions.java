@@ -9,7 +9,7 @@ import org.transferqueue.config.Defaults;
 /**
  * Settings of a {@link Controller}; immutable, validated once by {@link Builder#build()}.
  *
- * @param preAllocSampleNum indexes reserved for a partition when it is created (0 = none)
+ * @param preallocSampleNum indexes reserved for a partition when it is created (0 = none)
  * @param pollingMode when true, a fetch that cannot be served returns an empty batch at once;
  *     otherwise it waits until data is ready or its deadline passes
  * @param fetchTimeout how long a blocking fetch waits when the request names no timeout
@@ -18,12 +18,12 @@ import org.transferqueue.config.Defaults;
  *     samplers whose answer depends on time ({@code controller.get_metadata_check_interval})
  */
 public record ControllerOptions(
-    int preAllocSampleNum, boolean pollingMode, Duration fetchTimeout, Duration checkInterval) {
+    int preallocSampleNum, boolean pollingMode, Duration fetchTimeout, Duration checkInterval) {
   /** Configuration key of the pre-allocation knob (env: {@code TQ_PRE_ALLOC_SAMPLE_NUM}). */
-  public static final String PRE_ALLOC_SAMPLE_NUM_PROP_NAME = "controller.prealloc_sample_num";
+  public static final String PREALLOC_SAMPLE_NUM_PROP_NAME = "controller.prealloc_sample_num";
 
   /** Default number of indexes reserved per new partition, as upstream. */
-  public static final int PRE_ALLOC_SAMPLE_NUM_DEFAULT = Defaults.PREALLOC_SAMPLE_NUM;
+  public static final int PREALLOC_SAMPLE_NUM_DEFAULT = Defaults.PREALLOC_SAMPLE_NUM;
 
   /** Configuration key of the polling mode. */
   public static final String POLLING_MODE_PROP_NAME = "controller.polling_mode";
@@ -54,8 +54,8 @@ public record ControllerOptions(
 
   /** Validates the values. */
   public ControllerOptions {
-    if (preAllocSampleNum < 0) {
-      throw invalid(PRE_ALLOC_SAMPLE_NUM_PROP_NAME, preAllocSampleNum + " < 0");
+    if (preallocSampleNum < 0) {
+      throw invalid(PREALLOC_SAMPLE_NUM_PROP_NAME, preallocSampleNum + " < 0");
     }
     Objects.requireNonNull(fetchTimeout, FETCH_TIMEOUT_PROP_NAME);
     if (fetchTimeout.isNegative() || fetchTimeout.compareTo(FETCH_TIMEOUT_MAX) > 0) {
@@ -92,7 +92,7 @@ public record ControllerOptions(
 
   /** Builds a {@link ControllerOptions}; not thread-safe. */
   public static final class Builder {
-    private int preAllocSampleNum = PRE_ALLOC_SAMPLE_NUM_DEFAULT;
+    private int preallocSampleNum = PREALLOC_SAMPLE_NUM_DEFAULT;
     private boolean pollingMode = POLLING_MODE_DEFAULT;
     private Duration fetchTimeout = FETCH_TIMEOUT_DEFAULT;
     private Duration checkInterval = CHECK_INTERVAL_DEFAULT;
@@ -105,8 +105,8 @@ public record ControllerOptions(
      * @param n at least 0
      * @return this builder
      */
-    public Builder preAllocSampleNum(int n) {
-      this.preAllocSampleNum = n;
+    public Builder preallocSampleNum(int n) {
+      this.preallocSampleNum = n;
       return this;
     }
 
@@ -150,7 +150,7 @@ public record ControllerOptions(
      * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} naming the key and value
      */
     public ControllerOptions build() {
-      return new ControllerOptions(preAllocSampleNum, pollingMode, fetchTimeout, checkInterval);
+      return new ControllerOptions(preallocSampleNum, pollingMode, fetchTimeout, checkInterval);
     }
   }
 }

@@ -78,8 +78,8 @@ final class ControllerTables {
 
   Partition createPartition(String partitionId) {
     int[] reserved =
-        config.preAllocSampleNum() > 0
-            ? allocator.allocate(partitionId, config.preAllocSampleNum())
+        config.preallocSampleNum() > 0
+            ? allocator.allocate(partitionId, config.preallocSampleNum())
             : new int[0];
     Partition partition = new Partition(partitionId, clock.epochMillis());
     partition.registerPreAllocated(reserved);

@@ -41,7 +41,7 @@ public final class ConfigMapper {
   public static ControllerOptions controller(TqConfig config) {
     var controller = config.controller();
     return ControllerOptions.builder()
-        .preAllocSampleNum(controller.preallocSampleNum())
+        .preallocSampleNum(controller.preallocSampleNum())
         .pollingMode(controller.pollingMode())
         .fetchTimeout(controller.getMetadataTimeout())
         .checkInterval(controller.getMetadataCheckInterval())

@@ -56,7 +56,7 @@ class ControllerGroupFetchTest {
 
   private Controller grpo(int n, boolean polling) {
     return new Controller(
-        ControllerOptions.builder().preAllocSampleNum(0).pollingMode(polling).build(),
+        ControllerOptions.builder().preallocSampleNum(0).pollingMode(polling).build(),
         new GrpoGroupNSampler(n),
         clock);
   }

@@ -103,7 +103,7 @@ class ControllerModelTest {
     Controller c =
         new Controller(
             ControllerOptions.builder()
-                .preAllocSampleNum(PRE_ALLOC)
+                .preallocSampleNum(PRE_ALLOC)
                 .pollingMode(true)
                 .fetchTimeout(Duration.ZERO)
                 .build(),

@@ -25,7 +25,7 @@ final class Fixtures {
   static Controller controller(int preAlloc, boolean polling) {
     return new Controller(
         ControllerOptions.builder()
-            .preAllocSampleNum(preAlloc)
+            .preallocSampleNum(preAlloc)
             .pollingMode(polling)
             .fetchTimeout(Duration.ofMillis(200))
             .build(),

@@ -73,7 +73,7 @@ class ControllerServerTest {
 
   private static Controller controller(Duration fetchTimeout, Clock clock) {
     return new Controller(
-        ControllerOptions.builder().preAllocSampleNum(2).fetchTimeout(fetchTimeout).build(),
+        ControllerOptions.builder().preallocSampleNum(2).fetchTimeout(fetchTimeout).build(),
         new SequentialSampler(),
         clock);
   }

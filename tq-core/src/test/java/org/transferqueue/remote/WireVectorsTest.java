@@ -298,7 +298,7 @@ class WireVectorsTest {
       Controller controller =
           new Controller(
               ControllerOptions.builder()
-                  .preAllocSampleNum(2)
+                  .preallocSampleNum(2)
                   .fetchTimeout(Duration.ofMillis(200))
                   .build(),
               new SequentialSampler(),

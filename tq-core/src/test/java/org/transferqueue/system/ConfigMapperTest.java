@@ -54,7 +54,7 @@ class ConfigMapperTest {
 
     ControllerOptions options = ConfigMapper.controller(config);
 
-    assertThat(options.preAllocSampleNum()).isEqualTo(64);
+    assertThat(options.preallocSampleNum()).isEqualTo(64);
     assertThat(options.pollingMode()).isTrue();
     assertThat(options.fetchTimeout()).isEqualTo(Duration.ofSeconds(7));
     assertThat(options.checkInterval()).isEqualTo(Duration.ofMillis(250));
