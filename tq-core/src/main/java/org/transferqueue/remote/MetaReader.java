@@ -24,11 +24,11 @@ import org.transferqueue.controller.IndexSet;
 import org.transferqueue.controller.KvListing;
 import org.transferqueue.controller.PartitionStatistics;
 import org.transferqueue.controller.ProductionStatus;
-import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.KvBatchMeta;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.SamplingConfig;
 import org.transferqueue.tensor.DType;
 
