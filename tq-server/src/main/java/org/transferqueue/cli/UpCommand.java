@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.config.TqConfig;
+import org.transferqueue.server.process.ChildJvm;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -90,13 +91,15 @@ final class UpCommand implements Callable<Integer> {
     List<String> ready = new ArrayList<>();
     try {
       for (Role role : roles(tq, config.toAbsolutePath())) {
-        List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
-        // The roles must not repeat the configuration warnings this process logged.
-        command.add(command.size() - 3, "-D" + RoleRunner.CHILD_OF_UP_PROPERTY + "=true");
-        // A role lives no longer than this process, even when it is killed with SIGKILL.
-        command.add(
-            command.size() - 3, "-D" + ParentWatch.PROPERTY + "=" + ProcessHandle.current().pid());
-        command.addAll(role.arguments());
+        List<String> command =
+            ChildJvm.command(
+                TqCommand.class,
+                List.of(
+                    // The roles must not repeat the configuration warnings this process logged.
+                    "-D" + RoleRunner.CHILD_OF_UP_PROPERTY + "=true",
+                    // A role lives no longer than this process, even when it is killed (SIGKILL).
+                    "-D" + ParentWatch.PROPERTY + "=" + ProcessHandle.current().pid()),
+                role.arguments());
         Process child;
         synchronized (children) {
           if (stopping.get()) {
