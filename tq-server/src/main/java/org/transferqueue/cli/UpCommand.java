@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Clock;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.process.ChildJvm;
 import picocli.CommandLine;
@@ -182,10 +183,10 @@ final class UpCommand implements Callable<Integer> {
       snapshot = List.copyOf(children);
     }
     snapshot.forEach(p -> p.toHandle().destroy());
-    long deadline = System.nanoTime() + STOP_GRACE.toNanos();
+    long deadline = Clock.SYSTEM.nanoTime() + STOP_GRACE.toNanos();
     for (Process p : snapshot) {
       try {
-        long left = deadline - System.nanoTime();
+        long left = deadline - Clock.SYSTEM.nanoTime();
         if (!p.waitFor(Math.max(0, left), TimeUnit.NANOSECONDS)) {
           LOG.log(System.Logger.Level.WARNING, "child " + p.pid() + " did not stop; killing it");
           p.destroyForcibly();
