@@ -52,6 +52,9 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final RootAllocator allocator;
   private final Controller controller;
   private final StorageManager storage;
+  // The view of storage every client of this system uses: measured when metrics are on.
+  private final StorageManager clientStorage;
+  private final ControllerRequests requests;
   private final LocalMetaClient client;
   private final KvApi kv;
   private final SystemMetrics metrics;
@@ -125,12 +128,9 @@ public final class TransferQueueSystem implements AutoCloseable {
     this.storage = startedStorage;
     this.metrics = startedMetrics;
     this.metricsEndpoint = startedEndpoint;
-    this.client =
-        new LocalMetaClient(
-            controller,
-            clientStorage,
-            allocator,
-            metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests());
+    this.clientStorage = clientStorage;
+    this.requests = metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests();
+    this.client = newMeteredClient();
     this.kv = new KvApi(client, builder.missingKeyPolicy);
   }
 
@@ -180,7 +180,8 @@ public final class TransferQueueSystem implements AutoCloseable {
   /**
    * Creates another client of this system, for a component that manages its own client's lifetime.
    * Closing it releases only that client: the system and its other clients keep running. Close it
-   * before the system; the system does not track it.
+   * before the system; the system does not track it. Its requests are measured in the system's
+   * {@link #metrics()} exactly as those of {@link #client()}.
    *
    * @return a new client the caller owns and closes
    * @throws TqException {@code CLOSED} when the system is closed
@@ -189,7 +190,11 @@ public final class TransferQueueSystem implements AutoCloseable {
     if (closed.get()) {
       throw new TqException(ErrorCode.CLOSED, "the system is closed");
     }
-    return new LocalMetaClient(controller, storage, allocator);
+    return newMeteredClient();
+  }
+
+  private LocalMetaClient newMeteredClient() {
+    return new LocalMetaClient(controller, clientStorage, allocator, requests);
   }
 
   /**
