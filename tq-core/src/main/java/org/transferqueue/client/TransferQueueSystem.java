@@ -13,13 +13,11 @@ import org.transferqueue.CloseStack;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
-import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.memory.BufferAllocator;
-import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsCollector;
@@ -29,7 +27,6 @@ import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
-import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.system.ControllerNotifier;
 
@@ -63,73 +60,43 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final Object checkpointLock = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private TransferQueueSystem(Builder builder) {
+  private TransferQueueSystem(Builder builder, RootAllocator allocator, CloseStack cleanup) {
     this.config = builder.config;
     this.clock = builder.clock;
-    if (builder.backends == null
-        && config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE
-        && !config.backend().mooncakeStore().autoInit()) {
-      throw new TqException(
-          ErrorCode.INVALID_CONFIGURATION,
-          MooncakeStoreConfig.AUTO_INIT_PROP_NAME
-              + ": false says the object store runs elsewhere, but an embedded system starts its"
-              + " own; connect to the store nodes with TransferQueueSystem.connect(config)");
+    this.allocator = allocator;
+    Sampler sampler =
+        builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
+    this.controller = new Controller(ConfigMapper.controller(config), sampler, builder.clock);
+    this.metrics =
+        builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
+    this.requests = metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests();
+    this.storage =
+        builder.startStorage(
+            new StorageContext(allocator, new ControllerNotifier(controller, requests)),
+            () -> StorageBackends.builtIn(config),
+            cleanup);
+    // Closed before the storage it measures.
+    cleanup.push(metrics);
+    if (metrics != null) {
+      this.clientStorage = metrics.attach(controller, storage);
+      metrics.start(config.metrics().collectInterval());
+    } else {
+      this.clientStorage = storage;
     }
-    ConfigWarnings.log(config);
-    this.allocator =
-        RootAllocator.builder()
-            .name("transferqueue")
-            .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
-            .leakPolicy(builder.leakPolicy)
-            .build();
-    Controller startedController;
-    StorageManager startedStorage;
-    SystemMetrics startedMetrics;
     MetricsEndpoint startedEndpoint = null;
-    StorageManager clientStorage;
-    try (CloseStack cleanup = new CloseStack()) {
-      cleanup.push(allocator);
-      Sampler sampler =
-          builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
-      startedController = new Controller(ConfigMapper.controller(config), sampler, builder.clock);
-      startedMetrics =
-          builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
-      ControllerRequests requests =
-          startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
-      StorageContext context =
-          new StorageContext(allocator, new ControllerNotifier(startedController, requests));
-      StorageManagerRegistry backends =
-          builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
-      startedStorage =
-          cleanup.push(backends.create(config.backend().storageBackend().configName(), context));
-      clientStorage = startedStorage;
-      // Closed before the storage it measures.
-      cleanup.push(startedMetrics);
-      if (startedMetrics != null) {
-        clientStorage = startedMetrics.attach(startedController, startedStorage);
-        startedMetrics.start(config.metrics().collectInterval());
-      }
-      if (config.metrics().enabled() && builder.endpointFactory != null) {
-        MetricsCollector collector = startedMetrics == null ? null : startedMetrics.collector();
-        startedEndpoint =
-            builder.endpointFactory.start(
-                config.network().bindHost(),
-                config.metrics().port(),
-                collector == null
-                    ? () -> {}
-                    : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE));
-      }
-      cleanup.release();
-    }
-    this.controller = startedController;
-    if (startedEndpoint != null) {
+    if (config.metrics().enabled() && builder.endpointFactory != null) {
+      MetricsCollector collector = metrics == null ? null : metrics.collector();
+      startedEndpoint =
+          cleanup.push(
+              builder.endpointFactory.start(
+                  config.network().bindHost(),
+                  config.metrics().port(),
+                  collector == null
+                      ? () -> {}
+                      : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE)));
       controller.publishMetricsEndpoint(startedEndpoint.address());
     }
-    this.storage = startedStorage;
-    this.metrics = startedMetrics;
     this.metricsEndpoint = startedEndpoint;
-    this.clientStorage = clientStorage;
-    this.requests = metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests();
     this.client = newMeteredClient();
     this.kv = new KvApi(client, builder.missingKeyPolicy);
   }
@@ -370,18 +337,22 @@ public final class TransferQueueSystem implements AutoCloseable {
     return Samplers.create(name, Map.of());
   }
 
-  /** Settings of a {@link TransferQueueSystem} beyond its configuration. */
-  public static final class Builder {
-    private TqConfig config = TqConfig.defaults();
+  /**
+   * Settings of a {@link TransferQueueSystem} beyond its configuration: those of every client
+   * builder, and the system's own (sampler, clock, meters, metrics endpoint).
+   */
+  public static final class Builder extends AbstractClientBuilder<Builder> {
     private Sampler sampler;
     private Clock clock = Clock.SYSTEM;
-    private StorageManagerRegistry backends;
-    private LeakPolicy leakPolicy = LeakPolicy.LOG;
-    private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
     private MeterRegistry meterRegistry;
     private MetricsEndpoint.Factory endpointFactory;
 
     private Builder() {}
+
+    @Override
+    Builder self() {
+      return this;
+    }
 
     /**
      * Records the system's meters (controller requests and gauges, storage units) in this registry.
@@ -409,17 +380,6 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
 
     /**
-     * Sets the configuration.
-     *
-     * @param config the configuration
-     * @return this builder
-     */
-    public Builder config(TqConfig config) {
-      this.config = Objects.requireNonNull(config, "config");
-      return this;
-    }
-
-    /**
      * Uses this sampler instance instead of the one named by {@code controller.sampler}.
      *
      * @param sampler the sampler
@@ -442,47 +402,23 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
 
     /**
-     * Sets the storage backends to choose from by {@code backend.storage_backend}; by default
-     * {@link StorageBackends#builtIn(TqConfig)} of the configuration.
-     *
-     * @param backends the registry
-     * @return this builder
-     */
-    public Builder storageBackends(StorageManagerRegistry backends) {
-      this.backends = Objects.requireNonNull(backends, "backends");
-      return this;
-    }
-
-    /**
-     * Sets what closing the system does about memory still leased (tests use {@link
-     * LeakPolicy#THROW}).
-     *
-     * @param leakPolicy the policy
-     * @return this builder
-     */
-    public Builder leakPolicy(LeakPolicy leakPolicy) {
-      this.leakPolicy = Objects.requireNonNull(leakPolicy, "leakPolicy");
-      return this;
-    }
-
-    /**
-     * Sets what key-value reads do about missing keys.
-     *
-     * @param policy the policy; {@link MissingKeyPolicy#FAIL} by default
-     * @return this builder
-     */
-    public Builder missingKeyPolicy(MissingKeyPolicy policy) {
-      this.missingKeyPolicy = Objects.requireNonNull(policy, "policy");
-      return this;
-    }
-
-    /**
      * Starts the system.
      *
      * @return the running system; the caller owns it
      */
     public TransferQueueSystem start() {
-      return new TransferQueueSystem(this);
+      if (backends == null
+          && config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE
+          && !config.backend().mooncakeStore().autoInit()) {
+        throw new TqException(
+            ErrorCode.INVALID_CONFIGURATION,
+            MooncakeStoreConfig.AUTO_INIT_PROP_NAME
+                + ": false says the object store runs elsewhere, but an embedded system starts its"
+                + " own; connect to the store nodes with TransferQueueSystem.connect(config)");
+      }
+      return start(
+          "transferqueue",
+          (allocator, cleanup) -> new TransferQueueSystem(this, allocator, cleanup));
     }
   }
 }
