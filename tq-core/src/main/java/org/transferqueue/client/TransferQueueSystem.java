@@ -20,15 +20,15 @@ import org.transferqueue.controller.Controller;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequests;
-import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
-import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.system.ControllerNotifier;
+import org.transferqueue.system.MetricsCollector;
+import org.transferqueue.system.SystemMetrics;
 
 /**
  * An embedded TransferQueue: controller, storage and clients in this JVM, started from one

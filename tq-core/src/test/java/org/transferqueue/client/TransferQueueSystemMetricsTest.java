@@ -24,9 +24,9 @@ import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.metrics.MetricDescriptor;
-import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.system.ConfigMapper;
+import org.transferqueue.system.SystemMetrics;
 import org.transferqueue.tensor.Batch;
 
 class TransferQueueSystemMetricsTest {
