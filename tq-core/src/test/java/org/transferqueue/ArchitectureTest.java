@@ -28,6 +28,7 @@ class ArchitectureTest {
       "org.transferqueue.tensor..",
       "org.transferqueue.config.."
     },
+    {"org.transferqueue.metrics.."},
     {"org.transferqueue.meta.."},
     {"org.transferqueue.codec.."},
     {"org.transferqueue.sampler.."},
@@ -35,7 +36,6 @@ class ArchitectureTest {
     {"org.transferqueue.storage.."},
     {"org.transferqueue.objectstore.."},
     {"org.transferqueue.transport.."},
-    {"org.transferqueue.metrics.."},
     {"org.transferqueue.remote.."},
     {"org.transferqueue.system.."},
     {"org.transferqueue.client.."},

@@ -12,18 +12,15 @@ import org.transferqueue.CloseStack;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
-import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
-import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.remote.RemoteController;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
-import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.system.ControllerNotifier;
 import org.transferqueue.transport.TransportClient;
@@ -60,49 +57,24 @@ public final class TqClient implements AutoCloseable {
   private final KvApi kv;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private TqClient(Builder builder) {
+  private TqClient(Builder builder, HostPort address, RootAllocator allocator, CloseStack cleanup) {
     this.config = builder.config;
-    NetworkConfig network = config.network();
-    HostPort address =
-        network
-            .controllerAddress()
-            .orElseThrow(
-                () ->
-                    new TqException(
-                        ErrorCode.INVALID_CONFIGURATION,
-                        NetworkConfig.CONTROLLER_ADDRESS_PROP_NAME
-                            + " is not set: a client can only connect to a controller whose"
-                            + " address is configured"));
-    ConfigWarnings.log(config);
-    this.allocator =
-        RootAllocator.builder()
-            .name("transferqueue-client")
-            .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
-            .leakPolicy(builder.leakPolicy)
-            .build();
-    TransportClient startedTransport;
-    StorageManager startedStorage;
-    try (CloseStack cleanup = new CloseStack()) {
-      cleanup.push(allocator);
-      TransportConfig transportConfig = ConfigMapper.controllerClient(config);
-      startedTransport = cleanup.push(new TransportClient(transportConfig, allocator));
-      this.controller =
-          new RemoteController(
-              startedTransport,
-              address,
-              transportConfig.defaultCallTimeout(),
-              config.controller().getMetadataTimeout());
-      // Fail fast with the transport's error (connection refused, wrong token) if unreachable.
-      controller.controllerId();
-      StorageContext context = new StorageContext(allocator, new ControllerNotifier(controller));
-      StorageManagerRegistry backends =
-          builder.backends != null ? builder.backends : ConfigMapper.clientBackends(config);
-      startedStorage =
-          cleanup.push(backends.create(config.backend().storageBackend().configName(), context));
-      cleanup.release();
-    }
-    this.transport = startedTransport;
-    this.storage = startedStorage;
+    this.allocator = allocator;
+    TransportConfig transportConfig = ConfigMapper.controllerClient(config);
+    this.transport = cleanup.push(new TransportClient(transportConfig, allocator));
+    this.controller =
+        new RemoteController(
+            transport,
+            address,
+            transportConfig.defaultCallTimeout(),
+            config.controller().getMetadataTimeout());
+    // Fail fast with the transport's error (connection refused, wrong token) if unreachable.
+    controller.controllerId();
+    this.storage =
+        builder.startStorage(
+            new StorageContext(allocator, new ControllerNotifier(controller)),
+            () -> ConfigMapper.clientBackends(config),
+            cleanup);
     this.client = new LocalMetaClient(controller, storage, allocator);
     this.kv = new KvApi(client, builder.missingKeyPolicy);
   }
@@ -275,57 +247,12 @@ public final class TqClient implements AutoCloseable {
     return "TqClient[controller=" + controller.address() + "]";
   }
 
-  /** Builds a {@link TqClient}. Not thread-safe. */
-  public static final class Builder {
-    private TqConfig config = TqConfig.defaults();
-    private StorageManagerRegistry backends;
-    private LeakPolicy leakPolicy = LeakPolicy.LOG;
-    private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
-
+  /** Builds a {@link TqClient}; the setters are those of every client builder. Not thread-safe. */
+  public static final class Builder extends AbstractClientBuilder<Builder> {
     private Builder() {}
 
-    /**
-     * Sets the configuration.
-     *
-     * @param config the configuration; {@code network.controller_address} must be set
-     * @return this builder
-     */
-    public Builder config(TqConfig config) {
-      this.config = Objects.requireNonNull(config, "config");
-      return this;
-    }
-
-    /**
-     * Sets the registry the storage manager is created from (default: remote storage servers of the
-     * configured addresses, see {@link TqClient#connect(TqConfig)}).
-     *
-     * @param backends the registry
-     * @return this builder
-     */
-    public Builder storageBackends(StorageManagerRegistry backends) {
-      this.backends = Objects.requireNonNull(backends, "backends");
-      return this;
-    }
-
-    /**
-     * Sets what happens to memory still allocated when the client closes.
-     *
-     * @param leakPolicy the policy
-     * @return this builder
-     */
-    public Builder leakPolicy(LeakPolicy leakPolicy) {
-      this.leakPolicy = Objects.requireNonNull(leakPolicy, "leakPolicy");
-      return this;
-    }
-
-    /**
-     * Sets how the KV API treats keys without data.
-     *
-     * @param policy the policy
-     * @return this builder
-     */
-    public Builder missingKeyPolicy(MissingKeyPolicy policy) {
-      this.missingKeyPolicy = Objects.requireNonNull(policy, "policy");
+    @Override
+    Builder self() {
       return this;
     }
 
@@ -336,7 +263,20 @@ public final class TqClient implements AutoCloseable {
      * @throws TqException as described on {@link TqClient#connect(TqConfig)}
      */
     public TqClient connect() {
-      return new TqClient(this);
+      HostPort address =
+          config
+              .network()
+              .controllerAddress()
+              .orElseThrow(
+                  () ->
+                      new TqException(
+                          ErrorCode.INVALID_CONFIGURATION,
+                          NetworkConfig.CONTROLLER_ADDRESS_PROP_NAME
+                              + " is not set: a client can only connect to a controller whose"
+                              + " address is configured"));
+      return start(
+          "transferqueue-client",
+          (allocator, cleanup) -> new TqClient(this, address, allocator, cleanup));
     }
   }
 }

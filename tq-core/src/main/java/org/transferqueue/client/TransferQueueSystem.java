@@ -13,25 +13,22 @@ import org.transferqueue.CloseStack;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
-import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.memory.BufferAllocator;
-import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequests;
-import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
-import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
-import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.system.ControllerNotifier;
+import org.transferqueue.system.MetricsCollector;
+import org.transferqueue.system.SystemMetrics;
 
 /**
  * An embedded TransferQueue: controller, storage and clients in this JVM, started from one
@@ -52,6 +49,9 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final RootAllocator allocator;
   private final Controller controller;
   private final StorageManager storage;
+  // The view of storage every client of this system uses: measured when metrics are on.
+  private final StorageManager clientStorage;
+  private final ControllerRequests requests;
   private final LocalMetaClient client;
   private final KvApi kv;
   private final SystemMetrics metrics;
@@ -60,77 +60,44 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final Object checkpointLock = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private TransferQueueSystem(Builder builder) {
+  private TransferQueueSystem(Builder builder, RootAllocator allocator, CloseStack cleanup) {
     this.config = builder.config;
     this.clock = builder.clock;
-    if (builder.backends == null
-        && config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE
-        && !config.backend().mooncakeStore().autoInit()) {
-      throw new TqException(
-          ErrorCode.INVALID_CONFIGURATION,
-          MooncakeStoreConfig.AUTO_INIT_PROP_NAME
-              + ": false says the object store runs elsewhere, but an embedded system starts its"
-              + " own; connect to the store nodes with TransferQueueSystem.connect(config)");
+    this.allocator = allocator;
+    Sampler sampler =
+        builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
+    this.controller = new Controller(ConfigMapper.controller(config), sampler, builder.clock);
+    this.metrics =
+        builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
+    this.requests = metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests();
+    this.storage =
+        builder.startStorage(
+            new StorageContext(allocator, new ControllerNotifier(controller, requests)),
+            () -> StorageBackends.builtIn(config),
+            cleanup);
+    // Closed before the storage it measures.
+    cleanup.push(metrics);
+    if (metrics != null) {
+      this.clientStorage = metrics.attach(controller, storage);
+      metrics.start(config.metrics().collectInterval());
+    } else {
+      this.clientStorage = storage;
     }
-    ConfigWarnings.log(config);
-    this.allocator =
-        RootAllocator.builder()
-            .name("transferqueue")
-            .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
-            .leakPolicy(builder.leakPolicy)
-            .build();
-    Controller startedController;
-    StorageManager startedStorage;
-    SystemMetrics startedMetrics;
     MetricsEndpoint startedEndpoint = null;
-    StorageManager clientStorage;
-    try (CloseStack cleanup = new CloseStack()) {
-      cleanup.push(allocator);
-      Sampler sampler =
-          builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
-      startedController = new Controller(ConfigMapper.controller(config), sampler, builder.clock);
-      startedMetrics =
-          builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
-      ControllerRequests requests =
-          startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
-      StorageContext context =
-          new StorageContext(allocator, new ControllerNotifier(startedController, requests));
-      StorageManagerRegistry backends =
-          builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
-      startedStorage =
-          cleanup.push(backends.create(config.backend().storageBackend().configName(), context));
-      clientStorage = startedStorage;
-      // Closed before the storage it measures.
-      cleanup.push(startedMetrics);
-      if (startedMetrics != null) {
-        clientStorage = startedMetrics.attach(startedController, startedStorage);
-        startedMetrics.start(config.metrics().collectInterval());
-      }
-      if (config.metrics().enabled() && builder.endpointFactory != null) {
-        MetricsCollector collector = startedMetrics == null ? null : startedMetrics.collector();
-        startedEndpoint =
-            builder.endpointFactory.start(
-                config.network().bindHost(),
-                config.metrics().port(),
-                collector == null
-                    ? () -> {}
-                    : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE));
-      }
-      cleanup.release();
-    }
-    this.controller = startedController;
-    if (startedEndpoint != null) {
+    if (config.metrics().enabled() && builder.endpointFactory != null) {
+      MetricsCollector collector = metrics == null ? null : metrics.collector();
+      startedEndpoint =
+          cleanup.push(
+              builder.endpointFactory.start(
+                  config.network().bindHost(),
+                  config.metrics().port(),
+                  collector == null
+                      ? () -> {}
+                      : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE)));
       controller.publishMetricsEndpoint(startedEndpoint.address());
     }
-    this.storage = startedStorage;
-    this.metrics = startedMetrics;
     this.metricsEndpoint = startedEndpoint;
-    this.client =
-        new LocalMetaClient(
-            controller,
-            clientStorage,
-            allocator,
-            metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests());
+    this.client = newMeteredClient();
     this.kv = new KvApi(client, builder.missingKeyPolicy);
   }
 
@@ -180,7 +147,8 @@ public final class TransferQueueSystem implements AutoCloseable {
   /**
    * Creates another client of this system, for a component that manages its own client's lifetime.
    * Closing it releases only that client: the system and its other clients keep running. Close it
-   * before the system; the system does not track it.
+   * before the system; the system does not track it. Its requests are measured in the system's
+   * {@link #metrics()} exactly as those of {@link #client()}.
    *
    * @return a new client the caller owns and closes
    * @throws TqException {@code CLOSED} when the system is closed
@@ -189,7 +157,11 @@ public final class TransferQueueSystem implements AutoCloseable {
     if (closed.get()) {
       throw new TqException(ErrorCode.CLOSED, "the system is closed");
     }
-    return new LocalMetaClient(controller, storage, allocator);
+    return newMeteredClient();
+  }
+
+  private LocalMetaClient newMeteredClient() {
+    return new LocalMetaClient(controller, clientStorage, allocator, requests);
   }
 
   /**
@@ -365,18 +337,22 @@ public final class TransferQueueSystem implements AutoCloseable {
     return Samplers.create(name, Map.of());
   }
 
-  /** Settings of a {@link TransferQueueSystem} beyond its configuration. */
-  public static final class Builder {
-    private TqConfig config = TqConfig.defaults();
+  /**
+   * Settings of a {@link TransferQueueSystem} beyond its configuration: those of every client
+   * builder, and the system's own (sampler, clock, meters, metrics endpoint).
+   */
+  public static final class Builder extends AbstractClientBuilder<Builder> {
     private Sampler sampler;
     private Clock clock = Clock.SYSTEM;
-    private StorageManagerRegistry backends;
-    private LeakPolicy leakPolicy = LeakPolicy.LOG;
-    private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
     private MeterRegistry meterRegistry;
     private MetricsEndpoint.Factory endpointFactory;
 
     private Builder() {}
+
+    @Override
+    Builder self() {
+      return this;
+    }
 
     /**
      * Records the system's meters (controller requests and gauges, storage units) in this registry.
@@ -404,17 +380,6 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
 
     /**
-     * Sets the configuration.
-     *
-     * @param config the configuration
-     * @return this builder
-     */
-    public Builder config(TqConfig config) {
-      this.config = Objects.requireNonNull(config, "config");
-      return this;
-    }
-
-    /**
      * Uses this sampler instance instead of the one named by {@code controller.sampler}.
      *
      * @param sampler the sampler
@@ -437,47 +402,23 @@ public final class TransferQueueSystem implements AutoCloseable {
     }
 
     /**
-     * Sets the storage backends to choose from by {@code backend.storage_backend}; by default
-     * {@link StorageBackends#builtIn(TqConfig)} of the configuration.
-     *
-     * @param backends the registry
-     * @return this builder
-     */
-    public Builder storageBackends(StorageManagerRegistry backends) {
-      this.backends = Objects.requireNonNull(backends, "backends");
-      return this;
-    }
-
-    /**
-     * Sets what closing the system does about memory still leased (tests use {@link
-     * LeakPolicy#THROW}).
-     *
-     * @param leakPolicy the policy
-     * @return this builder
-     */
-    public Builder leakPolicy(LeakPolicy leakPolicy) {
-      this.leakPolicy = Objects.requireNonNull(leakPolicy, "leakPolicy");
-      return this;
-    }
-
-    /**
-     * Sets what key-value reads do about missing keys.
-     *
-     * @param policy the policy; {@link MissingKeyPolicy#FAIL} by default
-     * @return this builder
-     */
-    public Builder missingKeyPolicy(MissingKeyPolicy policy) {
-      this.missingKeyPolicy = Objects.requireNonNull(policy, "policy");
-      return this;
-    }
-
-    /**
      * Starts the system.
      *
      * @return the running system; the caller owns it
      */
     public TransferQueueSystem start() {
-      return new TransferQueueSystem(this);
+      if (backends == null
+          && config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE
+          && !config.backend().mooncakeStore().autoInit()) {
+        throw new TqException(
+            ErrorCode.INVALID_CONFIGURATION,
+            MooncakeStoreConfig.AUTO_INIT_PROP_NAME
+                + ": false says the object store runs elsewhere, but an embedded system starts its"
+                + " own; connect to the store nodes with TransferQueueSystem.connect(config)");
+      }
+      return start(
+          "transferqueue",
+          (allocator, cleanup) -> new TransferQueueSystem(this, allocator, cleanup));
     }
   }
 }

@@ -25,7 +25,7 @@ public interface MetricsEndpoint extends AutoCloseable {
      * @param host the address to bind
      * @param port the port; 0 picks a free one
      * @param refresh to run before each scrape: brings the gauges up to date within a deadline of
-     *     its own ({@link MetricsCollector#refresh}); never throws
+     *     its own ({@code org.transferqueue.system.MetricsCollector#refresh}); never throws
      * @return the running endpoint, owned by the caller
      */
     MetricsEndpoint start(String host, int port, Runnable refresh);

@@ -24,9 +24,9 @@ import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.metrics.MetricDescriptor;
-import org.transferqueue.metrics.SystemMetrics;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.system.ConfigMapper;
+import org.transferqueue.system.SystemMetrics;
 import org.transferqueue.tensor.Batch;
 
 class TransferQueueSystemMetricsTest {
@@ -53,7 +53,10 @@ class TransferQueueSystemMetricsTest {
 
   /** Puts 8 samples to train, fetches 4 for actor, reads them, clears 3; partition old cleared. */
   private static BatchMeta workload(TransferQueueSystem tq, Runnable beforeClearingOld) {
-    MetaClient client = tq.client();
+    return workload(tq.client(), beforeClearingOld);
+  }
+
+  private static BatchMeta workload(MetaClient client, Runnable beforeClearingOld) {
     try (Batch train = rows(0, 8);
         Batch old = rows(100, 2)) {
       client.put(train, "train");
@@ -376,6 +379,45 @@ class TransferQueueSystemMetricsTest {
                   "train"))
           .isEqualTo(5);
     }
+  }
+
+  /** Every request counter (controller and storage) by name and op type, summed over units. */
+  private static Map<String, Double> requestCounts(MeterRegistry registry) {
+    Map<String, Double> counts = new TreeMap<>();
+    for (MetricDescriptor requests :
+        List.of(MetricDescriptor.CONTROLLER_REQUESTS, MetricDescriptor.STORAGE_REQUESTS)) {
+      for (Counter counter : registry.find(requests.meterName()).counters()) {
+        counts.merge(
+            requests.meterName() + "/" + counter.getId().getTag("op_type"),
+            counter.count(),
+            Double::sum);
+      }
+    }
+    return counts;
+  }
+
+  @Test
+  void shouldMeasureANewClientExactlyAsTheSystemsOwnClientWhenARegistryIsGiven() {
+    SimpleMeterRegistry ownRegistry = new SimpleMeterRegistry();
+    try (TransferQueueSystem tq = start(ownRegistry)) {
+      workload(tq, () -> {});
+    }
+    SimpleMeterRegistry newRegistry = new SimpleMeterRegistry();
+    try (TransferQueueSystem tq = start(newRegistry);
+        MetaClient client = tq.newClient()) {
+      workload(client, () -> {});
+      String[] put = {"op_type", "PUT_DATA"};
+      assertThat(sum(newRegistry, MetricDescriptor.STORAGE_REQUEST_SAMPLES.meterName(), put))
+          .isEqualTo(10);
+      assertThat(
+              sum(
+                  newRegistry,
+                  MetricDescriptor.CONTROLLER_REQUESTS.meterName(),
+                  "op_type",
+                  "GET_META"))
+          .isPositive();
+    }
+    assertThat(requestCounts(newRegistry)).isNotEmpty().isEqualTo(requestCounts(ownRegistry));
   }
 
   @Test

@@ -12,9 +12,9 @@ import org.transferqueue.config.ConfigWarnings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.server.config.TqConfigs;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
+import org.transferqueue.system.MetricsCollector;
 import picocli.CommandLine;
 
 /**

@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TransferQueueSystem;
-import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
+import org.transferqueue.system.MetricsCollector;
 
 /**
  * Serves a {@link PrometheusMeterRegistry} as Prometheus text (format 0.0.4) at {@code GET

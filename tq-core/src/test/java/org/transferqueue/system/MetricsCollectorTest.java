@@ -1,4 +1,4 @@
-package org.transferqueue.metrics;
+package org.transferqueue.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -20,6 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
+import org.transferqueue.metrics.MetricDescriptor;
+import org.transferqueue.metrics.StorageOp;
+import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.testing.Await;
 
 class MetricsCollectorTest {

@@ -1,4 +1,4 @@
-package org.transferqueue.metrics;
+package org.transferqueue.system;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -7,6 +7,10 @@ import java.util.Objects;
 import org.transferqueue.Clock;
 import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.controller.Controller;
+import org.transferqueue.metrics.ControllerRequestMeters;
+import org.transferqueue.metrics.ControllerRequests;
+import org.transferqueue.metrics.ProcessMemory;
+import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.storage.simple.StorageUnit;

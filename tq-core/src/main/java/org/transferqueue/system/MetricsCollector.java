@@ -1,4 +1,4 @@
-package org.transferqueue.metrics;
+package org.transferqueue.system;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,6 +24,12 @@ import org.transferqueue.ErrorHandler;
 import org.transferqueue.Threads;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
+import org.transferqueue.metrics.MetricDescriptor;
+import org.transferqueue.metrics.MetricLabels;
+import org.transferqueue.metrics.ProcessMemory;
+import org.transferqueue.metrics.StorageOp;
+import org.transferqueue.metrics.StorageOpStats;
+import org.transferqueue.metrics.StorageRequestMeters;
 
 /**
  * Refreshes the gauges of the controller and of the storage units from snapshots: the controller's

@@ -1,4 +1,4 @@
-package org.transferqueue.metrics;
+package org.transferqueue.system;
 
 /**
  * Asks one storage unit for its {@link StorageUnitReport}. The collector calls each probe on its

@@ -1,4 +1,4 @@
-package org.transferqueue.metrics;
+package org.transferqueue.system;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,6 +13,8 @@ import org.transferqueue.Clock;
 import org.transferqueue.ErrorHandler;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.metrics.StorageOp;
+import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.storage.ClearResult;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;

@@ -1,4 +1,4 @@
-package org.transferqueue.metrics;
+package org.transferqueue.system;
 
 import java.util.Objects;
 import java.util.OptionalLong;
