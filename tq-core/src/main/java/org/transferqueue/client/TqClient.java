@@ -22,7 +22,7 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.objectstore.MooncakeStoreBackend;
 import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.remote.RemoteBackends;
-import org.transferqueue.remote.RemoteController;
+import org.transferqueue.remote.controller.RemoteController;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;

@@ -49,14 +49,14 @@ final class ColumnAssembler {
           dtype = rows.dtypes()[j];
           rowShape = rows.shapes()[j];
         } else if (rows.dtypes()[j] != dtype) {
-          throw StorageUnitMessages.conflict(field, "dtypes " + dtype + " and " + rows.dtypes()[j]);
+          throw StorageUnitProtocol.conflict(field, "dtypes " + dtype + " and " + rows.dtypes()[j]);
         }
         uniformDense &=
             rows.kinds()[j] == ColumnKind.DENSE && Arrays.equals(rows.shapes()[j], rowShape);
       }
     }
     if (anyObjects && anyTensors) {
-      throw StorageUnitMessages.conflict(field, "tensor and non-tensor cells");
+      throw StorageUnitProtocol.conflict(field, "tensor and non-tensor cells");
     }
     if (anyObjects) {
       return objects(field, f, rowCount, routes, replies, allocator);

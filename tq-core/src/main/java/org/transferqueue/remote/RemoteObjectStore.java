@@ -18,6 +18,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import java.util.function.IntToLongFunction;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.Distinct;
@@ -315,30 +316,23 @@ public final class RemoteObjectStore extends AbstractObjectStore
     List<Shard> shards = shard(keys, valid, i -> sources.get(i).byteSize(), "WRITE");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
-      Wire.Writer out =
-          new Wire.Writer()
-              .array(5)
-              .bool(upsert)
-              .i64(replicate.replicaNum())
-              .bool(replicate.withHardPin())
-              .bool(replicate.withSoftPin());
       List<String> shardKeys = new ArrayList<>(shard.positions().length);
       List<MemorySegment> bodies = new ArrayList<>(shard.positions().length);
       for (int i : shard.positions()) {
         shardKeys.add(keys.get(i));
         bodies.add(sources.get(i));
       }
-      out.keys(shardKeys);
-      Request request = new Request(StoreNodeMessages.WRITE, out.toBytes(), bodies);
+      byte[] meta = new StoreNodeProtocol.Write(upsert, replicate, shardKeys).encode();
+      Request request = new Request(StoreNodeProtocol.WRITE.typeId(), meta, bodies);
       calls.add(call(shard.node(), request, BodyDestination.into(List.of())));
     }
     Failures failures = new Failures();
     for (int s = 0; s < shards.size(); s++) {
       int[] positions = shards.get(s).positions();
-      try (Response response = join(calls.get(s));
-          Wire.Reader in = new Wire.Reader(response.metadata(), "WRITE reply")) {
-        in.array();
-        long[] results = in.longs(StoreNodeMessages.MAX_KEYS);
+      try (Response response = join(calls.get(s))) {
+        long[] results =
+            StoreNodeProtocol.decodeCodes(
+                response.metadata(), "WRITE reply", StoreNodeProtocol.MAX_KEYS);
         for (int j = 0; j < positions.length; j++) {
           codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
         }
@@ -413,19 +407,12 @@ public final class RemoteObjectStore extends AbstractObjectStore
   }
 
   private static Request readRequest(List<String> keys, long[] capacities) {
-    byte[] meta = new Wire.Writer().array(2).keys(keys).longs(capacities).toBytes();
-    return Request.of(StoreNodeMessages.READ, meta);
+    byte[] meta = new StoreNodeProtocol.Read(keys, capacities).encode();
+    return Request.of(StoreNodeProtocol.READ.typeId(), meta);
   }
 
   private static long[] readResults(Response response, int expected) {
-    try (Wire.Reader in = new Wire.Reader(response.metadata(), "READ reply")) {
-      in.array();
-      long[] read = in.longs(StoreNodeMessages.MAX_KEYS);
-      if (read.length != expected || response.bodyCount() != expected) {
-        throw in.malformed("results=" + read.length + ", bodies=" + response.bodyCount());
-      }
-      return read;
-    }
+    return StoreNodeProtocol.decodeResults(response, expected);
   }
 
   @Override
@@ -506,7 +493,8 @@ public final class RemoteObjectStore extends AbstractObjectStore
 
   @Override
   public int[] batchIsExist(List<String> keys) {
-    return keyCodes(keys, StoreNodeMessages.EXIST, null);
+    return keyCodes(
+        keys, StoreNodeProtocol.EXIST, shardKeys -> new StoreNodeProtocol.Keys(shardKeys).encode());
   }
 
   @Override
@@ -515,16 +503,14 @@ public final class RemoteObjectStore extends AbstractObjectStore
     if (!open()) {
       return INVALID;
     }
-    byte[] meta = new Wire.Writer().array(1).strings(List.of(key)).toBytes();
+    byte[] meta = new StoreNodeProtocol.Keys(List.of(key)).encode();
     try (Response response =
-            join(
-                call(
-                    nodeOf(key),
-                    Request.of(StoreNodeMessages.SIZE, meta),
-                    BodyDestination.into(List.of())));
-        Wire.Reader in = new Wire.Reader(response.metadata(), "SIZE reply")) {
-      in.array();
-      long[] sizes = in.longs(1);
+        join(
+            call(
+                nodeOf(key),
+                Request.of(StoreNodeProtocol.SIZE.typeId(), meta),
+                BodyDestination.into(List.of())))) {
+      long[] sizes = StoreNodeProtocol.decodeCodes(response.metadata(), "SIZE reply", 1);
       return sizes.length == 1 ? sizes[0] : RPC_FAIL;
     } catch (TqException e) {
       return failureCode(e);
@@ -533,11 +519,15 @@ public final class RemoteObjectStore extends AbstractObjectStore
 
   @Override
   public int[] batchRemove(List<String> keys, boolean force) {
-    return keyCodes(keys, StoreNodeMessages.REMOVE, force);
+    return keyCodes(
+        keys,
+        StoreNodeProtocol.REMOVE,
+        shardKeys -> new StoreNodeProtocol.Remove(force, shardKeys).encode());
   }
 
   /** A per-key request without bodies (EXIST, REMOVE), sharded by key. */
-  private int[] keyCodes(List<String> keys, int type, Boolean force) {
+  private int[] keyCodes(
+      List<String> keys, StoreNodeProtocol type, Function<List<String>, byte[]> request) {
     Objects.requireNonNull(keys, "keys");
     int n = keys.size();
     int[] codes = new int[n];
@@ -557,21 +547,19 @@ public final class RemoteObjectStore extends AbstractObjectStore
       for (int i : shard.positions()) {
         shardKeys.add(keys.get(i));
       }
-      Wire.Writer out = new Wire.Writer().array(force == null ? 1 : 2);
-      if (force != null) {
-        out.bool(force);
-      }
-      out.keys(shardKeys);
       calls.add(
-          call(shard.node(), Request.of(type, out.toBytes()), BodyDestination.into(List.of())));
+          call(
+              shard.node(),
+              Request.of(type.typeId(), request.apply(shardKeys)),
+              BodyDestination.into(List.of())));
     }
     Failures failures = new Failures();
     for (int s = 0; s < shards.size(); s++) {
       int[] positions = shards.get(s).positions();
-      try (Response response = join(calls.get(s));
-          Wire.Reader in = new Wire.Reader(response.metadata(), "reply of type " + type)) {
-        in.array();
-        long[] results = in.longs(StoreNodeMessages.MAX_KEYS);
+      try (Response response = join(calls.get(s))) {
+        long[] results =
+            StoreNodeProtocol.decodeCodes(
+                response.metadata(), "reply of type " + type.typeId(), StoreNodeProtocol.MAX_KEYS);
         for (int j = 0; j < positions.length; j++) {
           codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
         }
@@ -586,33 +574,31 @@ public final class RemoteObjectStore extends AbstractObjectStore
   @Override
   public long removeByRegex(String regex, boolean force) {
     Objects.requireNonNull(regex, "regex");
-    byte[] meta = new Wire.Writer().array(2).bool(force).str(regex).toBytes();
-    return broadcastCount(StoreNodeMessages.REMOVE_REGEX, meta);
+    return broadcastCount(
+        StoreNodeProtocol.REMOVE_REGEX, new StoreNodeProtocol.RemoveRegex(force, regex).encode());
   }
 
   @Override
   public long removeAll(boolean force) {
-    byte[] meta = new Wire.Writer().array(1).bool(force).toBytes();
-    return broadcastCount(StoreNodeMessages.REMOVE_ALL, meta);
+    return broadcastCount(
+        StoreNodeProtocol.REMOVE_ALL, new StoreNodeProtocol.RemoveAll(force).encode());
   }
 
   /** Sends a request to every node and sums the counts; a node's error code wins. */
-  private long broadcastCount(int type, byte[] meta) {
+  private long broadcastCount(StoreNodeProtocol type, byte[] meta) {
     if (!open()) {
       return INVALID;
     }
     List<CompletableFuture<Response>> calls = new ArrayList<>(nodes.size());
     for (int node = 0; node < nodes.size(); node++) {
-      calls.add(call(node, Request.of(type, meta), BodyDestination.into(List.of())));
+      calls.add(call(node, Request.of(type.typeId(), meta), BodyDestination.into(List.of())));
     }
     long total = 0;
     long failure = 0;
     Failures failures = new Failures();
     for (CompletableFuture<Response> call : calls) {
-      try (Response response = join(call);
-          Wire.Reader in = new Wire.Reader(response.metadata(), "reply of type " + type)) {
-        in.array();
-        long count = in.i64();
+      try (Response response = join(call)) {
+        long count = CommonMessages.count(response.metadata(), "reply of type " + type.typeId());
         if (count < 0) {
           failure = count;
         } else {
@@ -656,16 +642,14 @@ public final class RemoteObjectStore extends AbstractObjectStore
     if (closed) {
       throw new TqException(org.transferqueue.ErrorCode.CLOSED, "the store client is closed");
     }
-    byte[] meta = new Wire.Writer().array(0).toBytes();
+    byte[] meta = CommonMessages.noArguments();
     try (Response response =
-            join(
-                call(
-                    node,
-                    Request.of(StoreNodeMessages.STATS, meta),
-                    BodyDestination.into(List.of())));
-        Wire.Reader in = new Wire.Reader(response.metadata(), "store-node STATS reply")) {
-      in.array();
-      return new StoreStatistics(in.i64(), in.i64(), in.i64(), in.i64());
+        join(
+            call(
+                node,
+                Request.of(StoreNodeProtocol.STATS.typeId(), meta),
+                BodyDestination.into(List.of())))) {
+      return StoreNodeProtocol.decodeStats(response.metadata());
     }
   }
 
@@ -684,17 +668,17 @@ public final class RemoteObjectStore extends AbstractObjectStore
     for (int p = 0; p < nodes.size(); p++) {
       Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(p));
       files.add(file);
-      byte[] meta = new Wire.Writer().array(1).str(file.toString()).toBytes();
+      byte[] meta = new CheckpointMessages.Save(file.toString()).encode();
       calls.add(
           call(
               p,
-              Request.of(StoreNodeMessages.SAVE_CHECKPOINT, meta),
+              Request.of(StoreNodeProtocol.SAVE_CHECKPOINT.typeId(), meta),
               BodyDestination.into(List.of())));
     }
     TqException failure = null;
     for (int p = 0; p < nodes.size(); p++) {
       try {
-        digests.record(files.get(p), RemoteStorageUnit.digest(join(calls.get(p))));
+        digests.record(files.get(p), CheckpointMessages.digest(join(calls.get(p))));
       } catch (TqException e) {
         TqException named =
             new StorageException(
@@ -734,11 +718,19 @@ public final class RemoteObjectStore extends AbstractObjectStore
               token ->
                   checkpointCall(
                       node,
-                      StoreNodeMessages.PREPARE_LOAD,
-                      RemoteStorageUnit.prepareMeta(
-                          token, file.toString(), digests.expected(file))),
-              token -> checkpointCall(node, StoreNodeMessages.COMMIT_LOAD, tokenMeta(token)),
-              token -> checkpointCall(node, StoreNodeMessages.ABORT_LOAD, tokenMeta(token))));
+                      StoreNodeProtocol.PREPARE_LOAD,
+                      new CheckpointMessages.Prepare(token, file.toString(), digests.expected(file))
+                          .encode()),
+              token ->
+                  checkpointCall(
+                      node,
+                      StoreNodeProtocol.COMMIT_LOAD,
+                      new CheckpointMessages.Token(token).encode()),
+              token ->
+                  checkpointCall(
+                      node,
+                      StoreNodeProtocol.ABORT_LOAD,
+                      new CheckpointMessages.Token(token).encode())));
     }
     DistributedCheckpointLoad load = DistributedCheckpointLoad.prepare(participants);
     for (Path file : files) {
@@ -749,12 +741,8 @@ public final class RemoteObjectStore extends AbstractObjectStore
     return load;
   }
 
-  private static byte[] tokenMeta(long token) {
-    return new Wire.Writer().array(1).i64(token).toBytes();
-  }
-
-  private CompletableFuture<Void> checkpointCall(int node, int type, byte[] meta) {
-    return call(node, Request.of(type, meta), BodyDestination.into(List.of()))
+  private CompletableFuture<Void> checkpointCall(int node, StoreNodeProtocol type, byte[] meta) {
+    return call(node, Request.of(type.typeId(), meta), BodyDestination.into(List.of()))
         .thenAccept(Response::close);
   }
 
@@ -770,7 +758,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
 
   /**
    * Groups the valid keys by node, in key order, and splits each node's keys into requests that fit
-   * the transport's limits: at most {@code maxBodySegments} and {@link StoreNodeMessages#MAX_KEYS}
+   * the transport's limits: at most {@code maxBodySegments} and {@link StoreNodeProtocol#MAX_KEYS}
    * keys, key metadata within {@code maxMetadataBytes}, bodies (of the request for a write, of the
    * reply for a read) within one frame.
    *
@@ -803,7 +791,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     long maxBodies =
         Math.max(limits.maxFrameBytes() / 2, limits.maxFrameBytes() - limits.maxMetadataBytes())
             - FRAME_OVERHEAD;
-    int maxKeys = Math.min(limits.maxBodySegments(), StoreNodeMessages.MAX_KEYS);
+    int maxKeys = Math.min(limits.maxBodySegments(), StoreNodeProtocol.MAX_KEYS);
     List<Shard> shards = new ArrayList<>();
     for (int node = 0; node < positions.length; node++) {
       int from = 0;

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -105,7 +104,7 @@ public final class RemoteStorageUnit {
       for (String field : batch.fields()) {
         writeColumn(field, batch.column(field), positions, out, bodies, staged, allocator);
       }
-      request = new Request(StorageUnitMessages.PUT, out.toBytes(), bodies);
+      request = new Request(StorageUnitProtocol.PUT.typeId(), out.toBytes(), bodies);
     } catch (RuntimeException e) {
       Closeables.closeAll(staged);
       throw e;
@@ -182,8 +181,8 @@ public final class RemoteStorageUnit {
    * @return completes when the unit has decided
    */
   public CompletableFuture<Void> finishAsync(long[] tokens, boolean rollback) {
-    byte[] meta = new Wire.Writer().array(2).bool(rollback).longs(tokens).toBytes();
-    return call(Request.of(StorageUnitMessages.FINISH, meta), noBodies())
+    byte[] meta = new StorageUnitProtocol.Finish(rollback, tokens).encode();
+    return call(Request.of(StorageUnitProtocol.FINISH.typeId(), meta), noBodies())
         .thenAccept(Response::close);
   }
 
@@ -215,9 +214,8 @@ public final class RemoteStorageUnit {
    */
   public CompletableFuture<UnitRows> getAsync(
       long[] gis, long[] generations, List<String> fields, BodyDestination destination) {
-    byte[] meta =
-        new Wire.Writer().array(3).longs(gis).longs(generations).strings(fields).toBytes();
-    return call(Request.of(StorageUnitMessages.GET, meta), destination)
+    byte[] meta = new StorageUnitProtocol.Get(gis, generations, fields).encode();
+    return call(Request.of(StorageUnitProtocol.GET.typeId(), meta), destination)
         .thenApply(response -> UnitRows.parse(response, fields, gis.length, address));
   }
 
@@ -229,14 +227,12 @@ public final class RemoteStorageUnit {
    * @return completes with the number of samples removed
    */
   public CompletableFuture<Long> clearAsync(long[] gis, long[] generations) {
-    byte[] meta = new Wire.Writer().array(2).longs(gis).longs(generations).toBytes();
-    return call(Request.of(StorageUnitMessages.CLEAR, meta), noBodies())
+    byte[] meta = new StorageUnitProtocol.Clear(gis, generations).encode();
+    return call(Request.of(StorageUnitProtocol.CLEAR.typeId(), meta), noBodies())
         .thenApply(
             response -> {
-              try (response;
-                  Wire.Reader in = new Wire.Reader(response.metadata(), "CLEAR reply")) {
-                in.array();
-                return in.i64();
+              try (response) {
+                return CommonMessages.count(response.metadata(), "CLEAR reply");
               }
             });
   }
@@ -248,25 +244,10 @@ public final class RemoteStorageUnit {
    * @throws TqException with the unit's or the transport's code
    */
   public StorageUnitStats stats() {
-    byte[] meta = new Wire.Writer().array(0).toBytes();
-    try (Response response = join(call(Request.of(StorageUnitMessages.STATS, meta), noBodies()));
-        Wire.Reader in = new Wire.Reader(response.metadata(), "STATS reply")) {
-      in.array();
-      String id = in.str();
-      long samples = in.i64();
-      long cells = in.i64();
-      int fields = (int) in.i64();
-      long allocated = in.i64();
-      long peak = in.i64();
-      long capacity = in.i64();
-      return new StorageUnitStats(
-          id,
-          samples,
-          cells,
-          fields,
-          allocated,
-          peak,
-          capacity < 0 ? OptionalLong.empty() : OptionalLong.of(capacity));
+    byte[] meta = CommonMessages.noArguments();
+    try (Response response =
+        join(call(Request.of(StorageUnitProtocol.STATS.typeId(), meta), noBodies()))) {
+      return StorageUnitProtocol.decodeStats(response.metadata());
     }
   }
 
@@ -277,21 +258,9 @@ public final class RemoteStorageUnit {
    * @return completes with the file's size and CRC32C when written
    */
   public CompletableFuture<FileDigest> saveCheckpointAsync(String path) {
-    byte[] meta = new Wire.Writer().array(1).str(path).toBytes();
-    return call(Request.of(StorageUnitMessages.SAVE_CHECKPOINT, meta), noBodies())
-        .thenApply(RemoteStorageUnit::digest);
-  }
-
-  static FileDigest digest(Response response) {
-    try (response;
-        Wire.Reader in = new Wire.Reader(response.metadata(), "checkpoint save reply")) {
-      if (in.array() != 2) {
-        throw in.malformed("expected [size, crc32c]");
-      }
-      return new FileDigest(in.i64(), in.i64());
-    } catch (IllegalArgumentException e) {
-      throw new StorageException(ErrorCode.CORRUPT_DATA, "bad checkpoint save reply: " + e, e);
-    }
+    byte[] meta = new CheckpointMessages.Save(path).encode();
+    return call(Request.of(StorageUnitProtocol.SAVE_CHECKPOINT.typeId(), meta), noBodies())
+        .thenApply(CheckpointMessages::digest);
   }
 
   /**
@@ -304,20 +273,9 @@ public final class RemoteStorageUnit {
    * @return completes when staged
    */
   public CompletableFuture<Void> prepareLoadAsync(long token, String path, FileDigest expected) {
-    return call(
-            Request.of(StorageUnitMessages.PREPARE_LOAD, prepareMeta(token, path, expected)),
-            noBodies())
+    byte[] meta = new CheckpointMessages.Prepare(token, path, expected).encode();
+    return call(Request.of(StorageUnitProtocol.PREPARE_LOAD.typeId(), meta), noBodies())
         .thenAccept(Response::close);
-  }
-
-  static byte[] prepareMeta(long token, String path, FileDigest expected) {
-    return new Wire.Writer()
-        .array(4)
-        .i64(token)
-        .str(path)
-        .i64(expected == null ? -1 : expected.sizeBytes())
-        .i64(expected == null ? 0 : expected.crc32c())
-        .toBytes();
   }
 
   /**
@@ -327,8 +285,8 @@ public final class RemoteStorageUnit {
    * @return completes when applied
    */
   public CompletableFuture<Void> commitLoadAsync(long token) {
-    byte[] meta = new Wire.Writer().array(1).i64(token).toBytes();
-    return call(Request.of(StorageUnitMessages.COMMIT_LOAD, meta), noBodies())
+    byte[] meta = new CheckpointMessages.Token(token).encode();
+    return call(Request.of(StorageUnitProtocol.COMMIT_LOAD.typeId(), meta), noBodies())
         .thenAccept(Response::close);
   }
 
@@ -339,8 +297,8 @@ public final class RemoteStorageUnit {
    * @return completes when discarded
    */
   public CompletableFuture<Void> abortLoadAsync(long token) {
-    byte[] meta = new Wire.Writer().array(1).i64(token).toBytes();
-    return call(Request.of(StorageUnitMessages.ABORT_LOAD, meta), noBodies())
+    byte[] meta = new CheckpointMessages.Token(token).encode();
+    return call(Request.of(StorageUnitProtocol.ABORT_LOAD.typeId(), meta), noBodies())
         .thenAccept(Response::close);
   }
 

@@ -1,9 +1,5 @@
 package org.transferqueue.remote;
 
-import static org.transferqueue.metrics.StorageOp.CLEAR_DATA;
-import static org.transferqueue.metrics.StorageOp.GET_DATA;
-import static org.transferqueue.metrics.StorageOp.PUT_DATA;
-
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
 import java.util.function.LongConsumer;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
@@ -29,7 +26,6 @@ import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.storage.simple.CellColumn;
 import org.transferqueue.storage.simple.HeldPut;
 import org.transferqueue.storage.simple.StorageUnit;
-import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.storage.simple.UnitCells;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -42,13 +38,14 @@ import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
 
 /**
- * Serves one {@link StorageUnit} over the transport (message types in {@link StorageUnitMessages}):
- * put, get, clear, statistics, held-put decisions and checkpoints.
+ * Serves one {@link StorageUnit} over the transport: one handler per entry of {@link
+ * StorageUnitProtocol} (put, get, clear, statistics, held-put decisions and checkpoints).
  *
- * <p>Data path: a put's row bodies are copied once, straight from the received buffers into the
- * unit's cells ({@link StorageUnit#putCells}); a get's reply is written straight from the stored
- * cells ({@link StorageUnit#readCells}), which stay retained until the reply has been written. A
- * malformed request gets a {@code PROTOCOL_ERROR} reply and changes nothing; unit errors ({@code
+ * <p>Data path: a put's row bodies are read from the socket straight into buffers of the unit's
+ * allocator, which the unit keeps as its cells ({@link StorageUnit#putCells}; that read is the only
+ * copy on this hop); a get's reply is written straight from the stored cells ({@link
+ * StorageUnit#readCells}), which stay retained until the reply has been written. A malformed
+ * request gets a {@code PROTOCOL_ERROR} reply and changes nothing; unit errors ({@code
  * CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, ...) travel with their codes.
  *
  * <p>Held puts wait for a FINISH naming the token the router chose for them; a FINISH may come
@@ -86,29 +83,32 @@ public final class StorageUnitServer implements AutoCloseable {
     this.checkpoints =
         new StagedCheckpointLoads(
             "storage unit " + unit.id(), unit::saveCheckpoint, unit::prepareLoadCheckpoint);
-    this.server =
-        TransportServer.builder(config, allocator)
-            .name("storage-unit-server:" + unit.id())
-            .handler(
-                StorageUnitMessages.PUT,
-                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onPut(r, n))),
-                this::placePut)
-            .handler(
-                StorageUnitMessages.GET,
-                RequestHandler.replying(r -> requests.measure(GET_DATA, n -> onGet(r, n))))
-            .handler(
-                StorageUnitMessages.CLEAR,
-                RequestHandler.replying(r -> requests.measure(CLEAR_DATA, n -> onClear(r, n))))
-            .handler(StorageUnitMessages.STATS, RequestHandler.replying(this::onStats))
-            .handler(StorageUnitMessages.FINISH, RequestHandler.replying(this::onFinish))
-            .handler(
-                StorageUnitMessages.SAVE_CHECKPOINT, RequestHandler.replying(checkpoints::onSave))
-            .handler(
-                StorageUnitMessages.PREPARE_LOAD, RequestHandler.replying(checkpoints::onPrepare))
-            .handler(
-                StorageUnitMessages.COMMIT_LOAD, RequestHandler.replying(checkpoints::onCommit))
-            .handler(StorageUnitMessages.ABORT_LOAD, RequestHandler.replying(checkpoints::onAbort))
-            .start();
+    TransportServer.Builder b =
+        TransportServer.builder(config, allocator).name("storage-unit-server:" + unit.id());
+    for (StorageUnitProtocol type : StorageUnitProtocol.values()) {
+      RequestHandler handler = StorageHandlers.measured(type.measuredAs(), handler(type), requests);
+      if (type == StorageUnitProtocol.PUT) {
+        b.handler(type.typeId(), handler, this::placePut);
+      } else {
+        b.handler(type.typeId(), handler);
+      }
+    }
+    this.server = b.start();
+  }
+
+  /** What the server does with each message of {@link StorageUnitProtocol}. */
+  private BiFunction<ReceivedRequest, LongConsumer, Reply> handler(StorageUnitProtocol type) {
+    return switch (type) {
+      case PUT -> this::onPut;
+      case GET -> this::onGet;
+      case CLEAR -> this::onClear;
+      case STATS -> (r, n) -> onStats(r);
+      case FINISH -> (r, n) -> onFinish(r);
+      case SAVE_CHECKPOINT -> (r, n) -> checkpoints.onSave(r);
+      case PREPARE_LOAD -> (r, n) -> checkpoints.onPrepare(r);
+      case COMMIT_LOAD -> (r, n) -> checkpoints.onCommit(r);
+      case ABORT_LOAD -> (r, n) -> checkpoints.onAbort(r);
+    };
   }
 
   /**
@@ -199,9 +199,9 @@ public final class StorageUnitServer implements AutoCloseable {
         return null;
       }
       in.i64();
-      in.longs(StorageUnitMessages.MAX_ROWS);
-      in.longs(StorageUnitMessages.MAX_ROWS);
-      int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
+      in.longs(StorageUnitProtocol.MAX_ROWS);
+      in.longs(StorageUnitProtocol.MAX_ROWS);
+      int fieldCount = in.array(StorageUnitProtocol.MAX_FIELDS);
       int body = 0;
       for (int f = 0; f < fieldCount; f++) {
         if (in.array() != 4) {
@@ -213,9 +213,9 @@ public final class StorageUnitServer implements AutoCloseable {
         boolean tensor = kind != ColumnKind.OBJECT.ordinal();
         if (tensor) {
           in.str();
-          count = in.array(StorageUnitMessages.MAX_ROWS);
+          count = in.array(StorageUnitProtocol.MAX_ROWS);
           for (int j = 0; j < count; j++) {
-            in.longs(StorageUnitMessages.MAX_RANK);
+            in.longs(StorageUnitProtocol.MAX_RANK);
           }
         } else {
           in.i64();
@@ -287,10 +287,10 @@ public final class StorageUnitServer implements AutoCloseable {
         throw in.malformed("expected [token, gis, generations, fields]");
       }
       token = in.i64();
-      gis = in.longs(StorageUnitMessages.MAX_ROWS);
+      gis = in.longs(StorageUnitProtocol.MAX_ROWS);
       samples.accept(gis.length);
-      generations = generations(in, gis);
-      int fieldCount = in.array(StorageUnitMessages.MAX_FIELDS);
+      generations = StorageUnitProtocol.readGenerations(in, gis);
+      int fieldCount = in.array(StorageUnitProtocol.MAX_FIELDS);
       int body = 0;
       for (int f = 0; f < fieldCount; f++) {
         if (in.array() != 4) {
@@ -325,10 +325,10 @@ public final class StorageUnitServer implements AutoCloseable {
           columns.add(CellColumn.objects(name, values));
         } else {
           DType dtype = DType.fromName(in.str());
-          int rows = in.array(StorageUnitMessages.MAX_ROWS);
+          int rows = in.array(StorageUnitProtocol.MAX_ROWS);
           List<long[]> shapes = new ArrayList<>(rows);
           for (int j = 0; j < rows; j++) {
-            shapes.add(in.longs(StorageUnitMessages.MAX_RANK));
+            shapes.add(in.longs(StorageUnitProtocol.MAX_RANK));
           }
           List<MemorySegment> segments = bodies(request, in, body, rows);
           body += rows;
@@ -347,21 +347,7 @@ public final class StorageUnitServer implements AutoCloseable {
     } else {
       hold(token, put);
     }
-    return Reply.of(new Wire.Writer().array(1).bool(token != 0).toBytes());
-  }
-
-  /** Reads the generation column of a request: one entry per global index, each at least -1. */
-  private static long[] generations(Wire.Reader in, long[] gis) {
-    long[] generations = in.longs(StorageUnitMessages.MAX_ROWS);
-    if (generations.length != gis.length) {
-      throw in.malformed(generations.length + " generations for " + gis.length + " gis");
-    }
-    for (long generation : generations) {
-      if (generation < -1) {
-        throw in.malformed("generation=" + generation);
-      }
-    }
-    return generations;
+    return Reply.of(StorageUnitProtocol.encodeHeld(token != 0));
   }
 
   /**
@@ -397,18 +383,10 @@ public final class StorageUnitServer implements AutoCloseable {
   }
 
   private Reply onGet(ReceivedRequest request, LongConsumer samples) {
-    long[] gis;
-    long[] generations;
-    List<String> fields;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit GET")) {
-      if (in.array() != 3) {
-        throw in.malformed("expected [gis, generations, fieldNames]");
-      }
-      gis = in.longs(StorageUnitMessages.MAX_ROWS);
-      samples.accept(gis.length);
-      generations = generations(in, gis);
-      fields = in.strings(StorageUnitMessages.MAX_FIELDS);
-    }
+    StorageUnitProtocol.Get get = StorageUnitProtocol.Get.decode(request.metadata(), samples);
+    long[] gis = get.gis();
+    long[] generations = get.generations();
+    List<String> fields = get.fields();
     UnitCells cells = unit.readCells(gis, generations, fields);
     List<AutoCloseable> release = new ArrayList<>();
     release.add(cells);
@@ -444,7 +422,7 @@ public final class StorageUnitServer implements AutoCloseable {
       }
     }
     if (objects > 0 && objects < rows) {
-      throw StorageUnitMessages.conflict(cells.fields().get(f), "tensor and non-tensor cells");
+      throw StorageUnitProtocol.conflict(cells.fields().get(f), "tensor and non-tensor cells");
     }
     if (rows > 0 && objects == rows) {
       List<Object> values = new ArrayList<>(rows);
@@ -472,50 +450,20 @@ public final class StorageUnitServer implements AutoCloseable {
   }
 
   private Reply onClear(ReceivedRequest request, LongConsumer samples) {
-    long[] gis;
-    long[] generations;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit CLEAR")) {
-      if (in.array() != 2) {
-        throw in.malformed("expected [gis, generations]");
-      }
-      gis = in.longs(StorageUnitMessages.MAX_ROWS);
-      samples.accept(gis.length);
-      generations = generations(in, gis);
-    }
-    int removed = unit.clear(gis, generations);
-    return Reply.of(new Wire.Writer().array(1).i64(removed).toBytes());
+    StorageUnitProtocol.Clear clear = StorageUnitProtocol.Clear.decode(request.metadata(), samples);
+    int removed = unit.clear(clear.gis(), clear.generations());
+    return Reply.of(CommonMessages.count(removed));
   }
 
   private Reply onStats(ReceivedRequest request) {
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit STATS")) {
-      if (in.array() != 0) {
-        throw in.malformed("expected []");
-      }
-    }
-    StorageUnitStats s = unit.stats();
-    return Reply.of(
-        new Wire.Writer()
-            .array(7)
-            .str(s.unitId())
-            .i64(s.samples())
-            .i64(s.cells())
-            .i64(s.fields())
-            .i64(s.allocatedBytes())
-            .i64(s.peakBytes())
-            .i64(s.capacitySamples().orElse(-1))
-            .toBytes());
+    CommonMessages.checkNoArguments(request.metadata(), "storage-unit STATS");
+    return Reply.of(StorageUnitProtocol.encodeStats(unit.stats()));
   }
 
   private Reply onFinish(ReceivedRequest request) {
-    boolean rollback;
-    long[] tokens;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "storage-unit FINISH")) {
-      if (in.array() != 2) {
-        throw in.malformed("expected [rollback, tokens]");
-      }
-      rollback = in.bool();
-      tokens = in.longs(StorageUnitMessages.MAX_ROWS);
-    }
+    StorageUnitProtocol.Finish finish = StorageUnitProtocol.Finish.decode(request.metadata());
+    boolean rollback = finish.rollback();
+    long[] tokens = finish.tokens();
     List<HeldPut> puts = new ArrayList<>(tokens.length);
     synchronized (decisions) {
       for (long token : tokens) {
@@ -534,7 +482,7 @@ public final class StorageUnitServer implements AutoCloseable {
         put.close();
       }
     }
-    return Reply.of(new Wire.Writer().array(1).i64(puts.size()).toBytes());
+    return Reply.of(CommonMessages.count(puts.size()));
   }
 
   private void rememberEarlyRollback(long token) {

@@ -1,9 +1,5 @@
 package org.transferqueue.remote;
 
-import static org.transferqueue.metrics.StorageOp.CLEAR_DATA;
-import static org.transferqueue.metrics.StorageOp.GET_DATA;
-import static org.transferqueue.metrics.StorageOp.PUT_DATA;
-
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,17 +7,15 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiFunction;
 import java.util.function.LongConsumer;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
-import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.ObjectStore;
-import org.transferqueue.objectstore.ReplicateConfig;
-import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.PendingReads;
 import org.transferqueue.objectstore.engine.PendingWrites;
@@ -34,7 +28,7 @@ import org.transferqueue.transport.TransportServer;
 
 /**
  * Serves the {@link ObjectStore} API of one store node (an engine set up in this process) over the
- * transport, message types in {@link StoreNodeMessages}.
+ * transport: one handler per entry of {@link StoreNodeProtocol}.
  *
  * <p>Data path: a write to an engine in this process ({@link EmbeddedObjectStore}) starts a
  * two-phase write once the request's metadata is read, the transport reads each accepted key's body
@@ -72,36 +66,35 @@ public final class StoreNodeServer implements AutoCloseable {
             "store node " + store.hostname(),
             file -> engine().saveCheckpointFile(file),
             (file, expected) -> engine().prepareCheckpointFile(file, expected, null));
-    this.server =
-        TransportServer.builder(config, allocator)
-            .name("store-node-server:" + store.hostname())
-            .handler(
-                StoreNodeMessages.WRITE,
-                RequestHandler.replying(r -> requests.measure(PUT_DATA, n -> onWrite(r, n))),
-                this::placeWrite)
-            .handler(
-                StoreNodeMessages.READ,
-                RequestHandler.replying(r -> requests.measure(GET_DATA, n -> onRead(r, n))))
-            .handler(StoreNodeMessages.EXIST, RequestHandler.replying(this::onExist))
-            .handler(StoreNodeMessages.SIZE, RequestHandler.replying(this::onSize))
-            .handler(
-                StoreNodeMessages.REMOVE,
-                RequestHandler.replying(r -> requests.measure(CLEAR_DATA, n -> onRemove(r, n))))
-            .handler(
-                StoreNodeMessages.REMOVE_REGEX,
-                RequestHandler.replying(
-                    r -> requests.measure(CLEAR_DATA, n -> onRemoveRegex(r, n))))
-            .handler(
-                StoreNodeMessages.REMOVE_ALL,
-                RequestHandler.replying(r -> requests.measure(CLEAR_DATA, n -> onRemoveAll(r, n))))
-            .handler(
-                StoreNodeMessages.SAVE_CHECKPOINT, RequestHandler.replying(checkpoints::onSave))
-            .handler(
-                StoreNodeMessages.PREPARE_LOAD, RequestHandler.replying(checkpoints::onPrepare))
-            .handler(StoreNodeMessages.COMMIT_LOAD, RequestHandler.replying(checkpoints::onCommit))
-            .handler(StoreNodeMessages.ABORT_LOAD, RequestHandler.replying(checkpoints::onAbort))
-            .handler(StoreNodeMessages.STATS, RequestHandler.replying(this::onStats))
-            .start();
+    TransportServer.Builder b =
+        TransportServer.builder(config, allocator).name("store-node-server:" + store.hostname());
+    for (StoreNodeProtocol type : StoreNodeProtocol.values()) {
+      RequestHandler handler = StorageHandlers.measured(type.measuredAs(), handler(type), requests);
+      if (type == StoreNodeProtocol.WRITE) {
+        b.handler(type.typeId(), handler, this::placeWrite);
+      } else {
+        b.handler(type.typeId(), handler);
+      }
+    }
+    this.server = b.start();
+  }
+
+  /** What the server does with each message of {@link StoreNodeProtocol}. */
+  private BiFunction<ReceivedRequest, LongConsumer, Reply> handler(StoreNodeProtocol type) {
+    return switch (type) {
+      case WRITE -> this::onWrite;
+      case READ -> this::onRead;
+      case EXIST -> (r, n) -> onExist(r);
+      case SIZE -> (r, n) -> onSize(r);
+      case REMOVE -> this::onRemove;
+      case REMOVE_REGEX -> this::onRemoveRegex;
+      case REMOVE_ALL -> this::onRemoveAll;
+      case SAVE_CHECKPOINT -> (r, n) -> checkpoints.onSave(r);
+      case PREPARE_LOAD -> (r, n) -> checkpoints.onPrepare(r);
+      case COMMIT_LOAD -> (r, n) -> checkpoints.onCommit(r);
+      case ABORT_LOAD -> (r, n) -> checkpoints.onAbort(r);
+      case STATS -> (r, n) -> onStats(r);
+    };
   }
 
   /**
@@ -152,32 +145,7 @@ public final class StoreNodeServer implements AutoCloseable {
   }
 
   /** A WRITE whose bodies were placed: its arguments and the engine's reservations. */
-  private record PlacedWrite(WriteArguments args, PendingWrites writes) {}
-
-  /** The arguments of a WRITE. */
-  private record WriteArguments(boolean upsert, ReplicateConfig config, List<String> keys) {
-    static WriteArguments parse(byte[] metadata, int bodyCount) {
-      try (Wire.Reader in = new Wire.Reader(metadata, "store-node WRITE")) {
-        if (in.array() != 5) {
-          throw in.malformed("expected [upsert, replicaNum, hardPin, softPin, keys]");
-        }
-        boolean upsert = in.bool();
-        int replicaNum = in.i32();
-        boolean hardPin = in.bool();
-        boolean softPin = in.bool();
-        List<String> keys = in.keys(StoreNodeMessages.MAX_KEYS);
-        if (keys.size() != bodyCount) {
-          throw in.malformed("keys=" + keys.size() + " != bodies=" + bodyCount);
-        }
-        try {
-          return new WriteArguments(
-              upsert, new ReplicateConfig(replicaNum, hardPin, softPin), keys);
-        } catch (TqException e) {
-          throw in.malformed(e.getMessage());
-        }
-      }
-    }
-  }
+  private record PlacedWrite(StoreNodeProtocol.Write args, PendingWrites writes) {}
 
   /**
    * Where a WRITE's bodies are read into, for an engine in this process: each accepted key's memory
@@ -191,9 +159,9 @@ public final class StoreNodeServer implements AutoCloseable {
     if (!(store instanceof EmbeddedObjectStore engine)) {
       return null;
     }
-    WriteArguments args;
+    StoreNodeProtocol.Write args;
     try {
-      args = WriteArguments.parse(metadata, lengths.length);
+      args = StoreNodeProtocol.Write.decode(metadata, lengths.length);
     } catch (RuntimeException e) {
       return null;
     }
@@ -223,12 +191,12 @@ public final class StoreNodeServer implements AutoCloseable {
     // The transport hands the handler the metadata array it gave placeWrite.
     PlacedWrite write = pendingWrites.remove(request.metadata());
     PendingWrites placed = write == null ? null : write.writes();
-    WriteArguments args;
+    StoreNodeProtocol.Write args;
     try {
       args =
           write != null && write.args().keys().size() == request.bodyCount()
               ? write.args()
-              : WriteArguments.parse(request.metadata(), request.bodyCount());
+              : StoreNodeProtocol.Write.decode(request.metadata(), request.bodyCount());
     } catch (RuntimeException e) {
       if (placed != null) {
         placed.close();
@@ -245,15 +213,11 @@ public final class StoreNodeServer implements AutoCloseable {
     } else {
       codes = copyWrite(request, args);
     }
-    Wire.Writer out = new Wire.Writer().array(1).array(codes.length);
-    for (int code : codes) {
-      out.i64(code);
-    }
-    return Reply.of(out.toBytes());
+    return Reply.of(StoreNodeProtocol.encodeCodes(codes));
   }
 
   /** A write to a store without placed bodies: registers each body and writes it zero-copy. */
-  private int[] copyWrite(ReceivedRequest request, WriteArguments args) {
+  private int[] copyWrite(ReceivedRequest request, StoreNodeProtocol.Write args) {
     List<String> keys = args.keys();
     List<MemorySegment> sources = new ArrayList<>(keys.size());
     for (int i = 0; i < keys.size(); i++) {
@@ -275,19 +239,9 @@ public final class StoreNodeServer implements AutoCloseable {
   }
 
   private Reply onRead(ReceivedRequest request, LongConsumer samples) {
-    List<String> keys;
-    long[] capacities;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node READ")) {
-      if (in.array() != 2) {
-        throw in.malformed("expected [keys, capacities]");
-      }
-      keys = in.keys(StoreNodeMessages.MAX_KEYS);
-      samples.accept(keys.size());
-      capacities = in.longs(StoreNodeMessages.MAX_KEYS);
-      if (capacities.length != keys.size()) {
-        throw in.malformed("keys=" + keys.size() + " != capacities=" + capacities.length);
-      }
-    }
+    StoreNodeProtocol.Read args = StoreNodeProtocol.Read.decode(request.metadata(), samples);
+    List<String> keys = args.keys();
+    long[] capacities = args.capacities();
     if (store instanceof EmbeddedObjectStore engine) {
       return readInPlace(engine, keys, capacities);
     }
@@ -341,7 +295,7 @@ public final class StoreNodeServer implements AutoCloseable {
         results[i] = reads.result(i);
         bodies.add(results[i] > 0 ? reads.source(i) : MemorySegment.NULL);
       }
-      byte[] metadata = new Wire.Writer().array(1).longs(results).toBytes();
+      byte[] metadata = StoreNodeProtocol.encodeResults(results);
       return new Reply(metadata, bodies, List.of(reads));
     } catch (RuntimeException e) {
       reads.close();
@@ -350,7 +304,7 @@ public final class StoreNodeServer implements AutoCloseable {
   }
 
   private static Reply readReply(long[] results, NativeBuffer[] buffers) {
-    Wire.Writer out = new Wire.Writer().array(1).longs(results);
+    byte[] metadata = StoreNodeProtocol.encodeResults(results);
     List<MemorySegment> bodies = new ArrayList<>(results.length);
     List<AutoCloseable> owned = new ArrayList<>();
     for (int i = 0; i < results.length; i++) {
@@ -359,7 +313,7 @@ public final class StoreNodeServer implements AutoCloseable {
       }
       bodies.add(results[i] > 0 ? prefix(buffers[i].segment(), results[i]) : MemorySegment.NULL);
     }
-    return new Reply(out.toBytes(), bodies, owned);
+    return new Reply(metadata, bodies, owned);
   }
 
   /** The first {@code length} bytes of {@code segment}: itself when that is all of it. */
@@ -376,72 +330,40 @@ public final class StoreNodeServer implements AutoCloseable {
   }
 
   private Reply onExist(ReceivedRequest request) {
-    List<String> keys = keysOnly(request, "store-node EXIST");
+    List<String> keys =
+        StoreNodeProtocol.Keys.decode(request.metadata(), "store-node EXIST").keys();
     return codes(store.batchIsExist(keys));
   }
 
   private Reply onSize(ReceivedRequest request) {
-    List<String> keys = keysOnly(request, "store-node SIZE");
+    List<String> keys = StoreNodeProtocol.Keys.decode(request.metadata(), "store-node SIZE").keys();
     long[] sizes = new long[keys.size()];
     for (int i = 0; i < sizes.length; i++) {
       sizes[i] = store.getSize(keys.get(i));
     }
-    return Reply.of(new Wire.Writer().array(1).longs(sizes).toBytes());
+    return Reply.of(StoreNodeProtocol.encodeResults(sizes));
   }
 
   private Reply onRemove(ReceivedRequest request, LongConsumer samples) {
-    boolean force;
-    List<String> keys;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE")) {
-      if (in.array() != 2) {
-        throw in.malformed("expected [force, keys]");
-      }
-      force = in.bool();
-      keys = in.keys(StoreNodeMessages.MAX_KEYS);
-    }
+    StoreNodeProtocol.Remove remove = StoreNodeProtocol.Remove.decode(request.metadata());
+    List<String> keys = remove.keys();
     samples.accept(keys.size());
-    return codes(store.batchRemove(keys, force));
+    return codes(store.batchRemove(keys, remove.force()));
   }
 
   private Reply onRemoveRegex(ReceivedRequest request, LongConsumer samples) {
-    boolean force;
-    String regex;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE_REGEX")) {
-      if (in.array() != 2) {
-        throw in.malformed("expected [force, regex]");
-      }
-      force = in.bool();
-      regex = in.str();
-    }
-    return count(removed(store.removeByRegex(regex, force), samples));
+    StoreNodeProtocol.RemoveRegex remove = StoreNodeProtocol.RemoveRegex.decode(request.metadata());
+    return count(removed(store.removeByRegex(remove.regex(), remove.force()), samples));
   }
 
   private Reply onRemoveAll(ReceivedRequest request, LongConsumer samples) {
-    boolean force;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node REMOVE_ALL")) {
-      if (in.array() != 1) {
-        throw in.malformed("expected [force]");
-      }
-      force = in.bool();
-    }
+    boolean force = StoreNodeProtocol.RemoveAll.decode(request.metadata()).force();
     return count(removed(store.removeAll(force), samples));
   }
 
   private Reply onStats(ReceivedRequest request) {
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), "store-node STATS")) {
-      if (in.array() != 0) {
-        throw in.malformed("expected []");
-      }
-    }
-    StoreStatistics stats = engine().statistics();
-    return Reply.of(
-        new Wire.Writer()
-            .array(4)
-            .i64(stats.objects())
-            .i64(stats.usedBytes())
-            .i64(stats.capacityBytes())
-            .i64(stats.evictedObjects())
-            .toBytes());
+    CommonMessages.checkNoArguments(request.metadata(), "store-node STATS");
+    return Reply.of(StoreNodeProtocol.encodeStats(engine().statistics()));
   }
 
   private static long removed(long count, LongConsumer samples) {
@@ -449,25 +371,12 @@ public final class StoreNodeServer implements AutoCloseable {
     return count;
   }
 
-  private static List<String> keysOnly(ReceivedRequest request, String what) {
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), what)) {
-      if (in.array() != 1) {
-        throw in.malformed("expected [keys]");
-      }
-      return in.keys(StoreNodeMessages.MAX_KEYS);
-    }
-  }
-
   private static Reply codes(int[] codes) {
-    Wire.Writer out = new Wire.Writer().array(1).array(codes.length);
-    for (int code : codes) {
-      out.i64(code);
-    }
-    return Reply.of(out.toBytes());
+    return Reply.of(StoreNodeProtocol.encodeCodes(codes));
   }
 
   private static Reply count(long count) {
-    return Reply.of(new Wire.Writer().array(1).i64(count).toBytes());
+    return Reply.of(CommonMessages.count(count));
   }
 
   private EmbeddedObjectStore engine() {

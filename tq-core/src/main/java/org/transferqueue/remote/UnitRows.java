@@ -61,7 +61,7 @@ public final class UnitRows implements AutoCloseable {
           }
           fields.add(FieldRows.objects(name, frames.getFirst(), frames.subList(1, frames.size())));
         } else {
-          int rows = in.array(StorageUnitMessages.MAX_ROWS);
+          int rows = in.array(StorageUnitProtocol.MAX_ROWS);
           if (parts != 2 || rows != rowCount) {
             throw in.malformed("tensor field '" + name + "' has rows=" + rows);
           }
@@ -76,7 +76,7 @@ public final class UnitRows implements AutoCloseable {
             }
             kinds[j] = ColumnKind.values()[kind];
             dtypes[j] = DType.fromName(in.str());
-            shapes[j] = in.longs(StorageUnitMessages.MAX_RANK);
+            shapes[j] = in.longs(StorageUnitProtocol.MAX_RANK);
           }
           List<MemorySegment> bodies = slice(response, in, body, rows);
           for (int j = 0; j < rows; j++) {

@@ -20,7 +20,7 @@ import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.LeakPolicy;
-import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.transport.MessageDescriptor;
 import org.transferqueue.transport.TransportConfig;

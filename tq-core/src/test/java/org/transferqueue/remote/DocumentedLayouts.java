@@ -35,7 +35,7 @@ import org.transferqueue.codec.ValueDecoder;
  * "MERGE"}), and the names of section 7.2's value layouts. Text after a layout (in parentheses, or
  * words) is commentary.
  */
-final class DocumentedLayouts {
+public final class DocumentedLayouts {
   private static final Pattern DEFINITION = Pattern.compile("^([A-Z][A-Za-z]+)\\s*=\\s*(.*)$");
   private static final int MAX_DEPTH = 6;
 
@@ -48,7 +48,7 @@ final class DocumentedLayouts {
   private final Set<Integer> checked = new TreeSet<>();
 
   /** Reads docs/PROTOCOL.md from a directory above the working directory. */
-  static DocumentedLayouts read() {
+  public static DocumentedLayouts read() {
     Path dir = Path.of("").toAbsolutePath();
     while (dir != null && !Files.exists(dir.resolve("docs/PROTOCOL.md"))) {
       dir = dir.getParent();
@@ -162,7 +162,7 @@ final class DocumentedLayouts {
    * @param request the request's application metadata (msgpack)
    * @param reply the reply's application metadata, or null when the call failed
    */
-  void check(int type, byte[] request, byte[] reply) {
+  public void check(int type, byte[] request, byte[] reply) {
     assertThat(requests).as("message type %d is documented", type).containsKey(type);
     String what = "type " + type + " request " + requests.get(type);
     check(what, new Parser(requests.get(type)).union(), request);
@@ -189,7 +189,7 @@ final class DocumentedLayouts {
   }
 
   /** The message types {@link #check} saw. */
-  Set<Integer> checked() {
+  public Set<Integer> checked() {
     return checked;
   }
 

@@ -271,7 +271,9 @@ class RemoteObjectStoreTest {
   void shouldAnswerMalformedRequestsWithAnErrorAndKeepServing() {
     HostPort address = servers.getFirst().address();
     try (TransportClient client = new TransportClient(RemoteUnits.config(), allocator)) {
-      for (int type = StoreNodeMessages.WRITE; type <= StoreNodeMessages.ABORT_LOAD; type++) {
+      for (int type = StoreNodeProtocol.WRITE.typeId();
+          type <= StoreNodeProtocol.ABORT_LOAD.typeId();
+          type++) {
         Request garbage = Request.of(type, new byte[] {(byte) 0xC1});
         assertThatThrownBy(() -> client.call(address, garbage).close())
             .as("type " + type)

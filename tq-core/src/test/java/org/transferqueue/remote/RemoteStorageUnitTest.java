@@ -356,7 +356,9 @@ class RemoteStorageUnitTest {
     try (RemoteUnits remote = new RemoteUnits(allocator, 1, OptionalLong.empty(), ACCEPT_ALL);
         TransportClient client = new TransportClient(RemoteUnits.config(), allocator)) {
       var address = remote.servers.getFirst().address();
-      for (int type = StorageUnitMessages.PUT; type <= StorageUnitMessages.ABORT_LOAD; type++) {
+      for (int type = StorageUnitProtocol.PUT.typeId();
+          type <= StorageUnitProtocol.ABORT_LOAD.typeId();
+          type++) {
         Request garbage = Request.of(type, new byte[] {(byte) 0xC1, 1, 2});
         assertThatThrownBy(() -> client.call(address, garbage).close())
             .as("type " + type)
@@ -379,7 +381,8 @@ class RemoteStorageUnitTest {
               .array(1)
               .longs(new long[] {1})
               .toBytes();
-      assertThatThrownBy(() -> client.call(address, Request.of(StorageUnitMessages.PUT, lying)))
+      assertThatThrownBy(
+              () -> client.call(address, Request.of(StorageUnitProtocol.PUT.typeId(), lying)))
           .isInstanceOf(ProtocolException.class)
           .hasMessageContaining("bodies");
 
@@ -393,7 +396,8 @@ class RemoteStorageUnitTest {
       try (Response stats =
           client.call(
               address,
-              Request.of(StorageUnitMessages.STATS, new Wire.Writer().array(0).toBytes()))) {
+              Request.of(
+                  StorageUnitProtocol.STATS.typeId(), new Wire.Writer().array(0).toBytes()))) {
         assertThat(stats.metadata()).isNotEmpty();
       }
       assertThat(remote.units.getFirst().stats().samples()).isEqualTo(1);

@@ -151,8 +151,7 @@ class StorageUnitMessagesTest {
           .extracting(e -> ((StorageException) e).code())
           .isEqualTo(ErrorCode.UNKNOWN_FIELD);
     }
-    assertThat(sent)
-        .containsExactlyElementsOf(ControllerServerTest.messageTypes(StorageUnitMessages.class));
+    assertThat(sent).containsExactlyElementsOf(ProtocolTables.typeIds(StorageUnitProtocol.types()));
     assertThat(layouts.checked()).containsAll(sent);
   }
 
@@ -161,7 +160,7 @@ class StorageUnitMessagesTest {
     try (StorageUnit unit = new StorageUnit("unit-0", OptionalLong.empty(), allocator, 1L << 26);
         StorageUnitServer server = StorageUnitServer.start(unit, RemoteUnits.config(), allocator)) {
       byte[] notAnArray = new Wire.Writer().str("not an array").toBytes();
-      for (int type : ControllerServerTest.messageTypes(StorageUnitMessages.class)) {
+      for (int type : ProtocolTables.typeIds(StorageUnitProtocol.types())) {
         assertThat(
                 InProcessExchange.respond(
                     server.transport(),
@@ -185,7 +184,7 @@ class StorageUnitMessagesTest {
     try (StorageUnit unit = new StorageUnit("unit-0", OptionalLong.empty(), allocator, 1L << 26);
         StorageUnitServer server = StorageUnitServer.start(unit, RemoteUnits.config(), allocator)) {
       byte[] densePut =
-          ControllerServerTest.concat(
+          ProtocolTables.concat(
               new Wire.Writer()
                   .array(4)
                   .i64(0)
@@ -202,7 +201,7 @@ class StorageUnitMessagesTest {
                   .longs(new long[] {1})
                   .toBytes());
       byte[] get =
-          ControllerServerTest.concat(
+          ProtocolTables.concat(
               new Wire.Writer()
                   .array(3)
                   .longs(new long[] {1})
@@ -210,8 +209,7 @@ class StorageUnitMessagesTest {
                   .array(1)
                   .toBytes(),
               surrogate);
-      byte[] mainFrame =
-          ControllerServerTest.concat(new byte[] {(byte) 0x91}, surrogate); // [the string]
+      byte[] mainFrame = ProtocolTables.concat(new byte[] {(byte) 0x91}, surrogate); // [the string]
       byte[] objectPut =
           new Wire.Writer()
               .array(4)
@@ -226,20 +224,22 @@ class StorageUnitMessagesTest {
               .i64(0)
               .toBytes();
       MemorySegment row = MemorySegment.ofArray(new long[] {7});
-      assertThat(respond(server, allocator, Request.of(StorageUnitMessages.PUT, densePut, row)))
+      assertThat(
+              respond(
+                  server, allocator, Request.of(StorageUnitProtocol.PUT.typeId(), densePut, row)))
           .failsWithin(Duration.ofSeconds(10))
           .withThrowableThat()
           .havingCause()
           .isInstanceOfSatisfying(
               ProtocolException.class, e -> assertThat(e.getMessage()).contains("not valid UTF-8"));
-      assertThat(respond(server, allocator, Request.of(StorageUnitMessages.GET, get)))
+      assertThat(respond(server, allocator, Request.of(StorageUnitProtocol.GET.typeId(), get)))
           .failsWithin(Duration.ofSeconds(10))
           .withThrowableThat()
           .havingCause()
           .isInstanceOf(ProtocolException.class);
       // Inside an object value the main frame's own codec refuses it (docs/PROTOCOL.md section 10).
       Request objects =
-          Request.of(StorageUnitMessages.PUT, objectPut, MemorySegment.ofArray(mainFrame));
+          Request.of(StorageUnitProtocol.PUT.typeId(), objectPut, MemorySegment.ofArray(mainFrame));
       assertThat(respond(server, allocator, objects))
           .failsWithin(Duration.ofSeconds(10))
           .withThrowableThat()
@@ -250,7 +250,8 @@ class StorageUnitMessagesTest {
       assertThat(unit.stats().samples()).isZero();
       byte[] stats = new Wire.Writer().array(0).toBytes();
       try (Response reply =
-          respond(server, allocator, Request.of(StorageUnitMessages.STATS, stats)).join()) {
+          respond(server, allocator, Request.of(StorageUnitProtocol.STATS.typeId(), stats))
+              .join()) {
         assertThat(reply.metadata()).isNotEmpty();
       }
     }

@@ -186,8 +186,7 @@ class StoreNodeMessagesTest {
         }
       }
     }
-    assertThat(sent)
-        .containsExactlyElementsOf(ControllerServerTest.messageTypes(StoreNodeMessages.class));
+    assertThat(sent).containsExactlyElementsOf(ProtocolTables.typeIds(StoreNodeProtocol.types()));
     assertThat(layouts.checked()).containsAll(sent);
   }
 
@@ -198,23 +197,24 @@ class StoreNodeMessagesTest {
     try (Nodes nodes = new Nodes(allocator)) {
       StoreNodeServer server = nodes.servers.getFirst();
       byte[] write =
-          ControllerServerTest.concat(
+          ProtocolTables.concat(
               new Wire.Writer().array(5).bool(false).i64(1).bool(true).bool(false).toBytes(),
               badKeys);
       byte[] read =
-          ControllerServerTest.concat(
+          ProtocolTables.concat(
               new Wire.Writer().array(2).toBytes(),
               badKeys,
               new Wire.Writer().longs(new long[] {-1}).toBytes());
-      byte[] exist = ControllerServerTest.concat(new Wire.Writer().array(1).toBytes(), badKeys);
+      byte[] exist = ProtocolTables.concat(new Wire.Writer().array(1).toBytes(), badKeys);
       byte[] remove =
-          ControllerServerTest.concat(new Wire.Writer().array(2).bool(true).toBytes(), badKeys);
+          ProtocolTables.concat(new Wire.Writer().array(2).bool(true).toBytes(), badKeys);
       List<Request> requests =
           List.of(
-              Request.of(StoreNodeMessages.WRITE, write, MemorySegment.ofArray(new byte[8])),
-              Request.of(StoreNodeMessages.READ, read),
-              Request.of(StoreNodeMessages.EXIST, exist),
-              Request.of(StoreNodeMessages.REMOVE, remove));
+              Request.of(
+                  StoreNodeProtocol.WRITE.typeId(), write, MemorySegment.ofArray(new byte[8])),
+              Request.of(StoreNodeProtocol.READ.typeId(), read),
+              Request.of(StoreNodeProtocol.EXIST.typeId(), exist),
+              Request.of(StoreNodeProtocol.REMOVE.typeId(), remove));
       for (Request request : requests) {
         assertThat(
                 InProcessExchange.respond(
@@ -237,7 +237,7 @@ class StoreNodeMessagesTest {
   void shouldRejectMalformedMetadataOfEveryMessageTypeWithoutSockets(BufferAllocator allocator) {
     try (Nodes nodes = new Nodes(allocator)) {
       byte[] notAnArray = new Wire.Writer().str("not an array").toBytes();
-      for (int type : ControllerServerTest.messageTypes(StoreNodeMessages.class)) {
+      for (int type : ProtocolTables.typeIds(StoreNodeProtocol.types())) {
         assertThat(
                 InProcessExchange.respond(
                     nodes.servers.getFirst().transport(),

@@ -16,7 +16,7 @@ import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
-import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.transport.TransportConfig;

@@ -1,14 +1,10 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.controller;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Consumer;
-import java.util.function.Function;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.TqException;
@@ -31,6 +27,15 @@ import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.remote.controller.ControllerProtocol.CheckPut;
+import org.transferqueue.remote.controller.ControllerProtocol.Op;
+import org.transferqueue.remote.controller.ControllerProtocol.PartitionFields;
+import org.transferqueue.remote.controller.ControllerProtocol.PartitionIndexes;
+import org.transferqueue.remote.controller.ControllerProtocol.PartitionIndexesFields;
+import org.transferqueue.remote.controller.ControllerProtocol.PartitionTask;
+import org.transferqueue.remote.controller.ControllerProtocol.ResolveKeys;
+import org.transferqueue.remote.controller.ControllerProtocol.ResolveKeysForPut;
+import org.transferqueue.remote.controller.ControllerProtocol.ScanReady;
 import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.Response;
@@ -122,75 +127,46 @@ public final class RemoteController implements ControllerApi {
     return address;
   }
 
-  private <T> T call(
-      int type, int arity, Consumer<MetaWriter> args, Function<MetaReader, T> result) {
-    return call(type, arity, args, result, callTimeout);
+  private <Q, R> R call(Op<Q, R> op, Q request) {
+    return call(op, request, callTimeout);
   }
 
-  private <T> T call(
-      int type,
-      int arity,
-      Consumer<MetaWriter> args,
-      Function<MetaReader, T> result,
-      Duration timeout) {
-    MetaWriter w = new MetaWriter().arrayHeader(arity);
-    args.accept(w);
-    return MetaCodec.decode(exchange.call(type, w.toByteArray(), timeout), result);
+  /** Sends one request of {@code op}'s table entry and decodes its reply with the same entry. */
+  private <Q, R> R call(Op<Q, R> op, Q request, Duration timeout) {
+    return op.decodeReply(exchange.call(op.typeId(), op.encodeRequest(request), timeout), request);
   }
-
-  private static <T> Function<MetaReader, Optional<T>> optional(Function<MetaReader, T> read) {
-    return in -> in.tryNil() ? Optional.empty() : Optional.of(read.apply(in));
-  }
-
-  private static final Function<MetaReader, Void> NOTHING =
-      in -> {
-        in.tryNil();
-        return null;
-      };
 
   @Override
   public String controllerId() {
-    return call(ControllerMessages.CONTROLLER_ID, 0, w -> {}, in -> in.requiredString("id"));
+    return call(ControllerProtocol.CONTROLLER_ID, null);
   }
 
   @Override
   public Optional<String> metricsEndpoint() {
-    return call(
-        ControllerMessages.METRICS_ENDPOINT,
-        0,
-        w -> {},
-        optional(in -> in.requiredString("endpoint")));
+    return call(ControllerProtocol.METRICS_ENDPOINT, null);
   }
 
   @Override
   public boolean createPartition(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return call(
-        ControllerMessages.CREATE_PARTITION,
-        1,
-        w -> w.string(partitionId),
-        in -> in.bool("created"));
+    return call(ControllerProtocol.CREATE_PARTITION, partitionId);
   }
 
   @Override
   public List<String> listPartitions() {
-    return call(ControllerMessages.LIST_PARTITIONS, 0, w -> {}, in -> in.strings("partitionIds"));
+    return call(ControllerProtocol.LIST_PARTITIONS, null);
   }
 
   @Override
   public IndexSet getPartitionIndexRange(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return call(
-        ControllerMessages.PARTITION_INDEX_RANGE,
-        1,
-        w -> w.string(partitionId),
-        in -> in.indexSet("indexes"));
+    return call(ControllerProtocol.PARTITION_INDEX_RANGE, partitionId);
   }
 
   @Override
   public void updateProductionStatus(ProductionUpdate update) {
     Objects.requireNonNull(update, "update");
-    call(ControllerMessages.UPDATE_PRODUCTION, 1, w -> w.productionUpdate(update), NOTHING);
+    call(ControllerProtocol.UPDATE_PRODUCTION, update);
   }
 
   @Override
@@ -199,11 +175,7 @@ public final class RemoteController implements ControllerApi {
     Names.checkPartitionId(partitionId);
     Objects.requireNonNull(fields, "fields");
     Names.checkFieldNames(fields.keySet());
-    call(
-        ControllerMessages.CHECK_PUT,
-        4,
-        w -> w.string(partitionId).fieldSchemas(fields).longs(indexes).longs(generations),
-        NOTHING);
+    call(ControllerProtocol.CHECK_PUT, new CheckPut(partitionId, fields, indexes, generations));
   }
 
   @Override
@@ -211,11 +183,7 @@ public final class RemoteController implements ControllerApi {
     Names.checkPartitionId(partitionId);
     Objects.requireNonNull(fields, "fields");
     Names.checkFieldNames(fields);
-    return call(
-        ControllerMessages.GET_PRODUCTION,
-        2,
-        w -> w.string(partitionId).strings(fields),
-        optional(MetaReader::productionStatus));
+    return call(ControllerProtocol.GET_PRODUCTION, new PartitionFields(partitionId, fields));
   }
 
   @Override
@@ -227,22 +195,14 @@ public final class RemoteController implements ControllerApi {
     if (taskName != null) {
       Names.checkTaskName(taskName);
     }
-    return call(
-        ControllerMessages.SCAN_READY,
-        3,
-        w -> w.string(partitionId).strings(fields).string(taskName),
-        in -> in.indexSet("indexes"));
+    return call(ControllerProtocol.SCAN_READY, new ScanReady(partitionId, fields, taskName));
   }
 
   @Override
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
     Names.checkPartitionId(partitionId);
     Names.checkTaskName(taskName);
-    return call(
-        ControllerMessages.GET_CONSUMPTION,
-        2,
-        w -> w.string(partitionId).string(taskName),
-        optional(MetaReader::consumptionStatus));
+    return call(ControllerProtocol.GET_CONSUMPTION, new PartitionTask(partitionId, taskName));
   }
 
   @Override
@@ -251,11 +211,7 @@ public final class RemoteController implements ControllerApi {
     if (taskName != null) {
       Names.checkTaskName(taskName);
     }
-    return call(
-        ControllerMessages.RESET_CONSUMPTION,
-        2,
-        w -> w.string(partitionId).string(taskName),
-        in -> in.bool("reset"));
+    return call(ControllerProtocol.RESET_CONSUMPTION, new PartitionTask(partitionId, taskName));
   }
 
   @Override
@@ -268,49 +224,32 @@ public final class RemoteController implements ControllerApi {
       sent = request.withTimeout(wait);
       timeout = wait.plus(callTimeout);
     }
-    GetMetadataRequest finalRequest = sent;
-    return call(
-        ControllerMessages.GET_METADATA,
-        1,
-        w -> w.getMetadataRequest(finalRequest),
-        MetaReader::batchMeta,
-        timeout);
+    return call(ControllerProtocol.GET_METADATA, sent, timeout);
   }
 
   @Override
   public Optional<BatchMeta> getPartitionMeta(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return call(
-        ControllerMessages.GET_PARTITION_META,
-        1,
-        w -> w.string(partitionId),
-        optional(MetaReader::batchMeta));
+    return call(ControllerProtocol.GET_PARTITION_META, partitionId);
   }
 
   @Override
   public BatchMeta getSampleMeta(String partitionId, List<Long> indexes, List<String> fields) {
     return call(
-        ControllerMessages.GET_SAMPLE_META,
-        3,
-        w -> w.string(partitionId).longs(indexes).strings(fields),
-        MetaReader::batchMeta);
+        ControllerProtocol.GET_SAMPLE_META,
+        new PartitionIndexesFields(partitionId, indexes, fields));
   }
 
   @Override
   public int setTags(TagUpdate update) {
     Objects.requireNonNull(update, "update");
-    return call(
-        ControllerMessages.SET_TAGS, 1, w -> w.tagUpdate(update), in -> in.int32("updated"));
+    return call(ControllerProtocol.SET_TAGS, update);
   }
 
   @Override
   public Map<Long, Map<String, Object>> getTags(String partitionId, List<Long> indexes) {
     Names.checkPartitionId(partitionId);
-    return call(
-        ControllerMessages.GET_TAGS,
-        2,
-        w -> w.string(partitionId).longs(indexes),
-        in -> in.indexedRecords("tags"));
+    return call(ControllerProtocol.GET_TAGS, new PartitionIndexes(partitionId, indexes));
   }
 
   @Override
@@ -321,40 +260,26 @@ public final class RemoteController implements ControllerApi {
       Names.checkFieldNames(fields);
     }
     return call(
-        ControllerMessages.GET_BACKEND_META,
-        3,
-        w -> w.string(partitionId).longs(indexes).strings(fields),
-        in -> in.indexedRecords("backendMeta"));
+        ControllerProtocol.GET_BACKEND_META,
+        new PartitionIndexesFields(partitionId, indexes, fields));
   }
 
   @Override
   public boolean clearPartition(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return call(
-        ControllerMessages.CLEAR_PARTITION,
-        1,
-        w -> w.string(partitionId),
-        in -> in.bool("existed"));
+    return call(ControllerProtocol.CLEAR_PARTITION, partitionId);
   }
 
   @Override
   public int clearSamples(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
-    return call(
-        ControllerMessages.CLEAR_SAMPLES,
-        1,
-        w -> w.clearSamplesRequest(request),
-        in -> in.int32("removed"));
+    return call(ControllerProtocol.CLEAR_SAMPLES, request);
   }
 
   @Override
   public int markClearing(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
-    return call(
-        ControllerMessages.MARK_CLEARING,
-        1,
-        w -> w.clearSamplesRequest(request),
-        in -> in.int32("marked"));
+    return call(ControllerProtocol.MARK_CLEARING, request);
   }
 
   @Override
@@ -362,11 +287,7 @@ public final class RemoteController implements ControllerApi {
     Names.checkPartitionId(partitionId);
     Names.checkKeys(keys);
     BatchMeta meta =
-        call(
-            ControllerMessages.RESOLVE_KEYS,
-            3,
-            w -> w.string(partitionId).strings(keys).bool(create),
-            MetaReader::batchMeta);
+        call(ControllerProtocol.RESOLVE_KEYS, new ResolveKeys(partitionId, keys, create));
     // Each key resolves to at most one sample: more rows would be read as if they were asked for.
     if (meta.size() > keys.size()) {
       throw new ProtocolException(
@@ -390,36 +311,14 @@ public final class RemoteController implements ControllerApi {
     Objects.requireNonNull(fields, "fields");
     Names.checkFieldNames(fields.keySet());
     return call(
-        ControllerMessages.RESOLVE_KEYS_FOR_PUT,
-        4,
-        w -> w.string(partitionId).strings(keys).fieldSchemas(fields).integer(sampleCount),
-        in -> {
-          in.expectArray(2, "KeyResolution");
-          BatchMeta meta = in.batchMeta();
-          return new KeyResolution(meta, in.longs("createdIndexes"));
-        });
+        ControllerProtocol.RESOLVE_KEYS_FOR_PUT,
+        new ResolveKeysForPut(partitionId, keys, fields, sampleCount));
   }
 
   @Override
   public List<String> resolveIndexes(String partitionId, List<Long> indexes) {
     Names.checkPartitionId(partitionId);
-    return call(
-        ControllerMessages.RESOLVE_INDEXES,
-        2,
-        w -> w.string(partitionId).longs(indexes),
-        in -> {
-          int n = in.arrayHeader("keys");
-          if (n > indexes.size()) {
-            throw new ProtocolException(
-                ErrorCode.PROTOCOL_ERROR,
-                "RESOLVE_INDEXES reply has keys=" + n + " > indexes=" + indexes.size() + " asked");
-          }
-          List<String> keys = new ArrayList<>(Math.min(n, 1024));
-          for (int i = 0; i < n; i++) {
-            keys.add(in.string("keys[" + i + "]"));
-          }
-          return Collections.unmodifiableList(keys);
-        });
+    return call(ControllerProtocol.RESOLVE_INDEXES, new PartitionIndexes(partitionId, indexes));
   }
 
   @Override
@@ -427,22 +326,18 @@ public final class RemoteController implements ControllerApi {
     if (partitionId != null) {
       Names.checkPartitionId(partitionId);
     }
-    return call(ControllerMessages.LIST_KEYS, 1, w -> w.string(partitionId), MetaReader::kvListing);
+    return call(ControllerProtocol.LIST_KEYS, partitionId);
   }
 
   @Override
   public Optional<PartitionStatistics> partitionStatistics(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return call(
-        ControllerMessages.PARTITION_STATISTICS,
-        1,
-        w -> w.string(partitionId),
-        optional(MetaReader::partitionStatistics));
+    return call(ControllerProtocol.PARTITION_STATISTICS, partitionId);
   }
 
   @Override
   public ControllerStatistics statistics() {
-    return call(ControllerMessages.STATISTICS, 0, w -> {}, MetaReader::controllerStatistics);
+    return call(ControllerProtocol.STATISTICS, null);
   }
 
   /**
@@ -452,8 +347,7 @@ public final class RemoteController implements ControllerApi {
    */
   @Override
   public ControllerState snapshotState() {
-    byte[] encoded =
-        call(ControllerMessages.SNAPSHOT_STATE, 0, w -> {}, in -> in.binary("controller state"));
+    byte[] encoded = call(ControllerProtocol.SNAPSHOT_STATE, null);
     return ControllerStateCodec.decode(encoded, "controller " + address);
   }
 
@@ -464,8 +358,7 @@ public final class RemoteController implements ControllerApi {
    */
   @Override
   public void restoreState(ControllerState state) {
-    byte[] encoded = ControllerStateCodec.encode(state);
-    call(ControllerMessages.RESTORE_STATE, 1, w -> w.binary(encoded), NOTHING);
+    call(ControllerProtocol.RESTORE_STATE, ControllerStateCodec.encode(state));
   }
 
   @Override

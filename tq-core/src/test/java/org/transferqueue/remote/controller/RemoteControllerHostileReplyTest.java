@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,6 +10,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.remote.MetaWriter;
 
 /** Replies of a controller that answer more than was asked are protocol errors. */
 class RemoteControllerHostileReplyTest {

@@ -1,11 +1,8 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.ByteArrayOutputStream;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,6 +34,11 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.remote.DocumentedLayouts;
+import org.transferqueue.remote.MetaCodec;
+import org.transferqueue.remote.MetaReader;
+import org.transferqueue.remote.MetaWriter;
+import org.transferqueue.remote.ProtocolTables;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.testing.Await;
@@ -269,7 +271,8 @@ class ControllerServerTest {
       remote.clearPartition("train");
       remote.restoreState(before);
       assertThat(served.snapshotState()).isEqualTo(before);
-      assertThat(sent).containsExactlyElementsOf(messageTypes(ControllerMessages.class));
+      assertThat(sent)
+          .containsExactlyElementsOf(ProtocolTables.typeIds(ControllerProtocol.types()));
       assertThat(layouts.checked()).containsAll(sent);
     }
   }
@@ -278,7 +281,7 @@ class ControllerServerTest {
   void shouldRejectWrongArgumentCountsOfEveryMessageTypeWithoutSockets(BufferAllocator allocator) {
     Controller served = controller(CALL);
     try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator)) {
-      for (int type : messageTypes(ControllerMessages.class)) {
+      for (int type : ProtocolTables.typeIds(ControllerProtocol.types())) {
         byte[] tooMany = new MetaWriter().arrayHeader(9).toByteArray();
         assertThatThrownBy(
                 () ->
@@ -290,25 +293,6 @@ class ControllerServerTest {
       }
       assertThat(served.listPartitions()).isEmpty();
     }
-  }
-
-  /** The values of the {@code static final int} message-type constants of a catalogue class. */
-  static List<Integer> messageTypes(Class<?> catalogue) {
-    List<Integer> types = new ArrayList<>();
-    for (Field f : catalogue.getDeclaredFields()) {
-      if (Modifier.isStatic(f.getModifiers())
-          && f.getType() == int.class
-          && !f.getName().startsWith("MAX_")) {
-        try {
-          f.setAccessible(true);
-          types.add(f.getInt(null));
-        } catch (IllegalAccessException e) {
-          throw new AssertionError(e);
-        }
-      }
-    }
-    types.sort(null);
-    return types;
   }
 
   @Test
@@ -398,21 +382,25 @@ class ControllerServerTest {
         new byte[0],
       };
       for (byte[] metadata : bad) {
-        codes.add(errorOf(client, server, ControllerMessages.GET_METADATA, metadata));
+        codes.add(errorOf(client, server, ControllerProtocol.GET_METADATA.typeId(), metadata));
       }
       // Well-formed but invalid: an insert of batch size 0, encoded by hand.
       MetaWriter zero = new MetaWriter().arrayHeader(1).arrayHeader(7);
       zero.string("INSERT").string("p").strings(List.of("x")).string(null).integer(0);
       zero.arrayHeader(3).nil().nil().nil().nil();
-      codes.add(errorOf(client, server, ControllerMessages.GET_METADATA, zero.toByteArray()));
+      codes.add(
+          errorOf(client, server, ControllerProtocol.GET_METADATA.typeId(), zero.toByteArray()));
       // A null key list reaches the controller as null.
       MetaWriter nullKeys = new MetaWriter().arrayHeader(3).string("p").nil().bool(true);
-      codes.add(errorOf(client, server, ControllerMessages.RESOLVE_KEYS, nullKeys.toByteArray()));
+      codes.add(
+          errorOf(
+              client, server, ControllerProtocol.RESOLVE_KEYS.typeId(), nullKeys.toByteArray()));
       // A fetch asking to wait longer than any server allows.
       MetaWriter endless = new MetaWriter().arrayHeader(1);
       endless.getMetadataRequest(
           GetMetadataRequest.fetch("p", List.of("x"), "t", 1).withTimeout(Duration.ofDays(2)));
-      codes.add(errorOf(client, server, ControllerMessages.GET_METADATA, endless.toByteArray()));
+      codes.add(
+          errorOf(client, server, ControllerProtocol.GET_METADATA.typeId(), endless.toByteArray()));
       codes.add(errorOf(client, server, 199, new MetaWriter().arrayHeader(0).toByteArray()));
       assertThat(codes)
           .containsExactly(
@@ -441,17 +429,18 @@ class ControllerServerTest {
       // What a client that does not check its strings would send: U+D800 encoded as if it were a
       // code point (ED A0 80), which is not UTF-8; the server must not store it as "\uFFFD...".
       byte[] surrogate = {(byte) 0xa3, (byte) 0xed, (byte) 0xa0, (byte) 0x80};
-      byte[] create = concat(new byte[] {(byte) 0x91}, surrogate);
+      byte[] create = ProtocolTables.concat(new byte[] {(byte) 0x91}, surrogate);
       byte[] resolve =
-          concat(new byte[] {(byte) 0x93, (byte) 0xa1, 'p', (byte) 0x91}, surrogate, TRUE);
+          ProtocolTables.concat(
+              new byte[] {(byte) 0x93, (byte) 0xa1, 'p', (byte) 0x91}, surrogate, TRUE);
       MetaWriter tags = new MetaWriter().arrayHeader(1).arrayHeader(2).string("MERGE");
       tags.mapHeader(1).string("p").mapHeader(1).integer(0).mapHeader(1).string("t");
-      byte[] setTags = concat(tags.toByteArray(), surrogate);
-      assertThat(errorOf(client, server, ControllerMessages.CREATE_PARTITION, create))
+      byte[] setTags = ProtocolTables.concat(tags.toByteArray(), surrogate);
+      assertThat(errorOf(client, server, ControllerProtocol.CREATE_PARTITION.typeId(), create))
           .isEqualTo(ErrorCode.PROTOCOL_ERROR);
-      assertThat(errorOf(client, server, ControllerMessages.RESOLVE_KEYS, resolve))
+      assertThat(errorOf(client, server, ControllerProtocol.RESOLVE_KEYS.typeId(), resolve))
           .isEqualTo(ErrorCode.PROTOCOL_ERROR);
-      assertThat(errorOf(client, server, ControllerMessages.SET_TAGS, setTags))
+      assertThat(errorOf(client, server, ControllerProtocol.SET_TAGS.typeId(), setTags))
           .isEqualTo(ErrorCode.PROTOCOL_ERROR);
       assertThat(served.listPartitions()).containsExactly("p");
       assertThat(served.listKeys("p").partitions().get("p")).isEmpty();
@@ -473,7 +462,8 @@ class ControllerServerTest {
                     client
                         .call(
                             server.address(),
-                            Request.of(ControllerMessages.RESOLVE_KEYS, resolve.toByteArray()),
+                            Request.of(
+                                ControllerProtocol.RESOLVE_KEYS.typeId(), resolve.toByteArray()),
                             BodyDestination.into(List.of()),
                             CALL)
                         .close())
@@ -487,15 +477,6 @@ class ControllerServerTest {
   }
 
   private static final byte[] TRUE = {(byte) 0xc3};
-
-  /** The bytes of {@code parts}, one after the other: hand-built messages of the foreign tests. */
-  static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] part : parts) {
-      out.writeBytes(part);
-    }
-    return out.toByteArray();
-  }
 
   private static ErrorCode errorOf(
       TransportClient client, ControllerServer server, int type, byte[] metadata) {
