@@ -62,7 +62,7 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
       calls.add(p.prepare().apply(token));
     }
     RuntimeException failure =
-        RemoteStorageUnit.joinAll(calls, (i, e) -> named(participants.get(i), "prepare", e));
+        RemoteCalls.joinAll(calls, (i, e) -> named(participants.get(i), "prepare", e));
     DistributedCheckpointLoad load =
         new DistributedCheckpointLoad(List.copyOf(participants), token);
     if (failure != null) {
@@ -95,7 +95,7 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
       calls.add(p.commit().apply(token));
     }
     RuntimeException failure =
-        RemoteStorageUnit.joinAll(calls, (i, e) -> named(participants.get(i), "commit", e));
+        RemoteCalls.joinAll(calls, (i, e) -> named(participants.get(i), "commit", e));
     if (failure != null) {
       throw failure;
     }
@@ -117,7 +117,7 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
     }
     for (CompletableFuture<Void> call : calls) {
       try {
-        RemoteStorageUnit.join(call);
+        RemoteCalls.join(call);
       } catch (RuntimeException e) {
         // A server that cannot be reached discards its staged load at its next prepare or close.
         if (primary != null) {

@@ -840,7 +840,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     try {
       return call.get();
     } catch (ExecutionException e) {
-      throw RemoteStorageUnit.storageError(e) instanceof TqException tq
+      throw RemoteCalls.storageError(e) instanceof TqException tq
           ? tq
           : new TqException(org.transferqueue.ErrorCode.INTERNAL, e.toString(), e);
     } catch (InterruptedException e) {

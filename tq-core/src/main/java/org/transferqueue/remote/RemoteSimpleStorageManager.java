@@ -259,7 +259,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
    */
   private void awaitPuts(
       List<Part> parts, long[] tokens, List<CompletableFuture<Void>> calls, long deadlineNs) {
-    RuntimeException failure = RemoteStorageUnit.joinAll(calls, (i, e) -> e);
+    RuntimeException failure = RemoteCalls.joinAll(calls, (i, e) -> e);
     if (failure != null) {
       RuntimeException rollback =
           awaitDecisions(decide(parts, tokens, part -> true), deadlineNs, "rollback");
@@ -285,7 +285,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
         all, deadlineNs - nanoClock.getAsLong(), id + ": FINISH (" + what + ") of a put")) {
       return null;
     }
-    return RemoteStorageUnit.joinAll(calls, (i, e) -> e);
+    return RemoteCalls.joinAll(calls, (i, e) -> e);
   }
 
   /**
@@ -414,7 +414,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     RuntimeException failure = null;
     for (CompletableFuture<UnitRows> call : calls) {
       try {
-        replies.add(RemoteStorageUnit.join(call));
+        replies.add(RemoteCalls.join(call));
       } catch (RuntimeException e) {
         if (failure == null) {
           failure = e;
@@ -455,7 +455,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       boolean matches = true;
       RuntimeException failure = null;
       for (int r = 0; r < calls.size(); r++) {
-        try (UnitRows reply = RemoteStorageUnit.join(calls.get(r))) {
+        try (UnitRows reply = RemoteCalls.join(calls.get(r))) {
           matches &= expected.matches(reply, routes.get(r).positions());
         } catch (StorageException e) {
           if (e.code() == ErrorCode.SHAPE_MISMATCH) {
@@ -529,7 +529,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     List<ClearResult.Failure> failures = new ArrayList<>();
     for (int i = 0; i < routes.size(); i++) {
       try {
-        cleared += RemoteStorageUnit.join(calls.get(i));
+        cleared += RemoteCalls.join(calls.get(i));
       } catch (RuntimeException e) {
         List<Long> failed = Arrays.stream(routes.get(i).gis()).boxed().toList();
         String unit = units.get(routes.get(i).unit()).address().toString();
@@ -565,7 +565,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       calls.add(units.get(u).saveCheckpointAsync(file.toString()));
     }
     for (int u = 0; u < units.size(); u++) {
-      digests.record(files.get(u), RemoteStorageUnit.join(calls.get(u)));
+      digests.record(files.get(u), RemoteCalls.join(calls.get(u)));
     }
     SimpleStorageCheckpoints.writeUnitManifest(base, ids);
   }

@@ -62,7 +62,7 @@ class RemoteCheckpointLoadTest {
                 .filter(i -> gis[i] % remote.units.size() == unit)
                 .toArray();
         if (mine.length > 0) {
-          RemoteStorageUnit.join(
+          RemoteCalls.join(
               remote
                   .manager
                   .units()

@@ -298,13 +298,13 @@ class RemoteStorageUnitTest {
         Batch batch = Batch.builder().dense("x", t).build()) {
       RemoteStorageUnit unit = remote.manager.units().getFirst();
       StorageUnitServer server = remote.servers.getFirst();
-      RemoteStorageUnit.join(
+      RemoteCalls.join(
           unit.putAsync(new long[] {0}, new long[1], batch, new int[] {0}, 42, allocator));
       assertThat(server.heldPuts()).isEqualTo(1);
 
       assertThatThrownBy(
               () ->
-                  RemoteStorageUnit.join(
+                  RemoteCalls.join(
                       unit.putAsync(
                           new long[] {1}, new long[1], batch, new int[] {1}, 42, allocator)))
           .isInstanceOfSatisfying(
@@ -313,7 +313,7 @@ class RemoteStorageUnitTest {
           .hasMessageContaining("token=42");
       assertThat(remote.units.getFirst().stats().samples()).isEqualTo(1);
 
-      RemoteStorageUnit.join(unit.finishAsync(new long[] {7, 42}, true));
+      RemoteCalls.join(unit.finishAsync(new long[] {7, 42}, true));
       assertThat(server.heldPuts()).isZero();
       assertThat(remote.units.getFirst().stats().samples()).isZero();
     }
@@ -327,11 +327,11 @@ class RemoteStorageUnitTest {
       RemoteStorageUnit unit = remote.manager.units().getFirst();
       StorageUnitServer server = remote.servers.getFirst();
       // A client that gave up on put 42 by its deadline rolls it back before the unit handled it.
-      RemoteStorageUnit.join(unit.finishAsync(new long[] {42}, true));
+      RemoteCalls.join(unit.finishAsync(new long[] {42}, true));
 
       assertThatThrownBy(
               () ->
-                  RemoteStorageUnit.join(
+                  RemoteCalls.join(
                       unit.putAsync(
                           new long[] {0}, new long[1], batch, new int[] {0}, 42, allocator)))
           .isInstanceOfSatisfying(
@@ -342,10 +342,10 @@ class RemoteStorageUnitTest {
       assertThat(remote.units.getFirst().stats().samples()).isZero();
 
       // The early rollback is used up: the same token may hold a later put.
-      RemoteStorageUnit.join(
+      RemoteCalls.join(
           unit.putAsync(new long[] {1}, new long[1], batch, new int[] {1}, 42, allocator));
       assertThat(server.heldPuts()).isEqualTo(1);
-      RemoteStorageUnit.join(unit.finishAsync(new long[] {42}, false));
+      RemoteCalls.join(unit.finishAsync(new long[] {42}, false));
       assertThat(server.heldPuts()).isZero();
       assertThat(remote.units.getFirst().stats().samples()).isEqualTo(1);
     }
@@ -427,7 +427,7 @@ class RemoteStorageUnitTest {
     List<CompletableFuture<Void>> calls =
         List.of(CompletableFuture.completedFuture(null), CompletableFuture.completedFuture(null));
 
-    assertThat(RemoteStorageUnit.joinAll(calls, (i, e) -> e)).isNull();
+    assertThat(RemoteCalls.joinAll(calls, (i, e) -> e)).isNull();
   }
 
   @Test
@@ -443,7 +443,7 @@ class RemoteStorageUnitTest {
     List<Integer> named = new ArrayList<>();
 
     RuntimeException failure =
-        RemoteStorageUnit.joinAll(
+        RemoteCalls.joinAll(
             calls,
             (i, e) -> {
               named.add(i);

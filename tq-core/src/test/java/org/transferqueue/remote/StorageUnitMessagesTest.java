@@ -90,12 +90,11 @@ class StorageUnitMessagesTest {
               Duration.ofSeconds(20));
       int[] all = {0, 1, 2};
       // PUT (plain), GET
-      RemoteStorageUnit.join(
+      RemoteCalls.join(
           remote.putAsync(new long[] {10, 11, 12}, new long[3], batch, all, 0, allocator));
       assertThat(unit.contains(11, FIELDS)).isTrue();
       try (UnitRows read =
-          RemoteStorageUnit.join(
-              remote.getAsync(new long[] {12, 10}, new long[2], FIELDS, allocator))) {
+          RemoteCalls.join(remote.getAsync(new long[] {12, 10}, new long[2], FIELDS, allocator))) {
         UnitRows.FieldRows ids = read.field(0);
         assertThat(ids.objects()).isFalse();
         assertThat(ids.kinds()).containsExactly(ColumnKind.DENSE, ColumnKind.DENSE);
@@ -114,38 +113,38 @@ class StorageUnitMessagesTest {
             .containsExactly(Map.of("k", 1L), "a");
       }
       // PUT held under a token, FINISH rolling it back, then another committed
-      RemoteStorageUnit.join(
+      RemoteCalls.join(
           remote.putAsync(new long[] {20}, new long[1], batch, new int[] {1}, 5, allocator));
-      RemoteStorageUnit.join(remote.finishAsync(new long[] {5}, true));
+      RemoteCalls.join(remote.finishAsync(new long[] {5}, true));
       assertThat(unit.contains(20, List.of("ids"))).isFalse();
-      RemoteStorageUnit.join(
+      RemoteCalls.join(
           remote.putAsync(new long[] {21}, new long[1], batch, new int[] {1}, 6, allocator));
-      RemoteStorageUnit.join(remote.finishAsync(new long[] {6}, false));
+      RemoteCalls.join(remote.finishAsync(new long[] {6}, false));
       assertThat(unit.contains(21, FIELDS)).isTrue();
       // CLEAR, STATS
-      assertThat(RemoteStorageUnit.join(remote.clearAsync(new long[] {10, 99}, new long[2])))
+      assertThat(RemoteCalls.join(remote.clearAsync(new long[] {10, 99}, new long[2])))
           .isEqualTo(1L);
       assertThat(remote.stats()).isEqualTo(unit.stats());
       assertThat(remote.stats().samples()).isEqualTo(3);
       assertThat(remote.stats().capacitySamples()).hasValue(8);
       // SAVE_CHECKPOINT; PREPARE_LOAD then ABORT_LOAD changes nothing; PREPARE_LOAD, COMMIT_LOAD
       String file = dir.resolve("unit-0.ckpt").toString();
-      FileDigest digest = RemoteStorageUnit.join(remote.saveCheckpointAsync(file));
-      RemoteStorageUnit.join(remote.clearAsync(new long[] {11, 12, 21}, new long[3]));
+      FileDigest digest = RemoteCalls.join(remote.saveCheckpointAsync(file));
+      RemoteCalls.join(remote.clearAsync(new long[] {11, 12, 21}, new long[3]));
       assertThat(unit.stats().samples()).isZero();
-      RemoteStorageUnit.join(remote.prepareLoadAsync(1, file, digest));
-      RemoteStorageUnit.join(remote.abortLoadAsync(1));
+      RemoteCalls.join(remote.prepareLoadAsync(1, file, digest));
+      RemoteCalls.join(remote.abortLoadAsync(1));
       assertThat(unit.stats().samples()).isZero();
-      RemoteStorageUnit.join(remote.prepareLoadAsync(2, file, digest));
+      RemoteCalls.join(remote.prepareLoadAsync(2, file, digest));
       assertThat(unit.stats().samples()).isZero();
-      RemoteStorageUnit.join(remote.commitLoadAsync(2));
+      RemoteCalls.join(remote.commitLoadAsync(2));
       assertThat(unit.contains(12, FIELDS)).isTrue();
       assertThat(unit.contains(21, FIELDS)).isTrue();
       assertThat(unit.contains(10, FIELDS)).isFalse();
       // Typed errors travel with their codes.
       assertThatThrownBy(
               () ->
-                  RemoteStorageUnit.join(
+                  RemoteCalls.join(
                       remote.getAsync(new long[] {12}, new long[1], List.of("missing"), allocator)))
           .isInstanceOf(StorageException.class)
           .extracting(e -> ((StorageException) e).code())
