@@ -40,7 +40,7 @@ import org.transferqueue.storage.simple.StorageUnitStats;
  * layouts of {@link CheckpointMessages}). The PUT and GET layouts, which describe bodies, are
  * written by {@link RemoteStorageUnit} and read by {@link StorageUnitServer} and {@link UnitRows}.
  */
-public enum StorageUnitProtocol implements MessageType {
+public enum StorageUnitProtocol implements StorageHandlers.StorageMessageType {
   /** Stores rows as cells, atomically; held under a token or kept at once. */
   PUT(200, StorageOp.PUT_DATA),
   /** Reads cells. */
@@ -82,8 +82,8 @@ public enum StorageUnitProtocol implements MessageType {
     return typeId;
   }
 
-  /** The {@code op_type} the server measures this message as (samples = rows named), or null. */
-  StorageOp measuredAs() {
+  @Override
+  public StorageOp measuredAs() {
     return measuredAs;
   }
 

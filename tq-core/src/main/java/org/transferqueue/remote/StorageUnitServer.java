@@ -33,7 +33,6 @@ import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestBodyAllocator;
-import org.transferqueue.transport.RequestHandler;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
 
@@ -85,14 +84,13 @@ public final class StorageUnitServer implements AutoCloseable {
             "storage unit " + unit.id(), unit::saveCheckpoint, unit::prepareLoadCheckpoint);
     TransportServer.Builder b =
         TransportServer.builder(config, allocator).name("storage-unit-server:" + unit.id());
-    for (StorageUnitProtocol type : StorageUnitProtocol.values()) {
-      RequestHandler handler = StorageHandlers.measured(type.measuredAs(), handler(type), requests);
-      if (type == StorageUnitProtocol.PUT) {
-        b.handler(type.typeId(), handler, this::placePut);
-      } else {
-        b.handler(type.typeId(), handler);
-      }
-    }
+    StorageHandlers.bind(
+        b,
+        StorageUnitProtocol.values(),
+        this::handler,
+        StorageUnitProtocol.PUT,
+        this::placePut,
+        requests);
     this.server = b.start();
   }
 

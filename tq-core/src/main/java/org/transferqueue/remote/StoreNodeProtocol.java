@@ -39,7 +39,7 @@ import org.transferqueue.transport.Response;
  * Checkpoint loads run in two phases across all nodes ({@link StagedCheckpointLoads}, with the
  * layouts of {@link CheckpointMessages}).
  */
-public enum StoreNodeProtocol implements MessageType {
+public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
   /** Writes objects, one body per key. */
   WRITE(300, StorageOp.PUT_DATA),
   /** Reads objects into reply bodies. */
@@ -81,11 +81,8 @@ public enum StoreNodeProtocol implements MessageType {
     return typeId;
   }
 
-  /**
-   * The {@code op_type} the server measures this message as (samples = keys named, or objects
-   * removed), or null.
-   */
-  StorageOp measuredAs() {
+  @Override
+  public StorageOp measuredAs() {
     return measuredAs;
   }
 

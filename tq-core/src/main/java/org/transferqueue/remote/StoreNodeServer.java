@@ -22,7 +22,6 @@ import org.transferqueue.objectstore.engine.PendingWrites;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestBodyAllocator;
-import org.transferqueue.transport.RequestHandler;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
 
@@ -68,14 +67,13 @@ public final class StoreNodeServer implements AutoCloseable {
             (file, expected) -> engine().prepareCheckpointFile(file, expected, null));
     TransportServer.Builder b =
         TransportServer.builder(config, allocator).name("store-node-server:" + store.hostname());
-    for (StoreNodeProtocol type : StoreNodeProtocol.values()) {
-      RequestHandler handler = StorageHandlers.measured(type.measuredAs(), handler(type), requests);
-      if (type == StoreNodeProtocol.WRITE) {
-        b.handler(type.typeId(), handler, this::placeWrite);
-      } else {
-        b.handler(type.typeId(), handler);
-      }
-    }
+    StorageHandlers.bind(
+        b,
+        StoreNodeProtocol.values(),
+        this::handler,
+        StoreNodeProtocol.WRITE,
+        this::placeWrite,
+        requests);
     this.server = b.start();
   }
 
