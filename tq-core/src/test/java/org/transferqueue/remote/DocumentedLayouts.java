@@ -16,10 +16,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.transferqueue.codec.OpaqueValue;
 import org.transferqueue.codec.ValueDecoder;
+import org.transferqueue.transport.Request;
+import org.transferqueue.transport.Response;
 
 /**
  * The message layouts docs/PROTOCOL.md gives, as checkers of real messages: the request and reply
@@ -186,6 +189,21 @@ public final class DocumentedLayouts {
     List<String> problems = new ArrayList<>();
     type.check(value, "$", problems, 0);
     assertThat(problems).as("%s, sent %s", what, value).isEmpty();
+  }
+
+  /**
+   * Holds a request and, once it arrives, its reply against the layouts docs/PROTOCOL.md gives for
+   * their message type (a failed call's request only).
+   *
+   * @param request the request
+   * @param reply its reply, on its way
+   * @return {@code reply}, checked when it completes
+   */
+  public CompletableFuture<Response> checking(Request request, CompletableFuture<Response> reply) {
+    return reply.whenComplete(
+        (response, failure) ->
+            check(
+                request.type(), request.metadata(), failure == null ? response.metadata() : null));
   }
 
   /** The message types {@link #check} saw. */

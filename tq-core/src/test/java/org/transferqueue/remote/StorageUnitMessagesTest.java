@@ -57,18 +57,6 @@ class StorageUnitMessagesTest {
     }
   }
 
-  /**
-   * Holds a request and, once it arrives, its reply against the layouts docs/PROTOCOL.md gives for
-   * their message type (a failed call's request only).
-   */
-  static CompletableFuture<Response> checked(
-      DocumentedLayouts layouts, Request request, CompletableFuture<Response> reply) {
-    return reply.whenComplete(
-        (response, failure) ->
-            layouts.check(
-                request.type(), request.metadata(), failure == null ? response.metadata() : null));
-  }
-
   @Test
   void shouldEncodeAndDecodeEveryMessageTypeWithoutSockets(
       BufferAllocator allocator, @TempDir Path dir) {
@@ -81,8 +69,7 @@ class StorageUnitMessagesTest {
           new RemoteStorageUnit(
               (address, request, destination, timeout) -> {
                 sent.add(request.type());
-                return checked(
-                    layouts,
+                return layouts.checking(
                     request,
                     InProcessExchange.respond(server.transport(), request, destination, allocator));
               },

@@ -107,8 +107,7 @@ class StoreNodeMessagesTest {
               allocator,
               (address, request, destination, timeout) -> {
                 sent.add(request.type());
-                return StorageUnitMessagesTest.checked(
-                    layouts,
+                return layouts.checking(
                     request,
                     InProcessExchange.respond(
                         nodes.byAddress.get(address).transport(), request, destination, allocator));
