@@ -122,15 +122,22 @@ final class LocalMetaClient implements MetaClient {
   @Override
   public BatchMeta getMeta(GetMetadataRequest request) {
     ensureOpen();
-    try {
-      return requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(request));
-    } catch (TqException e) {
+    if (Objects.requireNonNull(request, "request").mode() == FetchMode.FORCE_FETCH) {
       // A force fetch inspects a partition; one that does not exist holds nothing to inspect.
-      if (request.mode() == FetchMode.FORCE_FETCH && e.code() == ErrorCode.UNKNOWN_PARTITION) {
-        return BatchMeta.empty();
-      }
-      throw e;
+      return tryGetMeta(request).orElseGet(BatchMeta::empty);
     }
+    return requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(request));
+  }
+
+  @Override
+  public Optional<BatchMeta> tryGetMeta(GetMetadataRequest request) {
+    ensureOpen();
+    return requests.measure(ControllerOp.GET_META, () -> controller.tryGetMetadata(request));
+  }
+
+  @Override
+  public CompletableFuture<Optional<BatchMeta>> tryGetMetaAsync(GetMetadataRequest request) {
+    return async(() -> tryGetMeta(request));
   }
 
   @Override

@@ -48,6 +48,30 @@ public interface MetaClient extends AutoCloseable {
   BatchMeta getMeta(GetMetadataRequest request);
 
   /**
+   * Asks the controller for metadata as {@link #getMeta} does, with "nothing to return now" as a
+   * value: a fetch that found too few ready samples (at once in polling mode, at its deadline in
+   * blocking mode) and a force fetch of a partition that does not exist answer empty, and consume
+   * nothing. For consumers that ask again later, such as {@link StreamingLoader}.
+   *
+   * <pre>{@code
+   * Optional<BatchMeta> ready = client.tryGetMeta(GetMetadataRequest.fetch("train", fields, "actor", 8));
+   * ready.ifPresent(meta -> process(meta));   // else ask again after a while
+   * }</pre>
+   *
+   * @param request the mode, partition, fields, task, batch size, sampling configuration and wait
+   * @return the metadata, or empty when there is none to return now
+   */
+  Optional<BatchMeta> tryGetMeta(GetMetadataRequest request);
+
+  /**
+   * Asynchronous {@link #tryGetMeta}.
+   *
+   * @param request the request
+   * @return the metadata or empty, later
+   */
+  CompletableFuture<Optional<BatchMeta>> tryGetMetaAsync(GetMetadataRequest request);
+
+  /**
    * Asynchronous {@link #getMeta}.
    *
    * @param request the request

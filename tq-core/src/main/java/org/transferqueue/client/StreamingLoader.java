@@ -5,7 +5,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -21,7 +20,6 @@ import org.transferqueue.Closeables;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.meta.BatchMeta;
@@ -87,15 +85,19 @@ import org.transferqueue.tensor.Batch;
  * <pre>{@code
  * StreamingLoader loader = StreamingLoader.builder(client)
  *     .partition("train").task("update_actor").fields("input_ids", "mask").batchSize(8)
- *     .fetchBatch((c, request) -> BatchPart.of(c.getMeta(request.withTokenBudget(4096L))))
+ *     .fetchBatch((c, request) -> c.tryGetMeta(request.withTokenBudget(4096L))
+ *         .map(BatchPart::of).orElse(BatchPart.none()))
  *     .processBatch((rows, meta, micro) -> List.of(new BatchPart(meta, rows.selectFields("input_ids"))))
  *     .build();
  * }</pre>
  *
  * A hook's exception ends the iteration as a failed fetch does (thrown by {@code hasNext()} until
  * {@link #reset()}); a {@link TqException} is passed on as it is, any other exception as {@code
- * INTERNAL} with it as the cause. With acknowledgements, a redelivered micro-batch's rows are read
- * again through its metadata, without the hooks.
+ * INTERNAL} with it as the cause. The one exception is a fetch hook's {@link
+ * DeadlineExceededException}, which a hook that calls {@link MetaClient#getMeta} of a blocking-mode
+ * controller gets for "not ready": it counts as {@link BatchPart#none()}. A hook that calls {@link
+ * MetaClient#tryGetMeta} gets "not ready" as an empty answer instead. With acknowledgements, a
+ * redelivered micro-batch's rows are read again through its metadata, without the hooks.
  *
  * <h2>Acknowledgement (optional)</h2>
  *
@@ -115,12 +117,14 @@ import org.transferqueue.tensor.Batch;
  *
  * <h2>Design note (concurrency)</h2>
  *
- * All mutable state is guarded by {@link #lock}; {@link #changed} is signalled on every state
- * change. Workers never call the client while holding the lock. A {@code generation} counter,
- * incremented by reset, step and close, tells a worker that finishes a request for an older
- * generation to discard (and close) its result. Waits have deadlines from the injected clock and
- * are woken by signals, so close, reset and step take effect at once. Thread-safe; iteration is
- * meant for one consumer thread.
+ * All mutable state is guarded by {@link #lock}, including the acknowledgement tracker ({@code
+ * Redeliveries}); {@link #changed} is signalled on every state change. The settings ({@link
+ * LoaderSettings}) are immutable. Workers never call the client while holding the lock. A batch
+ * index that cannot be served yet is an empty answer of {@link MetaClient#tryGetMeta}, not an
+ * exception. A {@code generation} counter, incremented by reset, step and close, tells a worker
+ * that finishes a request for an older generation to discard (and close) its result. Waits have
+ * deadlines from the injected clock and are woken by signals, so close, reset and step take effect
+ * at once. Thread-safe; iteration is meant for one consumer thread.
  */
 public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseable {
   /**
@@ -134,20 +138,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   private static final BatchPart END = BatchPart.of(BatchMeta.empty(Map.of("end", true)));
 
   private final MetaClient client;
-  private final String taskName;
-  private final List<String> fields;
-  private final int batchSize;
-  private final int microBatchSize;
-  private final int dpRank;
-  private final Termination termination;
-  private final int prefetch;
-  private final int fetchWorkers;
-  private final long pollIntervalNs;
-  private final long ackTimeoutNs;
-  private final Map<String, Object> samplingOptions;
-  private final ControllerClock clock;
-  private final FetchBatchHandler fetchHandler;
-  private final ProcessBatchHandler processHandler;
+  private final LoaderSettings settings;
   private final ExecutorService workers;
   private final AtomicLong itemIds = new AtomicLong();
 
@@ -163,29 +154,18 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   private int endIndex = Integer.MAX_VALUE;
   private final TreeMap<Integer, List<Item>> fetched = new TreeMap<>();
   private final ArrayDeque<Item> queue = new ArrayDeque<>();
-  private final LinkedHashMap<Long, Pending> unacked = new LinkedHashMap<>();
+  private final Redeliveries redeliveries;
   private TqException failure;
   private MicroBatch current;
   private boolean started;
   private boolean closed;
 
-  private StreamingLoader(Builder b) {
-    this.client = b.client;
-    this.partitionId = b.partitionId;
-    this.taskName = b.taskName;
-    this.fields = b.fields;
-    this.batchSize = b.batchSize;
-    this.microBatchSize = b.microBatchSize;
-    this.dpRank = b.dpRank;
-    this.termination = b.termination;
-    this.prefetch = b.prefetch;
-    this.fetchWorkers = b.fetchWorkers;
-    this.pollIntervalNs = b.pollInterval.toNanos();
-    this.ackTimeoutNs = b.ackTimeout == null ? 0 : b.ackTimeout.toNanos();
-    this.samplingOptions = b.samplingOptions;
-    this.clock = b.clock;
-    this.fetchHandler = b.fetchHandler;
-    this.processHandler = b.processHandler;
+  private StreamingLoader(MetaClient client, LoaderSettings settings) {
+    this.client = client;
+    this.settings = settings;
+    this.partitionId = settings.partitionId();
+    this.redeliveries =
+        new Redeliveries(settings.ackTimeout() == null ? 0 : settings.ackTimeout().toNanos());
     this.workers =
         Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tq-loader-", 0).factory());
   }
@@ -198,6 +178,31 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
    */
   public static Builder builder(MetaClient client) {
     return new Builder(client);
+  }
+
+  /**
+   * Creates a loader from settings built on their own; nothing is fetched before iteration starts.
+   *
+   * @param client the client; not owned (closing the loader does not close it)
+   * @param settings the settings
+   * @return a loader the caller owns and must close
+   * @throws TqException with {@code INVALID_ARGUMENT} for a null client
+   */
+  public static StreamingLoader of(MetaClient client, LoaderSettings settings) {
+    if (client == null) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "client must not be null");
+    }
+    return new StreamingLoader(client, Objects.requireNonNull(settings, "settings"));
+  }
+
+  /**
+   * The settings this loader was built with (its partition is the first one; see {@link
+   * #partition()} for the current one).
+   *
+   * @return the settings
+   */
+  public LoaderSettings settings() {
+    return settings;
   }
 
   /**
@@ -310,7 +315,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     fetched.clear();
     queue.forEach(item -> dropped.add(item.closer()));
     queue.clear();
-    unacked.clear();
+    redeliveries.clear();
     if (current != null) {
       dropped.add(current);
       current = null;
@@ -346,7 +351,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     try {
       if (!started && !closed) {
         started = true;
-        for (int i = 0; i < fetchWorkers; i++) {
+        for (int i = 0; i < settings.fetchWorkers(); i++) {
           workers.execute(this::runWorker);
         }
       }
@@ -357,8 +362,8 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
         if (failure != null) {
           throw failure;
         }
-        long now = clock.nanoTime();
-        long nextExpiry = expireLocked(now);
+        long now = settings.clock().nanoTime();
+        long nextExpiry = redeliveries.requeueExpired(now, queue);
         if (!queue.isEmpty()) {
           return true;
         }
@@ -369,7 +374,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
           changed.signalAll();
           continue;
         }
-        if (nextDeliver >= endIndex && unacked.isEmpty()) {
+        if (nextDeliver >= endIndex && redeliveries.isEmpty()) {
           return false;
         }
         if (nextExpiry == Long.MAX_VALUE) {
@@ -386,26 +391,6 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     }
   }
 
-  /** Requeues expired deliveries at the front; returns the earliest pending deadline. */
-  private long expireLocked(long now) {
-    long earliest = Long.MAX_VALUE;
-    List<Item> expired = new ArrayList<>();
-    var it = unacked.values().iterator();
-    while (it.hasNext()) {
-      Pending pending = it.next();
-      if (pending.deadline() - now <= 0) {
-        expired.add(pending.item().redelivery());
-        it.remove();
-      } else {
-        earliest = Math.min(earliest, pending.deadline());
-      }
-    }
-    for (Item item : expired.reversed()) {
-      queue.addFirst(item);
-    }
-    return earliest;
-  }
-
   private MicroBatch takeNext() {
     Item item;
     MicroBatch previous;
@@ -416,8 +401,8 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
       previous = current;
       current = null;
       taken = generation;
-      if (item != null && ackTimeoutNs > 0) {
-        unacked.put(item.id(), new Pending(item, clock.nanoTime() + ackTimeoutNs));
+      if (item != null) {
+        redeliveries.delivered(item, settings.clock().nanoTime());
       }
     } finally {
       lock.unlock();
@@ -453,13 +438,12 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   }
 
   private void acknowledge(long itemId) {
-    if (ackTimeoutNs == 0) {
+    if (!redeliveries.enabled()) {
       return;
     }
     lock.lock();
     try {
-      unacked.remove(itemId);
-      queue.removeIf(item -> item.id() == itemId && item.data() == null);
+      redeliveries.acknowledge(itemId, queue);
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -478,7 +462,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
             && (claimBusy
                 || failure != null
                 || nextClaim >= endIndex
-                || nextClaim >= nextDeliver + prefetch)) {
+                || nextClaim >= nextDeliver + settings.prefetch())) {
           changed.await();
         }
         if (closed) {
@@ -534,7 +518,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
    */
   private BatchPart fetchMeta(Claim claim) {
     while (true) {
-      boolean exhaustedBefore = termination != Termination.INFINITE && exhausted(claim);
+      boolean exhaustedBefore = settings.termination() != Termination.INFINITE && exhausted(claim);
       BatchPart part = fetchOnce(claim);
       if (!part.meta().isEmpty()) {
         return part;
@@ -545,9 +529,9 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
       }
       lock.lock();
       try {
-        long deadline = clock.nanoTime() + pollIntervalNs;
+        long deadline = settings.clock().nanoTime() + settings.pollInterval().toNanos();
         while (!closed && generation == claim.generation()) {
-          long remaining = deadline - clock.nanoTime();
+          long remaining = deadline - settings.clock().nanoTime();
           if (remaining <= 0) {
             break;
           }
@@ -569,45 +553,43 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
         new GetMetadataRequest(
             FetchMode.FETCH,
             claim.partitionId(),
-            fields,
-            taskName,
-            batchSize,
-            new SamplingConfig(dpRank, claim.index(), samplingOptions),
+            settings.fields(),
+            settings.taskName(),
+            settings.batchSize(),
+            new SamplingConfig(settings.dpRank(), claim.index(), settings.samplingOptions()),
             Duration.ZERO);
-    try {
-      if (fetchHandler == null) {
-        return BatchPart.of(client.getMeta(request));
-      }
-      BatchPart part = fetchHandler.onFetchBatch(client, request);
-      if (part == null) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "the fetch hook returned null for batch_index="
-                + claim.index()
-                + " (BatchPart.none() means nothing is ready yet)");
-      }
-      return part;
-    } catch (DeadlineExceededException e) {
-      return BatchPart.none(); // a blocking-mode controller had too few ready samples
+    if (settings.fetchHandler() == null) {
+      return client.tryGetMeta(request).map(BatchPart::of).orElse(BatchPart.none());
     }
+    BatchPart part;
+    try {
+      part = settings.fetchHandler().onFetchBatch(client, request);
+    } catch (DeadlineExceededException e) {
+      // A hook that asks with getMeta of a blocking-mode controller learns "not ready" this way.
+      return BatchPart.none();
+    }
+    if (part == null) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "the fetch hook returned null for batch_index="
+              + claim.index()
+              + " (BatchPart.none() means nothing is ready yet)");
+    }
+    return part;
   }
 
   private boolean exhausted(Claim claim) {
-    if (!client.checkConsumptionStatus(claim.partitionId(), taskName)) {
+    if (!client.checkConsumptionStatus(claim.partitionId(), settings.taskName())) {
       return false;
     }
-    if (termination != Termination.UNTIL_PRODUCER_DONE) {
+    if (settings.termination() != Termination.UNTIL_PRODUCER_DONE) {
       return true;
     }
-    BatchMeta all;
-    try {
-      all = client.getMeta(GetMetadataRequest.forceFetch(claim.partitionId(), List.of()));
-    } catch (TqException e) {
-      if (e.code() == ErrorCode.UNKNOWN_PARTITION) {
-        return false;
-      }
-      throw e;
-    }
+    // No such partition (yet): no producer marked it done.
+    BatchMeta all =
+        client
+            .tryGetMeta(GetMetadataRequest.forceFetch(claim.partitionId(), List.of()))
+            .orElseGet(BatchMeta::empty);
     for (Map<String, Object> tags : all.tags()) {
       if (tags != null && Boolean.TRUE.equals(tags.get(PRODUCER_DONE_TAG))) {
         return true;
@@ -620,7 +602,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     List<Item> items = new ArrayList<>();
     TqException error = null;
     try {
-      if (part.data() == null && processHandler == null) {
+      if (part.data() == null && settings.processHandler() == null) {
         readSlices(claim, part.meta(), items);
       } else {
         split(claim, part, items);
@@ -652,7 +634,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
   private void readSlices(Claim claim, BatchMeta meta, List<Item> items) {
     int micro = 0;
     try {
-      for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
+      for (int[] range : MicroBatch.ranges(meta.size(), settings.microBatchSize())) {
         BatchMeta slice = meta.slice(range[0], range[1], 1);
         Batch data = client.getData(slice);
         items.add(
@@ -676,14 +658,14 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     try {
       checkAligned(rows, meta, "the fetched batch");
       List<BatchPart> pieces;
-      if (processHandler == null) {
+      if (settings.processHandler() == null) {
         pieces = new ArrayList<>();
-        for (int[] range : MicroBatch.ranges(meta.size(), microBatchSize)) {
+        for (int[] range : MicroBatch.ranges(meta.size(), settings.microBatchSize())) {
           pieces.add(
               new BatchPart(meta.slice(range[0], range[1], 1), rows.slice(range[0], range[1])));
         }
       } else {
-        pieces = processHandler.onProcessBatch(rows, meta, microBatchSize);
+        pieces = settings.processHandler().onProcessBatch(rows, meta, settings.microBatchSize());
         if (pieces == null) {
           throw new TqException(ErrorCode.INVALID_ARGUMENT, "the process hook returned null");
         }
@@ -746,13 +728,13 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     return "StreamingLoader[partition="
         + partition()
         + " task="
-        + taskName
+        + settings.taskName()
         + " dp_rank="
-        + dpRank
+        + settings.dpRank()
         + " batch="
-        + batchSize
+        + settings.batchSize()
         + " micro="
-        + microBatchSize
+        + settings.microBatchSize()
         + "]";
   }
 
@@ -763,7 +745,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
    * A micro-batch waiting for delivery; {@code data} is null for a redelivery (read again); {@code
    * lease} holds the batch whose views {@code data} are, or is null.
    */
-  private record Item(
+  record Item(
       long id,
       int batchIndex,
       int microIndex,
@@ -861,219 +843,20 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     List<BatchPart> onProcessBatch(Batch rows, BatchMeta meta, int microBatchSize);
   }
 
-  /** A delivered, unacknowledged micro-batch and its deadline. */
-  private record Pending(Item item, long deadline) {}
-
-  /** Settings of a {@link StreamingLoader}; {@link #build()} validates them all. */
-  public static final class Builder {
+  /**
+   * Builds a {@link StreamingLoader}: the settings' setters of {@link
+   * LoaderSettings.AbstractBuilder}, and {@link #build()}, which validates them all and creates the
+   * loader.
+   */
+  public static final class Builder extends LoaderSettings.AbstractBuilder<Builder> {
     private final MetaClient client;
-    private String partitionId;
-    private String taskName;
-    private List<String> fields;
-    private int batchSize = 1;
-    private int microBatchSize = 1;
-    private int dpRank;
-    private Termination termination = Termination.INFINITE;
-    private int prefetch = 1;
-    private int fetchWorkers = 1;
-    private Duration pollInterval = POLL_INTERVAL_DEFAULT;
-    private Duration ackTimeout;
-    private Map<String, Object> samplingOptions = Map.of();
-    private ControllerClock clock = ControllerClock.SYSTEM;
-    private FetchBatchHandler fetchHandler;
-    private ProcessBatchHandler processHandler;
 
     private Builder(MetaClient client) {
       this.client = client;
     }
 
-    /**
-     * Sets the partition to read (required).
-     *
-     * @param id the partition id
-     * @return this builder
-     */
-    public Builder partition(String id) {
-      this.partitionId = id;
-      return this;
-    }
-
-    /**
-     * Sets the consuming task, the identity of consumption tracking (required).
-     *
-     * @param name the task name
-     * @return this builder
-     */
-    public Builder task(String name) {
-      this.taskName = name;
-      return this;
-    }
-
-    /**
-     * Sets the fields to read; a sample is fetched only when all of them are produced (required).
-     *
-     * @param names at least one field name
-     * @return this builder
-     */
-    public Builder fields(String... names) {
-      this.fields = names == null ? null : List.of(names);
-      return this;
-    }
-
-    /**
-     * Sets the fields to read.
-     *
-     * @param names at least one field name
-     * @return this builder
-     */
-    public Builder fields(List<String> names) {
-      this.fields = names == null ? null : List.copyOf(names);
-      return this;
-    }
-
-    /**
-     * Sets the samples per fetch (a global batch); default 1.
-     *
-     * @param n at least 1
-     * @return this builder
-     */
-    public Builder batchSize(int n) {
-      this.batchSize = n;
-      return this;
-    }
-
-    /**
-     * Sets the rows per micro-batch; default 1.
-     *
-     * @param n at least 1 and at most the batch size
-     * @return this builder
-     */
-    public Builder microBatchSize(int n) {
-      this.microBatchSize = n;
-      return this;
-    }
-
-    /**
-     * Sets the data-parallel rank sent to the sampler; default 0.
-     *
-     * @param rank at least 0
-     * @return this builder
-     */
-    public Builder dpRank(int rank) {
-      this.dpRank = rank;
-      return this;
-    }
-
-    /**
-     * Sets when the iteration ends by itself; default {@link Termination#INFINITE}.
-     *
-     * @param mode the mode
-     * @return this builder
-     */
-    public Builder termination(Termination mode) {
-      this.termination = mode;
-      return this;
-    }
-
-    /**
-     * Sets how many global batches may be fetched (or in flight) ahead of the consumer; default 1.
-     *
-     * @param batches at least 1
-     * @return this builder
-     */
-    public Builder prefetch(int batches) {
-      this.prefetch = batches;
-      return this;
-    }
-
-    /**
-     * Sets the number of background virtual threads that fetch and read batches; default 1.
-     *
-     * @param n at least 1
-     * @return this builder
-     */
-    public Builder fetchWorkers(int n) {
-      this.fetchWorkers = n;
-      return this;
-    }
-
-    /**
-     * Sets the wait before a batch index that could not be served is requested again; default
-     * {@link #POLL_INTERVAL_DEFAULT}.
-     *
-     * @param interval positive
-     * @return this builder
-     */
-    public Builder pollInterval(Duration interval) {
-      this.pollInterval = interval;
-      return this;
-    }
-
-    /**
-     * Enables acknowledgements: a delivered micro-batch not {@link MicroBatch#ack() acknowledged}
-     * within {@code timeout} is delivered again. Off by default.
-     *
-     * @param timeout positive
-     * @return this builder
-     */
-    public Builder ackTimeout(Duration timeout) {
-      this.ackTimeout = timeout;
-      return this;
-    }
-
-    /**
-     * Sets extra sampler options sent with every fetch (besides {@code dp_rank} and {@code
-     * batch_index}).
-     *
-     * @param options the options; copied
-     * @return this builder
-     */
-    public Builder samplingOptions(Map<String, ?> options) {
-      this.samplingOptions = Map.copyOf(Objects.requireNonNull(options, "options"));
-      return this;
-    }
-
-    /**
-     * Replaces the fetch of each global batch (upstream's {@code fetch_batch_fn}); see the class
-     * comment and {@link FetchBatchHandler}. Default: {@code client.getMeta(request)}.
-     *
-     * <pre>{@code
-     * .fetchBatch((client, request) -> BatchPart.of(client.getMeta(request.withTokenBudget(4096L))))
-     * }</pre>
-     *
-     * @param handler the hook
-     * @return this builder
-     */
-    public Builder fetchBatch(FetchBatchHandler handler) {
-      this.fetchHandler = Objects.requireNonNull(handler, "handler");
-      return this;
-    }
-
-    /**
-     * Replaces the split of each global batch into micro-batches (upstream's {@code
-     * process_batch_fn}); see the class comment and {@link ProcessBatchHandler}. Default:
-     * consecutive rows, {@code microBatchSize} at a time.
-     *
-     * <pre>{@code
-     * .processBatch((rows, meta, micro) -> List.of(new BatchPart(meta, rows.selectFields("x"))))
-     * }</pre>
-     *
-     * @param handler the hook
-     * @return this builder
-     */
-    public Builder processBatch(ProcessBatchHandler handler) {
-      this.processHandler = Objects.requireNonNull(handler, "handler");
-      return this;
-    }
-
-    /**
-     * Sets the time source of poll and acknowledgement deadlines (for tests).
-     *
-     * @param source the clock
-     * @return this builder
-     */
-    public Builder clock(ControllerClock source) {
-      this.clock = Objects.requireNonNull(source, "clock");
+    @Override
+    Builder self() {
       return this;
     }
 
@@ -1085,47 +868,9 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
      */
     public StreamingLoader build() {
       if (client == null) {
-        throw invalid("client must not be null");
+        throw new TqException(ErrorCode.INVALID_ARGUMENT, "client must not be null");
       }
-      if (partitionId == null || partitionId.isEmpty()) {
-        throw invalid("partition_id must be non-empty: " + partitionId);
-      }
-      if (taskName == null || taskName.isEmpty()) {
-        throw invalid("task_name must be non-empty: " + taskName);
-      }
-      if (fields == null || fields.isEmpty() || fields.stream().anyMatch(f -> f.isEmpty())) {
-        throw invalid("data_fields must be a non-empty list of non-empty names: " + fields);
-      }
-      if (batchSize < 1) {
-        throw invalid("batch_size=" + batchSize + " < 1");
-      }
-      if (microBatchSize < 1 || microBatchSize > batchSize) {
-        throw invalid(
-            "micro_batch_size=" + microBatchSize + " must be in [1, batch_size=" + batchSize + "]");
-      }
-      if (dpRank < 0) {
-        throw invalid("dp_rank=" + dpRank + " must be greater than or equal to 0");
-      }
-      if (termination == null) {
-        throw invalid("termination must not be null");
-      }
-      if (prefetch < 1) {
-        throw invalid("prefetch=" + prefetch + " < 1");
-      }
-      if (fetchWorkers < 1) {
-        throw invalid("fetch_workers=" + fetchWorkers + " < 1");
-      }
-      if (pollInterval == null || pollInterval.isNegative() || pollInterval.isZero()) {
-        throw invalid("poll_interval=" + pollInterval + " must be positive");
-      }
-      if (ackTimeout != null && (ackTimeout.isNegative() || ackTimeout.isZero())) {
-        throw invalid("ack_timeout=" + ackTimeout + " must be positive");
-      }
-      return new StreamingLoader(this);
-    }
-
-    private static TqException invalid(String message) {
-      return new TqException(ErrorCode.INVALID_ARGUMENT, message);
+      return new StreamingLoader(client, settings());
     }
   }
 }

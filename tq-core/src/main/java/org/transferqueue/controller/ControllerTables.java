@@ -8,26 +8,33 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiFunction;
 import java.util.function.LongConsumer;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.MetaValues;
 
 /**
- * The controller's tables: every partition and the global index allocator, with the operations that
- * change several of them together (insert, key creation, clears) and the assembly of {@link
- * BatchMeta} replies.
+ * The controller's tables: every partition and the global index allocator, with every query and
+ * update of them (production and consumption status, tags, backend metadata, keys, inserts, clears,
+ * statistics, snapshots) and the assembly of {@link BatchMeta} replies. {@link Controller}
+ * validates a request's arguments, takes its lock and calls one method here; {@link SamplingStep}
+ * serves fetches from the ready sets.
  *
  * <p>Not thread-safe: owned by {@link Controller}, which calls it only under its lock. Operations
  * validate before they change anything, so a rejected request leaves the tables as they were.
  */
 final class ControllerTables {
+  private static final System.Logger LOG = System.getLogger(Controller.class.getName());
+
   private final ControllerOptions config;
   private final ControllerClock clock;
-  final IndexAllocator allocator = new IndexAllocator();
-  final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
+  private final IndexAllocator allocator = new IndexAllocator();
+  private final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
 
   ControllerTables(ControllerOptions config, ControllerClock clock) {
     this.config = config;
@@ -36,6 +43,35 @@ final class ControllerTables {
 
   Partition partition(String partitionId) {
     return partitions.get(partitionId);
+  }
+
+  /** All partition ids in creation order. */
+  List<String> partitionIds() {
+    return List.copyOf(partitions.keySet());
+  }
+
+  /** Every index a partition owns, active and pre-allocated; empty for an unknown partition. */
+  IndexSet indexesOf(String partitionId) {
+    return allocator.indexesOf(partitionId);
+  }
+
+  /** A deep copy of one partition's state, or empty if unknown. */
+  Optional<PartitionState> partitionSnapshot(String partitionId) {
+    return Optional.ofNullable(partitions.get(partitionId)).map(Partition::snapshot);
+  }
+
+  /** Statistics of one partition, or empty if unknown. */
+  Optional<PartitionStatistics> partitionStatistics(String partitionId) {
+    return Optional.ofNullable(partitions.get(partitionId)).map(Partition::statistics);
+  }
+
+  /** Creates a partition unless it exists; true if created. */
+  boolean createIfAbsent(String partitionId) {
+    if (partitions.containsKey(partitionId)) {
+      return false;
+    }
+    createPartition(partitionId);
+    return true;
   }
 
   Partition createPartition(String partitionId) {
@@ -91,6 +127,13 @@ final class ControllerTables {
           Arrays.stream(members).filter(index -> !partition.isClearing((int) index)).toArray();
     }
     return describe(partition, members, fields);
+  }
+
+  /** As {@link #forceFetch} without the clearing samples, or empty for an unknown partition. */
+  Optional<BatchMeta> forceFetchIfPresent(String partitionId, List<String> fields) {
+    return partitions.containsKey(partitionId)
+        ? Optional.of(forceFetch(partitionId, fields, false))
+        : Optional.empty();
   }
 
   /**
@@ -251,6 +294,213 @@ final class ControllerTables {
     return builder.build();
   }
 
+  /**
+   * Applies a storage notification: every generation current, every index owned by the partition,
+   * the schema checked by the partition before anything changes.
+   */
+  void updateProduction(ProductionUpdate update) {
+    int[] indexes = new int[update.indexes().size()];
+    for (int i = 0; i < indexes.length; i++) {
+      indexes[i] = (int) (long) update.indexes().get(i);
+      requireGeneration(update.partitionId(), indexes[i], update.generations().get(i), "written");
+    }
+    Partition partition = requirePartition(update.partitionId());
+    for (int index : indexes) {
+      requireOwned(partition, index);
+    }
+    Map<Integer, Map<String, Object>> backend = new LinkedHashMap<>();
+    update.backendMeta().forEach((k, v) -> backend.put((int) (long) k, v));
+    partition.updateProduction(indexes, update.fields(), backend);
+  }
+
+  /** Checks, changing nothing, that {@link #updateProduction} would accept a put. */
+  void checkPut(
+      String partitionId, Map<String, FieldSchema> fields, long[] indexes, long[] generations) {
+    for (int i = 0; i < indexes.length; i++) {
+      int index = IndexAllocator.checkIndex(indexes[i]);
+      requireGeneration(partitionId, index, generations[i], "written");
+    }
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      if (indexes.length > 0) {
+        requirePartition(partitionId);
+      }
+      return;
+    }
+    for (long index : indexes) {
+      requireOwned(partition, (int) index);
+    }
+    partition.checkSchema(fields, indexes.length);
+  }
+
+  private static void requireOwned(Partition partition, int index) {
+    if (!partition.owns(index)) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "index=" + index + " is not owned by partition=" + partition.id);
+    }
+  }
+
+  /** The production status of some fields; empty for an unknown partition or field, or none. */
+  Optional<ProductionStatus> productionStatus(String partitionId, List<String> fields) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null || fields.isEmpty()) {
+      return Optional.empty();
+    }
+    IndexSet members = partition.members();
+    List<IndexSet> columns = new ArrayList<>();
+    for (String name : fields) {
+      FieldColumn column = partition.field(name);
+      if (column == null) {
+        return Optional.empty();
+      }
+      columns.add(IndexSet.copyOf(column.produced));
+    }
+    return Optional.of(new ProductionStatus(partitionId, fields, members, columns));
+  }
+
+  /** The samples ready for a task on some fields; registers the task. */
+  IndexSet scanReady(String partitionId, List<String> fields, String taskName) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      return IndexSet.empty();
+    }
+    ReadySet ready = partition.readySet(taskName, Partition.sortedFields(fields));
+    return IndexSet.of(ready.view().stream().mapToLong(Long::longValue).toArray());
+  }
+
+  /** The consumption status of a task, or empty for an unknown partition; registers the task. */
+  Optional<ConsumptionStatus> consumptionStatus(String partitionId, String taskName) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null) {
+      return Optional.empty();
+    }
+    IndexSet members = partition.members();
+    BitSet consumed = (BitSet) partition.task(taskName).clone();
+    consumed.and(members.toBitSet());
+    return Optional.of(
+        new ConsumptionStatus(partitionId, taskName, members, IndexSet.copyOf(consumed)));
+  }
+
+  /**
+   * Marks samples unconsumed again; an unknown partition or task changes nothing.
+   *
+   * @return whether some sample was marked consumed and now is not
+   */
+  boolean resetConsumption(String partitionId, String taskName) {
+    Partition partition = partitions.get(partitionId);
+    if (partition == null || (taskName != null && !partition.hasTask(taskName))) {
+      return false;
+    }
+    return partition.resetConsumption(taskName);
+  }
+
+  /** The force-fetch metadata of a partition over all its fields, or empty if unknown. */
+  Optional<BatchMeta> partitionMeta(String partitionId) {
+    Partition partition = partitions.get(partitionId);
+    return partition == null
+        ? Optional.empty()
+        : Optional.of(forceFetch(partitionId, partition.fieldNames(), true));
+  }
+
+  /**
+   * Writes tags, merging or replacing per sample; unknown partitions and inactive indexes are
+   * skipped.
+   *
+   * @return the number of samples whose tags were written
+   */
+  int setTags(TagUpdate update) {
+    int written = 0;
+    for (Map.Entry<String, Map<Long, Map<String, Object>>> e : update.tags().entrySet()) {
+      Partition partition = partitions.get(e.getKey());
+      if (partition == null) {
+        LOG.log(System.Logger.Level.DEBUG, "tags for unknown partition {0} skipped", e.getKey());
+        continue;
+      }
+      for (Map.Entry<Long, Map<String, Object>> r : e.getValue().entrySet()) {
+        int index = (int) (long) r.getKey();
+        if (!partition.isActive(index)) {
+          continue;
+        }
+        Map<String, Object> record =
+            update.mode() == TagUpdate.Mode.MERGE
+                ? MetaValues.merge(partition.tags(index), r.getValue())
+                : r.getValue();
+        partition.putTags(index, record);
+        written++;
+      }
+    }
+    return written;
+  }
+
+  /** The tags of the samples that have any, in request order; empty for an unknown partition. */
+  Map<Long, Map<String, Object>> tags(String partitionId, List<Long> indexes) {
+    return perSample(partitionId, indexes, Partition::tags);
+  }
+
+  /**
+   * The backend metadata of the samples that have any, restricted to {@code fields} (null for all),
+   * in request order; empty for an unknown partition.
+   */
+  Map<Long, Map<String, Object>> backendMeta(
+      String partitionId, List<Long> indexes, List<String> fields) {
+    return perSample(
+        partitionId,
+        indexes,
+        (partition, index) -> {
+          Map<String, Object> meta = partition.backendMeta(index);
+          if (meta == null) {
+            return null;
+          }
+          Map<String, Object> filtered = new LinkedHashMap<>();
+          meta.forEach(
+              (f, v) -> {
+                if (fields == null || fields.contains(f)) {
+                  filtered.put(f, v);
+                }
+              });
+          return filtered;
+        });
+  }
+
+  /**
+   * One record per sample that has one.
+   *
+   * @param record the sample's record in its partition, or null when it has none
+   * @return the records by global index, in request order; empty for an unknown partition
+   */
+  private Map<Long, Map<String, Object>> perSample(
+      String partitionId,
+      List<Long> indexes,
+      BiFunction<Partition, Integer, Map<String, Object>> record) {
+    Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
+    Partition partition = partitions.get(partitionId);
+    if (partition != null) {
+      for (long index : indexes) {
+        Map<String, Object> value = record.apply(partition, IndexAllocator.checkIndex(index));
+        if (value != null) {
+          out.put(index, value);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Checks a key-value put's schema against an existing partition, then resolves its keys creating
+   * missing ones, reporting the created samples.
+   */
+  KeyResolution resolveKeysForPut(
+      String partitionId, List<String> keys, Map<String, FieldSchema> fields, int sampleCount) {
+    Partition partition = partitions.get(partitionId);
+    if (partition != null && !fields.isEmpty()) {
+      partition.checkSchema(fields, sampleCount);
+    }
+    List<Long> created = new ArrayList<>();
+    BatchMeta meta = resolveKeys(partitionId, keys, true, created::add);
+    return new KeyResolution(meta, created);
+  }
+
   Partition requirePartition(String partitionId) {
     Partition partition = partitions.get(partitionId);
     if (partition == null) {
@@ -394,6 +644,11 @@ final class ControllerTables {
     }
     return new ControllerStatistics(
         list, allocator.allocatedCount(), allocator.reusableCount(), allocator.counter());
+  }
+
+  /** A copy of the index allocator's state. */
+  AllocatorState allocatorSnapshot() {
+    return allocator.snapshot();
   }
 
   List<PartitionState> snapshotPartitions() {

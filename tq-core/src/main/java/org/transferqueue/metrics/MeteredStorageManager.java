@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.storage.ClearResult;
@@ -15,6 +17,7 @@ import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
+import org.transferqueue.storage.simple.UnitRouter;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -22,16 +25,18 @@ import org.transferqueue.tensor.Batch;
  * its storage units ({@code PUT_DATA}, {@code GET_DATA}, {@code CLEAR_DATA}).
  *
  * <p>Sample {@code gi} is attributed to unit {@code unitIds.get(gi mod N)}, the routing of
- * SimpleStorage; a backend without units is measured as one unit. Each unit a request touches
- * records one request with the samples routed to it and the duration of the whole request (the
- * parts of a request run on the units in parallel, so the request takes as long as its slowest
- * part). A request that throws counts as an error of every unit it touched; a clear counts as an
- * error of the units its result names as failed. Checkpoints are passed through unmeasured.
+ * SimpleStorage ({@link UnitRouter}); a backend without units is measured as one unit. Each unit a
+ * request touches records one request with the samples routed to it and the duration of the whole
+ * request (the parts of a request run on the units in parallel, so the request takes as long as its
+ * slowest part). A request that throws counts as an error of every unit it touched; a clear counts
+ * as an error of the units its result names as failed. Checkpoints are passed through unmeasured.
  *
  * <p>Thread-safe when the wrapped manager is. Measuring never changes a result: failures of the
  * meters go to the {@link MetricsErrorHandler}.
  */
 public final class MeteredStorageManager implements StorageManager {
+  private static final Function<Object, Set<String>> NONE_FAILED = result -> Set.of();
+
   private final StorageManager delegate;
   private final StorageRequestMeters meters;
   private final List<String> unitIds;
@@ -78,56 +83,30 @@ public final class MeteredStorageManager implements StorageManager {
 
   @Override
   public PutResult put(Batch batch, BatchMeta meta) {
-    long start = nanoClock.getAsLong();
-    try {
-      PutResult result = delegate.put(batch, meta);
-      record(StorageOp.PUT_DATA, meta, start, Set.of(), false);
-      return result;
-    } catch (RuntimeException | Error e) {
-      record(StorageOp.PUT_DATA, meta, start, Set.of(), true);
-      throw e;
-    }
+    return timed(StorageOp.PUT_DATA, meta, () -> delegate.put(batch, meta), NONE_FAILED);
   }
 
   @Override
   public PutResult put(Batch batch, BatchMeta meta, DataParserReference parser) {
-    long start = nanoClock.getAsLong();
-    try {
-      PutResult result = delegate.put(batch, meta, parser);
-      record(StorageOp.PUT_DATA, meta, start, Set.of(), false);
-      return result;
-    } catch (RuntimeException | Error e) {
-      record(StorageOp.PUT_DATA, meta, start, Set.of(), true);
-      throw e;
-    }
+    return timed(StorageOp.PUT_DATA, meta, () -> delegate.put(batch, meta, parser), NONE_FAILED);
   }
 
   @Override
   public Batch get(BatchMeta meta, BufferAllocator allocator) {
-    long start = nanoClock.getAsLong();
-    try {
-      Batch result = delegate.get(meta, allocator);
-      record(StorageOp.GET_DATA, meta, start, Set.of(), false);
-      return result;
-    } catch (RuntimeException | Error e) {
-      record(StorageOp.GET_DATA, meta, start, Set.of(), true);
-      throw e;
-    }
+    return timed(StorageOp.GET_DATA, meta, () -> delegate.get(meta, allocator), NONE_FAILED);
   }
 
   @Override
   public ClearResult clear(BatchMeta meta) {
-    long start = nanoClock.getAsLong();
-    try {
-      ClearResult result = delegate.clear(meta);
-      Set<String> failed = new HashSet<>();
-      result.failures().forEach(f -> failed.add(f.target()));
-      record(StorageOp.CLEAR_DATA, meta, start, failed, false);
-      return result;
-    } catch (RuntimeException | Error e) {
-      record(StorageOp.CLEAR_DATA, meta, start, Set.of(), true);
-      throw e;
-    }
+    return timed(
+        StorageOp.CLEAR_DATA,
+        meta,
+        () -> delegate.clear(meta),
+        result -> {
+          Set<String> failed = new HashSet<>();
+          result.failures().forEach(f -> failed.add(f.target()));
+          return failed;
+        });
   }
 
   @Override
@@ -151,6 +130,28 @@ public final class MeteredStorageManager implements StorageManager {
     delegate.close();
   }
 
+  /**
+   * Runs one request of the wrapped manager and records it: as failed by every unit it touched when
+   * it throws (the exception is passed on unchanged), else as failed by the units {@code
+   * failedUnits} names in its result.
+   */
+  private <T> T timed(
+      StorageOp op,
+      BatchMeta meta,
+      Supplier<T> call,
+      Function<? super T, Set<String>> failedUnits) {
+    long start = nanoClock.getAsLong();
+    T result;
+    try {
+      result = call.get();
+    } catch (RuntimeException | Error e) {
+      record(op, meta, start, Set.of(), true);
+      throw e;
+    }
+    record(op, meta, start, failedUnits.apply(result), false);
+    return result;
+  }
+
   private void record(
       StorageOp op, BatchMeta meta, long start, Set<String> failedUnits, boolean failed) {
     try {
@@ -160,7 +161,7 @@ public final class MeteredStorageManager implements StorageManager {
       }
       long[] perUnit = new long[unitIds.size()];
       for (long gi : meta.globalIndexArray()) {
-        perUnit[(int) Math.floorMod(gi, (long) perUnit.length)]++;
+        perUnit[UnitRouter.unitOf(gi, perUnit.length)]++;
       }
       for (int u = 0; u < perUnit.length; u++) {
         if (perUnit[u] > 0) {

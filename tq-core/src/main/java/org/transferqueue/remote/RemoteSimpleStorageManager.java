@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,7 +23,6 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.storage.ClearResult;
-import org.transferqueue.storage.FieldSchemas;
 import org.transferqueue.storage.PartitionGroup;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.ProductionUpdates;
@@ -33,8 +31,11 @@ import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.checkpoint.FileDigest;
+import org.transferqueue.storage.simple.PutPlan;
+import org.transferqueue.storage.simple.RoutingGroup;
 import org.transferqueue.storage.simple.SimpleStorageCheckpoints;
 import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.storage.simple.UnitRouter;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.transport.BodyDestination;
@@ -197,15 +198,13 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   public PutResult put(Batch batch, BatchMeta meta) {
     ensureOpen();
     long deadlineNs = nanoClock.getAsLong() + timeout.toNanos();
-    FieldSchemas.requireMatchingSize(batch, meta);
-    if (meta.isEmpty()) {
-      return new PutResult(new TreeMap<>(), List.of());
+    PutPlan plan = PutPlan.of(batch, meta);
+    if (plan.isEmpty()) {
+      return new PutResult(plan.schema(), List.of());
     }
-    long[] gis = meta.globalIndexArray();
-    FieldSchemas.requireDistinctIndexes(gis);
-    SortedMap<String, FieldSchema> schema = FieldSchemas.extract(batch);
-    FieldSchemas.requireCompatible(meta, schema);
-    List<PartitionGroup> partitions = PartitionGroup.of(meta);
+    long[] gis = plan.globalIndexes();
+    SortedMap<String, FieldSchema> schema = plan.schema();
+    List<PartitionGroup> partitions = plan.partitions();
     List<Part> parts = plan(partitions, gis, batch);
     long[] generations = meta.generationArray();
     long[] tokens = new long[parts.size()];
@@ -340,36 +339,13 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     return requests;
   }
 
-  /** Groups {@code rows} of {@code gis} by unit ({@code gi mod n}), in unit order. */
+  /** Groups {@code rows} of {@code gis} by unit ({@link UnitRouter}), in unit order. */
   static List<Route> route(long[] gis, int[] rows, int n) {
-    int[] counts = new int[n];
-    for (int row : rows) {
-      counts[unitOf(gis[row], n)]++;
-    }
     List<Route> routes = new ArrayList<>();
-    int[][] positions = new int[n][];
-    for (int u = 0; u < n; u++) {
-      positions[u] = new int[counts[u]];
-    }
-    int[] fill = new int[n];
-    for (int row : rows) {
-      int u = unitOf(gis[row], n);
-      positions[u][fill[u]++] = row;
-    }
-    for (int u = 0; u < n; u++) {
-      if (counts[u] > 0) {
-        long[] unitGis = new long[counts[u]];
-        for (int j = 0; j < unitGis.length; j++) {
-          unitGis[j] = gis[positions[u][j]];
-        }
-        routes.add(new Route(u, unitGis, positions[u]));
-      }
+    for (RoutingGroup group : UnitRouter.route(gis, rows, n)) {
+      routes.add(new Route(group.unit(), group.globalIndexes(), group.positions()));
     }
     return routes;
-  }
-
-  private static int unitOf(long gi, int n) {
-    return (int) Math.floorMod(gi, (long) n);
   }
 
   /** The entries of a batch-aligned column at some batch positions. */

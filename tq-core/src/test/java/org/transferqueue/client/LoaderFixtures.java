@@ -91,7 +91,9 @@ final class LoaderFixtures {
                   MetaClient.class.getClassLoader(),
                   new Class<?>[] {MetaClient.class},
                   (proxy, method, args) -> {
-                    if (method.getName().equals("getMeta")) {
+                    // The loader fetches with tryGetMeta; a hook may call getMeta.
+                    if (method.getName().equals("getMeta")
+                        || method.getName().equals("tryGetMeta")) {
                       getMetaNanos.add(System.nanoTime());
                     }
                     try {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.TqException;
@@ -225,6 +226,34 @@ public final class RemoteController implements ControllerApi {
       timeout = wait.plus(callTimeout);
     }
     return call(ControllerProtocol.GET_METADATA, sent, timeout);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The wire has no value for these outcomes: the controller reports a fetch it could not serve
+   * by the deadline as {@code DEADLINE_EXCEEDED} and a force fetch of a missing partition as {@code
+   * UNKNOWN_PARTITION}. This is the one place where those two errors become values.
+   */
+  @Override
+  public Optional<BatchMeta> tryGetMetadata(GetMetadataRequest request) {
+    Objects.requireNonNull(request, "request");
+    try {
+      BatchMeta meta = getMetadata(request);
+      return request.mode() == FetchMode.FETCH && meta.isEmpty()
+          ? Optional.empty()
+          : Optional.of(meta);
+    } catch (DeadlineExceededException e) {
+      if (request.mode() == FetchMode.FETCH) {
+        return Optional.empty();
+      }
+      throw e;
+    } catch (TqException e) {
+      if (request.mode() == FetchMode.FORCE_FETCH && e.code() == ErrorCode.UNKNOWN_PARTITION) {
+        return Optional.empty();
+      }
+      throw e;
+    }
   }
 
   @Override

@@ -139,7 +139,7 @@ public final class SimpleStorageCheckpoints {
               Path file = base.resolve(unitFileName(p, saved.get(p)));
               StorageUnit unit = units.get(p);
               try {
-                return unit.readCheckpoint(file, digests);
+                return UnitCheckpoints.read(unit, file, digests);
               } catch (StorageException e) {
                 throw new StorageException(
                     e.code(),

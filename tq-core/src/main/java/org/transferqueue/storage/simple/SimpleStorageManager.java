@@ -7,7 +7,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.SortedMap;
-import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.transferqueue.Closeables;
@@ -171,21 +170,16 @@ public final class SimpleStorageManager implements StorageManager {
 
   private PutResult store(Batch batch, BatchMeta meta, DataParserReference parser) {
     ensureOpen();
-    FieldSchemas.requireMatchingSize(batch, meta);
-    if (meta.isEmpty()) {
-      return new PutResult(new TreeMap<>(), List.of());
+    PutPlan plan = parser == null ? PutPlan.of(batch, meta) : PutPlan.unparsed(batch, meta);
+    if (plan.isEmpty()) {
+      return new PutResult(plan.schema(), List.of());
     }
-    long[] gis = meta.globalIndexArray();
-    FieldSchemas.requireDistinctIndexes(gis);
-    SortedMap<String, FieldSchema> schema = null;
-    if (parser == null) {
-      schema = FieldSchemas.extract(batch);
-      FieldSchemas.requireCompatible(meta, schema);
-    } else {
+    SortedMap<String, FieldSchema> schema = plan.schema();
+    if (parser != null) {
       parsers.resolve(parser.name());
     }
-    List<PartitionGroup> partitions = PartitionGroup.of(meta);
-    List<PutTask> tasks = planTasks(partitions, gis, meta.generationArray());
+    List<PartitionGroup> partitions = plan.partitions();
+    List<PutTask> tasks = planTasks(plan);
     for (PutTask task : tasks) {
       task.unit().checkCapacity(task.gis(), task.generations());
     }
@@ -223,26 +217,17 @@ public final class SimpleStorageManager implements StorageManager {
   }
 
   /** Splits a put into one task per (partition group, unit), in partition order. */
-  private List<PutTask> planTasks(List<PartitionGroup> partitions, long[] gis, long[] generations) {
+  private List<PutTask> planTasks(PutPlan plan) {
     List<PutTask> tasks = new ArrayList<>();
-    for (int p = 0; p < partitions.size(); p++) {
-      int[] rows = partitions.get(p).positions();
-      long[] partitionGis = new long[rows.length];
-      for (int j = 0; j < rows.length; j++) {
-        partitionGis[j] = gis[rows[j]];
-      }
-      for (RoutingGroup group : RoutingGroup.route(partitionGis, units.size())) {
-        int[] positions = group.positions().clone();
-        for (int j = 0; j < positions.length; j++) {
-          positions[j] = rows[positions[j]];
-        }
+    for (int p = 0; p < plan.partitions().size(); p++) {
+      for (RoutingGroup group : plan.route(p, units.size())) {
         tasks.add(
             new PutTask(
                 p,
                 units.get(group.unit()),
                 group.globalIndexes(),
-                RoutingGroup.pick(generations, positions),
-                positions));
+                RoutingGroup.pick(plan.generations(), group.positions()),
+                group.positions()));
       }
     }
     return tasks;
@@ -311,7 +296,7 @@ public final class SimpleStorageManager implements StorageManager {
     if (meta.isEmpty() || fields.isEmpty()) {
       return Batch.builder().rowCount(meta.size()).build();
     }
-    List<RoutingGroup> groups = RoutingGroup.route(meta.globalIndexArray(), units.size());
+    List<RoutingGroup> groups = UnitRouter.route(meta.globalIndexArray(), units.size());
     long[] generations = meta.generationArray();
     List<CellSnapshot> snapshots =
         executor.runAll(
@@ -341,7 +326,7 @@ public final class SimpleStorageManager implements StorageManager {
     if (meta.isEmpty()) {
       return ClearResult.complete(0);
     }
-    List<RoutingGroup> groups = RoutingGroup.route(meta.globalIndexArray(), units.size());
+    List<RoutingGroup> groups = UnitRouter.route(meta.globalIndexArray(), units.size());
     long[] generations = meta.generationArray();
     List<ClearResult> parts =
         executor.runAll(

@@ -1,6 +1,5 @@
 package org.transferqueue.storage.simple;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,7 +18,6 @@ import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.storage.FieldSchemas;
 import org.transferqueue.storage.StorageManager;
-import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.tensor.Batch;
 
@@ -399,7 +397,7 @@ public final class StorageUnit implements AutoCloseable {
           generationOf[slotOf[j]] = generations[j];
         }
       }
-      Replaced[] replaced = new Replaced[fieldNames.length];
+      FieldCells.Replaced[] replaced = new FieldCells.Replaced[fieldNames.length];
       for (int f = 0; f < fieldNames.length; f++) {
         FieldCells cells = fields.get(fieldNames[f]);
         boolean createdField = cells == null;
@@ -409,9 +407,21 @@ public final class StorageUnit implements AutoCloseable {
         }
         cells.ensureSlots(slots.slotBound());
         replaced[f] = cells.install(slotOf, blocks[f], createdField);
-        cellCount += replaced[f].added;
+        cellCount += replaced[f].added();
       }
-      return new CommittedPut(gis, createdSample, fieldNames, blocks, replaced);
+      return new CommittedPut(this, gis, createdSample, fieldNames, blocks, replaced);
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /** Takes back a put of {@link #commit}, unless the unit is closed; see {@link CommittedPut}. */
+  void rollback(CommittedPut put) {
+    lock.writeLock().lock();
+    try {
+      if (!closed) {
+        cellCount -= put.restore(slots, fields);
+      }
     } finally {
       lock.writeLock().unlock();
     }
@@ -540,6 +550,41 @@ public final class StorageUnit implements AutoCloseable {
    * @throws StorageException with {@code STORAGE_ERROR} if writing failed
    */
   public FileDigest saveCheckpoint(Path file) {
+    return UnitCheckpoints.save(this, file);
+  }
+
+  /**
+   * Replaces the unit's whole state by a checkpoint: samples not in the file disappear. On an error
+   * the state is unchanged.
+   *
+   * @param file a file written by {@link #saveCheckpoint}
+   * @throws StorageException with {@code NOT_FOUND} for a missing file, {@code CORRUPT_DATA} for a
+   *     malformed one, {@code OUT_OF_MEMORY} if the cells do not fit the unit's allocator
+   */
+  public void loadCheckpoint(Path file) {
+    UnitCheckpoints.load(this, file);
+  }
+
+  /**
+   * Reads a checkpoint file into memory of this unit's allocator and verifies it, in one pass,
+   * without changing the unit; {@link StorageManager.PreparedLoad#commit()} then replaces the
+   * unit's state (and cannot fail), {@link StorageManager.PreparedLoad#close()} discards it.
+   *
+   * @param file a file written by {@link #saveCheckpoint}
+   * @param expected the manifest's size and CRC32C of the file, or null to check only its structure
+   * @return the staged contents
+   * @throws StorageException as {@link #loadCheckpoint}; {@code CORRUPT_DATA} also when the size or
+   *     checksum differs from {@code expected}
+   */
+  public StorageManager.PreparedLoad prepareLoadCheckpoint(Path file, FileDigest expected) {
+    return UnitCheckpoints.prepare(this, file, expected);
+  }
+
+  /**
+   * Every cell of the unit and every sample's generation as of one instant, for a checkpoint: the
+   * cells' blocks are retained, so the caller must close the contents.
+   */
+  UnitCheckpoint.Contents checkpointContents() {
     List<UnitCheckpoint.FieldCellsData> data = new ArrayList<>();
     Map<Long, Long> generations = new HashMap<>();
     lock.readLock().lock();
@@ -563,54 +608,8 @@ public final class StorageUnit implements AutoCloseable {
     } finally {
       lock.readLock().unlock();
     }
-    try (UnitCheckpoint.Contents contents =
-        new UnitCheckpoint.Contents(
-            id, capacity == Long.MAX_VALUE ? -1 : capacity, data, generations)) {
-      return UnitCheckpoint.write(file, contents, allocator);
-    } catch (IOException e) {
-      throw new StorageException(
-          ErrorCode.STORAGE_ERROR,
-          "Storage unit " + id + " failed to save checkpoint to " + file + ": " + e,
-          e);
-    }
-  }
-
-  /**
-   * Replaces the unit's whole state by a checkpoint: samples not in the file disappear. On an error
-   * the state is unchanged.
-   *
-   * @param file a file written by {@link #saveCheckpoint}
-   * @throws StorageException with {@code NOT_FOUND} for a missing file, {@code CORRUPT_DATA} for a
-   *     malformed one, {@code OUT_OF_MEMORY} if the cells do not fit the unit's allocator
-   */
-  public void loadCheckpoint(Path file) {
-    install(readCheckpoint(file, CheckpointDigests.none()));
-  }
-
-  /**
-   * Reads a checkpoint file into memory of this unit's allocator and verifies it, in one pass,
-   * without changing the unit; {@link StorageManager.PreparedLoad#commit()} then replaces the
-   * unit's state (and cannot fail), {@link StorageManager.PreparedLoad#close()} discards it.
-   *
-   * @param file a file written by {@link #saveCheckpoint}
-   * @param expected the manifest's size and CRC32C of the file, or null to check only its structure
-   * @return the staged contents
-   * @throws StorageException as {@link #loadCheckpoint}; {@code CORRUPT_DATA} also when the size or
-   *     checksum differs from {@code expected}
-   */
-  public StorageManager.PreparedLoad prepareLoadCheckpoint(Path file, FileDigest expected) {
-    CheckpointDigests digests =
-        expected == null
-            ? CheckpointDigests.none()
-            : CheckpointDigests.expecting(
-                file.toAbsolutePath().getParent(), Map.of(file.getFileName().toString(), expected));
-    return new StagedUnitLoad(List.of(this), List.of(readCheckpoint(file, digests)));
-  }
-
-  /** Reads a checkpoint into blocks of this unit's allocator, without changing the unit. */
-  UnitCheckpoint.Contents readCheckpoint(Path file, CheckpointDigests digests) {
-    ensureOpenNow();
-    return UnitCheckpoint.read(file, allocator, digests);
+    return new UnitCheckpoint.Contents(
+        id, capacity == Long.MAX_VALUE ? -1 : capacity, data, generations);
   }
 
   /** Replaces the unit's state by {@code contents}, taking ownership of its blocks. */
@@ -665,7 +664,8 @@ public final class StorageUnit implements AutoCloseable {
     cellCount = 0;
   }
 
-  private void ensureOpenNow() {
+  /** Fails with {@code CLOSED} when the unit is closed. */
+  void ensureOpenNow() {
     lock.readLock().lock();
     try {
       ensureOpen();
@@ -760,162 +760,5 @@ public final class StorageUnit implements AutoCloseable {
   @Override
   public String toString() {
     return "StorageUnit[id=" + id + ", capacity=" + capacitySamples() + "]";
-  }
-
-  /** The cells of one field, indexed by sample slot. Guarded by the unit's lock. */
-  private static final class FieldCells {
-    CellBlock[] blocks = new CellBlock[16];
-    int[] rows = new int[16];
-    long held;
-
-    void ensureSlots(int bound) {
-      if (bound > blocks.length) {
-        int length = Math.max(bound, blocks.length * 2);
-        blocks = Arrays.copyOf(blocks, length);
-        rows = Arrays.copyOf(rows, length);
-      }
-    }
-
-    Replaced install(int[] slotOf, CellBlock block, boolean createdField) {
-      CellBlock[] oldBlocks = new CellBlock[slotOf.length];
-      int[] oldRows = new int[slotOf.length];
-      List<CellBlock> retained = new ArrayList<>(1);
-      int added = 0;
-      for (int j = 0; j < slotOf.length; j++) {
-        int slot = slotOf[j];
-        CellBlock old = blocks[slot];
-        if (old != null) {
-          if (retained.isEmpty() || retained.getLast() != old) {
-            old.retain();
-            retained.add(old);
-          }
-          oldBlocks[j] = old;
-          oldRows[j] = rows[slot];
-          old.dropRow();
-        } else {
-          added++;
-          held++;
-        }
-        blocks[slot] = block;
-        rows[slot] = j;
-      }
-      return new Replaced(this, oldBlocks, oldRows, retained, added, createdField);
-    }
-
-    CellBlock block(int slot) {
-      return slot < blocks.length ? blocks[slot] : null;
-    }
-
-    boolean clearSlot(int slot) {
-      CellBlock old = block(slot);
-      if (old == null) {
-        return false;
-      }
-      blocks[slot] = null;
-      held--;
-      old.dropRow();
-      return true;
-    }
-  }
-
-  /** What a put replaced in one field. */
-  private record Replaced(
-      FieldCells cells,
-      CellBlock[] oldBlocks,
-      int[] oldRows,
-      List<CellBlock> retained,
-      int added,
-      boolean createdField) {}
-
-  /** The undo record of a commit. */
-  private final class CommittedPut implements PutUndo {
-    private final long[] gis;
-    private final boolean[] createdSample;
-    private final String[] fieldNames;
-    private final CellBlock[] blocks;
-    private final Replaced[] replaced;
-    private boolean done;
-
-    CommittedPut(
-        long[] gis,
-        boolean[] createdSample,
-        String[] fieldNames,
-        CellBlock[] blocks,
-        Replaced[] replaced) {
-      this.gis = gis;
-      this.createdSample = createdSample;
-      this.fieldNames = fieldNames;
-      this.blocks = blocks;
-      this.replaced = replaced;
-    }
-
-    @Override
-    public void rollback() {
-      if (done) {
-        return;
-      }
-      lock.writeLock().lock();
-      try {
-        if (!closed) {
-          restore();
-        }
-      } finally {
-        lock.writeLock().unlock();
-        close();
-      }
-    }
-
-    private void restore() {
-      for (int f = 0; f < fieldNames.length; f++) {
-        Replaced r = replaced[f];
-        for (int j = 0; j < gis.length; j++) {
-          int slot = slots.get(gis[j]);
-          if (slot < 0 || r.cells.block(slot) != blocks[f] || r.cells.rows[slot] != j) {
-            continue; // replaced or cleared since: a later operation wins
-          }
-          CellBlock old = r.oldBlocks[j];
-          r.cells.blocks[slot] = old;
-          if (old != null) {
-            r.cells.rows[slot] = r.oldRows[j];
-            old.reviveRow();
-          } else {
-            r.cells.held--;
-            cellCount--;
-          }
-          blocks[f].dropRow();
-        }
-        if (r.createdField && r.cells.held == 0 && fields.get(fieldNames[f]) == r.cells) {
-          fields.remove(fieldNames[f]);
-        }
-      }
-      for (int j = 0; j < gis.length; j++) {
-        if (createdSample[j]) {
-          int slot = slots.get(gis[j]);
-          if (slot >= 0 && holdsNothing(slot)) {
-            slots.remove(gis[j]);
-          }
-        }
-      }
-    }
-
-    private boolean holdsNothing(int slot) {
-      for (FieldCells cells : fields.values()) {
-        if (cells.block(slot) != null) {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    @Override
-    public void close() {
-      if (done) {
-        return;
-      }
-      done = true;
-      for (Replaced r : replaced) {
-        r.retained.forEach(CellBlock::release);
-      }
-    }
   }
 }

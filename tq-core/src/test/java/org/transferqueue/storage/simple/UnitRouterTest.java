@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.transferqueue.TqException;
 
 /** Scenarios 5.E routing (AS-044 to AS-046) and the sample-slot table behind the units. */
-class RoutingGroupTest {
+class UnitRouterTest {
 
   private static Map<Long, Integer> unitByIndex(List<RoutingGroup> groups) {
     Map<Long, Integer> map = new HashMap<>();
@@ -27,11 +27,11 @@ class RoutingGroupTest {
   @Test
   void AS044_routingIsStableAcrossBatchSplits() {
     long[] all = LongStream.range(0, 10).toArray();
-    Map<Long, Integer> whole = unitByIndex(RoutingGroup.route(all, 2));
+    Map<Long, Integer> whole = unitByIndex(UnitRouter.route(all, 2));
     Map<Long, Integer> split = new HashMap<>();
     for (long[] part :
         new long[][] {LongStream.range(0, 5).toArray(), LongStream.range(5, 10).toArray()}) {
-      List<RoutingGroup> groups = RoutingGroup.route(part, 2);
+      List<RoutingGroup> groups = UnitRouter.route(part, 2);
       split.putAll(unitByIndex(groups));
       for (RoutingGroup group : groups) {
         for (int j = 0; j < group.size(); j++) {
@@ -47,13 +47,13 @@ class RoutingGroupTest {
     long[] forward = LongStream.range(0, 10).toArray();
     long[] backward = LongStream.range(0, 10).map(i -> 9 - i).toArray();
 
-    assertThat(unitByIndex(RoutingGroup.route(backward, 2)))
-        .isEqualTo(unitByIndex(RoutingGroup.route(forward, 2)));
+    assertThat(unitByIndex(UnitRouter.route(backward, 2)))
+        .isEqualTo(unitByIndex(UnitRouter.route(forward, 2)));
   }
 
   @Test
   void AS046_groupsCarryIndexesAndPositionsInBatchOrder() {
-    List<RoutingGroup> groups = RoutingGroup.route(new long[] {7, 2, 9, 4}, 2);
+    List<RoutingGroup> groups = UnitRouter.route(new long[] {7, 2, 9, 4}, 2);
 
     assertThat(groups)
         .containsExactly(
@@ -62,8 +62,27 @@ class RoutingGroupTest {
   }
 
   @Test
+  void shouldRouteOnlyTheGivenRowsKeepingTheirBatchPositions() {
+    long[] gis = {7, 2, 9, 4, 6};
+
+    List<RoutingGroup> groups = UnitRouter.route(gis, new int[] {1, 2, 4}, 2);
+
+    assertThat(groups)
+        .containsExactly(
+            new RoutingGroup(0, new long[] {2, 6}, new int[] {1, 4}),
+            new RoutingGroup(1, new long[] {9}, new int[] {2}));
+  }
+
+  @Test
+  void shouldPlaceEveryIndexOnItsFloorModUnit() {
+    for (long gi : new long[] {0, 1, 5, 1L << 40, Long.MAX_VALUE}) {
+      assertThat(UnitRouter.unitOf(gi, 3)).isEqualTo((int) (gi % 3));
+    }
+  }
+
+  @Test
   void shouldRejectNegativeGlobalIndex() {
-    assertThatThrownBy(() -> RoutingGroup.route(new long[] {1, -3}, 2))
+    assertThatThrownBy(() -> UnitRouter.route(new long[] {1, -3}, 2))
         .isInstanceOf(TqException.class)
         .hasMessageContaining("-3");
   }
