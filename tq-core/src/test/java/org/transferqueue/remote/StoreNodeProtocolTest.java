@@ -40,7 +40,7 @@ import org.transferqueue.transport.Request;
  */
 @ExtendWith(LeakCheckExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class StoreNodeMessagesTest {
+class StoreNodeProtocolTest {
   private static final long SEGMENT = 1 << 20;
   private static final ReplicateConfig PLAIN = ReplicateConfig.DEFAULT;
 

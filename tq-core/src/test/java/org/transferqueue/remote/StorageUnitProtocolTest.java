@@ -42,7 +42,7 @@ import org.transferqueue.transport.Response;
  */
 @ExtendWith(LeakCheckExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class StorageUnitMessagesTest {
+class StorageUnitProtocolTest {
   private static final List<String> FIELDS = List.of("ids", "seq", "note");
 
   private static Batch rows(BufferAllocator allocator) {
