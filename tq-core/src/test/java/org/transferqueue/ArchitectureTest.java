@@ -74,6 +74,15 @@ class ArchitectureTest {
     slices().matching("org.transferqueue.(*)..").should().beFreeOfCycles().check(mainClasses);
   }
 
+  /**
+   * Each package on its own, sub-packages included: {@code objectstore} and {@code
+   * objectstore.engine} are two slices here, while the rule above folds them into one.
+   */
+  @Test
+  void shouldHaveNoCyclesBetweenSubPackages() {
+    slices().matching("org.transferqueue.(**)").should().beFreeOfCycles().check(mainClasses);
+  }
+
   @Test
   void shouldCreateArenasOnlyInMemoryPackage() {
     noClasses()

@@ -1,7 +1,7 @@
 package org.transferqueue.client;
 
 import org.transferqueue.config.TqConfig;
-import org.transferqueue.objectstore.MooncakeStoreBackend;
+import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.SimpleStorageManager;
 

@@ -19,7 +19,7 @@ import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.objectstore.MooncakeStoreBackend;
+import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.remote.RemoteBackends;
 import org.transferqueue.remote.controller.RemoteController;

@@ -165,7 +165,7 @@ final class GetPlan {
   void addTransfers(int i, MemorySegment destination, Transfers out) {
     String key = keys.get(i);
     Map<String, Object> meta = backendMeta == null ? null : backendMeta.get(i);
-    int chunks = chunkCount(key, meta);
+    int chunks = ChunkKeys.count(key, meta);
     long nbytes = sizes[i];
     if (chunks == 0) {
       if (nbytes > 0) {
@@ -191,7 +191,7 @@ final class GetPlan {
     for (int c = 0; c < chunks; c++) {
       long offset = c * chunk;
       long length = Math.min(chunk, nbytes - offset);
-      out.add(key + ":c" + c, destination.asSlice(offset, length), length);
+      out.add(ChunkKeys.of(key, c), destination.asSlice(offset, length), length);
     }
   }
 
@@ -227,25 +227,6 @@ final class GetPlan {
     long[] sizes() {
       return count == sizes.length ? sizes : Arrays.copyOf(sizes, count);
     }
-  }
-
-  /**
-   * The number of chunks the metadata records for a key.
-   *
-   * @param key the key, for messages
-   * @param meta its backend metadata, or null
-   * @return 0 when the key is not chunked
-   * @throws TqException with {@code INVALID_ARGUMENT} for a count that is not a positive integer
-   */
-  static int chunkCount(String key, Map<String, Object> meta) {
-    if (meta == null || !meta.containsKey(MooncakeKvClient.N_CHUNKS)) {
-      return 0;
-    }
-    Object value = meta.get(MooncakeKvClient.N_CHUNKS);
-    if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() > Integer.MAX_VALUE) {
-      throw invalid("n_chunks of key '" + key + "' is not a positive integer: " + value);
-    }
-    return n.intValue();
   }
 
   private static TqException invalid(String message) {

@@ -11,17 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.PackedValueCodec;
@@ -61,15 +54,18 @@ import org.transferqueue.tensor.Tensor;
  * by chunk into consecutive parts of their destination.
  *
  * <p><b>Clear.</b> {@code batchRemove(force = true)} per slice, chunk keys expanded whenever the
- * metadata records chunks; {@code -704} (absent) is success, other codes are logged and returned.
+ * metadata records chunks ({@link ChunkKeys}, as reads expand them); {@code -704} (absent) is
+ * success, other codes are logged and returned.
  *
  * <p><b>Threads.</b> Slice tasks run on virtual worker threads owned by the client (store calls
  * block), at most {@code max_batch_worker_threads} at a time per put, get or clear, so calls from
  * many threads do not queue behind each other; unless a {@link RetryScheduler} is injected, one
  * scheduler thread serves retry pauses. Slices of one call, tensor and object alike, run
  * concurrently; the calling thread waits for all of them, and the first failure is thrown after all
- * have finished and released their memory. Retries follow {@link TransferRetrier}. Pooled buffers
- * stay registered across calls ({@link RegisteredBufferPool}).
+ * have finished and released their memory ({@link SliceFanOut} owns the workers, the retry timer
+ * and the join). Retries follow {@link TransferRetrier}. Pooled buffers and memory registered with
+ * {@link #registerMemory} stay registered across calls ({@link RegisteredBufferPool}, {@link
+ * RegionRegistry}).
  *
  * <p><b>Ownership.</b> The store stays the caller's and must outlive the client, unless it was
  * handed over with {@link Builder#ownsStore}. Values returned by {@link #get} live in pooled
@@ -119,13 +115,11 @@ public final class MooncakeKvClient implements KvClient {
   private final ReplicateConfig replicateConfig;
   private final LongSupplier nanoClock;
   private final long operationTimeoutNs;
-  private final ExecutorService workers;
-  private final ScheduledExecutorService timer;
+  private final SliceFanOut fanOut;
   private final RegionRegistry registry;
   private final RegisteredBufferPool pool;
   private final SliceTransfers transfers;
   private final boolean ownsStore;
-  private final Map<Long, RegionRegistry.Region> callerRegions = new java.util.HashMap<>();
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private MooncakeKvClient(Builder b) {
@@ -135,24 +129,7 @@ public final class MooncakeKvClient implements KvClient {
     this.replicateConfig = ReplicateConfig.builder().withHardPin(config.effectiveHardPin()).build();
     this.nanoClock = b.nanoClock;
     this.operationTimeoutNs = b.operationTimeout.toNanos();
-    // One virtual thread per slice task: store calls block, and a fixed pool shared by every
-    // caller of this client would queue independent puts and gets behind each other. Each call
-    // bounds its own parallelism (callSlots).
-    this.workers =
-        Executors.newThreadPerTaskExecutor(
-            Thread.ofVirtual().name("mooncake-kv-worker-", 0).factory());
-    RetryScheduler scheduler = b.retryScheduler;
-    if (scheduler == null) {
-      timer = Executors.newSingleThreadScheduledExecutor(daemon("mooncake-kv-retry"));
-      scheduler =
-          delayNs -> {
-            CompletableFuture<Void> done = new CompletableFuture<>();
-            timer.schedule(() -> done.complete(null), delayNs, TimeUnit.NANOSECONDS);
-            return done;
-          };
-    } else {
-      timer = null;
-    }
+    this.fanOut = new SliceFanOut(b.retryScheduler);
     this.registry = new RegionRegistry(store);
     this.pool =
         new RegisteredBufferPool(
@@ -162,8 +139,8 @@ public final class MooncakeKvClient implements KvClient {
             b.maxPooledBytes);
     TransferRetrier retrier =
         new TransferRetrier(
-            workers,
-            scheduler,
+            fanOut.workers(),
+            fanOut.retryScheduler(),
             nanoClock,
             config.maxRetries(),
             config.retryDelay().toNanos(),
@@ -219,28 +196,7 @@ public final class MooncakeKvClient implements KvClient {
   public void registerMemory(MemorySegment region) {
     Objects.requireNonNull(region, "region");
     checkOpen();
-    if (!region.isNative() || region.byteSize() == 0) {
-      throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
-          "only a non-empty native segment can be registered: " + region);
-    }
-    synchronized (callerRegions) {
-      if (callerRegions.containsKey(region.address())) {
-        throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
-            "memory at 0x" + Long.toHexString(region.address()) + " is already registered");
-      }
-      RegionRegistry.Region registered = registry.acquire(region);
-      if (registered == null) {
-        throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
-            "the store refused to register "
-                + region.byteSize()
-                + " bytes at 0x"
-                + Long.toHexString(region.address()));
-      }
-      callerRegions.put(region.address(), registered);
-    }
+    registry.registerCaller(region);
   }
 
   /**
@@ -252,15 +208,7 @@ public final class MooncakeKvClient implements KvClient {
    */
   public boolean unregisterMemory(MemorySegment region) {
     Objects.requireNonNull(region, "region");
-    RegionRegistry.Region registered;
-    synchronized (callerRegions) {
-      registered = callerRegions.remove(region.address());
-    }
-    if (registered == null) {
-      return false;
-    }
-    registry.release(registered);
-    return true;
+    return registry.unregisterCaller(region);
   }
 
   // ---------------------------------------------------------------- put
@@ -273,7 +221,7 @@ public final class MooncakeKvClient implements KvClient {
     checkOpen();
     if (keys.size() != values.size() || keys.size() != kinds.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "Number of keys must match number of values: keys="
               + keys.size()
               + ", values="
@@ -296,7 +244,7 @@ public final class MooncakeKvClient implements KvClient {
             cells != null ? cells.kind(i) == KvCellKind.TENSOR : values.get(i) instanceof Tensor;
         if (!tensor) {
           throw new TqException(
-              org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+              ErrorCode.INVALID_ARGUMENT,
               "value of tensor key '" + keys.get(i) + "' is not a tensor: " + values.get(i));
         }
         order[tensors++] = i;
@@ -307,24 +255,21 @@ public final class MooncakeKvClient implements KvClient {
     reverse(order, objects, n);
     long deadline = nanoClock.getAsLong() + operationTimeoutNs;
     long[] packedSizes = objects < n ? new long[n] : null; // only object cells record a size
-    Semaphore slots = callSlots();
-    List<CompletableFuture<?>> tasks = new ArrayList<>();
+    List<SliceFanOut.SliceTask> tasks = new ArrayList<>();
     int limit = config.batchSizeLimit();
     for (int from = 0; from < tensors; from += limit) {
       int start = from;
       int end = Math.min(tensors, from + limit);
-      tasks.add(
-          submit(() -> transfers.putTensors(order, start, end, keys, values, deadline), slots));
+      tasks.add(() -> transfers.putTensors(order, start, end, keys, values, deadline));
     }
     for (int from = objects; from < n; from += limit) {
       List<Integer> slice = new ArrayList<>(Math.min(limit, n - from));
       for (int j = from; j < Math.min(n, from + limit); j++) {
         slice.add(order[j]);
       }
-      tasks.add(
-          submit(() -> transfers.putObjects(slice, keys, values, packedSizes, deadline), slots));
+      tasks.add(() -> transfers.putObjects(slice, keys, values, packedSizes, deadline));
     }
-    awaitAll(tasks);
+    fanOut.run(tasks, config.maxBatchWorkerThreads());
     if (objects == n) {
       return Collections.nCopies(n, null); // tensor cells record no metadata
     }
@@ -382,16 +327,15 @@ public final class MooncakeKvClient implements KvClient {
     long deadline = nanoClock.getAsLong() + operationTimeoutNs;
     Object[] results = new Object[n];
     List<AutoCloseable> owned = Collections.synchronizedList(new ArrayList<>());
-    Semaphore slots = callSlots();
-    List<CompletableFuture<?>> tasks = new ArrayList<>();
-    for (List<Integer> slice : slices(plan.tensorIndexes())) {
-      tasks.add(submit(() -> transfers.getTensors(plan, slice, results, owned, deadline), slots));
+    List<SliceFanOut.SliceTask> tasks = new ArrayList<>();
+    for (List<Integer> slice : SliceFanOut.slices(plan.tensorIndexes(), config.batchSizeLimit())) {
+      tasks.add(() -> transfers.getTensors(plan, slice, results, owned, deadline));
     }
-    for (List<Integer> slice : slices(plan.objectIndexes())) {
-      tasks.add(submit(() -> transfers.getObjects(plan, slice, results, owned, deadline), slots));
+    for (List<Integer> slice : SliceFanOut.slices(plan.objectIndexes(), config.batchSizeLimit())) {
+      tasks.add(() -> transfers.getObjects(plan, slice, results, owned, deadline));
     }
     try {
-      awaitAll(tasks);
+      fanOut.run(tasks, config.maxBatchWorkerThreads());
     } catch (RuntimeException e) {
       new KvValues(List.of(), owned).close();
       throw e;
@@ -421,7 +365,7 @@ public final class MooncakeKvClient implements KvClient {
     GetPlan plan = GetPlan.of(keys, shapes, dtypes, backendMeta);
     if (plan.objectCount() != 0 || destinations.size() != keys.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "getInto reads tensor cells only, one destination per key: keys="
               + keys.size()
               + ", destinations="
@@ -432,7 +376,7 @@ public final class MooncakeKvClient implements KvClient {
     for (int i = 0; i < keys.size(); i++) {
       if (destinations.get(i).byteSize() != plan.nbytes(i)) {
         throw new TqException(
-            org.transferqueue.ErrorCode.SHAPE_MISMATCH,
+            ErrorCode.SHAPE_MISMATCH,
             "destination of key '"
                 + keys.get(i)
                 + "' has "
@@ -457,17 +401,14 @@ public final class MooncakeKvClient implements KvClient {
         registered.add(acquired);
       }
       long deadline = nanoClock.getAsLong() + operationTimeoutNs;
-      Semaphore slots = callSlots();
-      List<CompletableFuture<?>> tasks = new ArrayList<>();
+      List<SliceFanOut.SliceTask> tasks = new ArrayList<>();
       int limit = config.batchSizeLimit();
       for (int from = 0; from < plan.tensorCount(); from += limit) {
         int start = from;
         int end = Math.min(plan.tensorCount(), from + limit);
-        tasks.add(
-            submit(
-                () -> transfers.getTensorsInto(plan, start, end, destinations, deadline), slots));
+        tasks.add(() -> transfers.getTensorsInto(plan, start, end, destinations, deadline));
       }
-      awaitAll(tasks);
+      fanOut.run(tasks, config.maxBatchWorkerThreads());
     } finally {
       registered.forEach(registry::release);
     }
@@ -481,7 +422,7 @@ public final class MooncakeKvClient implements KvClient {
     checkOpen();
     if (backendMeta != null && backendMeta.size() != keys.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "custom_backend_meta has "
               + backendMeta.size()
               + " entries for "
@@ -492,13 +433,13 @@ public final class MooncakeKvClient implements KvClient {
     List<String> base = new ArrayList<>(keys.size());
     for (int i = 0; i < keys.size(); i++) {
       Map<String, Object> meta = backendMeta == null ? null : backendMeta.get(i);
-      int chunks = GetPlan.chunkCount(keys.get(i), meta);
+      int chunks = ChunkKeys.count(keys.get(i), meta);
       if (chunks == 0) {
         actual.add(keys.get(i));
         base.add(keys.get(i));
       }
       for (int c = 0; c < chunks; c++) {
-        actual.add(keys.get(i) + ":c" + c);
+        actual.add(ChunkKeys.of(keys.get(i), c));
         base.add(keys.get(i));
       }
     }
@@ -507,26 +448,23 @@ public final class MooncakeKvClient implements KvClient {
       all.add(i);
     }
     int[] codes = new int[actual.size()];
-    Semaphore slots = callSlots();
-    List<CompletableFuture<?>> tasks = new ArrayList<>();
-    for (List<Integer> slice : slices(all)) {
+    List<SliceFanOut.SliceTask> tasks = new ArrayList<>();
+    for (List<Integer> slice : SliceFanOut.slices(all, config.batchSizeLimit())) {
       tasks.add(
-          submit(
-              () -> {
-                List<String> sliceKeys = slice.stream().map(actual::get).toList();
-                int[] rc = store.batchRemove(sliceKeys, true);
-                for (int j = 0; j < slice.size(); j++) {
-                  codes[slice.get(j)] =
-                      rc.length == slice.size() ? rc[j] : ErrorCode.INTERNAL_ERROR.code();
-                }
-                return CompletableFuture.completedFuture(null);
-              },
-              slots));
+          () -> {
+            List<String> sliceKeys = slice.stream().map(actual::get).toList();
+            int[] rc = store.batchRemove(sliceKeys, true);
+            for (int j = 0; j < slice.size(); j++) {
+              codes[slice.get(j)] =
+                  rc.length == slice.size() ? rc[j] : StoreStatus.INTERNAL_ERROR.code();
+            }
+            return CompletableFuture.completedFuture(null);
+          });
     }
-    awaitAll(tasks);
+    fanOut.run(tasks, config.maxBatchWorkerThreads());
     Map<String, Integer> failed = new LinkedHashMap<>();
     for (int i = 0; i < codes.length; i++) {
-      if (codes[i] != 0 && codes[i] != ErrorCode.OBJECT_NOT_FOUND.code()) {
+      if (codes[i] != 0 && codes[i] != StoreStatus.OBJECT_NOT_FOUND.code()) {
         LOG.log(
             System.Logger.Level.ERROR,
             "remove failed for key " + actual.get(i) + " with error code: " + codes[i]);
@@ -546,80 +484,10 @@ public final class MooncakeKvClient implements KvClient {
     }
   }
 
-  private List<List<Integer>> slices(List<Integer> indexes) {
-    int limit = config.batchSizeLimit();
-    List<List<Integer>> slices = new ArrayList<>();
-    for (int from = 0; from < indexes.size(); from += limit) {
-      slices.add(indexes.subList(from, Math.min(indexes.size(), from + limit)));
-    }
-    return slices;
-  }
-
-  private interface SliceTask {
-    CompletableFuture<Void> start();
-  }
-
-  /** The bound of one put, get or clear: {@code max_batch_worker_threads} slices at a time. */
-  private Semaphore callSlots() {
-    return new Semaphore(config.maxBatchWorkerThreads());
-  }
-
-  /**
-   * Runs {@code task} on a worker once one of its call's {@code slots} is free; the slot is held
-   * until the task's future completes, retries included.
-   */
-  private CompletableFuture<Void> submit(SliceTask task, Semaphore slots) {
-    return CompletableFuture.supplyAsync(
-            () -> {
-              slots.acquireUninterruptibly();
-              try {
-                return task.start();
-              } catch (RuntimeException | Error e) {
-                slots.release();
-                throw e;
-              }
-            },
-            workers)
-        .thenCompose(started -> started.whenComplete((r, e) -> slots.release()));
-  }
-
-  /** Waits for every task, then throws the first failure with the later ones suppressed. */
-  private static void awaitAll(List<CompletableFuture<?>> tasks) {
-    RuntimeException failure = null;
-    for (CompletableFuture<?> task : tasks) {
-      try {
-        task.join();
-      } catch (CompletionException e) {
-        RuntimeException cause =
-            e.getCause() instanceof RuntimeException r
-                ? r
-                : new StorageException(
-                    org.transferqueue.ErrorCode.STORAGE_ERROR, String.valueOf(e.getCause()), e);
-        if (failure == null) {
-          failure = cause;
-        } else if (failure != cause) {
-          failure.addSuppressed(cause);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
-  }
-
   private void checkOpen() {
     if (closed.get()) {
-      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "MooncakeKvClient is closed");
+      throw new TqException(ErrorCode.CLOSED, "MooncakeKvClient is closed");
     }
-  }
-
-  private static ThreadFactory daemon(String prefix) {
-    AtomicInteger count = new AtomicInteger();
-    return runnable -> {
-      Thread thread = new Thread(runnable, prefix + "-" + count.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 
   /**
@@ -641,13 +509,13 @@ public final class MooncakeKvClient implements KvClient {
 
   private CheckpointableObjectStore checkpointable() {
     if (closed.get()) {
-      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "Mooncake client is closed");
+      throw new TqException(ErrorCode.CLOSED, "Mooncake client is closed");
     }
     if (store instanceof CheckpointableObjectStore checkpointable) {
       return checkpointable;
     }
     throw new StorageException(
-        org.transferqueue.ErrorCode.UNSUPPORTED_OPERATION,
+        ErrorCode.UNSUPPORTED_OPERATION,
         "object store " + store.getClass().getSimpleName() + " does not support checkpoint");
   }
 
@@ -661,19 +529,7 @@ public final class MooncakeKvClient implements KvClient {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    workers.shutdown();
-    if (timer != null) {
-      timer.shutdownNow();
-    }
-    try {
-      if (!workers.awaitTermination(5, TimeUnit.SECONDS)) {
-        LOG.log(System.Logger.Level.WARNING, "MooncakeKvClient workers still busy after 5 s");
-        workers.shutdownNow();
-      }
-    } catch (InterruptedException e) {
-      workers.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
+    fanOut.close();
     try {
       pool.close();
     } finally {
@@ -820,7 +676,7 @@ public final class MooncakeKvClient implements KvClient {
     public MooncakeKvClient build() {
       if (store == null || allocator == null || config == null || nanoClock == null) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.INVALID_ARGUMENT,
             "store, allocator, config and nanoClock are required: store="
                 + store
                 + ", allocator="
@@ -832,13 +688,12 @@ public final class MooncakeKvClient implements KvClient {
       }
       if (operationTimeout == null || operationTimeout.isNegative() || operationTimeout.isZero()) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+            ErrorCode.INVALID_ARGUMENT,
             "operationTimeout=" + operationTimeout + " must be positive");
       }
       if (maxPooledBytes < 0) {
         throw new TqException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
-            "maxPooledBytes=" + maxPooledBytes + " < 0");
+            ErrorCode.INVALID_ARGUMENT, "maxPooledBytes=" + maxPooledBytes + " < 0");
       }
       Objects.requireNonNull(jitter, "jitter");
       return new MooncakeKvClient(this);

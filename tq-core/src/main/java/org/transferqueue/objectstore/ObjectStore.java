@@ -9,7 +9,7 @@ import org.transferqueue.memory.NativeBuffer;
  * A key-to-blob store with Mooncake Store's client API and semantics.
  *
  * <p>Result conventions (Mooncake's): {@code int} results are {@code 0} or a negative {@link
- * ErrorCode#code()}; {@code long} results are a size or count ({@code >= 0}) or a negative code;
+ * StoreStatus#code()}; {@code long} results are a size or count ({@code >= 0}) or a negative code;
  * batch calls return one entry per key in input order, and lists of different lengths give {@code
  * -600} for every entry. A read that succeeds returns the whole object's size, never a partial
  * count. Expected outcomes never throw; a {@code null} argument is a programming error and throws
@@ -19,8 +19,8 @@ import org.transferqueue.memory.NativeBuffer;
  * zero-copy calls ({@code putFrom}, {@code batchPutFrom}, {@code upsertFrom}, {@code
  * batchUpsertFrom}, {@code getInto}, {@code batchGetInto}) must lie wholly inside a region passed
  * to {@link #registerBuffer}, else the call returns {@code -600} ({@link
- * ErrorCode#INVALID_PARAMS}). The copy-path calls accept any segment, heap or native, and copy-path
- * reads return {@link NativeBuffer}s the caller owns.
+ * StoreStatus#INVALID_PARAMS}). The copy-path calls accept any segment, heap or native, and
+ * copy-path reads return {@link NativeBuffer}s the caller owns.
  *
  * <p>Visibility: an object becomes readable only when its whole write has completed; until then
  * reads return {@code -703} and {@link #isExist} returns 0. A put on a present key (or one being

@@ -2,11 +2,14 @@ package org.transferqueue.objectstore;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 
 /**
  * The memory regions one client has registered with its {@link ObjectStore}, with reference counts,
@@ -17,9 +20,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * already registered adds a reference to that region; otherwise the segment itself is registered.
  * {@link #release} drops the reference and unregisters a region when its last reference goes.
  * Pooled buffers hold one reference for as long as they are pooled, which keeps them registered
- * across calls.
+ * across calls, and so does caller memory registered with {@link #registerCaller} until {@link
+ * #unregisterCaller}.
  *
- * <p>Thread-safe: one lock guards the table and the store's register and unregister calls.
+ * <p>Thread-safe: one lock guards the tables and the store's register and unregister calls.
  */
 final class RegionRegistry implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(RegionRegistry.class.getName());
@@ -41,6 +45,7 @@ final class RegionRegistry implements AutoCloseable {
   private final ObjectStore store;
   private final ReentrantLock lock = new ReentrantLock();
   private final TreeMap<Long, Region> byStart = new TreeMap<>();
+  private final Map<Long, Region> callerRegions = new HashMap<>();
   private final AtomicLong registerCalls = new AtomicLong();
   private final AtomicLong unregisterCalls = new AtomicLong();
 
@@ -139,6 +144,65 @@ final class RegionRegistry implements AutoCloseable {
   }
 
   /**
+   * Registers caller memory for as long as the caller keeps it: one reference that {@link
+   * #unregisterCaller} drops.
+   *
+   * @param region a native segment that stays valid until {@link #unregisterCaller}
+   * @throws TqException with {@code INVALID_ARGUMENT} for a heap or empty segment, one already
+   *     registered through this method, or one the store refuses (for example because it partly
+   *     overlaps a registered region)
+   */
+  void registerCaller(MemorySegment region) {
+    if (!region.isNative() || region.byteSize() == 0) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "only a non-empty native segment can be registered: " + region);
+    }
+    lock.lock();
+    try {
+      if (callerRegions.containsKey(region.address())) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "memory at 0x" + Long.toHexString(region.address()) + " is already registered");
+      }
+      Region registered = acquire(region);
+      if (registered == null) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            "the store refused to register "
+                + region.byteSize()
+                + " bytes at 0x"
+                + Long.toHexString(region.address()));
+      }
+      callerRegions.put(region.address(), registered);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Drops a registration made by {@link #registerCaller}; the region is unregistered once no
+   * transfer in flight uses it.
+   *
+   * @param region the segment given to {@link #registerCaller}
+   * @return false if it was not registered through that method
+   */
+  boolean unregisterCaller(MemorySegment region) {
+    Region registered;
+    lock.lock();
+    try {
+      registered = callerRegions.remove(region.address());
+    } finally {
+      lock.unlock();
+    }
+    if (registered == null) {
+      return false;
+    }
+    release(registered);
+    return true;
+  }
+
+  /**
    * How many times this registry called {@link ObjectStore#registerBuffer}.
    *
    * @return the count
@@ -177,6 +241,7 @@ final class RegionRegistry implements AutoCloseable {
     try {
       List<Region> left = new ArrayList<>(byStart.values());
       byStart.clear();
+      callerRegions.clear();
       for (Region region : left) {
         unregisterCalls.incrementAndGet();
         store.unregisterBuffer(region.segment);

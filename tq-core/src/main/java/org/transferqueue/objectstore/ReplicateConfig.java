@@ -1,5 +1,6 @@
 package org.transferqueue.objectstore;
 
+import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
 /**
@@ -30,8 +31,7 @@ public record ReplicateConfig(int replicaNum, boolean withHardPin, boolean withS
    */
   public ReplicateConfig {
     if (replicaNum < 1) {
-      throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT, "replicaNum=" + replicaNum + " < 1");
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "replicaNum=" + replicaNum + " < 1");
     }
   }
 

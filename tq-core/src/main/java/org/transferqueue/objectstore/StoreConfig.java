@@ -1,6 +1,7 @@
 package org.transferqueue.objectstore;
 
 import java.util.Objects;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
 /**
@@ -56,7 +57,7 @@ public record StoreConfig(String localHostname, long globalSegmentSize, long loc
   }
 
   private static TqException invalid(String message) {
-    return new TqException(org.transferqueue.ErrorCode.INVALID_CONFIGURATION, message);
+    return new TqException(ErrorCode.INVALID_CONFIGURATION, message);
   }
 
   /**

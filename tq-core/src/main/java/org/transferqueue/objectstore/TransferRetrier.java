@@ -9,6 +9,7 @@ import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
 import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 
@@ -39,10 +40,10 @@ final class TransferRetrier {
    */
   static final Set<Integer> TRANSIENT_CODES =
       Set.of(
-          ErrorCode.TRANSFER_FAIL.code(),
-          ErrorCode.RPC_FAIL.code(),
-          ErrorCode.NO_AVAILABLE_HANDLE.code(),
-          ErrorCode.REPLICA_IS_NOT_READY.code());
+          StoreStatus.TRANSFER_FAIL.code(),
+          StoreStatus.RPC_FAIL.code(),
+          StoreStatus.NO_AVAILABLE_HANDLE.code(),
+          StoreStatus.REPLICA_IS_NOT_READY.code());
 
   /** One batch call of the store: per key a code, or for reads a byte count. */
   @FunctionalInterface
@@ -188,8 +189,8 @@ final class TransferRetrier {
       for (int i : failed) {
         for (int j = 0; j < indices.length; j++) {
           if (indices[j] == i) {
-            allRpcFail &= codes[j] == ErrorCode.RPC_FAIL.code();
-            allRpcTimeout &= codes[j] == ErrorCode.RPC_TIMEOUT.code();
+            allRpcFail &= codes[j] == StoreStatus.RPC_FAIL.code();
+            allRpcTimeout &= codes[j] == StoreStatus.RPC_TIMEOUT.code();
           }
         }
       }
@@ -197,17 +198,14 @@ final class TransferRetrier {
         return new DeadlineExceededException(message);
       }
       return new StorageException(
-          allRpcFail
-              ? org.transferqueue.ErrorCode.CONNECTION_FAILED
-              : org.transferqueue.ErrorCode.STORAGE_ERROR,
-          message);
+          allRpcFail ? ErrorCode.CONNECTION_FAILED : ErrorCode.STORAGE_ERROR, message);
     }
 
     /** Returns the indices to retry; throws for a result that must not be retried. */
     private int[] check(int[] indices, long[] codes) {
       if (codes == null || codes.length != indices.length) {
         throw new StorageException(
-            org.transferqueue.ErrorCode.STORAGE_ERROR,
+            ErrorCode.STORAGE_ERROR,
             operation
                 + " returned "
                 + (codes == null ? 0 : codes.length)
@@ -223,7 +221,7 @@ final class TransferRetrier {
           long want = expected == null ? 0 : expected[i];
           if (code != want) {
             throw new StorageException(
-                org.transferqueue.ErrorCode.CORRUPT_DATA,
+                ErrorCode.CORRUPT_DATA,
                 operation
                     + (expected == null ? " returned " : " read ")
                     + code
@@ -233,13 +231,13 @@ final class TransferRetrier {
                     + want
                     + " (stale or corrupt object)");
           }
-        } else if (expected == null && code == ErrorCode.ILLEGAL_CLIENT.code()) {
+        } else if (expected == null && code == StoreStatus.ILLEGAL_CLIENT.code()) {
           // A later upsert of the key preempted this one before it ended: that write stands, as
           // if this one had finished first (last writer wins). Not a failure of this write.
           continue;
         } else if (TRANSIENT_CODES.contains((int) code)) {
           retry[count++] = i;
-        } else if (code == ErrorCode.RPC_TIMEOUT.code()) {
+        } else if (code == StoreStatus.RPC_TIMEOUT.code()) {
           throw new DeadlineExceededException(
               operation
                   + " failed for key '"
@@ -250,16 +248,16 @@ final class TransferRetrier {
         } else {
           // A missing object is a missing cell, which the storage contract reports as NOT_FOUND.
           throw new StorageException(
-              code == ErrorCode.OBJECT_NOT_FOUND.code()
-                  ? org.transferqueue.ErrorCode.NOT_FOUND
-                  : org.transferqueue.ErrorCode.STORAGE_ERROR,
+              code == StoreStatus.OBJECT_NOT_FOUND.code()
+                  ? ErrorCode.NOT_FOUND
+                  : ErrorCode.STORAGE_ERROR,
               operation
                   + " failed for key '"
                   + keys.get(i)
                   + "' with non-retryable error code "
                   + code
                   + " ("
-                  + ErrorCode.fromCode(code)
+                  + StoreStatus.fromCode(code)
                   + ")");
         }
       }

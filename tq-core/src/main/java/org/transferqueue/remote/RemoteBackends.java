@@ -3,15 +3,11 @@ package org.transferqueue.remote;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import org.transferqueue.ErrorCode;
-import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.objectstore.MooncakeKvClient;
-import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerFactory;
-import org.transferqueue.storage.StorageManagerRegistry;
-import org.transferqueue.storage.kv.KvStorageManager;
 import org.transferqueue.transport.TransportConfig;
 
 /**
@@ -52,43 +48,13 @@ public final class RemoteBackends {
     List<HostPort> copy = List.copyOf(nodes);
     Objects.requireNonNull(transport, "transport");
     Objects.requireNonNull(config, "config");
-    return context -> {
-      RemoteObjectStore store = RemoteObjectStore.connect(copy, transport, context.allocator());
-      MooncakeKvClient client;
-      try {
-        int rc =
-            store.setup(
-                StoreConfig.builder()
-                    .localHostname(
-                        config.localHostname().isEmpty()
-                            ? StoreConfig.LOCAL_HOSTNAME_DEFAULT
-                            : config.localHostname())
-                    .globalSegmentSize(config.globalSegmentSize())
-                    .localBufferSize(config.localBufferSize())
-                    .build());
-        if (rc != 0) {
-          throw new StorageException(
-              ErrorCode.STORAGE_ERROR, "remote object store setup failed with error code: " + rc);
-        }
-        // One call, one deadline: a put, get or clear of the client ends by the call timeout,
-        // retries included, as a call to a storage unit does.
-        client =
-            MooncakeKvClient.builder()
-                .store(store)
-                .ownsStore(true)
-                .allocator(context.allocator())
-                .config(config)
-                .operationTimeout(transport.defaultCallTimeout())
-                .build();
-      } catch (RuntimeException e) {
-        store.close();
-        throw e;
-      }
-      return new KvStorageManager(
-          StorageManagerRegistry.MOONCAKE_STORE,
-          client,
-          context.notifier(),
-          Optional.of(transport.defaultCallTimeout()));
-    };
+    // One call, one deadline: a put, get or clear of the client ends by the call timeout,
+    // retries included, as a call to a storage unit does.
+    return context ->
+        MooncakeStoreBackend.over(
+            RemoteObjectStore.connect(copy, transport, context.allocator()),
+            config,
+            context,
+            Optional.of(transport.defaultCallTimeout()));
   }
 }

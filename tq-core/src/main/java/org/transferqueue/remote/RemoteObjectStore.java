@@ -6,12 +6,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -19,24 +15,24 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.IntPredicate;
 import java.util.function.IntToLongFunction;
 import org.transferqueue.DeadlineExceededException;
-import org.transferqueue.Distinct;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
-import org.transferqueue.memory.RegisteredRegions;
 import org.transferqueue.objectstore.AbstractObjectStore;
 import org.transferqueue.objectstore.CheckpointableObjectStore;
-import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.ObjectStoreCheckpoints;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.kv.KvKeys;
@@ -68,10 +64,10 @@ import org.transferqueue.transport.TransportConfig;
  */
 public final class RemoteObjectStore extends AbstractObjectStore
     implements CheckpointableObjectStore {
-  private static final int OK = ErrorCode.OK.code();
-  private static final int INVALID = ErrorCode.INVALID_PARAMS.code();
-  private static final int RPC_FAIL = ErrorCode.RPC_FAIL.code();
-  private static final int RPC_TIMEOUT = ErrorCode.RPC_TIMEOUT.code();
+  private static final int OK = StoreStatus.OK.code();
+  private static final int INVALID = StoreStatus.INVALID_PARAMS.code();
+  private static final int RPC_FAIL = StoreStatus.RPC_FAIL.code();
+  private static final int RPC_TIMEOUT = StoreStatus.RPC_TIMEOUT.code();
 
   /** Room for the frame header, the body table and padding besides metadata and bodies. */
   private static final long FRAME_OVERHEAD = 4096;
@@ -86,9 +82,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
   private final BufferAllocator allocator;
   private final Duration timeout;
   private final TransportConfig limits;
-  private final RegisteredRegions regions = new RegisteredRegions();
   private final ReentrantLock lock = new ReentrantLock();
-  private final Map<Long, MemorySegment> registeredByAddress = new HashMap<>();
 
   // Guarded by lock.
   private volatile StoreConfig config;
@@ -101,8 +95,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       BufferAllocator allocator,
       AsyncExchange exchange) {
     if (nodes.isEmpty()) {
-      throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT, "no store node addresses");
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "no store node addresses");
     }
     this.nodes = List.copyOf(nodes);
     this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -187,8 +180,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       }
       closed = true;
       toStop = executor;
-      registeredByAddress.values().forEach(regions::unregister);
-      registeredByAddress.clear();
+      closeRegistrations();
     } finally {
       lock.unlock();
     }
@@ -211,109 +203,26 @@ public final class RemoteObjectStore extends AbstractObjectStore
   }
 
   @Override
+  protected StoreConfig openConfig() {
+    return open() ? config : null;
+  }
+
+  @Override
   public String hostname() {
     StoreConfig current = config;
     return current == null ? "" : current.localHostname();
   }
 
-  @Override
-  public int registerBuffer(MemorySegment buffer) {
-    Objects.requireNonNull(buffer, "buffer");
-    lock.lock();
-    try {
-      if (!open() || registeredByAddress.containsKey(buffer.address())) {
-        return INVALID;
-      }
-      regions.register(buffer);
-      registeredByAddress.put(buffer.address(), buffer);
-      return OK;
-    } catch (TqException e) {
-      return INVALID;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  @Override
-  public int unregisterBuffer(MemorySegment buffer) {
-    Objects.requireNonNull(buffer, "buffer");
-    lock.lock();
-    try {
-      MemorySegment region =
-          open() && buffer.isNative() ? registeredByAddress.remove(buffer.address()) : null;
-      if (region == null) {
-        return INVALID;
-      }
-      regions.unregister(region);
-      return OK;
-    } finally {
-      lock.unlock();
-    }
-  }
-
   // ---------------------------------------------------------------- writes
 
   @Override
-  public int putFrom(String key, MemorySegment source, ReplicateConfig config) {
-    return writeOne(key, source, config, false);
-  }
-
-  @Override
-  public int upsertFrom(String key, MemorySegment source, ReplicateConfig config) {
-    return writeOne(key, source, config, true);
-  }
-
-  private int writeOne(String key, MemorySegment source, ReplicateConfig config, boolean upsert) {
-    Objects.requireNonNull(source, "source");
-    if (open() && source.byteSize() == 0) {
-      return OK; // as the engine: nothing is created
-    }
-    return writeBatch(List.of(key), List.of(source), config, upsert, true)[0];
-  }
-
-  @Override
-  public int put(String key, MemorySegment value, ReplicateConfig config) {
-    return writeBatch(List.of(key), List.of(value), config, false, false)[0];
-  }
-
-  @Override
-  public int upsert(String key, MemorySegment value, ReplicateConfig config) {
-    return writeBatch(List.of(key), List.of(value), config, true, false)[0];
-  }
-
-  @Override
-  protected int[] writeBatch(
+  protected int[] writeValidated(
       List<String> keys,
       List<MemorySegment> sources,
       ReplicateConfig replicate,
       boolean upsert,
-      boolean zeroCopy) {
-    Objects.requireNonNull(keys, "keys");
-    Objects.requireNonNull(sources, "sources");
-    Objects.requireNonNull(replicate, "config");
-    int n = keys.size();
-    int[] codes = new int[n];
-    if (sources.size() != n || !open()) {
-      Arrays.fill(codes, INVALID);
-      return codes;
-    }
-    boolean[] valid = new boolean[n];
-    for (int i = 0; i < n; i++) {
-      String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-      MemorySegment source = Objects.requireNonNull(sources.get(i), "sources[i]");
-      valid[i] = validSource(key, source, zeroCopy);
-    }
-    if (!distinct(keys)) {
-      // A repeated key is written once, from its first occurrence.
-      Set<String> seen = new HashSet<>();
-      for (int i = 0; i < n; i++) {
-        valid[i] &= seen.add(keys.get(i));
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      codes[i] = valid[i] ? OK : INVALID;
-    }
-    List<Shard> shards = shard(keys, valid, i -> sources.get(i).byteSize(), "WRITE");
+      int[] codes) {
+    List<Shard> shards = shard(keys, i -> codes[i] == OK, i -> sources.get(i).byteSize(), "WRITE");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       List<String> shardKeys = new ArrayList<>(shard.positions().length);
@@ -344,38 +253,13 @@ public final class RemoteObjectStore extends AbstractObjectStore
     return codes;
   }
 
-  /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
-  private static boolean distinct(List<String> keys) {
-    return Distinct.firstRepeated(keys.toArray()) == null;
-  }
-
-  private boolean validSource(String key, MemorySegment source, boolean zeroCopy) {
-    if (key.isEmpty() || source.byteSize() == 0) {
-      return false;
-    }
-    return zeroCopy ? regions.contains(source) : source.byteSize() <= config.localBufferSize();
-  }
-
   // ---------------------------------------------------------------- reads
 
   @Override
-  public long[] batchGetInto(List<String> keys, List<MemorySegment> destinations) {
-    Objects.requireNonNull(keys, "keys");
-    Objects.requireNonNull(destinations, "destinations");
-    int n = keys.size();
-    long[] results = new long[n];
-    if (destinations.size() != n || !open()) {
-      Arrays.fill(results, INVALID);
-      return results;
-    }
-    boolean[] valid = new boolean[n];
-    for (int i = 0; i < n; i++) {
-      String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-      MemorySegment destination = Objects.requireNonNull(destinations.get(i), "destinations[i]");
-      valid[i] = !key.isEmpty() && regions.contains(destination);
-      results[i] = valid[i] ? OK : INVALID;
-    }
-    List<Shard> shards = shard(keys, valid, i -> destinations.get(i).byteSize(), "READ");
+  protected long[] batchGetIntoValidated(
+      List<String> keys, List<MemorySegment> destinations, long[] results) {
+    List<Shard> shards =
+        shard(keys, i -> results[i] == OK, i -> destinations.get(i).byteSize(), "READ");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       List<String> shardKeys = new ArrayList<>(shard.positions().length);
@@ -416,20 +300,12 @@ public final class RemoteObjectStore extends AbstractObjectStore
   }
 
   @Override
-  public List<NativeBuffer> getBatch(List<String> keys) {
-    Objects.requireNonNull(keys, "keys");
+  protected List<NativeBuffer> getBatchValidated(List<String> keys, long[] codes) {
     int n = keys.size();
     NativeBuffer[] buffers = new NativeBuffer[n];
-    if (!open()) {
-      return Collections.nCopies(n, null);
-    }
-    boolean[] valid = new boolean[n];
-    for (int i = 0; i < n; i++) {
-      valid[i] = !Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty();
-    }
     // Sizes are unknown before the read: one key per request would be safe but slow; a reply of
     // several that exceeds the frame limit fails with the transport's typed error.
-    List<Shard> shards = shard(keys, valid, i -> 0, "READ");
+    List<Shard> shards = shard(keys, i -> codes[i] == OK, i -> 0, "READ");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       List<String> shardKeys = new ArrayList<>();
@@ -455,7 +331,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
           long body = response.buffers().get(j).lengthBytes();
           if (read[j] > 0 && body != read[j]) {
             throw new ProtocolException(
-                org.transferqueue.ErrorCode.PROTOCOL_ERROR,
+                ErrorCode.PROTOCOL_ERROR,
                 "READ reply: key "
                     + keys.get(positions[j])
                     + " has size="
@@ -492,17 +368,16 @@ public final class RemoteObjectStore extends AbstractObjectStore
   // ---------------------------------------------------------------- queries and removal
 
   @Override
-  public int[] batchIsExist(List<String> keys) {
+  protected int[] batchIsExistValidated(List<String> keys, int[] codes) {
     return keyCodes(
-        keys, StoreNodeProtocol.EXIST, shardKeys -> new StoreNodeProtocol.Keys(shardKeys).encode());
+        keys,
+        codes,
+        StoreNodeProtocol.EXIST,
+        shardKeys -> new StoreNodeProtocol.Keys(shardKeys).encode());
   }
 
   @Override
-  public long getSize(String key) {
-    Objects.requireNonNull(key, "key");
-    if (!open()) {
-      return INVALID;
-    }
+  protected long getSizeValidated(String key) {
     byte[] meta = new StoreNodeProtocol.Keys(List.of(key)).encode();
     try (Response response =
         join(
@@ -518,29 +393,21 @@ public final class RemoteObjectStore extends AbstractObjectStore
   }
 
   @Override
-  public int[] batchRemove(List<String> keys, boolean force) {
+  protected int[] batchRemoveValidated(List<String> keys, boolean force, int[] codes) {
     return keyCodes(
         keys,
+        codes,
         StoreNodeProtocol.REMOVE,
         shardKeys -> new StoreNodeProtocol.Remove(force, shardKeys).encode());
   }
 
-  /** A per-key request without bodies (EXIST, REMOVE), sharded by key. */
+  /** A per-key request without bodies (EXIST, REMOVE), sharded by key; refused keys stay. */
   private int[] keyCodes(
-      List<String> keys, StoreNodeProtocol type, Function<List<String>, byte[]> request) {
-    Objects.requireNonNull(keys, "keys");
-    int n = keys.size();
-    int[] codes = new int[n];
-    if (!open()) {
-      Arrays.fill(codes, INVALID);
-      return codes;
-    }
-    boolean[] valid = new boolean[n];
-    for (int i = 0; i < n; i++) {
-      valid[i] = true;
-      Objects.requireNonNull(keys.get(i), "keys[i]");
-    }
-    List<Shard> shards = shard(keys, valid, i -> 0, "key request");
+      List<String> keys,
+      int[] codes,
+      StoreNodeProtocol type,
+      Function<List<String>, byte[]> request) {
+    List<Shard> shards = shard(keys, i -> codes[i] == OK, i -> 0, "key request");
     List<CompletableFuture<Response>> calls = new ArrayList<>(shards.size());
     for (Shard shard : shards) {
       List<String> shardKeys = new ArrayList<>();
@@ -636,11 +503,11 @@ public final class RemoteObjectStore extends AbstractObjectStore
   public StoreStatistics nodeStatistics(int node) {
     if (node < 0 || node >= nodes.size()) {
       throw new TqException(
-          org.transferqueue.ErrorCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_ARGUMENT,
           "store node " + node + " is not one of the " + nodes.size() + " nodes");
     }
     if (closed) {
-      throw new TqException(org.transferqueue.ErrorCode.CLOSED, "the store client is closed");
+      throw new TqException(ErrorCode.CLOSED, "the store client is closed");
     }
     byte[] meta = CommonMessages.noArguments();
     try (Response response =
@@ -769,10 +636,10 @@ public final class RemoteObjectStore extends AbstractObjectStore
    *     before anything is sent
    */
   private List<Shard> shard(
-      List<String> keys, boolean[] valid, IntToLongFunction bodyBytes, String what) {
+      List<String> keys, IntPredicate valid, IntToLongFunction bodyBytes, String what) {
     int[] counts = new int[nodes.size()];
     for (int i = 0; i < keys.size(); i++) {
-      if (valid[i]) {
+      if (valid.test(i)) {
         counts[nodeOf(keys.get(i))]++;
       }
     }
@@ -782,7 +649,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     }
     int[] fill = new int[nodes.size()];
     for (int i = 0; i < keys.size(); i++) {
-      if (valid[i]) {
+      if (valid.test(i)) {
         int node = nodeOf(keys.get(i));
         positions[node][fill[node]++] = i;
       }
@@ -802,7 +669,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
         long body = bodyBytes.applyAsLong(all[j]);
         if (body > maxBodies || body > limits.maxBodySegmentBytes()) {
           throw new TqException(
-              org.transferqueue.ErrorCode.FRAME_TOO_LONG,
+              ErrorCode.FRAME_TOO_LONG,
               what
                   + " of key '"
                   + keys.get(all[j])
@@ -842,11 +709,10 @@ public final class RemoteObjectStore extends AbstractObjectStore
     } catch (ExecutionException e) {
       throw RemoteCalls.storageError(e) instanceof TqException tq
           ? tq
-          : new TqException(org.transferqueue.ErrorCode.INTERNAL, e.toString(), e);
+          : new TqException(ErrorCode.INTERNAL, e.toString(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new TqException(
-          org.transferqueue.ErrorCode.CLOSED, "interrupted while waiting for a store node", e);
+      throw new TqException(ErrorCode.CLOSED, "interrupted while waiting for a store node", e);
     }
   }
 
@@ -871,7 +737,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
     if (e instanceof DeadlineExceededException) {
       return RPC_TIMEOUT;
     }
-    return e.code() == org.transferqueue.ErrorCode.CONNECTION_FAILED ? RPC_FAIL : 0;
+    return e.code() == ErrorCode.CONNECTION_FAILED ? RPC_FAIL : 0;
   }
 
   /**

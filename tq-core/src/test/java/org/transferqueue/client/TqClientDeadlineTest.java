@@ -20,6 +20,7 @@ import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.LeakPolicy;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.transport.MessageDescriptor;
@@ -136,10 +137,7 @@ class TqClientDeadlineTest {
               DeadlineExceededException.class,
               e ->
                   assertThat(e.getMessage())
-                      .contains(
-                          "error codes ["
-                              + org.transferqueue.objectstore.ErrorCode.RPC_TIMEOUT.code()
-                              + "]"));
+                      .contains("error codes [" + StoreStatus.RPC_TIMEOUT.code() + "]"));
       assertThat(received).hasPositiveValue();
     }
   }

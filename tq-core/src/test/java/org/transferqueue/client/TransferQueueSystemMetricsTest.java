@@ -25,7 +25,7 @@ import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.metrics.MetricDescriptor;
 import org.transferqueue.metrics.SystemMetrics;
-import org.transferqueue.objectstore.MooncakeStoreBackend;
+import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.tensor.Batch;
 

@@ -8,15 +8,16 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executor;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.transferqueue.memory.NativeBuffer;
 
 /**
  * An {@link ObjectStore} for tests: delegates to a real store, records the shape of every batch
- * call, and answers scripted codes for chosen keys before delegating.
+ * call, and answers scripted codes for chosen keys before delegating. The async twins go to the
+ * delegate's unchanged.
  */
-class CountingObjectStore extends AbstractObjectStore {
+class CountingObjectStore implements ObjectStore {
   /** One recorded batch call. */
   record Call(String operation, List<String> keys, List<Long> sizes, List<Long> addresses) {}
 
@@ -128,11 +129,6 @@ class CountingObjectStore extends AbstractObjectStore {
   }
 
   @Override
-  protected Executor asyncExecutor() {
-    return Runnable::run;
-  }
-
-  @Override
   public int setup(StoreConfig config) {
     return delegate.setup(config);
   }
@@ -170,24 +166,25 @@ class CountingObjectStore extends AbstractObjectStore {
   }
 
   @Override
-  protected int[] writeBatch(
-      List<String> keys,
-      List<MemorySegment> sources,
-      ReplicateConfig config,
-      boolean upsert,
-      boolean zeroCopy) {
-    if (!zeroCopy) {
-      int code =
-          upsert
-              ? delegate.upsertBatch(keys, sources, config)
-              : delegate.putBatch(keys, sources, config);
-      int[] codes = new int[keys.size()];
-      java.util.Arrays.fill(codes, code);
-      return codes;
-    }
-    return upsert
-        ? countedUpsertFrom(keys, sources, config)
-        : delegate.batchPutFrom(keys, sources, config);
+  public int[] batchPutFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return delegate.batchPutFrom(keys, sources, config);
+  }
+
+  @Override
+  public int[] batchUpsertFrom(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return countedUpsertFrom(keys, sources, config);
+  }
+
+  @Override
+  public int putBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return delegate.putBatch(keys, values, config);
+  }
+
+  @Override
+  public int upsertBatch(List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return delegate.upsertBatch(keys, values, config);
   }
 
   private int[] countedUpsertFrom(
@@ -265,5 +262,119 @@ class CountingObjectStore extends AbstractObjectStore {
   @Override
   public long removeAll(boolean force) {
     return delegate.removeAll(force);
+  }
+
+  @Override
+  public CompletableFuture<Integer> registerBufferAsync(MemorySegment buffer) {
+    return delegate.registerBufferAsync(buffer);
+  }
+
+  @Override
+  public CompletableFuture<Integer> unregisterBufferAsync(MemorySegment buffer) {
+    return delegate.unregisterBufferAsync(buffer);
+  }
+
+  @Override
+  public CompletableFuture<Integer> putFromAsync(
+      String key, MemorySegment source, ReplicateConfig config) {
+    return delegate.putFromAsync(key, source, config);
+  }
+
+  @Override
+  public CompletableFuture<int[]> batchPutFromAsync(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return delegate.batchPutFromAsync(keys, sources, config);
+  }
+
+  @Override
+  public CompletableFuture<Integer> upsertFromAsync(
+      String key, MemorySegment source, ReplicateConfig config) {
+    return delegate.upsertFromAsync(key, source, config);
+  }
+
+  @Override
+  public CompletableFuture<int[]> batchUpsertFromAsync(
+      List<String> keys, List<MemorySegment> sources, ReplicateConfig config) {
+    return delegate.batchUpsertFromAsync(keys, sources, config);
+  }
+
+  @Override
+  public CompletableFuture<Integer> putAsync(
+      String key, MemorySegment value, ReplicateConfig config) {
+    return delegate.putAsync(key, value, config);
+  }
+
+  @Override
+  public CompletableFuture<Integer> upsertAsync(
+      String key, MemorySegment value, ReplicateConfig config) {
+    return delegate.upsertAsync(key, value, config);
+  }
+
+  @Override
+  public CompletableFuture<Integer> putBatchAsync(
+      List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return delegate.putBatchAsync(keys, values, config);
+  }
+
+  @Override
+  public CompletableFuture<Integer> upsertBatchAsync(
+      List<String> keys, List<MemorySegment> values, ReplicateConfig config) {
+    return delegate.upsertBatchAsync(keys, values, config);
+  }
+
+  @Override
+  public CompletableFuture<Long> getIntoAsync(String key, MemorySegment destination) {
+    return delegate.getIntoAsync(key, destination);
+  }
+
+  @Override
+  public CompletableFuture<long[]> batchGetIntoAsync(
+      List<String> keys, List<MemorySegment> destinations) {
+    return delegate.batchGetIntoAsync(keys, destinations);
+  }
+
+  @Override
+  public CompletableFuture<NativeBuffer> getAsync(String key) {
+    return delegate.getAsync(key);
+  }
+
+  @Override
+  public CompletableFuture<List<NativeBuffer>> getBatchAsync(List<String> keys) {
+    return delegate.getBatchAsync(keys);
+  }
+
+  @Override
+  public CompletableFuture<Integer> isExistAsync(String key) {
+    return delegate.isExistAsync(key);
+  }
+
+  @Override
+  public CompletableFuture<int[]> batchIsExistAsync(List<String> keys) {
+    return delegate.batchIsExistAsync(keys);
+  }
+
+  @Override
+  public CompletableFuture<Long> getSizeAsync(String key) {
+    return delegate.getSizeAsync(key);
+  }
+
+  @Override
+  public CompletableFuture<Integer> removeAsync(String key, boolean force) {
+    return delegate.removeAsync(key, force);
+  }
+
+  @Override
+  public CompletableFuture<int[]> batchRemoveAsync(List<String> keys, boolean force) {
+    return delegate.batchRemoveAsync(keys, force);
+  }
+
+  @Override
+  public CompletableFuture<Long> removeByRegexAsync(String regex, boolean force) {
+    return delegate.removeByRegexAsync(regex, force);
+  }
+
+  @Override
+  public CompletableFuture<Long> removeAllAsync(boolean force) {
+    return delegate.removeAllAsync(force);
   }
 }

@@ -23,6 +23,7 @@ import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.DeadlineExceededException;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
@@ -334,7 +335,7 @@ class MooncakeKvClientTest {
         .isInstanceOf(TqException.class)
         .hasMessageContaining("-900")
         .extracting(e -> ((TqException) e).code())
-        .isEqualTo(org.transferqueue.ErrorCode.CONNECTION_FAILED);
+        .isEqualTo(ErrorCode.CONNECTION_FAILED);
     store.always("c", -901);
     assertThatThrownBy(() -> client.put(List.of("c"), List.of(floats(3))))
         .isInstanceOf(DeadlineExceededException.class)
@@ -342,7 +343,7 @@ class MooncakeKvClientTest {
     store.always("d", -800);
     assertThatThrownBy(() -> client.put(List.of("d"), List.of(floats(4))))
         .extracting(e -> ((TqException) e).code())
-        .isEqualTo(org.transferqueue.ErrorCode.STORAGE_ERROR);
+        .isEqualTo(ErrorCode.STORAGE_ERROR);
   }
 
   @Test

@@ -26,6 +26,7 @@ import org.transferqueue.codec.ValueDescriptor;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.objectstore.MooncakeKvClient;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -203,8 +204,7 @@ class ProtocolDocumentTest {
   @Test
   void shouldListEveryObjectStoreErrorCodeWithItsNumber() {
     Map<Integer, String> codes = new TreeMap<>();
-    for (org.transferqueue.objectstore.ErrorCode code :
-        org.transferqueue.objectstore.ErrorCode.values()) {
+    for (StoreStatus code : StoreStatus.values()) {
       codes.put(code.code(), code.name());
     }
     assertThat(rows(section("### 5.2"))).isEqualTo(codes);

@@ -1,43 +1,32 @@
 package org.transferqueue.objectstore.engine;
 
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
-import org.transferqueue.Distinct;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
-import org.transferqueue.memory.RegisteredRegions;
 import org.transferqueue.objectstore.AbstractObjectStore;
 import org.transferqueue.objectstore.CheckpointableObjectStore;
-import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ObjectStore;
-import org.transferqueue.objectstore.ObjectStoreCheckpoints;
+import org.transferqueue.objectstore.ObjectStoreArgs;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
 import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
 import org.transferqueue.storage.StorageManager;
@@ -52,17 +41,16 @@ import org.transferqueue.storage.checkpoint.FileDigest;
  * <h2>Design note</h2>
  *
  * <p><b>Layers.</b> {@link StoreMaster} owns all metadata under its one lock and hands out write
- * and read tickets; this class validates arguments and registered regions, copies bytes outside
- * every lock, and returns tickets. Every write is two-phase: start (memory allocated, object
- * invisible), copy, then end (visible) — or revoke when the copy fails, so an abandoned write never
- * becomes visible and gives its memory back.
+ * and read tickets; {@link AbstractObjectStore} checks arguments and registered regions; this class
+ * copies bytes outside every lock and returns tickets. Every write is two-phase: start (memory
+ * allocated, object invisible), copy, then end (visible) — or revoke when the copy fails, so an
+ * abandoned write never becomes visible and gives its memory back.
  *
  * <p><b>Threads.</b> Any thread may call; the async twins run on a fixed pool of {@link
  * MasterConfig#asyncThreads()} daemon threads owned by the store. A {@link ReentrantReadWriteLock}
  * guards the lifecycle: every call holds its read lock from entry to return, {@link #setup} and
  * {@link #closeStore} take its write lock, so close waits for calls in flight and no call sees
- * freed memory. Registration changes take a small separate lock; lookups use {@link
- * RegisteredRegions}' own read lock.
+ * freed memory. Registered regions are {@link AbstractObjectStore}'s, under its own lock.
  *
  * <p><b>Ownership.</b> The slabs and the local-buffer child allocator belong to the store and are
  * freed at close; buffers returned by {@link #get} and {@link #getBatch} belong to the caller, who
@@ -79,10 +67,10 @@ import org.transferqueue.storage.checkpoint.FileDigest;
 public final class EmbeddedObjectStore extends AbstractObjectStore
     implements CheckpointableObjectStore {
   private static final System.Logger LOG = System.getLogger(EmbeddedObjectStore.class.getName());
-  private static final int OK = ErrorCode.OK.code();
-  private static final int INVALID = ErrorCode.INVALID_PARAMS.code();
-  private static final int TRANSFER_FAIL = ErrorCode.TRANSFER_FAIL.code();
-  private static final int LEASE_EXPIRED = ErrorCode.LEASE_EXPIRED.code();
+  private static final int OK = StoreStatus.OK.code();
+  private static final int INVALID = StoreStatus.INVALID_PARAMS.code();
+  private static final int TRANSFER_FAIL = StoreStatus.TRANSFER_FAIL.code();
+  private static final int LEASE_EXPIRED = StoreStatus.LEASE_EXPIRED.code();
 
   private enum State {
     NEW,
@@ -92,8 +80,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
 
   private final BufferAllocator allocator;
   private final MasterConfig masterConfig;
-  private final RegisteredRegions regions = new RegisteredRegions();
-  private final ReentrantLock registrationLock = new ReentrantLock();
+  private final EngineCheckpoints checkpoints;
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
 
   // Written under the lifecycle write lock; read under its read lock (state also without it).
@@ -107,6 +94,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   private EmbeddedObjectStore(BufferAllocator allocator, MasterConfig masterConfig) {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.masterConfig = Objects.requireNonNull(masterConfig, "masterConfig");
+    this.checkpoints = new EngineCheckpoints(this, allocator);
   }
 
   /**
@@ -150,22 +138,16 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       master = new StoreMaster(segments, masterConfig);
       executor =
           Executors.newFixedThreadPool(
-              masterConfig.asyncThreads(), threadFactory(storeConfig.localHostname()));
+              masterConfig.asyncThreads(),
+              Thread.ofPlatform()
+                  .name("tq-objectstore-" + storeConfig.localHostname() + "-", 1)
+                  .daemon()
+                  .factory());
       state = State.OPEN;
       return OK;
     } finally {
       lifecycle.writeLock().unlock();
     }
-  }
-
-  private static ThreadFactory threadFactory(String hostname) {
-    AtomicInteger counter = new AtomicInteger();
-    return runnable -> {
-      Thread thread =
-          new Thread(runnable, "tq-objectstore-" + hostname + "-" + counter.incrementAndGet());
-      thread.setDaemon(true);
-      return thread;
-    };
   }
 
   @Override
@@ -178,12 +160,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       }
       state = State.CLOSED;
       toStop = executor;
-      registrationLock.lock();
-      try {
-        regions.clear();
-      } finally {
-        registrationLock.unlock();
-      }
+      closeRegistrations();
     } finally {
       lifecycle.writeLock().unlock();
     }
@@ -234,6 +211,11 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     return state == State.OPEN ? executor : null;
   }
 
+  @Override
+  protected StoreConfig openConfig() {
+    return state == State.OPEN ? config : null;
+  }
+
   /**
    * What the store holds now: objects, bytes used and capacity, and evictions so far.
    *
@@ -242,8 +224,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    */
   public StoreStatistics statistics() {
     if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
+      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
     }
     try {
       return new StoreStatistics(
@@ -256,12 +237,15 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
   }
 
-  /** The metadata side, for tests in this package. */
+  /**
+   * The metadata side, for {@link EngineCheckpoints} and tests in this package; null unless open.
+   */
   StoreMaster master() {
     return master;
   }
 
-  private boolean enter() {
+  /** Enters the life-cycle gate; false (not entered) when the store is not open. */
+  boolean enter() {
     lifecycle.readLock().lock();
     if (state != State.OPEN) {
       lifecycle.readLock().unlock();
@@ -270,90 +254,20 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     return true;
   }
 
-  private void exit() {
+  /** Leaves the life-cycle gate entered by {@link #enter}. */
+  void exit() {
     lifecycle.readLock().unlock();
-  }
-
-  // ---------------------------------------------------------------- registration
-
-  @Override
-  public int registerBuffer(MemorySegment buffer) {
-    Objects.requireNonNull(buffer, "buffer");
-    if (!enter()) {
-      return INVALID;
-    }
-    registrationLock.lock();
-    try {
-      if (!buffer.isNative() || regions.regionAt(buffer.address()) != null) {
-        return INVALID;
-      }
-      regions.register(buffer);
-      return OK;
-    } catch (TqException e) {
-      return INVALID;
-    } finally {
-      registrationLock.unlock();
-      exit();
-    }
-  }
-
-  @Override
-  public int unregisterBuffer(MemorySegment buffer) {
-    Objects.requireNonNull(buffer, "buffer");
-    if (!enter()) {
-      return INVALID;
-    }
-    registrationLock.lock();
-    try {
-      MemorySegment region = buffer.isNative() ? regions.regionAt(buffer.address()) : null;
-      if (region == null) {
-        return INVALID;
-      }
-      regions.unregister(region);
-      return OK;
-    } finally {
-      registrationLock.unlock();
-      exit();
-    }
   }
 
   // ---------------------------------------------------------------- writes
 
   @Override
-  public int putFrom(String key, MemorySegment source, ReplicateConfig config) {
-    return writeOne(key, source, config, false, true);
-  }
-
-  @Override
-  public int upsertFrom(String key, MemorySegment source, ReplicateConfig config) {
-    return writeOne(key, source, config, true, true);
-  }
-
-  @Override
-  public int put(String key, MemorySegment value, ReplicateConfig config) {
-    return writeOne(key, value, config, false, false);
-  }
-
-  @Override
-  public int upsert(String key, MemorySegment value, ReplicateConfig config) {
-    return writeOne(key, value, config, true, false);
-  }
-
-  private int writeOne(
-      String key, MemorySegment source, ReplicateConfig config, boolean upsert, boolean zeroCopy) {
-    Objects.requireNonNull(key, "key");
-    Objects.requireNonNull(source, "source");
-    Objects.requireNonNull(config, "config");
+  protected int writeOneValidated(
+      String key, MemorySegment source, ReplicateConfig config, boolean upsert) {
     if (!enter()) {
       return INVALID;
     }
     try {
-      if (zeroCopy && source.byteSize() == 0) {
-        return OK; // Mooncake's client short-cut: nothing is created
-      }
-      if (!validSource(key, source, zeroCopy)) {
-        return INVALID;
-      }
       WriteTicket ticket = master.startWrite(key, source.byteSize(), config, upsert);
       if (ticket.code() != OK) {
         return ticket.code();
@@ -368,39 +282,22 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
   }
 
-  private boolean validSource(String key, MemorySegment source, boolean zeroCopy) {
-    if (key.isEmpty() || source.byteSize() == 0) {
-      return false;
-    }
-    return zeroCopy ? regions.contains(source) : source.byteSize() <= config.localBufferSize();
-  }
-
   @Override
-  protected int[] writeBatch(
+  protected int[] writeValidated(
       List<String> keys,
       List<MemorySegment> sources,
       ReplicateConfig config,
       boolean upsert,
-      boolean zeroCopy) {
-    Objects.requireNonNull(keys, "keys");
-    Objects.requireNonNull(sources, "sources");
-    Objects.requireNonNull(config, "config");
+      int[] codes) {
     int n = keys.size();
-    int[] codes = new int[n];
-    if (sources.size() != n || !enter()) {
+    if (!enter()) {
       Arrays.fill(codes, INVALID);
       return codes;
     }
     try {
       long[] sizes = new long[n];
-      Set<String> seen = new HashSet<>();
       for (int i = 0; i < n; i++) {
-        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        MemorySegment source = Objects.requireNonNull(sources.get(i), "sources[i]");
-        sizes[i] = source.byteSize();
-        if (!seen.add(key) || !validSource(key, source, zeroCopy)) {
-          codes[i] = INVALID;
-        }
+        sizes[i] = sources.get(i).byteSize();
       }
       WriteTicket[] tickets = master.startWrites(keys, sizes, config, upsert, codes);
       boolean[] copied = new boolean[n];
@@ -448,30 +345,11 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return new PendingWrites(this, new StoreMaster.WriteTicket[n], codes);
     }
     try {
-      for (int i = 0; i < n; i++) {
-        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        if (key.isEmpty() || sizes[i] <= 0) {
-          codes[i] = INVALID;
-        }
-      }
-      if (!distinct(keys)) {
-        // A repeated key is written once, from its first occurrence.
-        Set<String> seen = new HashSet<>();
-        for (int i = 0; i < n; i++) {
-          if (!seen.add(keys.get(i))) {
-            codes[i] = INVALID;
-          }
-        }
-      }
+      ObjectStoreArgs.checkSizes(keys, sizes, codes);
       return new PendingWrites(this, master.startWrites(keys, sizes, config, upsert, codes), codes);
     } finally {
       exit();
     }
-  }
-
-  /** Whether no key repeats, checked on one sorted copy (no hash entry per key). */
-  private static boolean distinct(List<String> keys) {
-    return Distinct.firstRepeated(keys.toArray()) == null;
   }
 
   /** Ends or revokes the tickets of {@link PendingWrites}; every key fails when closed. */
@@ -492,7 +370,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   }
 
   /** The one copy of a transfer; false if the caller's memory became inaccessible. */
-  private static boolean copy(MemorySegment from, MemorySegment to, String key) {
+  static boolean copy(MemorySegment from, MemorySegment to, String key) {
     try {
       MemorySegment.copy(from, 0, to, 0, to.byteSize());
       return true;
@@ -505,24 +383,17 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   // ---------------------------------------------------------------- reads
 
   @Override
-  public long[] batchGetInto(List<String> keys, List<MemorySegment> destinations) {
-    Objects.requireNonNull(keys, "keys");
-    Objects.requireNonNull(destinations, "destinations");
+  protected long[] batchGetIntoValidated(
+      List<String> keys, List<MemorySegment> destinations, long[] results) {
     int n = keys.size();
-    long[] results = new long[n];
-    if (destinations.size() != n || !enter()) {
+    if (!enter()) {
       Arrays.fill(results, INVALID);
       return results;
     }
     try {
       long[] capacities = new long[n];
       for (int i = 0; i < n; i++) {
-        String key = Objects.requireNonNull(keys.get(i), "keys[i]");
-        MemorySegment destination = Objects.requireNonNull(destinations.get(i), "destinations[i]");
-        capacities[i] = destination.byteSize();
-        if (key.isEmpty() || !regions.contains(destination)) {
-          results[i] = INVALID;
-        }
+        capacities[i] = destinations.get(i).byteSize();
       }
       long sentAtNs = master.clock().nanoTime();
       ReadTicket[] tickets = master.acquireReads(keys, capacities, results);
@@ -568,11 +439,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return new PendingReads(null, new ReadTicket[n], results);
     }
     try {
-      for (int i = 0; i < n; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          results[i] = INVALID;
-        }
-      }
+      ObjectStoreArgs.checkKeys(keys, results);
       ReadTicket[] tickets = master.acquireReads(keys, capacities, results);
       for (int i = 0; i < n; i++) {
         if (tickets[i] != null) {
@@ -608,21 +475,14 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   }
 
   @Override
-  public List<NativeBuffer> getBatch(List<String> keys) {
-    Objects.requireNonNull(keys, "keys");
+  protected List<NativeBuffer> getBatchValidated(List<String> keys, long[] codes) {
     int n = keys.size();
     if (!enter()) {
       return Collections.nCopies(n, null);
     }
     try {
-      long[] codes = new long[n];
       long[] capacities = new long[n];
       Arrays.fill(capacities, -1);
-      for (int i = 0; i < n; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          codes[i] = INVALID;
-        }
-      }
       long sentAtNs = master.clock().nanoTime();
       ReadTicket[] tickets = master.acquireReads(keys, capacities, codes);
       NativeBuffer[] buffers = new NativeBuffer[n];
@@ -668,18 +528,16 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   // ---------------------------------------------------------------- queries
 
   @Override
-  public int[] batchIsExist(List<String> keys) {
-    Objects.requireNonNull(keys, "keys");
+  protected int[] batchIsExistValidated(List<String> keys, int[] codes) {
     if (!enter()) {
-      int[] results = new int[keys.size()];
-      Arrays.fill(results, INVALID);
-      return results;
+      Arrays.fill(codes, INVALID);
+      return codes;
     }
     try {
       int[] results = master.exist(keys);
       for (int i = 0; i < results.length; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          results[i] = INVALID;
+        if (codes[i] != OK) {
+          results[i] = codes[i];
         }
       }
       return results;
@@ -689,13 +547,12 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   }
 
   @Override
-  public long getSize(String key) {
-    Objects.requireNonNull(key, "key");
+  protected long getSizeValidated(String key) {
     if (!enter()) {
       return INVALID;
     }
     try {
-      return key.isEmpty() ? INVALID : master.size(key);
+      return master.size(key);
     } finally {
       exit();
     }
@@ -704,19 +561,12 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   // ---------------------------------------------------------------- removal
 
   @Override
-  public int[] batchRemove(List<String> keys, boolean force) {
-    Objects.requireNonNull(keys, "keys");
-    int[] codes = new int[keys.size()];
+  protected int[] batchRemoveValidated(List<String> keys, boolean force, int[] codes) {
     if (!enter()) {
       Arrays.fill(codes, INVALID);
       return codes;
     }
     try {
-      for (int i = 0; i < codes.length; i++) {
-        if (Objects.requireNonNull(keys.get(i), "keys[i]").isEmpty()) {
-          codes[i] = INVALID;
-        }
-      }
       master.remove(keys, force, codes);
       return codes;
     } finally {
@@ -763,25 +613,13 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    */
   @Override
   public void saveCheckpoint(Path directory, CheckpointDigests digests) {
-    Path base = directory.resolve(ObjectStoreCheckpoints.CHECKPOINT_DIRECTORY);
-    try {
-      Files.createDirectories(base);
-    } catch (IOException e) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.STORAGE_ERROR, "cannot create " + base + ": " + e, e);
-    }
-    Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(0));
-    digests.record(file, saveCheckpointFile(file));
-    ObjectStoreCheckpoints.writeNodeManifest(base, List.of(hostname()));
+    checkpoints.save(directory, digests);
   }
 
   @Override
   public StorageManager.PreparedLoad prepareLoadCheckpoint(
       Path directory, CheckpointDigests digests) {
-    Path base = directory.resolve(ObjectStoreCheckpoints.CHECKPOINT_DIRECTORY);
-    ObjectStoreCheckpoints.readNodeManifest(base, 1);
-    Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(0));
-    return prepareCheckpointFile(file, digests.expected(file), digests);
+    return checkpoints.prepareLoad(directory, digests);
   }
 
   /**
@@ -795,20 +633,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    *     writing failed
    */
   public FileDigest saveCheckpointFile(Path file) {
-    if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
-    }
-    try {
-      return StoreCheckpointFile.write(file, master);
-    } catch (IOException e) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.STORAGE_ERROR,
-          "object store failed to save checkpoint to " + file + ": " + e,
-          e);
-    } finally {
-      exit();
-    }
+    return checkpoints.saveFile(file);
   }
 
   /**
@@ -827,124 +652,6 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    */
   public StorageManager.PreparedLoad prepareCheckpointFile(
       Path file, FileDigest expected, CheckpointDigests digests) {
-    long capacity;
-    long maxObject;
-    if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
-    }
-    try {
-      capacity = master.capacityBytes();
-      maxObject = master.maxObjectBytes();
-    } finally {
-      exit();
-    }
-    List<StoreCheckpointFile.StagedObject> objects =
-        StoreCheckpointFile.read(file, expected, digests, allocator);
-    long total = 0;
-    for (StoreCheckpointFile.StagedObject object : objects) {
-      long size = object.bytes().segment().byteSize();
-      total += size;
-      if (size > maxObject || total > capacity) {
-        objects.forEach(o -> o.bytes().close());
-        throw new StorageException(
-            org.transferqueue.ErrorCode.INVALID_ARGUMENT,
-            file
-                + " does not fit this store: object '"
-                + object.key()
-                + "' of "
-                + size
-                + " bytes (largest possible "
-                + maxObject
-                + "), "
-                + total
-                + " bytes so far (capacity "
-                + capacity
-                + ")");
-      }
-    }
-    return new StagedObjects(objects);
-  }
-
-  /** Replaces every object by {@code objects}; returns the keys that could not be written. */
-  private Map<String, Integer> install(List<StoreCheckpointFile.StagedObject> objects) {
-    if (!enter()) {
-      throw new StorageException(
-          org.transferqueue.ErrorCode.CLOSED, "object store is not open: " + hostname());
-    }
-    try {
-      master.removeMatching(key -> true, true);
-      Map<ReplicateConfig, List<StoreCheckpointFile.StagedObject>> byConfig = new HashMap<>();
-      for (StoreCheckpointFile.StagedObject object : objects) {
-        byConfig.computeIfAbsent(object.config(), c -> new ArrayList<>()).add(object);
-      }
-      Map<String, Integer> failed = new TreeMap<>();
-      for (Map.Entry<ReplicateConfig, List<StoreCheckpointFile.StagedObject>> group :
-          byConfig.entrySet()) {
-        List<StoreCheckpointFile.StagedObject> batch = group.getValue();
-        List<String> keys = batch.stream().map(StoreCheckpointFile.StagedObject::key).toList();
-        long[] sizes = batch.stream().mapToLong(o -> o.bytes().segment().byteSize()).toArray();
-        int[] codes = new int[keys.size()];
-        WriteTicket[] tickets = master.startWrites(keys, sizes, group.getKey(), true, codes);
-        boolean[] copied = new boolean[keys.size()];
-        for (int i = 0; i < tickets.length; i++) {
-          if (tickets[i] != null) {
-            copied[i] =
-                copy(batch.get(i).bytes().segment(), tickets[i].allocation().memory, keys.get(i));
-          }
-        }
-        master.finishWrites(tickets, copied, codes);
-        for (int i = 0; i < codes.length; i++) {
-          if (codes[i] != OK) {
-            failed.put(keys.get(i), codes[i]);
-          }
-        }
-      }
-      return failed;
-    } finally {
-      exit();
-    }
-  }
-
-  /** Objects read from a checkpoint file, installed by {@link #commit} or freed by close. */
-  private final class StagedObjects implements StorageManager.PreparedLoad {
-    private final List<StoreCheckpointFile.StagedObject> objects;
-    private boolean done;
-
-    StagedObjects(List<StoreCheckpointFile.StagedObject> objects) {
-      this.objects = objects;
-    }
-
-    @Override
-    public synchronized void commit() {
-      if (done) {
-        throw new StorageException(
-            org.transferqueue.ErrorCode.ILLEGAL_STATE, "checkpoint load already finished");
-      }
-      done = true;
-      try {
-        Map<String, Integer> failed = install(objects);
-        if (!failed.isEmpty()) {
-          throw new StorageException(
-              org.transferqueue.ErrorCode.STORAGE_ERROR,
-              "object store "
-                  + hostname()
-                  + " could not restore "
-                  + failed.size()
-                  + " objects (key=code): "
-                  + failed);
-        }
-      } finally {
-        objects.forEach(o -> o.bytes().close());
-      }
-    }
-
-    @Override
-    public synchronized void close() {
-      if (!done) {
-        done = true;
-        objects.forEach(o -> o.bytes().close());
-      }
-    }
+    return checkpoints.prepareFile(file, expected, digests);
   }
 }

@@ -3,7 +3,7 @@ package org.transferqueue.objectstore.engine;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
-import org.transferqueue.objectstore.ErrorCode;
+import org.transferqueue.objectstore.StoreStatus;
 
 /**
  * A batch write started with {@link EmbeddedObjectStore#startWrites}: every accepted key has memory
@@ -25,7 +25,7 @@ import org.transferqueue.objectstore.ErrorCode;
  * closed; after the store closed, {@link #commit} reports {@code -600} for every accepted key.
  */
 public final class PendingWrites implements AutoCloseable {
-  private static final int OK = ErrorCode.OK.code();
+  private static final int OK = StoreStatus.OK.code();
 
   private final EmbeddedObjectStore store;
   private final StoreMaster.WriteTicket[] tickets;
@@ -107,7 +107,7 @@ public final class PendingWrites implements AutoCloseable {
     store.finishWrites(tickets, commit, result);
     for (int i = 0; i < tickets.length; i++) {
       if (tickets[i] != null && !commit[i] && result[i] == OK) {
-        result[i] = ErrorCode.TRANSFER_FAIL.code();
+        result[i] = StoreStatus.TRANSFER_FAIL.code();
       }
     }
     return result;

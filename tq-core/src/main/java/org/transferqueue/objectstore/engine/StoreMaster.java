@@ -2,14 +2,15 @@ package org.transferqueue.objectstore.engine;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
-import org.transferqueue.objectstore.ErrorCode;
 import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.StoreStatus;
 
 /**
  * The metadata side of the embedded engine: keys, two-phase writes, read pins and leases, pins,
@@ -20,10 +21,11 @@ import org.transferqueue.objectstore.ReplicateConfig;
  *
  * <p><b>Threads and locks.</b> Any caller thread (application threads and the store's async
  * executor) calls in. One {@link ReentrantLock} guards every field below and every {@link Entry},
- * {@link Allocation} and {@link SlabAllocator}; critical sections are hash-map and tree-map work,
- * never a copy of object bytes. Bytes move outside the lock, into an allocation a write ticket
- * holds or out of one a read ticket holds; the tickets' pins keep that memory from being reused
- * until the ticket is returned, so no lock is needed for the copy.
+ * {@link Allocation}, {@link SlabAllocator}, {@link PendingWriteList} and {@link EvictionPolicy}
+ * (which decides which objects eviction takes and when); critical sections are hash-map and
+ * tree-map work, never a copy of object bytes. Bytes move outside the lock, into an allocation a
+ * write ticket holds or out of one a read ticket holds; the tickets' pins keep that memory from
+ * being reused until the ticket is returned, so no lock is needed for the copy.
  *
  * <p><b>Object states.</b> An {@link Entry} has a committed value ({@code committed}, readable
  * unless an in-place write runs over it) and at most one pending write ({@code pending}):
@@ -53,16 +55,17 @@ import org.transferqueue.objectstore.ReplicateConfig;
  *       version.
  *   <li>Every pending write carries a unique token; end and revoke apply only with the current
  *       token, so a preempted writer can never publish ({@code -601}).
- *   <li>The writing list ({@code writingHead}) holds exactly the entries with a pending write;
+ *   <li>The writing list ({@link PendingWriteList}) holds exactly the entries with a pending write;
  *       {@code discarded} holds exactly the retired allocations that a writer still writes into;
- *       {@code unpinnedObjects} counts exactly the entries that are not hard-pinned.
+ *       {@link EvictionPolicy}'s {@code unpinnedObjects} counts exactly the entries that are not
+ *       hard-pinned.
  * </ol>
  *
  * <p><b>Linearisation points</b>: a write becomes visible, and a remove or eviction takes effect,
  * at the moment the lock is released after it.
  */
 final class StoreMaster {
-  private static final int OK = ErrorCode.OK.code();
+  private static final int OK = StoreStatus.OK.code();
   private static final long SWEEP_INTERVAL_NS = 1_000_000_000L;
 
   /** A range of a slab holding (or about to hold) one version of one object. */
@@ -98,8 +101,8 @@ final class StoreMaster {
     boolean softPinned;
     long softPinDeadlineNs;
     long leaseDeadlineNs;
-    // Links of the list of entries with a pending write (StoreMaster.writingHead), in the order
-    // their writes began; inWriting tells whether the entry is on it.
+    // Links of the list of entries with a pending write (PendingWriteList), in the order their
+    // writes began; inWriting tells whether the entry is on it.
     Entry writingPrev;
     Entry writingNext;
     boolean inWriting;
@@ -117,13 +120,13 @@ final class StoreMaster {
   /**
    * Permission to write {@code allocation.memory}; {@code code != 0} means refused.
    *
-   * @param code 0 or a negative {@link ErrorCode}
+   * @param code 0 or a negative {@link StoreStatus}
    * @param key the key written
    * @param token the write's token
    * @param allocation where the bytes go
    */
   record WriteTicket(int code, String key, long token, Allocation allocation) {
-    static WriteTicket refused(ErrorCode code) {
+    static WriteTicket refused(StoreStatus code) {
       return new WriteTicket(code.code(), null, 0, null);
     }
   }
@@ -131,22 +134,20 @@ final class StoreMaster {
   /**
    * Permission to read {@code allocation.memory}; {@code code < 0} means refused.
    *
-   * @param code 0 or a negative {@link ErrorCode}
+   * @param code 0 or a negative {@link StoreStatus}
    * @param allocation where the bytes are, pinned until released
    * @param size the object's size
    */
   record ReadTicket(long code, Allocation allocation, long size) {
-    static ReadTicket refused(ErrorCode code) {
+    static ReadTicket refused(StoreStatus code) {
       return new ReadTicket(code.code(), null, 0);
     }
   }
 
   private final ReentrantLock lock = new ReentrantLock();
   private final HashMap<String, Entry> entries = new HashMap<>();
-  // The entries with a pending write, oldest first: an intrusive list through Entry, so that
-  // starting and ending a write allocate no set entry.
-  private Entry writingHead;
-  private Entry writingTail;
+  // The entries with a pending write, oldest first (intrusive, through Entry).
+  private final PendingWriteList writing = new PendingWriteList();
   private final LinkedHashSet<Allocation> discarded = new LinkedHashSet<>();
   private final SlabAllocator[] slabs;
   private final MemorySegment[] slabMemory;
@@ -155,18 +156,12 @@ final class StoreMaster {
   private final long softPinTtlNs;
   private final long discardTimeoutNs;
   private final long releaseTimeoutNs;
-  private final boolean allowEvictSoftPinned;
-  private final double highWatermark;
-  private final double lowWatermark;
   private final long capacityBytes;
   private final long maxObjectBytes;
   private long nextToken = 1;
   private int nextSlab;
   private long nextSweepNs;
-  private long evictedObjects;
-  // Entries that are not hard-pinned: when 0, eviction has nothing to look at (the usual state of
-  // a TransferQueue store, which hard-pins everything) and skips its scan.
-  private long unpinnedObjects;
+  private final EvictionPolicy eviction;
 
   StoreMaster(List<MemorySegment> slabSegments, MasterConfig config) {
     this.slabs = new SlabAllocator[slabSegments.size()];
@@ -185,9 +180,22 @@ final class StoreMaster {
     this.softPinTtlNs = config.softPinTtl().toNanos();
     this.discardTimeoutNs = config.putStartDiscardTimeout().toNanos();
     this.releaseTimeoutNs = config.putStartReleaseTimeout().toNanos();
-    this.allowEvictSoftPinned = config.allowEvictSoftPinned();
-    this.highWatermark = config.evictionHighWatermark();
-    this.lowWatermark = config.evictionHighWatermark() - config.evictionRatio();
+    this.eviction =
+        new EvictionPolicy(
+            new EvictionPolicy.Target() {
+              @Override
+              public Collection<Entry> entries() {
+                return entries.values();
+              }
+
+              @Override
+              public void erase(Entry victim) {
+                eraseLocked(victim);
+              }
+            },
+            this::usedBytesLocked,
+            config,
+            capacity);
     this.nextSweepNs = clock.nanoTime() + SWEEP_INTERVAL_NS;
   }
 
@@ -251,7 +259,7 @@ final class StoreMaster {
           codes[i] = commit[i] ? endLocked(tickets[i], now) : revokeLocked(tickets[i]);
         }
       }
-      maybeEvictLocked(now);
+      eviction.maybeEvict(now);
     } finally {
       lock.unlock();
     }
@@ -273,7 +281,7 @@ final class StoreMaster {
     Entry existing = entries.get(key);
     if (existing != null) {
       if (existing.committed != null || now - existing.pendingStartNs <= discardTimeoutNs) {
-        return WriteTicket.refused(ErrorCode.OBJECT_ALREADY_EXISTS);
+        return WriteTicket.refused(StoreStatus.OBJECT_ALREADY_EXISTS);
       }
       // An abandoned write: preempt it; its memory is reclaimed at its start + release timeout.
       preemptLocked(existing, existing.pendingStartNs + releaseTimeoutNs);
@@ -295,7 +303,7 @@ final class StoreMaster {
     Allocation old = entry.committed;
     if (config.withHardPin() && !entry.hardPinned) {
       entry.hardPinned = true;
-      unpinnedObjects--;
+      eviction.unpinnedRemoved();
     }
     if (old.size == size) {
       if (old.readers == 0) {
@@ -304,7 +312,7 @@ final class StoreMaster {
       }
       Allocation fresh = allocateLocked(size, now, entry);
       if (fresh == null) {
-        return WriteTicket.refused(ErrorCode.NO_AVAILABLE_HANDLE);
+        return WriteTicket.refused(StoreStatus.NO_AVAILABLE_HANDLE);
       }
       return beginLocked(entry, fresh, false, config, now);
     }
@@ -326,12 +334,12 @@ final class StoreMaster {
       Entry entry, long size, ReplicateConfig config, boolean hardPinned, long now) {
     Allocation allocation = allocateLocked(size, now, null);
     if (allocation == null) {
-      return WriteTicket.refused(ErrorCode.NO_AVAILABLE_HANDLE);
+      return WriteTicket.refused(StoreStatus.NO_AVAILABLE_HANDLE);
     }
     entry.hardPinned = hardPinned || config.withHardPin();
     entries.put(entry.key, entry);
     if (!entry.hardPinned) {
-      unpinnedObjects++;
+      eviction.unpinnedAdded();
     }
     return beginLocked(entry, allocation, false, config, now);
   }
@@ -344,43 +352,8 @@ final class StoreMaster {
     entry.pendingStartNs = now;
     entry.pendingInPlace = inPlace;
     entry.pendingConfig = config;
-    linkWritingLocked(entry);
+    writing.link(entry);
     return new WriteTicket(OK, entry.key, entry.pendingToken, allocation);
-  }
-
-  /** Appends an entry to the writing list, unless it is on it (then it keeps its place). */
-  private void linkWritingLocked(Entry entry) {
-    if (entry.inWriting) {
-      return;
-    }
-    entry.inWriting = true;
-    entry.writingPrev = writingTail;
-    entry.writingNext = null;
-    if (writingTail == null) {
-      writingHead = entry;
-    } else {
-      writingTail.writingNext = entry;
-    }
-    writingTail = entry;
-  }
-
-  private void unlinkWritingLocked(Entry entry) {
-    if (!entry.inWriting) {
-      return;
-    }
-    if (entry.writingPrev == null) {
-      writingHead = entry.writingNext;
-    } else {
-      entry.writingPrev.writingNext = entry.writingNext;
-    }
-    if (entry.writingNext == null) {
-      writingTail = entry.writingPrev;
-    } else {
-      entry.writingNext.writingPrev = entry.writingPrev;
-    }
-    entry.writingPrev = null;
-    entry.writingNext = null;
-    entry.inWriting = false;
   }
 
   private void preemptLocked(Entry entry, long discardDeadlineNs) {
@@ -400,7 +373,7 @@ final class StoreMaster {
   private void clearPendingLocked(Entry entry) {
     entry.pending = null;
     entry.pendingConfig = null;
-    unlinkWritingLocked(entry);
+    writing.unlink(entry);
   }
 
   private int endLocked(WriteTicket ticket, long now) {
@@ -408,9 +381,9 @@ final class StoreMaster {
     Entry entry = entries.get(ticket.key());
     int code;
     if (entry == null) {
-      code = ErrorCode.OBJECT_NOT_FOUND.code();
+      code = StoreStatus.OBJECT_NOT_FOUND.code();
     } else if (entry.pending != allocation || entry.pendingToken != ticket.token()) {
-      code = ErrorCode.ILLEGAL_CLIENT.code();
+      code = StoreStatus.ILLEGAL_CLIENT.code();
     } else {
       ReplicateConfig config = entry.pendingConfig;
       boolean inPlace = entry.pendingInPlace;
@@ -441,9 +414,9 @@ final class StoreMaster {
     Entry entry = entries.get(ticket.key());
     int code;
     if (entry == null) {
-      code = ErrorCode.OBJECT_NOT_FOUND.code();
+      code = StoreStatus.OBJECT_NOT_FOUND.code();
     } else if (entry.pending != allocation || entry.pendingToken != ticket.token()) {
-      code = ErrorCode.ILLEGAL_CLIENT.code();
+      code = StoreStatus.ILLEGAL_CLIENT.code();
     } else {
       clearPendingLocked(entry);
       if (entry.pendingInPlace) {
@@ -515,15 +488,15 @@ final class StoreMaster {
   private ReadTicket acquireReadLocked(String key, long capacity, long now) {
     Entry entry = entries.get(key);
     if (entry == null) {
-      return ReadTicket.refused(ErrorCode.OBJECT_NOT_FOUND);
+      return ReadTicket.refused(StoreStatus.OBJECT_NOT_FOUND);
     }
     if (!entry.readable()) {
-      return ReadTicket.refused(ErrorCode.REPLICA_IS_NOT_READY);
+      return ReadTicket.refused(StoreStatus.REPLICA_IS_NOT_READY);
     }
     grantLeaseLocked(entry, now);
     Allocation allocation = entry.committed;
     if (capacity >= 0 && capacity < allocation.size) {
-      return ReadTicket.refused(ErrorCode.INVALID_PARAMS);
+      return ReadTicket.refused(StoreStatus.INVALID_PARAMS);
     }
     allocation.readers++;
     return new ReadTicket(OK, allocation, allocation.size);
@@ -591,10 +564,10 @@ final class StoreMaster {
     try {
       Entry entry = entries.get(key);
       if (entry == null) {
-        return ErrorCode.OBJECT_NOT_FOUND.code();
+        return StoreStatus.OBJECT_NOT_FOUND.code();
       }
       if (!entry.readable()) {
-        return ErrorCode.REPLICA_IS_NOT_READY.code();
+        return StoreStatus.REPLICA_IS_NOT_READY.code();
       }
       grantLeaseLocked(entry, clock.nanoTime());
       return entry.committed.size;
@@ -623,13 +596,13 @@ final class StoreMaster {
   private int removeLocked(String key, boolean force, long now) {
     Entry entry = entries.get(key);
     if (entry == null) {
-      return ErrorCode.OBJECT_NOT_FOUND.code();
+      return StoreStatus.OBJECT_NOT_FOUND.code();
     }
-    if (!force && leased(entry, now)) {
-      return ErrorCode.OBJECT_HAS_LEASE.code();
+    if (!force && EvictionPolicy.leased(entry, now)) {
+      return StoreStatus.OBJECT_HAS_LEASE.code();
     }
     if (entry.pending != null) {
-      return ErrorCode.REPLICA_IS_NOT_READY.code();
+      return StoreStatus.REPLICA_IS_NOT_READY.code();
     }
     eraseLocked(entry);
     return OK;
@@ -642,7 +615,9 @@ final class StoreMaster {
       long now = clock.nanoTime();
       long removed = 0;
       for (Entry entry : new ArrayList<>(entries.values())) {
-        if (entry.pending == null && (force || !leased(entry, now)) && matches.test(entry.key)) {
+        if (entry.pending == null
+            && (force || !EvictionPolicy.leased(entry, now))
+            && matches.test(entry.key)) {
           eraseLocked(entry);
           removed++;
         }
@@ -653,10 +628,6 @@ final class StoreMaster {
     }
   }
 
-  private boolean leased(Entry entry, long now) {
-    return now - entry.leaseDeadlineNs < 0;
-  }
-
   private void eraseLocked(Entry entry) {
     removeEntryLocked(entry);
     retireLocked(entry.committed);
@@ -665,7 +636,7 @@ final class StoreMaster {
   private void removeEntryLocked(Entry entry) {
     entries.remove(entry.key);
     if (!entry.hardPinned) {
-      unpinnedObjects--;
+      eviction.unpinnedRemoved();
     }
   }
 
@@ -713,66 +684,10 @@ final class StoreMaster {
     }
     sweepLocked(now);
     allocation = tryAllocateLocked(size);
-    for (boolean softPass : new boolean[] {false, true}) {
-      if (allocation != null || (softPass && !allowEvictSoftPinned)) {
-        break;
-      }
-      for (Entry victim : candidatesLocked(now, exempt, softPass)) {
-        evictLocked(victim);
-        allocation = tryAllocateLocked(size);
-        if (allocation != null) {
-          break;
-        }
-      }
+    if (allocation != null) {
+      return allocation;
     }
-    return allocation;
-  }
-
-  /** Evicts down to the low watermark when usage is above the high watermark. */
-  private void maybeEvictLocked(long now) {
-    if (usedBytesLocked() <= highWatermark * capacityBytes) {
-      return;
-    }
-    double target = lowWatermark * capacityBytes;
-    for (boolean softPass : new boolean[] {false, true}) {
-      if (softPass && !allowEvictSoftPinned) {
-        break;
-      }
-      for (Entry victim : candidatesLocked(now, null, softPass)) {
-        if (usedBytesLocked() <= target) {
-          return;
-        }
-        evictLocked(victim);
-      }
-    }
-  }
-
-  /**
-   * Eviction candidates, oldest lease first: complete, not hard-pinned, unleased objects with no
-   * write in progress; soft-pinned ones (pin not yet expired) only in the soft pass.
-   */
-  private List<Entry> candidatesLocked(long now, Entry exempt, boolean softPass) {
-    if (unpinnedObjects == 0) {
-      return List.of();
-    }
-    List<Entry> candidates = new ArrayList<>();
-    for (Entry entry : entries.values()) {
-      boolean softPinned = entry.softPinned && now - entry.softPinDeadlineNs < 0;
-      if (entry != exempt
-          && entry.pending == null
-          && !entry.hardPinned
-          && !leased(entry, now)
-          && softPinned == softPass) {
-        candidates.add(entry);
-      }
-    }
-    candidates.sort(Comparator.comparingLong(entry -> entry.leaseDeadlineNs - now));
-    return candidates;
-  }
-
-  private void evictLocked(Entry victim) {
-    eraseLocked(victim);
-    evictedObjects++;
+    return eviction.evictUntil(now, exempt, () -> tryAllocateLocked(size));
   }
 
   /**
@@ -780,11 +695,7 @@ final class StoreMaster {
    * discarded allocations past their deadline are freed even though their writer never finished.
    */
   private void sweepLocked(long now) {
-    List<Entry> writing = new ArrayList<>();
-    for (Entry entry = writingHead; entry != null; entry = entry.writingNext) {
-      writing.add(entry);
-    }
-    for (Entry entry : writing) {
+    for (Entry entry : writing.snapshot()) {
       if (now - entry.pendingStartNs >= releaseTimeoutNs) {
         preemptLocked(entry, entry.pendingStartNs + releaseTimeoutNs);
       }
@@ -837,7 +748,7 @@ final class StoreMaster {
   long unpinnedObjects() {
     lock.lock();
     try {
-      return unpinnedObjects;
+      return eviction.unpinnedObjects();
     } finally {
       lock.unlock();
     }
@@ -866,7 +777,7 @@ final class StoreMaster {
   long evictedObjects() {
     lock.lock();
     try {
-      return evictedObjects;
+      return eviction.evictedObjects();
     } finally {
       lock.unlock();
     }

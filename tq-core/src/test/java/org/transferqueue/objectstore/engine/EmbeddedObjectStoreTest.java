@@ -3,108 +3,37 @@ package org.transferqueue.objectstore.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.transferqueue.memory.BufferAllocator;
-import org.transferqueue.memory.LeakCheckExtension;
-import org.transferqueue.memory.NativeBuffer;
-import org.transferqueue.objectstore.ErrorCode;
+import org.transferqueue.objectstore.ObjectStoreContract;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.StoreStatus;
 import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
 import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
 
-/** The object-store model's client semantics (§2-§3, checklist §6.8) on the embedded engine. */
-@ExtendWith(LeakCheckExtension.class)
-class EmbeddedObjectStoreTest {
-  private static final long SEGMENT = 1 << 20;
-  private static final long OBJECT = 64 << 10;
+/**
+ * The object-store model's client semantics (§2-§3, checklist §6.8) on the embedded engine: the
+ * {@link ObjectStoreContract} and what only the engine shows (tickets, leases on a manual clock,
+ * pins, eviction, memory given back).
+ */
+class EmbeddedObjectStoreTest extends ObjectStoreContract<EmbeddedObjectStore> {
   private static final Duration LEASE = MasterConfig.LEASE_TTL_DEFAULT;
   private static final ReplicateConfig HARD = ReplicateConfig.builder().withHardPin(true).build();
   private static final ReplicateConfig SOFT = ReplicateConfig.builder().withSoftPin(true).build();
-  private static final ReplicateConfig PLAIN = ReplicateConfig.DEFAULT;
 
   private final ManualClock clock = new ManualClock();
-  private BufferAllocator allocator;
-  private EmbeddedObjectStore store;
-  private NativeBuffer arena;
-  private long nextSlice;
 
-  @BeforeEach
-  void setUp(BufferAllocator allocator) {
-    this.allocator = allocator;
-    store =
-        EmbeddedObjectStore.create(
-            allocator, MasterConfig.builder().clock(clock).asyncThreads(2).build());
-    assertThat(
-            store.setup(
-                StoreConfig.builder()
-                    .localHostname("node-a:12300")
-                    .globalSegmentSize(SEGMENT)
-                    .localBufferSize(SEGMENT)
-                    .build()))
-        .isZero();
-    arena = allocator.allocate(8 * SEGMENT);
-    assertThat(store.registerBuffer(arena.segment())).isZero();
+  @Override
+  protected EmbeddedObjectStore newStore(BufferAllocator allocator) {
+    return EmbeddedObjectStore.create(
+        allocator, MasterConfig.builder().clock(clock).asyncThreads(2).build());
   }
 
-  @AfterEach
-  void tearDown() {
-    store.close();
-    arena.close();
-  }
-
-  /** A fresh slice of the registered arena filled with {@code pattern}. */
-  private MemorySegment source(long size, int pattern) {
-    MemorySegment slice = arena.segment().asSlice(nextSlice, size);
-    nextSlice += SlabAllocator.aligned(size);
-    slice.fill((byte) pattern);
-    return slice;
-  }
-
-  /** A fresh registered slice filled with 0x5A so that untouched bytes are visible. */
-  private MemorySegment destination(long size) {
-    return source(size, 0x5A);
-  }
-
-  private static void assertFilled(MemorySegment segment, int pattern) {
-    for (long i = 0; i < segment.byteSize(); i++) {
-      if (segment.get(ValueLayout.JAVA_BYTE, i) != (byte) pattern) {
-        throw new AssertionError(
-            "byte " + i + " is " + segment.get(ValueLayout.JAVA_BYTE, i) + ", expected " + pattern);
-      }
-    }
-  }
-
-  private long read(String key, long size, int expectedPattern) {
-    MemorySegment dst = destination(size);
-    long result = store.getInto(key, dst);
-    if (result >= 0) {
-      assertFilled(dst.asSlice(0, result), expectedPattern);
-    }
-    return result;
-  }
-
-  // ------------------------------------------------------------ round trip and visibility
-
-  @Test
-  void shouldReturnObjectSizeAndBytesWhenPutThenGetInto() {
-    for (long size : new long[] {1, 4096, OBJECT + 1}) {
-      String key = "k" + size;
-      assertThat(store.putFrom(key, source(size, 7), PLAIN)).isZero();
-      MemorySegment dst = destination(size + 100);
-      assertThat(store.getInto(key, dst)).isEqualTo(size);
-      assertFilled(dst.asSlice(0, size), 7);
-      assertFilled(dst.asSlice(size), 0x5A); // bytes past the object untouched
-      assertThat(store.getSize(key)).isEqualTo(size);
-    }
-  }
+  // ------------------------------------------------------------ visibility
 
   @Test
   void A1_shouldHideObjectWhenItsWriteHasNotEnded() {
@@ -258,24 +187,7 @@ class EmbeddedObjectStoreTest {
     assertThat(store.master().endWrite(preempted)).isEqualTo(-601);
   }
 
-  // ------------------------------------------------------------ existing-key rule
-
-  @Test
-  void B1_shouldReturnAlreadyExistsAndKeepBytesWhenPutOnPresentKey() {
-    assertThat(store.putFrom("k", source(OBJECT, 1), PLAIN)).isZero();
-    assertThat(store.putFrom("k", source(OBJECT, 2), PLAIN)).isEqualTo(-705);
-    assertThat(store.putFrom("k", source(2 * OBJECT, 3), PLAIN)).isEqualTo(-705);
-    assertThat(store.put("k", MemorySegment.ofArray(new byte[] {4}), PLAIN)).isEqualTo(-705);
-    assertThat(read("k", OBJECT, 1)).isEqualTo(OBJECT);
-  }
-
   // ------------------------------------------------------------ upsert
-
-  @Test
-  void C1_shouldCreateObjectWhenUpsertOnAbsentKey() {
-    assertThat(store.upsertFrom("k", source(OBJECT, 1), PLAIN)).isZero();
-    assertThat(read("k", OBJECT, 1)).isEqualTo(OBJECT);
-  }
 
   @Test
   void C2_shouldOverwriteInPlaceWhenSameSizeAndNoReadInFlight() {
@@ -537,154 +449,7 @@ class EmbeddedObjectStoreTest {
     assertThat(read("big", 3 * OBJECT, 2)).isEqualTo(3 * OBJECT);
   }
 
-  // ------------------------------------------------------------ parameters and registration
-
-  @Test
-  void F1_shouldReturnInvalidParamsWhenMemoryIsNotRegistered() {
-    try (NativeBuffer unregistered = allocator.allocate(OBJECT)) {
-      MemorySegment heap = MemorySegment.ofArray(new byte[64]);
-      assertThat(store.putFrom("k", unregistered.segment(), PLAIN)).isEqualTo(-600);
-      assertThat(store.putFrom("k", heap, PLAIN)).isEqualTo(-600);
-      assertThat(store.upsertFrom("k", heap, PLAIN)).isEqualTo(-600);
-      store.putFrom("k", source(64, 1), PLAIN);
-      assertThat(store.getInto("k", unregistered.segment())).isEqualTo(-600);
-      assertThat(store.getInto("k", heap)).isEqualTo(-600);
-      assertThat(store.batchGetInto(List.of("k"), List.of(heap))).containsExactly(-600);
-      // A segment reaching past the end of a registered region is not inside it.
-      assertThat(store.registerBuffer(unregistered.segment().asSlice(0, 64))).isZero();
-      MemorySegment straddling = unregistered.segment().asSlice(32, 64);
-      assertThat(store.getInto("k", straddling)).isEqualTo(-600);
-    }
-  }
-
-  @Test
-  void F2_shouldRejectOverlappingAndUnknownRegions() {
-    try (NativeBuffer other = allocator.allocate(OBJECT)) {
-      assertThat(store.registerBuffer(arena.segment().asSlice(64, 64))).isEqualTo(-600);
-      assertThat(store.registerBuffer(arena.segment())).isEqualTo(-600);
-      assertThat(store.registerBuffer(MemorySegment.ofArray(new byte[8]))).isEqualTo(-600);
-      assertThat(store.unregisterBuffer(other.segment())).isEqualTo(-600);
-      assertThat(store.registerBuffer(other.segment())).isZero();
-      assertThat(store.putFrom("k", other.segment(), PLAIN)).isZero();
-      assertThat(store.unregisterBuffer(other.segment().asSlice(0, 1))).isZero(); // by address
-      assertThat(store.putFrom("k2", other.segment(), PLAIN)).isEqualTo(-600);
-    }
-  }
-
-  @Test
-  void F3_shouldValidateKeysSizesAndDestinations() {
-    assertThat(store.putFrom("", source(64, 1), PLAIN)).isEqualTo(-600);
-    assertThat(store.putFrom("k", source(0, 1), PLAIN)).isZero(); // Mooncake: nothing created
-    assertThat(store.isExist("k")).isZero();
-    assertThat(store.put("k", MemorySegment.ofArray(new byte[0]), PLAIN)).isEqualTo(-600);
-    assertThat(store.isExist("")).isEqualTo(-600);
-    store.putFrom("k", source(100, 1), PLAIN);
-    assertThat(store.getInto("k", destination(99))).isEqualTo(-600);
-    assertThat(store.getInto("k", destination(100))).isEqualTo(100);
-  }
-
-  // ------------------------------------------------------------ batches
-
-  @Test
-  void G1_shouldReturnPerKeyResultsWhenBatchPutMixesOutcomes() {
-    store.putFrom("old", source(64, 1), PLAIN);
-    int[] codes =
-        store.batchPutFrom(
-            List.of("new", "old", "", "zero", "new"),
-            List.of(source(64, 2), source(64, 2), source(64, 2), source(0, 2), source(64, 3)),
-            PLAIN);
-    assertThat(codes).containsExactly(0, -705, -600, -600, -600);
-    assertThat(read("new", 64, 2)).isEqualTo(64);
-    assertThat(store.batchPutFrom(List.of("a", "b"), List.of(source(64, 1)), PLAIN))
-        .containsExactly(-600, -600);
-    assertThat(store.isExist("a")).isZero();
-  }
-
-  @Test
-  void G2_shouldUpsertAndReadBatchesPerKey() {
-    store.putFrom("b", source(64, 1), PLAIN);
-    assertThat(
-            store.batchUpsertFrom(
-                List.of("a", "b", "c"),
-                List.of(source(64, 2), source(128, 3), source(1, 4)),
-                PLAIN))
-        .containsExactly(0, 0, 0);
-    MemorySegment a = destination(64);
-    MemorySegment b = destination(128);
-    MemorySegment small = destination(64);
-    long[] sizes =
-        store.batchGetInto(List.of("a", "b", "missing", "b"), List.of(a, b, destination(8), small));
-    assertThat(sizes).containsExactly(64, 128, -704, -600);
-    assertFilled(a, 2);
-    assertFilled(b, 3);
-    assertThat(store.batchGetInto(List.of("a"), List.of())).containsExactly(-600);
-  }
-
-  @Test
-  void G3_shouldReturnSingleResultAndOwnedBuffersOnCopyPath() {
-    MemorySegment heapValue = MemorySegment.ofArray(new byte[] {1, 2, 3});
-    assertThat(store.put("a", heapValue, PLAIN)).isZero();
-    assertThat(
-            store.putBatch(
-                List.of("b", "a", "c"),
-                List.of(heapValue, heapValue, MemorySegment.ofArray(new byte[] {9})),
-                PLAIN))
-        .isEqualTo(-705);
-    assertThat(store.isExist("c")).isEqualTo(1); // later keys still stored
-    assertThat(store.upsertBatch(List.of("a", "c"), List.of(heapValue, heapValue), PLAIN)).isZero();
-    assertThat(store.put("big", MemorySegment.ofArray(new byte[(int) SEGMENT + 1]), PLAIN))
-        .isEqualTo(-600);
-
-    try (NativeBuffer a = store.get("a")) {
-      assertThat(a.segment().toArray(ValueLayout.JAVA_BYTE)).containsExactly(1, 2, 3);
-    }
-    assertThat(store.get("missing")).isNull();
-    List<NativeBuffer> batch = store.getBatch(List.of("c", "missing"));
-    try (NativeBuffer c = batch.get(0)) {
-      assertThat(c.lengthBytes()).isEqualTo(3);
-      assertThat(batch.get(1)).isNull();
-    }
-  }
-
-  // ------------------------------------------------------------ async, lifecycle, leaks
-
-  @Test
-  void H1_shouldCompleteAsyncTwinsWithTheBlockingResults() throws Exception {
-    assertThat(store.putFromAsync("k", source(64, 1), PLAIN).get()).isZero();
-    assertThat(store.putFromAsync("k", source(64, 1), PLAIN).get()).isEqualTo(-705);
-    assertThat(
-            store
-                .batchUpsertFromAsync(
-                    List.of("k", "j"), List.of(source(64, 2), source(8, 3)), PLAIN)
-                .get())
-        .containsExactly(0, 0);
-    MemorySegment dst = destination(64);
-    assertThat(store.batchGetIntoAsync(List.of("k"), List.of(dst)).get()).containsExactly(64);
-    assertFilled(dst, 2);
-    assertThat(store.getSizeAsync("j").get()).isEqualTo(8);
-    assertThat(store.isExistAsync("j").get()).isEqualTo(1);
-    assertThat(store.removeAsync("j", true).get()).isZero();
-    assertThat(store.removeAllAsync(true).get()).isEqualTo(1);
-    try (NativeBuffer none = store.getAsync("k").get()) {
-      assertThat(none).isNull();
-    }
-  }
-
-  @Test
-  void H2_shouldReturnInvalidParamsWhenNotSetUpOrClosed() throws Exception {
-    try (EmbeddedObjectStore fresh = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT)) {
-      assertThat(fresh.putFrom("k", source(64, 1), PLAIN)).isEqualTo(-600);
-      assertThat(fresh.putFromAsync("k", source(64, 1), PLAIN).get()).isEqualTo(-600);
-      assertThat(fresh.hostname()).isEmpty();
-    }
-    assertThat(store.hostname()).isEqualTo("node-a:12300");
-    store.putFrom("k", source(64, 1), PLAIN);
-    assertThat(store.closeStore()).isZero();
-    assertThat(store.closeStore()).isZero();
-    assertThat(store.isExist("k")).isEqualTo(-600);
-    assertThat(store.getIntoAsync("k", destination(64)).get()).isEqualTo(-600);
-    assertThat(store.setup(StoreConfig.builder().build())).isEqualTo(-600);
-  }
+  // ------------------------------------------------------------ lifecycle, leaks
 
   @Test
   void H3_shouldGiveEveryByteBackWhenClosed() {
@@ -713,15 +478,15 @@ class EmbeddedObjectStoreTest {
 
   @Test
   void H4_shouldMapErrorCodesToMooncakeNumbers() {
-    assertThat(ErrorCode.NO_AVAILABLE_HANDLE.code()).isEqualTo(-200);
-    assertThat(ErrorCode.INVALID_PARAMS.code()).isEqualTo(-600);
-    assertThat(ErrorCode.REPLICA_IS_NOT_READY.code()).isEqualTo(-703);
-    assertThat(ErrorCode.OBJECT_NOT_FOUND.code()).isEqualTo(-704);
-    assertThat(ErrorCode.OBJECT_ALREADY_EXISTS.code()).isEqualTo(-705);
-    assertThat(ErrorCode.OBJECT_HAS_LEASE.code()).isEqualTo(-706);
-    assertThat(ErrorCode.LEASE_EXPIRED.code()).isEqualTo(-707);
-    assertThat(ErrorCode.fromCode(-601)).isEqualTo(ErrorCode.ILLEGAL_CLIENT);
-    assertThat(ErrorCode.fromCode(1234)).isEqualTo(ErrorCode.OK);
-    assertThat(ErrorCode.fromCode(-12345)).isEqualTo(ErrorCode.INTERNAL_ERROR);
+    assertThat(StoreStatus.NO_AVAILABLE_HANDLE.code()).isEqualTo(-200);
+    assertThat(StoreStatus.INVALID_PARAMS.code()).isEqualTo(-600);
+    assertThat(StoreStatus.REPLICA_IS_NOT_READY.code()).isEqualTo(-703);
+    assertThat(StoreStatus.OBJECT_NOT_FOUND.code()).isEqualTo(-704);
+    assertThat(StoreStatus.OBJECT_ALREADY_EXISTS.code()).isEqualTo(-705);
+    assertThat(StoreStatus.OBJECT_HAS_LEASE.code()).isEqualTo(-706);
+    assertThat(StoreStatus.LEASE_EXPIRED.code()).isEqualTo(-707);
+    assertThat(StoreStatus.fromCode(-601)).isEqualTo(StoreStatus.ILLEGAL_CLIENT);
+    assertThat(StoreStatus.fromCode(1234)).isEqualTo(StoreStatus.OK);
+    assertThat(StoreStatus.fromCode(-12345)).isEqualTo(StoreStatus.INTERNAL_ERROR);
   }
 }

@@ -24,7 +24,7 @@ import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.objectstore.MooncakeStoreBackend;
+import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.SimpleStorageManager;
 import org.transferqueue.tensor.Batch;

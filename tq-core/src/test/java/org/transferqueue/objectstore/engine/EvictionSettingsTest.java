@@ -1,4 +1,4 @@
-package org.transferqueue.objectstore;
+package org.transferqueue.objectstore.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,7 +8,9 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
-import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
+import org.transferqueue.objectstore.ReplicateConfig;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.objectstore.StoreStatistics;
 
 /**
  * {@code backend.MooncakeStore.offload.eviction_high_watermark_ratio} and {@code eviction_ratio}

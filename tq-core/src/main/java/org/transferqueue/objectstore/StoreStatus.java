@@ -1,14 +1,16 @@
 package org.transferqueue.objectstore;
 
+import org.transferqueue.ErrorCode;
+
 /**
  * Result codes of {@link ObjectStore} calls, with Mooncake Store's numbers.
  *
  * <p>The numbers are part of the contract: {@code 0} is success, every failure is negative, and a
  * constant keeps its number forever. Codes that this project adds lie outside every Mooncake range
- * (from {@code -2001} down). This is not {@link org.transferqueue.ErrorCode}, which classifies
- * exceptions of the rest of the library.
+ * (from {@code -2001} down). This is not {@link ErrorCode}, which classifies exceptions of the rest
+ * of the library.
  */
-public enum ErrorCode {
+public enum StoreStatus {
   /** Success. */
   OK(0),
   /** An internal failure. */
@@ -92,7 +94,7 @@ public enum ErrorCode {
 
   private final int code;
 
-  ErrorCode(int code) {
+  StoreStatus(int code) {
     this.code = code;
   }
 
@@ -120,11 +122,11 @@ public enum ErrorCode {
    * @param code a value returned by an {@link ObjectStore} call
    * @return the code, or {@link #INTERNAL_ERROR} for an unknown negative number; never throws
    */
-  public static ErrorCode fromCode(long code) {
+  public static StoreStatus fromCode(long code) {
     if (code >= 0) {
       return OK;
     }
-    for (ErrorCode value : values()) {
+    for (StoreStatus value : values()) {
       if (value.code == code) {
         return value;
       }

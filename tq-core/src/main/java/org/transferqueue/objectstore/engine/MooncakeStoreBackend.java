@@ -1,18 +1,24 @@
-package org.transferqueue.objectstore;
+package org.transferqueue.objectstore.engine;
 
+import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.MooncakeStoreConfig;
-import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
-import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.objectstore.MooncakeKvClient;
+import org.transferqueue.objectstore.ObjectStore;
+import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManagerFactory;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.kv.KvStorageManager;
 
 /**
  * The {@code MooncakeStore} storage backend: a {@link KvStorageManager} over a {@link
- * MooncakeKvClient} over an embedded object store set up from {@code backend.MooncakeStore}.
+ * MooncakeKvClient} over an object store set up from {@code backend.MooncakeStore}, in this process
+ * ({@link #factory}, an {@link EmbeddedObjectStore}) or any other ({@link #over}, which the remote
+ * store's factory uses too).
  *
  * <pre>{@code
  * StorageManagerRegistry registry =
@@ -69,39 +75,67 @@ public final class MooncakeStoreBackend {
       MooncakeStoreConfig config, MasterConfig masterConfig) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(masterConfig, "masterConfig");
-    return context -> {
-      EmbeddedObjectStore store = EmbeddedObjectStore.create(context.allocator(), masterConfig);
-      String hostname =
-          config.localHostname().isEmpty()
-              ? StoreConfig.LOCAL_HOSTNAME_DEFAULT
-              : config.localHostname();
+    return context ->
+        over(
+            EmbeddedObjectStore.create(context.allocator(), masterConfig),
+            config,
+            context,
+            Optional.empty());
+  }
+
+  /**
+   * A manager over {@code store}: sets the store up from {@code config}, builds a {@link
+   * MooncakeKvClient} that owns the store, and wraps it in a {@link KvStorageManager}. The store is
+   * closed if any step fails.
+   *
+   * @param store a store that is not set up; this method or the returned manager closes it
+   * @param config the MooncakeStore settings (hostname, segment and local buffer sizes, batching,
+   *     retries)
+   * @param context the allocator and the production notifier
+   * @param callTimeout the deadline of one put, get or clear of the client, retries included, when
+   *     the store runs in other processes (as a call to a storage unit has); empty for a store in
+   *     this process
+   * @return the manager, which owns the client and the store
+   * @throws StorageException {@code STORAGE_ERROR} naming the store's code when its setup fails
+   */
+  public static KvStorageManager over(
+      ObjectStore store,
+      MooncakeStoreConfig config,
+      StorageContext context,
+      Optional<Duration> callTimeout) {
+    Objects.requireNonNull(store, "store");
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(context, "context");
+    Objects.requireNonNull(callTimeout, "callTimeout");
+    MooncakeKvClient client;
+    try {
       int rc =
           store.setup(
               StoreConfig.builder()
-                  .localHostname(hostname)
+                  .localHostname(
+                      config.localHostname().isEmpty()
+                          ? StoreConfig.LOCAL_HOSTNAME_DEFAULT
+                          : config.localHostname())
                   .globalSegmentSize(config.globalSegmentSize())
                   .localBufferSize(config.localBufferSize())
                   .build());
       if (rc != 0) {
-        store.close();
         throw new StorageException(
             ErrorCode.STORAGE_ERROR, "Mooncake store setup failed with error code: " + rc);
       }
-      MooncakeKvClient client;
-      try {
-        client =
-            MooncakeKvClient.builder()
-                .store(store)
-                .ownsStore(true)
-                .allocator(context.allocator())
-                .config(config)
-                .build();
-      } catch (RuntimeException e) {
-        store.close();
-        throw e;
-      }
-      return new KvStorageManager(
-          StorageManagerRegistry.MOONCAKE_STORE, client, context.notifier());
-    };
+      MooncakeKvClient.Builder builder =
+          MooncakeKvClient.builder()
+              .store(store)
+              .ownsStore(true)
+              .allocator(context.allocator())
+              .config(config);
+      callTimeout.ifPresent(builder::operationTimeout);
+      client = builder.build();
+    } catch (RuntimeException e) {
+      store.close();
+      throw e;
+    }
+    return new KvStorageManager(
+        StorageManagerRegistry.MOONCAKE_STORE, client, context.notifier(), callTimeout);
   }
 }

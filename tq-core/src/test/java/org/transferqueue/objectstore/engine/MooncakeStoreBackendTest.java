@@ -1,4 +1,4 @@
-package org.transferqueue.objectstore;
+package org.transferqueue.objectstore.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
