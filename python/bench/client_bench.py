@@ -188,7 +188,7 @@ def run_java(size: str, backend: str, iterations: int, warmup: int) -> dict:
     keys_n, fields, seq = SIZES[size]
     with tempfile.TemporaryDirectory(prefix="tq-bench-") as tmp:
         out = Path(tmp) / "bench.json"
-        cmd = [launcher.find_java(), "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+        cmd = [launcher.find_java(), "--enable-native-access=ALL-UNNAMED",
                "-jar", str(launcher.jar_path()), "bench", "--mode", "loopback", "--backend", backend,
                "--batch", str(keys_n), "--fields", str(fields), "--seq-len", str(seq),
                "--iterations", str(iterations), "--warmup", str(warmup), "--json", str(out)]

@@ -35,8 +35,7 @@ def free_ports(n: int) -> list[int]:
 
 def java_base(java: str | None = None) -> list[str]:
     """``java`` with the options the server jar needs."""
-    return [java or launcher.find_java(), "--enable-native-access=ALL-UNNAMED",
-            "--sun-misc-unsafe-memory-access=allow"]
+    return [java or launcher.find_java(), "--enable-native-access=ALL-UNNAMED"]
 
 
 def write_config(directory: Path, backend: str, units: int = 2) -> Path:

@@ -158,7 +158,7 @@ def java_command(py: dict) -> list[str]:
     """``java ... -jar tq-server.jar`` with ``python.java_options`` and ``TQ_JAVA_OPTS``; the role
     exits when this process ends (``-Dtq.parent.pid``)."""
     opts = str(py.get("java_options") or "").split() + os.environ.get("TQ_JAVA_OPTS", "").split()
-    return [find_java(), "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", *opts,
+    return [find_java(), "--enable-native-access=ALL-UNNAMED", *opts,
             f"-Dtq.parent.pid={os.getpid()}", "-jar", str(jar_path())]
 
 

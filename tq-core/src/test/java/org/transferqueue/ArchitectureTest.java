@@ -3,6 +3,8 @@ package org.transferqueue;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaAccess;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import java.util.ArrayList;
@@ -94,6 +96,24 @@ class ArchitectureTest {
         .orShould()
         .callMethod(java.nio.ByteBuffer.class, "allocateDirect", int.class)
         .because("STYLE §5: all off-heap memory comes from a BufferAllocator")
+        .check(mainClasses);
+  }
+
+  @Test
+  void shouldReadTimeOnlyThroughTheClock() {
+    noClasses()
+        .that()
+        .doNotHaveFullyQualifiedName("org.transferqueue.Clock")
+        .should()
+        .accessTargetWhere(
+            DescribedPredicate.<JavaAccess<?>>describe(
+                "System.nanoTime or System.currentTimeMillis",
+                access ->
+                    access.getTargetOwner().isEquivalentTo(System.class)
+                        && (access.getName().equals("nanoTime")
+                            || access.getName().equals("currentTimeMillis"))))
+        .because(
+            "STYLE §7: time comes from an injected org.transferqueue.Clock, so tests control it")
         .check(mainClasses);
   }
 

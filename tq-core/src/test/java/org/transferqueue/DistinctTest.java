@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.testing.Seeds;
 
 class DistinctTest {
 
@@ -19,7 +20,7 @@ class DistinctTest {
 
   @Test
   void shouldAgreeWithAHashSetOnRandomKeys() {
-    long seed = new Random().nextLong();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     for (int round = 0; round < 200; round++) {
       List<String> keys = new ArrayList<>();

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.EncodedValue;
@@ -32,7 +33,6 @@ import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerApi;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerState;
 import org.transferqueue.controller.ControllerStateCodec;
@@ -94,7 +94,7 @@ final class Checkpoints {
       Map<String, ?> metadata,
       ControllerApi controller,
       StorageManager storage,
-      ControllerClock clock) {
+      Clock clock) {
     String encodedMetadata = encodeMetadata(metadata);
     Path target = directory.toAbsolutePath().normalize();
     Path parent = target.getParent();
@@ -492,7 +492,7 @@ final class Checkpoints {
     try {
       ControllerOptions options =
           controller instanceof Controller local ? local.config() : ControllerOptions.defaults();
-      new Controller(options, probe, ControllerClock.SYSTEM).restoreState(state);
+      new Controller(options, probe, Clock.SYSTEM).restoreState(state);
     } catch (TqException e) {
       throw new TqException(
           ErrorCode.CORRUPT_DATA,

@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
-import org.transferqueue.controller.ControllerClock;
 
 /**
  * The settings of a {@link StreamingLoader}, validated once when they are made: what to read
@@ -52,7 +52,7 @@ public record LoaderSettings(
     Duration pollInterval,
     Duration ackTimeout,
     Map<String, Object> samplingOptions,
-    ControllerClock clock,
+    Clock clock,
     StreamingLoader.FetchBatchHandler fetchHandler,
     StreamingLoader.ProcessBatchHandler processHandler) {
 
@@ -153,7 +153,7 @@ public record LoaderSettings(
     private Duration pollInterval = StreamingLoader.POLL_INTERVAL_DEFAULT;
     private Duration ackTimeout;
     private Map<String, Object> samplingOptions = Map.of();
-    private ControllerClock clock = ControllerClock.SYSTEM;
+    private Clock clock = Clock.SYSTEM;
     private StreamingLoader.FetchBatchHandler fetchHandler;
     private StreamingLoader.ProcessBatchHandler processHandler;
 
@@ -348,7 +348,7 @@ public record LoaderSettings(
      * @param source the clock
      * @return this builder
      */
-    public B clock(ControllerClock source) {
+    public B clock(Clock source) {
       this.clock = Objects.requireNonNull(source, "clock");
       return self();
     }

@@ -17,9 +17,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
+import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -44,7 +45,6 @@ import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.Batch;
-import org.transferqueue.transport.DistinctErrorLog;
 
 /**
  * A {@link MetaClient} over a controller (in-process, or remote through {@link
@@ -69,7 +69,7 @@ final class LocalMetaClient implements MetaClient {
   private final StorageManager storage;
   private final BufferAllocator allocator;
   private final ControllerRequests requests;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final DistinctErrorLog cleanupErrors =
@@ -99,7 +99,7 @@ final class LocalMetaClient implements MetaClient {
       StorageManager storage,
       BufferAllocator allocator,
       ControllerRequests requests) {
-    this(controller, storage, allocator, requests, System::nanoTime);
+    this(controller, storage, allocator, requests, Clock.SYSTEM);
   }
 
   /**
@@ -111,7 +111,7 @@ final class LocalMetaClient implements MetaClient {
       StorageManager storage,
       BufferAllocator allocator,
       ControllerRequests requests,
-      LongSupplier nanoClock) {
+      Clock nanoClock) {
     this.controller = Objects.requireNonNull(controller, "controller");
     this.storage = Objects.requireNonNull(storage, "storage");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -155,7 +155,7 @@ final class LocalMetaClient implements MetaClient {
           "cannot put an empty batch into partition '" + partitionId + "'");
     }
     checkFieldNames(data.fields());
-    long startNs = nanoClock.getAsLong();
+    long startNs = nanoClock.nanoTime();
     GetMetadataRequest insert =
         GetMetadataRequest.insert(partitionId, data.fields(), data.rowCount());
     BatchMeta meta = requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(insert));
@@ -199,7 +199,7 @@ final class LocalMetaClient implements MetaClient {
     ensureOpen();
     Objects.requireNonNull(data, "data");
     checkFieldNames(data.fields());
-    long startNs = nanoClock.getAsLong();
+    long startNs = nanoClock.nanoTime();
     // Without a parser the controller checks the schema before it creates any key; a parser may
     // change the schema, so its puts are checked by the production notification only.
     Map<String, FieldSchema> schema = parser == null ? FieldSchema.extract(data) : Map.of();
@@ -248,7 +248,7 @@ final class LocalMetaClient implements MetaClient {
       try {
         CompletableFuture<Void> cleanup =
             CompletableFuture.runAsync(() -> removeCreated(created), executor);
-        long remainingNs = startNs + budget.get().toNanos() - nanoClock.getAsLong();
+        long remainingNs = startNs + budget.get().toNanos() - nanoClock.nanoTime();
         if (cleanupErrors.awaitWithin(cleanup, remainingNs, "cleanup of a failed put")) {
           cleanup.join();
         }
@@ -288,7 +288,7 @@ final class LocalMetaClient implements MetaClient {
    * @return the count
    */
   long cleanupFailures() {
-    return cleanupErrors.total();
+    return cleanupErrors.errorCount();
   }
 
   private BatchMeta store(

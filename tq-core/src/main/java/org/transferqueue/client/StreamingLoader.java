@@ -19,6 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.transferqueue.Closeables;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Threads;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
@@ -166,8 +167,7 @@ public final class StreamingLoader implements Iterable<MicroBatch>, AutoCloseabl
     this.partitionId = settings.partitionId();
     this.redeliveries =
         new Redeliveries(settings.ackTimeout() == null ? 0 : settings.ackTimeout().toNanos());
-    this.workers =
-        Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("tq-loader-", 0).factory());
+    this.workers = Executors.newThreadPerTaskExecutor(Threads.virtual("tq-loader"));
   }
 
   /**

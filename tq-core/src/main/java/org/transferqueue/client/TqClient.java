@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Clock;
+import org.transferqueue.CloseStack;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -15,7 +17,6 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
@@ -81,11 +82,12 @@ public final class TqClient implements AutoCloseable {
             .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
             .leakPolicy(builder.leakPolicy)
             .build();
-    TransportClient startedTransport = null;
-    StorageManager startedStorage = null;
-    try {
+    TransportClient startedTransport;
+    StorageManager startedStorage;
+    try (CloseStack cleanup = new CloseStack()) {
+      cleanup.push(allocator);
       TransportConfig transportConfig = TransportConfig.controllerClient(config);
-      startedTransport = new TransportClient(transportConfig, allocator);
+      startedTransport = cleanup.push(new TransportClient(transportConfig, allocator));
       this.controller =
           new RemoteController(
               startedTransport,
@@ -99,16 +101,9 @@ public final class TqClient implements AutoCloseable {
               allocator, new ControllerNotifier(controller), StorageOptions.from(config));
       StorageManagerRegistry backends =
           builder.backends != null ? builder.backends : defaultBackends(config);
-      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
-    } catch (RuntimeException | Error e) {
-      if (startedStorage != null) {
-        startedStorage.close();
-      }
-      if (startedTransport != null) {
-        startedTransport.close();
-      }
-      allocator.close();
-      throw e;
+      startedStorage =
+          cleanup.push(backends.create(config.backend().storageBackend().configName(), context));
+      cleanup.release();
     }
     this.transport = startedTransport;
     this.storage = startedStorage;
@@ -271,8 +266,7 @@ public final class TqClient implements AutoCloseable {
       Path directory, boolean includeStorage, Map<String, ?> metadata) {
     Objects.requireNonNull(directory, "directory");
     ensureOpen();
-    return Checkpoints.save(
-        directory, includeStorage, metadata, controller, storage, ControllerClock.SYSTEM);
+    return Checkpoints.save(directory, includeStorage, metadata, controller, storage, Clock.SYSTEM);
   }
 
   /**

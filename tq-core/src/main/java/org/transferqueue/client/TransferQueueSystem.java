@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Clock;
+import org.transferqueue.CloseStack;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -16,7 +18,6 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
@@ -54,7 +55,7 @@ public final class TransferQueueSystem implements AutoCloseable {
   private final KvApi kv;
   private final SystemMetrics metrics;
   private final MetricsEndpoint metricsEndpoint;
-  private final ControllerClock clock;
+  private final Clock clock;
   private final Object checkpointLock = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -77,19 +78,18 @@ public final class TransferQueueSystem implements AutoCloseable {
             .limitBytes(config.memory().limitBytes().orElse(Long.MAX_VALUE))
             .leakPolicy(builder.leakPolicy)
             .build();
-    Controller startedController = null;
-    StorageManager startedStorage = null;
-    SystemMetrics startedMetrics = null;
+    Controller startedController;
+    StorageManager startedStorage;
+    SystemMetrics startedMetrics;
     MetricsEndpoint startedEndpoint = null;
     StorageManager clientStorage;
-    try {
+    try (CloseStack cleanup = new CloseStack()) {
+      cleanup.push(allocator);
       Sampler sampler =
           builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
       startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
       startedMetrics =
-          builder.meterRegistry == null
-              ? null
-              : new SystemMetrics(builder.meterRegistry, clock::nanoTime);
+          builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
       ControllerRequests requests =
           startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
       StorageContext context =
@@ -99,8 +99,11 @@ public final class TransferQueueSystem implements AutoCloseable {
               StorageOptions.from(config));
       StorageManagerRegistry backends =
           builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
-      startedStorage = backends.create(config.backend().storageBackend().configName(), context);
+      startedStorage =
+          cleanup.push(backends.create(config.backend().storageBackend().configName(), context));
       clientStorage = startedStorage;
+      // Closed before the storage it measures.
+      cleanup.push(startedMetrics);
       if (startedMetrics != null) {
         clientStorage = startedMetrics.attach(startedController, startedStorage);
         startedMetrics.start(config.metrics().collectInterval());
@@ -115,15 +118,7 @@ public final class TransferQueueSystem implements AutoCloseable {
                     ? () -> {}
                     : () -> collector.refresh(MetricsCollector.SCRAPE_REFRESH_DEADLINE));
       }
-    } catch (RuntimeException | Error e) {
-      if (startedMetrics != null) {
-        startedMetrics.close();
-      }
-      if (startedStorage != null) {
-        startedStorage.close();
-      }
-      allocator.close();
-      throw e;
+      cleanup.release();
     }
     this.controller = startedController;
     if (startedEndpoint != null) {
@@ -376,7 +371,7 @@ public final class TransferQueueSystem implements AutoCloseable {
   public static final class Builder {
     private TqConfig config = TqConfig.defaults();
     private Sampler sampler;
-    private ControllerClock clock = ControllerClock.SYSTEM;
+    private Clock clock = Clock.SYSTEM;
     private StorageManagerRegistry backends;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private MissingKeyPolicy missingKeyPolicy = MissingKeyPolicy.FAIL;
@@ -438,7 +433,7 @@ public final class TransferQueueSystem implements AutoCloseable {
      * @param clock the clock
      * @return this builder
      */
-    public Builder clock(ControllerClock clock) {
+    public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }

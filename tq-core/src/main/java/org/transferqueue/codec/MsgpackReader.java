@@ -9,15 +9,25 @@ import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
- * A bounds-checked msgpack cursor over a memory segment, native or heap, read in place.
+ * A bounds-checked msgpack cursor over a memory segment or a heap array, read in place: the one
+ * msgpack reader of the code base (stored values, checkpoints, every wire message).
  *
- * <p>Every read first checks that its bytes remain, so truncated input is reported as {@link
- * ErrorCode#CORRUPT_DATA} ("is not valid msgpack at offset=...") naming the value, never as an
- * out-of-bounds read. Payloads (strings, binaries) are copied once, from the segment into their
- * result. Offsets in messages count from the start of the main frame. Not thread-safe; one per
- * decode.
+ * <p>Every read first checks that its bytes remain, so truncated input is reported as a {@link
+ * MsgpackException} ({@link ErrorCode#CORRUPT_DATA}, "is not valid msgpack at offset=...") naming
+ * the value, never as an out-of-bounds read, and a declared length is checked against the bytes
+ * that remain before anything is allocated. Strings must be valid UTF-8 ({@link
+ * Strings#decodeUtf8}). Payloads (strings, binaries) are copied once, from the input into their
+ * result; strings of a heap array are decoded straight from it. Offsets in messages count from the
+ * start of the main frame. Not thread-safe; one per decode.
+ *
+ * <pre>{@code
+ * MsgpackReader in = new MsgpackReader(bytes, "reply");
+ * int n = in.readArrayHeader();
+ * long id = in.readLong();
+ * String name = in.tryReadNil() ? null : in.readString();
+ * }</pre>
  */
-final class MsgpackReader {
+public final class MsgpackReader {
   static final int NIL = 0xC0;
   static final int NEVER_USED = 0xC1;
   static final int FALSE = 0xC2;
@@ -60,11 +70,23 @@ final class MsgpackReader {
   private static final BigInteger TWO_TO_64 = BigInteger.ONE.shiftLeft(64);
 
   private final MemorySegment segment;
+  private final byte[] array;
   private final long limit;
   private final long base;
   private final String valueName;
   private final ByteScratch scratch;
   private long position;
+  private byte extensionType;
+
+  /**
+   * A reader over a whole heap message; offsets count from its first byte.
+   *
+   * @param message the msgpack bytes; not copied, not modified
+   * @param valueName what is being decoded, for messages
+   */
+  public MsgpackReader(byte[] message, String valueName) {
+    this(MemorySegment.ofArray(message), message, 0, valueName, new ByteScratch());
+  }
 
   /**
    * A reader over all of {@code segment}.
@@ -86,7 +108,13 @@ final class MsgpackReader {
    * @param scratch where string bytes are staged; shared by the readers of one decoding thread
    */
   MsgpackReader(MemorySegment segment, long base, String valueName, ByteScratch scratch) {
+    this(segment, null, base, valueName, scratch);
+  }
+
+  private MsgpackReader(
+      MemorySegment segment, byte[] array, long base, String valueName, ByteScratch scratch) {
     this.segment = segment;
+    this.array = array;
     this.limit = segment.byteSize();
     this.base = base;
     this.valueName = valueName;
@@ -98,18 +126,201 @@ final class MsgpackReader {
     return scratch;
   }
 
-  /** The offset of the next byte in the main frame. */
-  long offset() {
+  /**
+   * The offset of the next byte, counted from the start of the main frame (of the message for a
+   * heap reader).
+   *
+   * @return the offset
+   */
+  public long offset() {
     return base + position;
   }
 
-  /** The bytes not read yet. */
-  long remaining() {
+  /**
+   * The bytes not read yet.
+   *
+   * @return the count
+   */
+  public long remaining() {
     return limit - position;
   }
 
-  boolean hasRemaining() {
+  /**
+   * Whether bytes remain to be read.
+   *
+   * @return true if at least one byte remains
+   */
+  public boolean hasRemaining() {
     return position < limit;
+  }
+
+  /**
+   * The format byte of the next value, without consuming it.
+   *
+   * @return the format byte, 0 to 255
+   * @throws MsgpackException if no byte remains
+   */
+  public int peekFormat() {
+    require(1);
+    return array != null
+        ? array[(int) position] & 0xFF
+        : Byte.toUnsignedInt(segment.get(ValueLayout.JAVA_BYTE, position));
+  }
+
+  /**
+   * The msgpack type of the next value, without consuming it.
+   *
+   * @return the type
+   * @throws MsgpackException if no byte remains
+   */
+  public MsgpackType peekType() {
+    return MsgpackType.of(peekFormat());
+  }
+
+  /**
+   * Consumes a nil if one is next.
+   *
+   * @return true if a nil was consumed
+   * @throws MsgpackException if no byte remains
+   */
+  public boolean tryReadNil() {
+    if (peekFormat() == NIL) {
+      position++;
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Reads a boolean.
+   *
+   * @return the value
+   * @throws MsgpackException if the next value is not a boolean
+   */
+  public boolean readBoolean() {
+    long start = offset();
+    int format = readFormat();
+    return switch (format) {
+      case TRUE -> true;
+      case FALSE -> false;
+      default -> throw unexpected(start, format, "a boolean");
+    };
+  }
+
+  /**
+   * Reads a float 64, or a float 32 widened to a double.
+   *
+   * @return the value
+   * @throws MsgpackException if the next value is not a float
+   */
+  public double readDouble() {
+    long start = offset();
+    int format = readFormat();
+    return switch (format) {
+      case FLOAT64 -> Double.longBitsToDouble(readI64());
+      case FLOAT32 -> Float.intBitsToFloat(readI32());
+      default -> throw unexpected(start, format, "a float");
+    };
+  }
+
+  /**
+   * Reads a map header.
+   *
+   * @return the number of entries
+   * @throws MsgpackException if the next value is not a map
+   */
+  public int readMapHeader() {
+    long start = offset();
+    int format = readFormat();
+    if (format >= 0x80 && format <= 0x8F) {
+      return format & 0x0F;
+    }
+    return switch (format) {
+      case MAP16 -> readU16();
+      case MAP32 -> readLength32();
+      default -> throw unexpected(start, format, "a map");
+    };
+  }
+
+  /**
+   * Reads a string header; the string's UTF-8 bytes follow.
+   *
+   * @return the length in bytes, not yet checked against the bytes that remain
+   * @throws MsgpackException if the next value is not a string
+   */
+  public int readStringHeader() {
+    long start = offset();
+    int format = readFormat();
+    if (format >= 0xA0 && format <= 0xBF) {
+      return format & 0x1F;
+    }
+    return switch (format) {
+      case STR8 -> readU8();
+      case STR16 -> readU16();
+      case STR32 -> readLength32();
+      default -> throw unexpected(start, format, "a string");
+    };
+  }
+
+  /**
+   * Reads a binary header; the bytes follow.
+   *
+   * @return the length in bytes, not yet checked against the bytes that remain
+   * @throws MsgpackException if the next value is not a binary
+   */
+  public int readBinaryHeader() {
+    long start = offset();
+    int format = readFormat();
+    return switch (format) {
+      case BIN8 -> readU8();
+      case BIN16 -> readU16();
+      case BIN32 -> readLength32();
+      default -> throw unexpected(start, format, "a binary");
+    };
+  }
+
+  /**
+   * Reads a binary value.
+   *
+   * @return a copy of its bytes
+   * @throws MsgpackException if the next value is not a binary or is truncated
+   */
+  public byte[] readBinary() {
+    return readBytes(readBinaryHeader());
+  }
+
+  /**
+   * Reads an extension header; its type is then {@link #extensionType()}, its payload follows.
+   *
+   * @return the payload length in bytes, not yet checked against the bytes that remain
+   * @throws MsgpackException if the next value is not an extension
+   */
+  public int readExtensionHeader() {
+    long start = offset();
+    int format = readFormat();
+    int length =
+        switch (format) {
+          case FIXEXT1 -> 1;
+          case FIXEXT2 -> 2;
+          case FIXEXT4 -> 4;
+          case FIXEXT8 -> 8;
+          case FIXEXT16 -> 16;
+          case EXT8 -> readU8();
+          case EXT16 -> readU16();
+          case EXT32 -> readLength32();
+          default -> throw unexpected(start, format, "an extension");
+        };
+    extensionType = readI8();
+    return length;
+  }
+
+  /**
+   * The type of the extension whose header {@link #readExtensionHeader()} read last.
+   *
+   * @return the signed extension type
+   */
+  public byte extensionType() {
+    return extensionType;
   }
 
   /** A view of the next {@code length} bytes, which the caller has checked remain; skips them. */
@@ -125,6 +336,9 @@ final class MsgpackReader {
 
   int readU8() {
     require(1);
+    if (array != null) {
+      return array[(int) position++] & 0xFF;
+    }
     return Byte.toUnsignedInt(segment.get(ValueLayout.JAVA_BYTE, position++));
   }
 
@@ -179,24 +393,42 @@ final class MsgpackReader {
   }
 
   /**
-   * Reads {@code length} bytes, which the caller has checked remain, as strict UTF-8 ({@link
-   * Strings#decodeUtf8}: the JDK's fast path, checked again strictly only when it produced U+FFFD).
+   * Reads the next {@code length} bytes as strict UTF-8 ({@link Strings#decodeUtf8}: the JDK's fast
+   * path, checked again strictly only when it produced U+FFFD).
+   *
+   * @param length the string's length in bytes, from its header
+   * @return the string
+   * @throws MsgpackException if fewer bytes remain or they are not valid UTF-8
    */
-  String readString(int length) {
+  public String readString(int length) {
     long start = offset();
     require(length);
-    byte[] bytes = scratch.atLeast(length);
-    MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, position, bytes, 0, length);
+    String value;
+    if (array != null) {
+      value = Strings.decodeUtf8(array, (int) position, length);
+    } else {
+      byte[] bytes = scratch.atLeast(length);
+      MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, position, bytes, 0, length);
+      value = Strings.decodeUtf8(bytes, 0, length);
+    }
     position += length;
-    String value = Strings.decodeUtf8(bytes, 0, length);
     if (value == null) {
-      throw corrupt("has a string that is not valid UTF-8 at offset=" + start, null);
+      throw new MsgpackException(
+          "value " + valueName + " has a string that is not valid UTF-8 at offset=" + start,
+          start,
+          "a string of " + length + " bytes is not valid UTF-8");
     }
     return value;
   }
 
-  /** Copies the next {@code length} bytes, which the caller has checked remain, to a new array. */
-  byte[] readBytes(int length) {
+  /**
+   * Copies the next {@code length} bytes to a new array.
+   *
+   * @param length how many bytes
+   * @return the copy
+   * @throws MsgpackException if fewer bytes remain
+   */
+  public byte[] readBytes(int length) {
     require(length);
     byte[] bytes = new byte[length];
     MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, position, bytes, 0, length);
@@ -204,8 +436,13 @@ final class MsgpackReader {
     return bytes;
   }
 
-  /** Reads an integer of any msgpack width that fits a long. */
-  long readLong() {
+  /**
+   * Reads an integer of any msgpack width that fits a long.
+   *
+   * @return the value
+   * @throws MsgpackException if the next value is not an integer, or a uint 64 above 2^63 - 1
+   */
+  public long readLong() {
     long start = offset();
     int format = readFormat();
     if (format <= 0x7F || format >= 0xE0) {
@@ -230,8 +467,13 @@ final class MsgpackReader {
     };
   }
 
-  /** Reads an array header. */
-  int readArrayHeader() {
+  /**
+   * Reads an array header.
+   *
+   * @return the number of elements
+   * @throws MsgpackException if the next value is not an array
+   */
+  public int readArrayHeader() {
     long start = offset();
     int format = readFormat();
     if (format >= 0x90 && format <= 0x9F) {
@@ -244,23 +486,14 @@ final class MsgpackReader {
     };
   }
 
-  /** Reads a string header and its UTF-8 bytes. */
-  String readString() {
-    long start = offset();
-    int format = readFormat();
-    int length;
-    if (format >= 0xA0 && format <= 0xBF) {
-      length = format & 0x1F;
-    } else {
-      length =
-          switch (format) {
-            case STR8 -> readU8();
-            case STR16 -> readU16();
-            case STR32 -> readLength32();
-            default -> throw unexpected(start, format, "a string");
-          };
-    }
-    return readString(length);
+  /**
+   * Reads a string header and its UTF-8 bytes.
+   *
+   * @return the string
+   * @throws MsgpackException if the next value is not a string, is truncated or not valid UTF-8
+   */
+  public String readString() {
+    return readString(readStringHeader());
   }
 
   TqException corrupt(String detail, Throwable cause) {
@@ -268,11 +501,12 @@ final class MsgpackReader {
   }
 
   /** Input that is not msgpack at all, reported with the offset where it starts. */
-  TqException invalid(long at, String detail) {
-    return corrupt("is not valid msgpack at offset=" + at + ": " + detail, null);
+  MsgpackException invalid(long at, String detail) {
+    return new MsgpackException(
+        "value " + valueName + " is not valid msgpack at offset=" + at + ": " + detail, at, detail);
   }
 
-  private TqException unexpected(long at, int format, String expected) {
+  private MsgpackException unexpected(long at, int format, String expected) {
     return invalid(
         at, "expected " + expected + ", found format byte 0x" + Integer.toHexString(format));
   }

@@ -5,8 +5,10 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
@@ -24,10 +26,24 @@ import org.transferqueue.TqException;
  * MessagePacker} chooses them (smallest integer width, str 8 for 32 to 255 bytes, fixext for
  * power-of-two extension lengths up to 16), so the bytes are identical to that library's.
  *
+ * <p>This is the one msgpack writer of the code base: stored values, checkpoints and every wire
+ * message. Strings are written as UTF-8; ASCII strings are copied straight into the inline array,
+ * without an intermediate byte array, and a string with a lone surrogate, which has no UTF-8 form,
+ * is refused with {@link ErrorCode#INVALID_ARGUMENT} ({@link Strings#checkWellFormed}) instead of
+ * being sent changed.
+ *
+ * <pre>{@code
+ * MsgpackWriter out = new MsgpackWriter(256);
+ * out.writeArrayHeader(2);
+ * out.writeLong(7);
+ * out.writeString("name", "string");
+ * byte[] message = out.toByteArray();
+ * }</pre>
+ *
  * <p>Not thread-safe: one writer per encode, not modified once the frame is complete. Borrowed
  * payloads must not change until the frame has been written out.
  */
-final class MsgpackWriter {
+public final class MsgpackWriter {
   /** Payloads at least this long are borrowed instead of copied into the inline array. */
   static final int BORROW_MIN_BYTES = 256;
 
@@ -49,9 +65,15 @@ final class MsgpackWriter {
   private int[] borrowedAt = NO_POSITIONS;
   private int borrowedCount;
   private long borrowedBytes;
+  private boolean callerArray;
 
-  /** An empty frame whose inline array starts at {@code initialBytes}. */
-  MsgpackWriter(int initialBytes) {
+  /**
+   * An empty frame whose inline array starts at {@code initialBytes} and grows as needed.
+   *
+   * @param initialBytes the first capacity; a frame of exactly this size is returned by {@link
+   *     #toByteArray} without a copy
+   */
+  public MsgpackWriter(int initialBytes) {
     this.inline = new byte[initialBytes];
   }
 
@@ -60,24 +82,40 @@ final class MsgpackWriter {
     MsgpackWriter writer = new MsgpackWriter(0);
     writer.inline = frame;
     writer.inlineLength = frame.length;
+    writer.callerArray = true;
     return writer;
   }
 
-  /** The frame length in bytes. */
-  long size() {
+  /**
+   * The frame length in bytes.
+   *
+   * @return the bytes written so far
+   */
+  public long size() {
     return inlineLength + borrowedBytes;
   }
 
-  void writeNil() {
+  /** Writes nil. */
+  public void writeNil() {
     writeFormat(MsgpackReader.NIL);
   }
 
-  void writeBoolean(boolean value) {
+  /**
+   * Writes a boolean.
+   *
+   * @param value the value
+   */
+  public void writeBoolean(boolean value) {
     writeFormat(value ? MsgpackReader.TRUE : MsgpackReader.FALSE);
   }
 
-  /** Writes an integer in the smallest msgpack format that holds it. */
-  void writeLong(long v) {
+  /**
+   * Writes an integer in the smallest msgpack format that holds it (positive fixint, uint 8 to 64
+   * for non-negative values; negative fixint, int 8 to 64 for negative ones).
+   *
+   * @param v the value
+   */
+  public void writeLong(long v) {
     if (v < -(1L << 5)) {
       if (v < -(1L << 15)) {
         if (v < -(1L << 31)) {
@@ -108,12 +146,88 @@ final class MsgpackWriter {
     writeFormatAndLong(MsgpackReader.UINT64, bits);
   }
 
-  /** Writes a float 64 with the raw bits of {@code value} (NaN payloads kept). */
-  void writeDouble(double value) {
+  /**
+   * Writes a float 64 with the raw bits of {@code value} (NaN payloads kept).
+   *
+   * @param value the value
+   */
+  public void writeDouble(double value) {
     writeFormatAndLong(MsgpackReader.FLOAT64, Double.doubleToRawLongBits(value));
   }
 
-  void writeStringHeader(int length) {
+  /**
+   * Writes a string as UTF-8 in the smallest string format (fixstr, str 8, 16 or 32).
+   *
+   * @param value the string
+   * @param what what the string is, for the refusal of a lone surrogate
+   * @throws TqException {@link ErrorCode#INVALID_ARGUMENT} for a string that is not valid Unicode
+   */
+  public void writeString(String value, String what) {
+    int n = value.length();
+    int start = inlineLength;
+    writeStringHeader(n);
+    ensure(n);
+    byte[] out = inline;
+    int at = inlineLength;
+    for (int i = 0; i < n; i++) {
+      char c = value.charAt(i);
+      if (c >= 0x80) {
+        inlineLength = start; // not ASCII: its UTF-8 length differs from n
+        writeUtf8(value, what);
+        return;
+      }
+      out[at + i] = (byte) c;
+    }
+    inlineLength = at + n;
+  }
+
+  private void writeUtf8(String value, String what) {
+    byte[] bytes = Strings.checkWellFormed(value, what).getBytes(StandardCharsets.UTF_8);
+    writeStringHeader(bytes.length);
+    writePayload(bytes);
+  }
+
+  /**
+   * Writes a binary (bin 8, 16 or 32) holding a copy of {@code value}.
+   *
+   * @param value the bytes; copied now
+   */
+  public void writeBinary(byte[] value) {
+    writeBinaryHeader(value.length);
+    writeRaw(value, 0, value.length);
+  }
+
+  /**
+   * Writes an extension (fixext or ext 8, 16, 32) holding a copy of {@code payload}.
+   *
+   * @param type the extension type
+   * @param payload the payload; copied now
+   */
+  public void writeExtension(byte type, byte[] payload) {
+    writeExtensionHeader(type, payload.length);
+    writeRaw(payload, 0, payload.length);
+  }
+
+  /**
+   * Copies raw bytes into the frame, such as the payload after a header or a section that is
+   * already msgpack.
+   *
+   * @param bytes the source
+   * @param offset the first byte to copy
+   * @param length how many bytes to copy
+   */
+  public void writeRaw(byte[] bytes, int offset, int length) {
+    ensure(length);
+    System.arraycopy(bytes, offset, inline, inlineLength, length);
+    inlineLength += length;
+  }
+
+  /**
+   * Writes a string header; exactly {@code length} UTF-8 bytes must follow.
+   *
+   * @param length the length in bytes
+   */
+  public void writeStringHeader(int length) {
     if (length < (1 << 5)) {
       writeFormat(0xA0 | length);
     } else if (length < (1 << 8)) {
@@ -125,7 +239,12 @@ final class MsgpackWriter {
     }
   }
 
-  void writeBinaryHeader(int length) {
+  /**
+   * Writes a binary header; exactly {@code length} bytes must follow.
+   *
+   * @param length the length in bytes
+   */
+  public void writeBinaryHeader(int length) {
     if (length < (1 << 8)) {
       writeFormatAndByte(MsgpackReader.BIN8, length);
     } else if (length < (1 << 16)) {
@@ -135,7 +254,12 @@ final class MsgpackWriter {
     }
   }
 
-  void writeArrayHeader(int size) {
+  /**
+   * Writes an array header; the next {@code size} values are its elements.
+   *
+   * @param size the number of elements
+   */
+  public void writeArrayHeader(int size) {
     if (size < (1 << 4)) {
       writeFormat(0x90 | size);
     } else if (size < (1 << 16)) {
@@ -145,7 +269,12 @@ final class MsgpackWriter {
     }
   }
 
-  void writeMapHeader(int size) {
+  /**
+   * Writes a map header; the next {@code 2 * size} values are its keys and values.
+   *
+   * @param size the number of entries
+   */
+  public void writeMapHeader(int size) {
     if (size < (1 << 4)) {
       writeFormat(0x80 | size);
     } else if (size < (1 << 16)) {
@@ -155,7 +284,14 @@ final class MsgpackWriter {
     }
   }
 
-  void writeExtensionHeader(byte type, int length) {
+  /**
+   * Writes an extension header, as fixext for power-of-two lengths up to 16; exactly {@code length}
+   * payload bytes must follow.
+   *
+   * @param type the extension type
+   * @param length the payload length in bytes
+   */
+  public void writeExtensionHeader(byte type, int length) {
     int fixext =
         switch (length) {
           case 1 -> MsgpackReader.FIXEXT1;
@@ -225,12 +361,14 @@ final class MsgpackWriter {
   }
 
   /**
-   * The frame as one new array.
+   * The frame as one array: a new one, or the inline array itself when the frame fills it exactly
+   * (a later write would move to a new inline array, so the one returned never changes).
    *
+   * @return the frame's bytes
    * @throws TqException with {@code INVALID_ARGUMENT} if the frame is longer than {@link
    *     #MAX_ARRAY_BYTES}
    */
-  byte[] toByteArray() {
+  public byte[] toByteArray() {
     long size = size();
     if (size > MAX_ARRAY_BYTES) {
       throw new TqException(
@@ -238,7 +376,9 @@ final class MsgpackWriter {
           "encoded main frame of " + size + " bytes exceeds max=" + MAX_ARRAY_BYTES);
     }
     if (borrowedCount == 0) {
-      return Arrays.copyOf(inline, inlineLength);
+      return inlineLength == inline.length && !callerArray
+          ? inline
+          : Arrays.copyOf(inline, inlineLength);
     }
     byte[] frame = new byte[(int) size];
     writeTo(MemorySegment.ofArray(frame), 0);
@@ -288,6 +428,7 @@ final class MsgpackWriter {
       }
       long grown = Math.max(needed, Math.max(64L, 2L * inline.length));
       inline = Arrays.copyOf(inline, (int) Math.min(grown, MAX_ARRAY_BYTES));
+      callerArray = false;
     }
   }
 }

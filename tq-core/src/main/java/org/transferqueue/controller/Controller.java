@@ -9,6 +9,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -76,7 +77,7 @@ public final class Controller implements ControllerApi {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stateChanged = lock.newCondition();
   private final ControllerOptions config;
-  private final ControllerClock clock;
+  private final Clock clock;
 
   // Guarded by lock.
   private final ControllerTables tables;
@@ -93,7 +94,7 @@ public final class Controller implements ControllerApi {
    * @param config the settings
    */
   public Controller(ControllerOptions config) {
-    this(config, new SequentialSampler(), ControllerClock.SYSTEM);
+    this(config, new SequentialSampler(), Clock.SYSTEM);
   }
 
   /**
@@ -104,7 +105,7 @@ public final class Controller implements ControllerApi {
    *     what it may not do)
    * @param clock the time source
    */
-  public Controller(ControllerOptions config, Sampler sampler, ControllerClock clock) {
+  public Controller(ControllerOptions config, Sampler sampler, Clock clock) {
     this.config = Objects.requireNonNull(config, "config");
     this.sampler = Objects.requireNonNull(sampler, "sampler");
     this.clock = Objects.requireNonNull(clock, "clock");

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.function.LongConsumer;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
@@ -32,11 +33,11 @@ final class ControllerTables {
   private static final System.Logger LOG = System.getLogger(Controller.class.getName());
 
   private final ControllerOptions config;
-  private final ControllerClock clock;
+  private final Clock clock;
   private final IndexAllocator allocator = new IndexAllocator();
   private final LinkedHashMap<String, Partition> partitions = new LinkedHashMap<>();
 
-  ControllerTables(ControllerOptions config, ControllerClock clock) {
+  ControllerTables(ControllerOptions config, Clock clock) {
     this.config = config;
     this.clock = clock;
   }

@@ -65,14 +65,15 @@ abstract sealed class AccountingAllocator implements BufferAllocator
       throw e;
     }
     outstanding.incrementAndGet();
-    NativeBuffer buffer = new NativeBuffer(this, block, lengthBytes);
+    NativeBuffer buffer =
+        new NativeBuffer(this, block, lengthBytes, root().checksUseAfterRelease());
     if (allocationSites != null) {
       allocationSites.put(buffer, new Throwable("allocation site of " + buffer));
     }
     return buffer;
   }
 
-  /** Called by {@link NativeBuffer#release()} when the last reference goes. */
+  /** Called by {@link NativeBuffer} when the last reference of a lease goes. */
   final void free(NativeBuffer buffer, MemorySegment block) {
     if (allocationSites != null) {
       allocationSites.remove(buffer);

@@ -26,10 +26,12 @@ public final class RootAllocator extends AccountingAllocator {
   private final LeakPolicy leakPolicy;
   private final AtomicLong leakCount = new AtomicLong();
   private final AtomicLong blocksCreated = new AtomicLong();
+  private final boolean checkUseAfterRelease;
 
   private RootAllocator(Builder builder) {
     super(builder.name, builder.limitBytes, null, builder.trackAllocationSites);
     this.leakPolicy = builder.leakPolicy;
+    this.checkUseAfterRelease = builder.checkUseAfterRelease;
   }
 
   /**
@@ -44,6 +46,11 @@ public final class RootAllocator extends AccountingAllocator {
   @Override
   RootAllocator root() {
     return this;
+  }
+
+  /** Whether each lease gets its own arena, closed at its last release (a debug mode). */
+  boolean checksUseAfterRelease() {
+    return checkUseAfterRelease;
   }
 
   /**
@@ -188,6 +195,7 @@ public final class RootAllocator extends AccountingAllocator {
     private long limitBytes = Long.MAX_VALUE;
     private LeakPolicy leakPolicy = LeakPolicy.LOG;
     private boolean trackAllocationSites;
+    private boolean checkUseAfterRelease;
 
     private Builder() {}
 
@@ -233,6 +241,21 @@ public final class RootAllocator extends AccountingAllocator {
      */
     public Builder trackAllocationSites(boolean track) {
       this.trackAllocationSites = track;
+      return this;
+    }
+
+    /**
+     * Makes any access to a buffer's memory after its last release throw {@link
+     * IllegalStateException}, instead of silently reaching the next lease of the pooled block: each
+     * lease is handed out through its own shared arena, closed when its reference count reaches
+     * zero. Costly (an arena per allocation, and closing a shared arena synchronises with every
+     * thread); a debug mode for tests, on in {@code LeakCheckExtension}.
+     *
+     * @param check true to check
+     * @return this builder
+     */
+    public Builder checkUseAfterRelease(boolean check) {
+      this.checkUseAfterRelease = check;
       return this;
     }
 

@@ -1,15 +1,16 @@
 package org.transferqueue.metrics;
 
 import java.util.Objects;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
+import org.transferqueue.Clock;
+import org.transferqueue.ErrorHandler;
 
 /**
  * Measures controller requests: runs a call, times it and hands the outcome to a {@link
  * ControllerRequestHandler}. The call's result or exception is passed on unchanged; a failure of
- * the handler (or of the sample count function) goes to the {@link MetricsErrorHandler} and never
- * to the caller.
+ * the handler (or of the sample count function) goes to the {@link ErrorHandler} and never to the
+ * caller.
  *
  * <pre>{@code
  * BatchMeta meta = requests.measure(ControllerOp.GET_META, () -> controller.getMetadata(request));
@@ -22,8 +23,8 @@ public final class ControllerRequests {
   public static final ControllerRequests NOOP = new ControllerRequests();
 
   private final ControllerRequestHandler handler;
-  private final LongSupplier nanoClock;
-  private final MetricsErrorHandler errors;
+  private final Clock nanoClock;
+  private final ErrorHandler errors;
 
   private ControllerRequests() {
     this.handler = null;
@@ -39,7 +40,7 @@ public final class ControllerRequests {
    * @param errors receives the handler's failures
    */
   public ControllerRequests(
-      ControllerRequestHandler handler, LongSupplier nanoClock, MetricsErrorHandler errors) {
+      ControllerRequestHandler handler, Clock nanoClock, ErrorHandler errors) {
     this.handler = Objects.requireNonNull(handler, "handler");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.errors = Objects.requireNonNull(errors, "errors");
@@ -86,7 +87,7 @@ public final class ControllerRequests {
     if (handler == null) {
       return call.get();
     }
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     T result;
     try {
       result = call.get();
@@ -101,7 +102,7 @@ public final class ControllerRequests {
   private <T> void report(
       ControllerOp op, long start, T result, ToLongFunction<? super T> samples, boolean failed) {
     try {
-      long duration = nanoClock.getAsLong() - start;
+      long duration = nanoClock.nanoTime() - start;
       long count = samples == null || failed ? 0 : samples.applyAsLong(result);
       handler.onRequest(op, duration, count, failed);
     } catch (RuntimeException e) {

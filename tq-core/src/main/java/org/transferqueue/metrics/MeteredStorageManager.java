@@ -8,8 +8,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.transferqueue.Clock;
+import org.transferqueue.ErrorHandler;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.storage.ClearResult;
@@ -32,7 +33,7 @@ import org.transferqueue.tensor.Batch;
  * as an error of the units its result names as failed. Checkpoints are passed through unmeasured.
  *
  * <p>Thread-safe when the wrapped manager is. Measuring never changes a result: failures of the
- * meters go to the {@link MetricsErrorHandler}.
+ * meters go to the {@link ErrorHandler}.
  */
 public final class MeteredStorageManager implements StorageManager {
   private static final Function<Object, Set<String>> NONE_FAILED = result -> Set.of();
@@ -40,8 +41,8 @@ public final class MeteredStorageManager implements StorageManager {
   private final StorageManager delegate;
   private final StorageRequestMeters meters;
   private final List<String> unitIds;
-  private final LongSupplier nanoClock;
-  private final MetricsErrorHandler errors;
+  private final Clock nanoClock;
+  private final ErrorHandler errors;
 
   /**
    * Wraps a manager.
@@ -52,10 +53,7 @@ public final class MeteredStorageManager implements StorageManager {
    * @param errors receives failures of the meters
    */
   public MeteredStorageManager(
-      StorageManager delegate,
-      StorageRequestMeters meters,
-      LongSupplier nanoClock,
-      MetricsErrorHandler errors) {
+      StorageManager delegate, StorageRequestMeters meters, Clock nanoClock, ErrorHandler errors) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
     this.meters = Objects.requireNonNull(meters, "meters");
     this.unitIds = meters.unitIds();
@@ -140,7 +138,7 @@ public final class MeteredStorageManager implements StorageManager {
       BatchMeta meta,
       Supplier<T> call,
       Function<? super T, Set<String>> failedUnits) {
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     T result;
     try {
       result = call.get();
@@ -155,7 +153,7 @@ public final class MeteredStorageManager implements StorageManager {
   private void record(
       StorageOp op, BatchMeta meta, long start, Set<String> failedUnits, boolean failed) {
     try {
-      long duration = nanoClock.getAsLong() - start;
+      long duration = nanoClock.nanoTime() - start;
       if (meta == null || meta.isEmpty()) {
         return;
       }

@@ -19,6 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.transferqueue.Clock;
+import org.transferqueue.ErrorHandler;
+import org.transferqueue.Threads;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
 
@@ -30,7 +33,7 @@ import org.transferqueue.controller.PartitionStatistics;
  * <p>Labelled gauges are replaced as a whole at each collection, so the series of a partition that
  * was cleared, or the capacity and utilisation series of a unit that became unlimited, disappear at
  * the next collection. Each step is guarded: a failing unit probe skips that unit only, and any
- * failure goes to the {@link MetricsErrorHandler}.
+ * failure goes to the {@link ErrorHandler}.
  *
  * <p>Thread-safe: collections are serialised; gauges read values published by the last one. {@link
  * #start} runs collections periodically on one daemon thread until {@link #close()}; {@link
@@ -49,9 +52,9 @@ public final class MetricsCollector implements AutoCloseable {
 
   private final List<StorageUnitProbe> probes;
   private final StorageRequestMeters storageRequests;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final LongSupplier rssBytes;
-  private final MetricsErrorHandler errors;
+  private final ErrorHandler errors;
   private final long startNanos;
 
   private final MultiGauge partitionSamples;
@@ -75,12 +78,7 @@ public final class MetricsCollector implements AutoCloseable {
 
   /** Runs every collection but {@link #collectNow} called directly; its thread starts lazily. */
   private final ScheduledExecutorService collecting =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "tq-metrics-collector");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newSingleThreadScheduledExecutor(Threads.namedDaemon("tq-metrics-collector"));
 
   /** Guards {@link #queued} and {@link #started}. */
   private final Object refreshLock = new Object();
@@ -107,9 +105,9 @@ public final class MetricsCollector implements AutoCloseable {
       Supplier<ControllerStatistics> controllerStatistics,
       List<StorageUnitProbe> probes,
       StorageRequestMeters storageRequests,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       LongSupplier rssBytes,
-      MetricsErrorHandler errors) {
+      ErrorHandler errors) {
     this(
         registry,
         Objects.requireNonNull(controllerStatistics, "statistics"),
@@ -132,9 +130,9 @@ public final class MetricsCollector implements AutoCloseable {
    * @return the collector
    */
   public static MetricsCollector forStorageUnits(
-      MeterRegistry registry, List<StorageUnitProbe> probes, MetricsErrorHandler errors) {
+      MeterRegistry registry, List<StorageUnitProbe> probes, ErrorHandler errors) {
     return new MetricsCollector(
-        registry, null, probes, null, System::nanoTime, ProcessMemory::rssBytes, errors, false);
+        registry, null, probes, null, Clock.SYSTEM, ProcessMemory::rssBytes, errors, false);
   }
 
   private MetricsCollector(
@@ -142,9 +140,9 @@ public final class MetricsCollector implements AutoCloseable {
       Supplier<ControllerStatistics> controllerStatistics,
       List<StorageUnitProbe> probes,
       StorageRequestMeters storageRequests,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       LongSupplier rssBytes,
-      MetricsErrorHandler errors,
+      ErrorHandler errors,
       boolean controllerGauges) {
     Objects.requireNonNull(registry, "registry");
     this.controllerStatistics = controllerStatistics;
@@ -153,7 +151,7 @@ public final class MetricsCollector implements AutoCloseable {
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.rssBytes = Objects.requireNonNull(rssBytes, "rssBytes");
     this.errors = Objects.requireNonNull(errors, "errors");
-    this.startNanos = nanoClock.getAsLong();
+    this.startNanos = nanoClock.nanoTime();
 
     if (controllerGauges) {
       gauge(registry, MetricDescriptor.CONTROLLER_UPTIME, () -> uptimeSeconds);
@@ -198,7 +196,7 @@ public final class MetricsCollector implements AutoCloseable {
   public synchronized void collectNow() {
     if (controllerStatistics != null) {
       try {
-        uptimeSeconds = (nanoClock.getAsLong() - startNanos) / 1e9;
+        uptimeSeconds = (nanoClock.nanoTime() - startNanos) / 1e9;
         controllerRss = rssBytes.getAsLong();
       } catch (RuntimeException e) {
         errors.onError("process gauges", e);

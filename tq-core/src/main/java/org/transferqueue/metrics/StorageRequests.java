@@ -3,7 +3,8 @@ package org.transferqueue.metrics;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
-import java.util.function.LongSupplier;
+import org.transferqueue.Clock;
+import org.transferqueue.ErrorHandler;
 
 /**
  * Measures the requests a storage server (a storage unit or an object-store node) handles: runs a
@@ -11,7 +12,7 @@ import java.util.function.LongSupplier;
  * storage_unit_id} and the request's {@code op_type}. The handler reports the samples (or keys) it
  * processes through the {@link LongConsumer} it is given; a handler that throws is counted as an
  * error. The handler's result or exception is passed on unchanged; a failure of the meters goes to
- * the {@link MetricsErrorHandler} and never to the caller.
+ * the {@link ErrorHandler} and never to the caller.
  *
  * <pre>{@code
  * Reply reply = requests.measure(StorageOp.PUT_DATA, samples -> onPut(request, samples));
@@ -27,8 +28,8 @@ public final class StorageRequests {
 
   private final StorageRequestMeters meters;
   private final String unitId;
-  private final LongSupplier nanoClock;
-  private final MetricsErrorHandler errors;
+  private final Clock nanoClock;
+  private final ErrorHandler errors;
 
   private StorageRequests() {
     this.meters = null;
@@ -46,10 +47,7 @@ public final class StorageRequests {
    * @param errors receives the meters' failures
    */
   public StorageRequests(
-      StorageRequestMeters meters,
-      String unitId,
-      LongSupplier nanoClock,
-      MetricsErrorHandler errors) {
+      StorageRequestMeters meters, String unitId, Clock nanoClock, ErrorHandler errors) {
     this.meters = Objects.requireNonNull(meters, "meters");
     this.unitId = Objects.requireNonNull(unitId, "unitId");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
@@ -68,7 +66,7 @@ public final class StorageRequests {
     if (meters == null) {
       return handler.apply(IGNORE);
     }
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     long[] samples = new long[1];
     T result;
     try {
@@ -83,7 +81,7 @@ public final class StorageRequests {
 
   private void record(StorageOp op, long start, long samples, boolean failed) {
     try {
-      meters.record(unitId, op, nanoClock.getAsLong() - start, samples, failed);
+      meters.record(unitId, op, nanoClock.nanoTime() - start, samples, failed);
     } catch (RuntimeException e) {
       errors.onError("storage request " + op, e);
     }

@@ -4,7 +4,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.LongSupplier;
+import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.simple.SimpleStorageManager;
@@ -16,7 +17,7 @@ import org.transferqueue.storage.simple.StorageUnitStats;
  * needed before storage exists (storage notifies the controller):
  *
  * <pre>{@code
- * SystemMetrics metrics = new SystemMetrics(registry, System::nanoTime);
+ * SystemMetrics metrics = new SystemMetrics(registry, Clock.SYSTEM);
  * ControllerRequests requests = metrics.controllerRequests();    // wrap controller calls
  * StorageManager measured = metrics.attach(controller, storage); // per-unit request meters
  * metrics.collector().start(Duration.ofSeconds(10));             // or collectNow() in tests
@@ -28,8 +29,9 @@ import org.transferqueue.storage.simple.StorageUnitStats;
  */
 public final class SystemMetrics implements AutoCloseable {
   private final MeterRegistry registry;
-  private final LongSupplier nanoClock;
-  private final MetricsErrorHandler errors = new MetricsErrorHandler();
+  private final Clock nanoClock;
+  private final DistinctErrorLog errors =
+      new DistinctErrorLog(System.getLogger(SystemMetrics.class.getName()));
   private final ControllerRequests controllerRequests;
   private volatile MetricsCollector collector;
 
@@ -39,7 +41,7 @@ public final class SystemMetrics implements AutoCloseable {
    * @param registry where every meter lives; not closed by this object
    * @param nanoClock a monotonic clock in nanoseconds
    */
-  public SystemMetrics(MeterRegistry registry, LongSupplier nanoClock) {
+  public SystemMetrics(MeterRegistry registry, Clock nanoClock) {
     this.registry = Objects.requireNonNull(registry, "registry");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
     this.controllerRequests =
@@ -60,7 +62,7 @@ public final class SystemMetrics implements AutoCloseable {
    *
    * @return the handler, with its count
    */
-  public MetricsErrorHandler errors() {
+  public DistinctErrorLog errors() {
     return errors;
   }
 

@@ -8,8 +8,7 @@
  * Prometheus names, kind and labels. {@link org.transferqueue.metrics.SystemMetrics} ties them
  * together; {@link org.transferqueue.metrics.MetricsCollector#collectNow()} refreshes the gauges on
  * demand. Measuring never changes what a request does: every failure of a meter or of a collection
- * step goes to a {@link org.transferqueue.metrics.MetricsErrorHandler} and the request goes on. The
- * Prometheus endpoint itself lives in {@code tq-server}; this package only needs a {@code
- * MeterRegistry}.
+ * step goes to a {@link org.transferqueue.ErrorHandler} and the request goes on. The Prometheus
+ * endpoint itself lives in {@code tq-server}; this package only needs a {@code MeterRegistry}.
  */
 package org.transferqueue.metrics;

@@ -12,8 +12,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
@@ -113,7 +113,7 @@ public final class MooncakeKvClient implements KvClient {
   private final ObjectStore store;
   private final MooncakeStoreConfig config;
   private final ReplicateConfig replicateConfig;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final long operationTimeoutNs;
   private final SliceFanOut fanOut;
   private final RegionRegistry registry;
@@ -253,7 +253,7 @@ public final class MooncakeKvClient implements KvClient {
       }
     }
     reverse(order, objects, n);
-    long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+    long deadline = nanoClock.nanoTime() + operationTimeoutNs;
     long[] packedSizes = objects < n ? new long[n] : null; // only object cells record a size
     List<SliceFanOut.SliceTask> tasks = new ArrayList<>();
     int limit = config.batchSizeLimit();
@@ -324,7 +324,7 @@ public final class MooncakeKvClient implements KvClient {
     if (n == 0) {
       return new KvValues(List.of(), List.of());
     }
-    long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+    long deadline = nanoClock.nanoTime() + operationTimeoutNs;
     Object[] results = new Object[n];
     List<AutoCloseable> owned = Collections.synchronizedList(new ArrayList<>());
     List<SliceFanOut.SliceTask> tasks = new ArrayList<>();
@@ -400,7 +400,7 @@ public final class MooncakeKvClient implements KvClient {
         }
         registered.add(acquired);
       }
-      long deadline = nanoClock.getAsLong() + operationTimeoutNs;
+      long deadline = nanoClock.nanoTime() + operationTimeoutNs;
       List<SliceFanOut.SliceTask> tasks = new ArrayList<>();
       int limit = config.batchSizeLimit();
       for (int from = 0; from < plan.tensorCount(); from += limit) {
@@ -546,7 +546,7 @@ public final class MooncakeKvClient implements KvClient {
     private boolean ownsStore;
     private BufferAllocator allocator;
     private MooncakeStoreConfig config = MooncakeStoreConfig.builder().build();
-    private LongSupplier nanoClock = System::nanoTime;
+    private Clock nanoClock = Clock.SYSTEM;
     private RetryScheduler retryScheduler;
     private Duration operationTimeout = OPERATION_TIMEOUT_DEFAULT;
     private boolean pooledRegistration = true;
@@ -602,10 +602,10 @@ public final class MooncakeKvClient implements KvClient {
     /**
      * Sets the clock that deadlines are read from.
      *
-     * @param nanoClock nanoseconds of a monotonic clock; default {@code System::nanoTime}
+     * @param nanoClock nanoseconds of a monotonic clock; default {@code Clock.SYSTEM}
      * @return this builder
      */
-    public Builder nanoClock(LongSupplier nanoClock) {
+    public Builder nanoClock(Clock nanoClock) {
       this.nanoClock = nanoClock;
       return this;
     }

@@ -4,12 +4,15 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.StorageException;
 
 /**
@@ -56,16 +59,15 @@ public final class ObjectStoreCheckpoints {
    * @throws StorageException {@code STORAGE_ERROR} if it cannot be written
    */
   public static void writeNodeManifest(Path base, List<String> nodes) {
-    StringBuilder out = new StringBuilder("[");
+    List<Map<String, Object>> entries = new ArrayList<>(nodes.size());
     for (int p = 0; p < nodes.size(); p++) {
-      out.append(p == 0 ? "" : ", ")
-          .append("{\"position\": ")
-          .append(p)
-          .append(", \"node\": \"")
-          .append(nodes.get(p).replace("\"", ""))
-          .append("\"}");
+      Map<String, Object> entry = new LinkedHashMap<>();
+      entry.put("position", p);
+      // The reader's pattern takes a name up to the next quote.
+      entry.put("node", nodes.get(p).replace("\"", ""));
+      entries.add(entry);
     }
-    out.append("]\n");
+    StringBuilder out = JsonWriter.SPACED.write(new StringBuilder(), entries).append('\n');
     try {
       Files.createDirectories(base);
       Files.writeString(base.resolve(MANIFEST_FILE), out);

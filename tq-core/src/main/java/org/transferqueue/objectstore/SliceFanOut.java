@@ -12,6 +12,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
+import org.transferqueue.Threads;
 
 /**
  * Runs the slice tasks of one {@link MooncakeKvClient} call side by side and joins them.
@@ -54,13 +55,10 @@ final class SliceFanOut implements AutoCloseable {
    * @param retryScheduler pauses before retries, or null for a timer thread of this object
    */
   SliceFanOut(MooncakeKvClient.RetryScheduler retryScheduler) {
-    this.workers =
-        Executors.newThreadPerTaskExecutor(
-            Thread.ofVirtual().name("mooncake-kv-worker-", 0).factory());
+    this.workers = Executors.newThreadPerTaskExecutor(Threads.virtual("mooncake-kv-worker"));
     if (retryScheduler == null) {
       ScheduledExecutorService owned =
-          Executors.newSingleThreadScheduledExecutor(
-              Thread.ofPlatform().name("mooncake-kv-retry-", 1).daemon().factory());
+          Executors.newSingleThreadScheduledExecutor(Threads.daemon("mooncake-kv-retry"));
       this.timer = owned;
       this.retryScheduler =
           delayNs -> {

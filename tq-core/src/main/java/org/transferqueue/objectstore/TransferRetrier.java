@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.function.LongSupplier;
 import java.util.random.RandomGenerator;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
@@ -53,7 +53,7 @@ final class TransferRetrier {
 
   private final Executor workers;
   private final MooncakeKvClient.RetryScheduler scheduler;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final int maxRetries;
   private final long baseDelayNs;
   private final RandomGenerator jitter;
@@ -61,7 +61,7 @@ final class TransferRetrier {
   TransferRetrier(
       Executor workers,
       MooncakeKvClient.RetryScheduler scheduler,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       int maxRetries,
       long baseDelayNs,
       RandomGenerator jitter) {
@@ -158,7 +158,7 @@ final class TransferRetrier {
         return CompletableFuture.failedFuture(exhausted(indices, codes, failed, message));
       }
       long delayNs = delayBefore(retry + 1);
-      long now = nanoClock.getAsLong();
+      long now = nanoClock.nanoTime();
       if (now - deadlineNs + delayNs > 0) {
         return CompletableFuture.failedFuture(
             new DeadlineExceededException(

@@ -1,9 +1,7 @@
 package org.transferqueue.remote;
 
-import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,16 +9,12 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import org.msgpack.core.ExtensionTypeHeader;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessagePackException;
-import org.msgpack.core.MessageStringCodingException;
-import org.msgpack.core.MessageUnpacker;
-import org.msgpack.value.ValueType;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.TqException;
+import org.transferqueue.codec.MsgpackException;
+import org.transferqueue.codec.MsgpackReader;
+import org.transferqueue.codec.MsgpackType;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.ControllerStatistics;
@@ -39,7 +33,8 @@ import org.transferqueue.sampler.SamplingConfig;
 import org.transferqueue.tensor.DType;
 
 /**
- * Reads metadata values written by {@link MetaWriter} from one msgpack message.
+ * Reads metadata values written by {@link MetaWriter} from one msgpack message, through the codec
+ * cursor ({@link MsgpackReader}).
  *
  * <p>Malformed input (truncated, wrong msgpack types, wrong array lengths, out-of-range numbers)
  * fails with a {@link ProtocolException} ({@link ErrorCode#PROTOCOL_ERROR}) naming what was
@@ -49,22 +44,7 @@ import org.transferqueue.tensor.DType;
  * PROTOCOL_ERROR} too, never a string with replacement characters. Not thread-safe.
  */
 public final class MetaReader {
-  /**
-   * Strings of an array-backed message are decoded in one step without the unpacker's decoding
-   * buffer, which by default takes 16 KiB per message; a small one serves the rare slow path.
-   */
-  private static final MessagePack.UnpackerConfig UNPACKER =
-      MessagePack.DEFAULT_UNPACKER_CONFIG.withStringDecoderBufferSize(256);
-
-  /** Decodes one string again, reporting malformed UTF-8 instead of replacing it. */
-  private static final MessagePack.UnpackerConfig STRICT =
-      UNPACKER
-          .withActionOnMalformedString(CodingErrorAction.REPORT)
-          .withActionOnUnmappableString(CodingErrorAction.REPORT);
-
-  private final MessageUnpacker unpacker;
-  private final byte[] message;
-  private final long length;
+  private final MsgpackReader in;
 
   /**
    * Reads from a message.
@@ -72,14 +52,12 @@ public final class MetaReader {
    * @param message the msgpack bytes; not copied, not modified
    */
   public MetaReader(byte[] message) {
-    this.unpacker = UNPACKER.newUnpacker(message);
-    this.message = message;
-    this.length = message.length;
+    this.in = new MsgpackReader(message, "message");
   }
 
   /** Every element takes at least one byte: a longer header is hostile or truncated input. */
   private int checkedSize(int size, int bytesPerElement, String what) {
-    long remaining = length - unpacker.getTotalReadBytes();
+    long remaining = in.remaining();
     if ((long) size * bytesPerElement > remaining) {
       throw new ProtocolException(
           ErrorCode.PROTOCOL_ERROR,
@@ -94,16 +72,9 @@ public final class MetaReader {
    * @throws ProtocolException if bytes remain
    */
   public void expectEnd() {
-    boolean more;
-    try {
-      more = unpacker.hasNext();
-    } catch (IOException | MessagePackException e) {
-      throw malformed("end of message", e);
-    }
-    if (more) {
+    if (in.hasRemaining()) {
       throw new ProtocolException(
-          ErrorCode.PROTOCOL_ERROR,
-          "unexpected bytes after the message at offset " + unpacker.getTotalReadBytes());
+          ErrorCode.PROTOCOL_ERROR, "unexpected bytes after the message at offset " + in.offset());
     }
   }
 
@@ -130,8 +101,8 @@ public final class MetaReader {
    */
   public int arrayHeader(String what) {
     try {
-      return checkedSize(unpacker.unpackArrayHeader(), 1, what);
-    } catch (IOException | MessagePackException e) {
+      return checkedSize(in.readArrayHeader(), 1, what);
+    } catch (MsgpackException e) {
       throw malformed(what + " (array)", e);
     }
   }
@@ -144,8 +115,8 @@ public final class MetaReader {
    */
   public int mapHeader(String what) {
     try {
-      return checkedSize(unpacker.unpackMapHeader(), 2, what);
-    } catch (IOException | MessagePackException e) {
+      return checkedSize(in.readMapHeader(), 2, what);
+    } catch (MsgpackException e) {
       throw malformed(what + " (map)", e);
     }
   }
@@ -157,8 +128,8 @@ public final class MetaReader {
    */
   public boolean tryNil() {
     try {
-      return unpacker.tryUnpackNil();
-    } catch (IOException | MessagePackException e) {
+      return in.tryReadNil();
+    } catch (MsgpackException e) {
       throw malformed("a value", e);
     }
   }
@@ -171,8 +142,8 @@ public final class MetaReader {
    */
   public long integer(String what) {
     try {
-      return unpacker.unpackLong();
-    } catch (IOException | MessagePackException e) {
+      return in.readLong();
+    } catch (MsgpackException e) {
       throw malformed(what + " (integer)", e);
     }
   }
@@ -209,8 +180,8 @@ public final class MetaReader {
    */
   public boolean bool(String what) {
     try {
-      return unpacker.unpackBoolean();
-    } catch (IOException | MessagePackException e) {
+      return in.readBoolean();
+    } catch (MsgpackException e) {
       throw malformed(what + " (boolean)", e);
     }
   }
@@ -223,8 +194,8 @@ public final class MetaReader {
    */
   public String string(String what) {
     try {
-      return unpacker.tryUnpackNil() ? null : unpackString(what);
-    } catch (IOException | MessagePackException e) {
+      return in.tryReadNil() ? null : in.readString();
+    } catch (MsgpackException e) {
       throw malformed(what + " (string)", e);
     }
   }
@@ -251,9 +222,9 @@ public final class MetaReader {
    */
   public byte[] binary(String what) {
     try {
-      int n = checkedSize(unpacker.unpackBinaryHeader(), 1, what);
-      return unpacker.readPayload(n);
-    } catch (IOException | MessagePackException e) {
+      int n = checkedSize(in.readBinaryHeader(), 1, what);
+      return in.readBytes(n);
+    } catch (MsgpackException e) {
       throw malformed(what + " (binary)", e);
     }
   }
@@ -323,68 +294,54 @@ public final class MetaReader {
    */
   public Object value(String what) {
     try {
-      ValueType type = unpacker.getNextFormat().getValueType();
-      return switch (type) {
+      int format = in.peekFormat();
+      return switch (MsgpackType.of(format)) {
         case NIL -> {
-          unpacker.unpackNil();
+          in.tryReadNil();
           yield null;
         }
-        case BOOLEAN -> unpacker.unpackBoolean();
-        case INTEGER -> unpacker.unpackLong();
-        case FLOAT -> unpacker.unpackDouble();
-        case STRING -> unpackString(what);
+        case BOOLEAN -> in.readBoolean();
+        case INTEGER -> in.readLong();
+        case FLOAT -> in.readDouble();
+        case STRING -> in.readString();
         case ARRAY -> {
-          int n = checkedSize(unpacker.unpackArrayHeader(), 1, what);
+          int n = checkedSize(in.readArrayHeader(), 1, what);
           ArrayList<Object> list = new ArrayList<>(Math.min(n, 1024));
           for (int i = 0; i < n; i++) {
             list.add(value(what));
           }
           yield Collections.unmodifiableList(list);
         }
-        case MAP -> valueMapBody(checkedSize(unpacker.unpackMapHeader(), 2, what), what);
+        case MAP -> valueMapBody(checkedSize(in.readMapHeader(), 2, what), what);
         case EXTENSION -> extension(what);
         case BINARY ->
             throw new ProtocolException(
                 ErrorCode.PROTOCOL_ERROR, what + ": binary is not a metadata value");
+        case NEVER_USED ->
+            throw new ProtocolException(
+                ErrorCode.PROTOCOL_ERROR,
+                "malformed message at offset "
+                    + in.offset()
+                    + ": expected "
+                    + what
+                    + " (format byte 0x"
+                    + Integer.toHexString(format)
+                    + " is never used)");
       };
-    } catch (IOException | MessagePackException e) {
+    } catch (MsgpackException e) {
       throw malformed(what, e);
     }
   }
 
-  /**
-   * Reads a string: the unpacker's fast path replaces malformed UTF-8 with U+FFFD, so only a string
-   * that holds U+FFFD (never the case for ASCII or Latin-1 text) is decoded again, strictly, to
-   * tell a real U+FFFD from a malformed sequence.
-   */
-  private String unpackString(String what) throws IOException {
-    long start = unpacker.getTotalReadBytes();
-    String value = unpacker.unpackString();
-    if (value.indexOf('\uFFFD') >= 0) {
-      try (MessageUnpacker strict =
-          STRICT.newUnpacker(message, (int) start, message.length - (int) start)) {
-        strict.unpackString();
-      } catch (MessageStringCodingException e) {
-        ProtocolException invalid =
-            new ProtocolException(
-                ErrorCode.PROTOCOL_ERROR,
-                what + " at offset " + start + " is a string that is not valid UTF-8");
-        invalid.initCause(e);
-        throw invalid;
-      }
-    }
-    return value;
-  }
-
-  private Object extension(String what) throws IOException {
-    ExtensionTypeHeader header = unpacker.unpackExtensionTypeHeader();
-    checkedSize(header.getLength(), 1, what);
-    String text = new String(unpacker.readPayload(header.getLength()), StandardCharsets.UTF_8);
+  private Object extension(String what) {
+    int length = checkedSize(in.readExtensionHeader(), 1, what);
+    byte type = in.extensionType();
+    String text = new String(in.readBytes(length), StandardCharsets.UTF_8);
     try {
-      if (header.getType() == MetaCodec.EXT_BIG_INTEGER) {
+      if (type == MetaCodec.EXT_BIG_INTEGER) {
         return new BigInteger(text);
       }
-      if (header.getType() == MetaCodec.EXT_BIG_DECIMAL) {
+      if (type == MetaCodec.EXT_BIG_DECIMAL) {
         return new BigDecimal(text);
       }
     } catch (NumberFormatException e) {
@@ -392,24 +349,58 @@ public final class MetaReader {
           ErrorCode.PROTOCOL_ERROR, what + ": invalid number '" + text + "'");
     }
     throw new ProtocolException(
-        ErrorCode.PROTOCOL_ERROR, what + ": unknown extension type " + header.getType());
+        ErrorCode.PROTOCOL_ERROR, what + ": unknown extension type " + type);
   }
 
-  private Map<String, Object> valueMapBody(int n, String what) throws IOException {
+  private Map<String, Object> valueMapBody(int n, String what) {
     if (n == 0) {
       return Map.of();
     }
     LinkedHashMap<String, Object> map = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
-      if (unpacker.getNextFormat().getValueType() != ValueType.STRING) {
+      MsgpackType type = in.peekType();
+      if (type != MsgpackType.STRING) {
         throw new ProtocolException(
-            ErrorCode.PROTOCOL_ERROR,
-            what + ": map key must be a string, got " + unpacker.getNextFormat().getValueType());
+            ErrorCode.PROTOCOL_ERROR, what + ": map key must be a string, got " + type);
       }
-      String key = unpackString(what);
-      map.put(key, value(what + "." + key));
+      String key = in.readString();
+      map.put(key, entryValue(what, key));
     }
     return Collections.unmodifiableMap(map);
+  }
+
+  /**
+   * Reads the value of entry {@code key} of map {@code what}, as {@link #value} would with the name
+   * {@code what.key}; the name is built only for a container or an error (tags hold a scalar per
+   * entry and sample).
+   */
+  private Object entryValue(String what, String key) {
+    try {
+      switch (in.peekType()) {
+        case INTEGER -> {
+          return in.readLong();
+        }
+        case STRING -> {
+          return in.readString();
+        }
+        case BOOLEAN -> {
+          return in.readBoolean();
+        }
+        case FLOAT -> {
+          return in.readDouble();
+        }
+        case NIL -> {
+          in.tryReadNil();
+          return null;
+        }
+        default -> {
+          // containers, extensions and invalid formats: below, with their name
+        }
+      }
+    } catch (MsgpackException e) {
+      throw malformed(what + "." + key, e);
+    }
+    return value(what + "." + key);
   }
 
   /**
@@ -422,9 +413,10 @@ public final class MetaReader {
     if (tryNil()) {
       return Map.of();
     }
+    int n = mapHeader(what);
     try {
-      return valueMapBody(mapHeader(what), what);
-    } catch (IOException | MessagePackException e) {
+      return valueMapBody(n, what);
+    } catch (MsgpackException e) {
       throw malformed(what, e);
     }
   }
@@ -440,8 +432,8 @@ public final class MetaReader {
     }
     int header;
     try {
-      header = unpacker.unpackMapHeader();
-    } catch (IOException | MessagePackException e) {
+      header = in.readMapHeader();
+    } catch (MsgpackException e) {
       throw malformed(what + "[" + index + "] (map)", e);
     }
     if (header == 0) {
@@ -451,7 +443,7 @@ public final class MetaReader {
     int n = checkedSize(header, 2, name);
     try {
       return valueMapBody(n, name);
-    } catch (IOException | MessagePackException e) {
+    } catch (MsgpackException e) {
       throw malformed(name, e);
     }
   }
@@ -659,25 +651,6 @@ public final class MetaReader {
   }
 
   /**
-   * Reads a storage-side production notification.
-   *
-   * @return the notification
-   */
-  public org.transferqueue.storage.ProductionUpdate storageProductionUpdate() {
-    expectArray(4, "storage ProductionUpdate");
-    String partition = requiredString("ProductionUpdate.partitionId");
-    List<Long> indexes = longs("ProductionUpdate.globalIndexes");
-    Map<String, FieldSchema> fields = fieldSchemas("ProductionUpdate.fieldSchema");
-    List<Map<String, Object>> backend = rows("ProductionUpdate.backendMeta");
-    if (indexes == null || fields == null) {
-      throw new ProtocolException(
-          ErrorCode.PROTOCOL_ERROR, "ProductionUpdate indexes or field schema is nil");
-    }
-    return new org.transferqueue.storage.ProductionUpdate(
-        partition, indexes, new TreeMap<>(fields), backend);
-  }
-
-  /**
    * Reads a tag update.
    *
    * @return the update
@@ -842,16 +815,16 @@ public final class MetaReader {
     }
   }
 
-  private ProtocolException malformed(String expected, Exception cause) {
+  private ProtocolException malformed(String expected, MsgpackException cause) {
     ProtocolException e =
         new ProtocolException(
             ErrorCode.PROTOCOL_ERROR,
             "malformed message at offset "
-                + unpacker.getTotalReadBytes()
+                + cause.offset()
                 + ": expected "
                 + expected
                 + " ("
-                + cause.getMessage()
+                + cause.detail()
                 + ")");
     e.initCause(cause);
     return e;

@@ -1,7 +1,5 @@
 package org.transferqueue.remote;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -9,11 +7,10 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.Strings;
 import org.transferqueue.TqException;
+import org.transferqueue.codec.MsgpackWriter;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.ConsumptionStatus;
 import org.transferqueue.controller.ControllerStatistics;
@@ -33,8 +30,9 @@ import org.transferqueue.sampler.SamplingConfig;
  * Writes metadata values as msgpack, in the layout {@link MetaReader} reads (see {@link MetaCodec}
  * for the layout of each value).
  *
- * <p>A writer accumulates one message on the heap; {@link #toByteArray()} returns it. Not
- * thread-safe; use one writer per message.
+ * <p>A writer accumulates one message on the heap in the codec cursor ({@link MsgpackWriter}, which
+ * chooses msgpack's smallest formats); {@link #toByteArray()} returns it. Not thread-safe; use one
+ * writer per message.
  *
  * <p>Strings are written as UTF-8, so a string with a lone surrogate, which has no UTF-8 form, is
  * refused with {@link ErrorCode#INVALID_ARGUMENT} ({@link Strings}) instead of being sent changed;
@@ -42,13 +40,11 @@ import org.transferqueue.sampler.SamplingConfig;
  */
 public final class MetaWriter {
   /**
-   * Chunks of 2 KiB instead of the default first buffer of 8 KiB: most control messages are small,
-   * and larger ones just take more chunks.
+   * A first array of 1 KiB: most control messages are small, and larger ones grow it by doubling.
    */
-  private static final MessagePack.PackerConfig PACKER =
-      MessagePack.DEFAULT_PACKER_CONFIG.withBufferSize(2048);
+  private static final int INITIAL_BYTES = 1024;
 
-  private final MessageBufferPacker packer = PACKER.newBufferPacker();
+  private final MsgpackWriter out = new MsgpackWriter(INITIAL_BYTES);
 
   /** Creates an empty writer. */
   public MetaWriter() {}
@@ -59,12 +55,7 @@ public final class MetaWriter {
    * @return a fresh copy of the message
    */
   public byte[] toByteArray() {
-    try {
-      packer.flush();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return packer.toByteArray();
+    return out.toByteArray();
   }
 
   /**
@@ -74,11 +65,7 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter arrayHeader(int size) {
-    try {
-      packer.packArrayHeader(size);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeArrayHeader(size);
     return this;
   }
 
@@ -89,11 +76,7 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter mapHeader(int size) {
-    try {
-      packer.packMapHeader(size);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeMapHeader(size);
     return this;
   }
 
@@ -103,11 +86,7 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter nil() {
-    try {
-      packer.packNil();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeNil();
     return this;
   }
 
@@ -118,11 +97,7 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter integer(long value) {
-    try {
-      packer.packLong(value);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeLong(value);
     return this;
   }
 
@@ -143,11 +118,7 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter bool(boolean value) {
-    try {
-      packer.packBoolean(value);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeBoolean(value);
     return this;
   }
 
@@ -158,11 +129,7 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter float64(double value) {
-    try {
-      packer.packDouble(value);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeDouble(value);
     return this;
   }
 
@@ -177,11 +144,7 @@ public final class MetaWriter {
     if (value == null) {
       return nil();
     }
-    try {
-      packer.packString(Strings.checkWellFormed(value, "string"));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeString(value, "string");
     return this;
   }
 
@@ -192,12 +155,7 @@ public final class MetaWriter {
    * @return this writer
    */
   public MetaWriter binary(byte[] value) {
-    try {
-      packer.packBinaryHeader(value.length);
-      packer.writePayload(value);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    out.writeBinary(value);
     return this;
   }
 
@@ -260,55 +218,48 @@ public final class MetaWriter {
    *     (value or map key) that is not valid Unicode
    */
   public MetaWriter value(Object value) {
-    try {
-      switch (value) {
-        case null -> packer.packNil();
-        case String s -> packer.packString(Strings.checkWellFormed(s, "metadata value"));
-        case Boolean b -> packer.packBoolean(b);
-        case Long l -> packer.packLong(l);
-        case Integer i -> packer.packLong(i);
-        case Short s -> packer.packLong(s);
-        case Byte b -> packer.packLong(b);
-        case Double d -> packer.packDouble(d);
-        case Float f -> packer.packDouble(f);
-        case BigInteger b -> extension(MetaCodec.EXT_BIG_INTEGER, b.toString());
-        case BigDecimal b -> extension(MetaCodec.EXT_BIG_DECIMAL, b.toString());
-        case Map<?, ?> m when m.isEmpty() -> packer.packMapHeader(0); // no iterator per empty row
-        case Map<?, ?> m -> {
-          packer.packMapHeader(m.size());
-          for (Map.Entry<?, ?> e : m.entrySet()) {
-            if (!(e.getKey() instanceof String key)) {
-              throw new TqException(
-                  ErrorCode.INVALID_ARGUMENT,
-                  "metadata map key must be a String, got " + e.getKey());
-            }
-            packer.packString(Strings.checkWellFormed(key, "metadata map key"));
-            value(e.getValue());
-          }
-        }
-        case List<?> l -> {
-          packer.packArrayHeader(l.size());
-          for (Object o : l) {
-            value(o);
-          }
-        }
-        default ->
+    switch (value) {
+      case null -> out.writeNil();
+      case String s -> out.writeString(s, "metadata value");
+      case Boolean b -> out.writeBoolean(b);
+      case Long l -> out.writeLong(l);
+      case Integer i -> out.writeLong(i);
+      case Short s -> out.writeLong(s);
+      case Byte b -> out.writeLong(b);
+      case Double d -> out.writeDouble(d);
+      case Float f -> out.writeDouble(f);
+      case BigInteger b -> extension(MetaCodec.EXT_BIG_INTEGER, b.toString());
+      case BigDecimal b -> extension(MetaCodec.EXT_BIG_DECIMAL, b.toString());
+      case Map<?, ?> m when m.isEmpty() -> out.writeMapHeader(0); // no iterator per empty row
+      case Map<?, ?> m -> {
+        out.writeMapHeader(m.size());
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+          if (!(e.getKey() instanceof String key)) {
             throw new TqException(
-                ErrorCode.INVALID_ARGUMENT,
-                "metadata value of type "
-                    + value.getClass().getName()
-                    + " cannot be encoded (null, String, Boolean, Number, List, Map)");
+                ErrorCode.INVALID_ARGUMENT, "metadata map key must be a String, got " + e.getKey());
+          }
+          out.writeString(key, "metadata map key");
+          value(e.getValue());
+        }
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      case List<?> l -> {
+        out.writeArrayHeader(l.size());
+        for (Object o : l) {
+          value(o);
+        }
+      }
+      default ->
+          throw new TqException(
+              ErrorCode.INVALID_ARGUMENT,
+              "metadata value of type "
+                  + value.getClass().getName()
+                  + " cannot be encoded (null, String, Boolean, Number, List, Map)");
     }
     return this;
   }
 
-  private void extension(byte type, String text) throws IOException {
-    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-    packer.packExtensionTypeHeader(type, bytes.length);
-    packer.writePayload(bytes);
+  private void extension(byte type, String text) {
+    out.writeExtension(type, text.getBytes(StandardCharsets.UTF_8));
   }
 
   /**
@@ -516,22 +467,6 @@ public final class MetaWriter {
     fieldSchemas(update.fields());
     indexedRecords(update.backendMeta());
     longs(update.generations());
-    return this;
-  }
-
-  /**
-   * Writes a storage-side production notification as {@code [partitionId, globalIndexes,
-   * fieldSchema, backendMeta]}.
-   *
-   * @param update the notification
-   * @return this writer
-   */
-  public MetaWriter storageProductionUpdate(org.transferqueue.storage.ProductionUpdate update) {
-    arrayHeader(4);
-    string(update.partitionId());
-    longs(update.globalIndexes());
-    fieldSchemas(update.fieldSchema());
-    rows(update.backendMeta());
     return this;
   }
 

@@ -14,8 +14,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
@@ -39,7 +40,6 @@ import org.transferqueue.storage.simple.UnitRouter;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.transport.BodyDestination;
-import org.transferqueue.transport.DistinctErrorLog;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -96,7 +96,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   private final AtomicLong directReads = new AtomicLong();
   private final TransportConfig limits;
   private final Duration timeout;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final DistinctErrorLog decisionErrors =
       new DistinctErrorLog(System.getLogger(RemoteSimpleStorageManager.class.getName()));
 
@@ -114,7 +114,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       TransportConfig config,
       BufferAllocator allocator,
       ProductionNotifier notifier) {
-    this(unitAddresses, config, allocator, notifier, System::nanoTime);
+    this(unitAddresses, config, allocator, notifier, Clock.SYSTEM);
   }
 
   /** As the public constructor, with the monotonic clock that puts measure their deadline by. */
@@ -123,7 +123,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       TransportConfig config,
       BufferAllocator allocator,
       ProductionNotifier notifier,
-      LongSupplier nanoClock) {
+      Clock nanoClock) {
     Objects.requireNonNull(unitAddresses, "unitAddresses");
     Objects.requireNonNull(config, "config");
     if (unitAddresses.isEmpty()) {
@@ -191,13 +191,13 @@ public final class RemoteSimpleStorageManager implements StorageManager {
    * @return the count
    */
   public long failedDecisions() {
-    return decisionErrors.total();
+    return decisionErrors.errorCount();
   }
 
   @Override
   public PutResult put(Batch batch, BatchMeta meta) {
     ensureOpen();
-    long deadlineNs = nanoClock.getAsLong() + timeout.toNanos();
+    long deadlineNs = nanoClock.nanoTime() + timeout.toNanos();
     PutPlan plan = PutPlan.of(batch, meta);
     if (plan.isEmpty()) {
       return new PutResult(plan.schema(), List.of());
@@ -239,7 +239,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
         awaitDecisions(decide(parts, tokens, part -> false), deadlineNs, "keep");
     if (keep != null) {
       // The cells are stored and notified: a keep that fails only leaves the put undecided.
-      decisionErrors.recordFailure(id + ": FINISH (keep) of a put", keep);
+      decisionErrors.onError(id + ": FINISH (keep) of a put", keep);
     }
     return new PutResult(schema, List.of());
   }
@@ -281,7 +281,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     CompletableFuture<Void> all =
         CompletableFuture.allOf(calls.toArray(CompletableFuture<?>[]::new));
     if (!decisionErrors.awaitWithin(
-        all, deadlineNs - nanoClock.getAsLong(), id + ": FINISH (" + what + ") of a put")) {
+        all, deadlineNs - nanoClock.nanoTime(), id + ": FINISH (" + what + ") of a put")) {
       return null;
     }
     return RemoteCalls.joinAll(calls, (i, e) -> e);

@@ -1,12 +1,13 @@
 package org.transferqueue.transport;
 
-import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessagePackException;
-import org.msgpack.core.MessageUnpacker;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
+import org.transferqueue.codec.MsgpackException;
+import org.transferqueue.codec.MsgpackReader;
+import org.transferqueue.codec.MsgpackWriter;
 
 /**
  * Encodes and decodes the metadata section of a message: the body table followed by the application
@@ -18,42 +19,30 @@ import org.transferqueue.ProtocolException;
 record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
 
   /**
-   * Encodes a metadata section; the caller has checked the limits. Written straight into one array
-   * of the exact size, in msgpack's shortest forms (the bytes a msgpack packer would write for the
-   * same non-negative lengths), so a frame costs one small array, not a packer's buffer.
+   * Encodes a metadata section; the caller has checked the limits. Written with the {@code codec}
+   * cursor straight into one array of the exact size, in msgpack's shortest forms, so a frame costs
+   * one small array.
    */
-  static byte[] encode(List<? extends java.lang.foreign.MemorySegment> bodies, byte[] appMeta) {
+  static byte[] encode(List<? extends MemorySegment> bodies, byte[] appMeta) {
     int count = bodies.size();
     int size = arrayHeaderSize(count) + appMeta.length;
     for (int i = 0; i < count; i++) {
       size += uintSize(bodies.get(i).byteSize());
     }
-    byte[] out = new byte[size];
-    int at = writeArrayHeader(out, 0, count);
+    MsgpackWriter out = new MsgpackWriter(size);
+    out.writeArrayHeader(count);
     for (int i = 0; i < count; i++) {
-      at = writeUint(out, at, bodies.get(i).byteSize());
+      out.writeLong(bodies.get(i).byteSize());
     }
-    System.arraycopy(appMeta, 0, out, at, appMeta.length);
-    return out;
+    out.writeRaw(appMeta, 0, appMeta.length);
+    return out.toByteArray();
   }
 
   private static int arrayHeaderSize(int count) {
     return count < 16 ? 1 : count < 0x1_0000 ? 3 : 5;
   }
 
-  private static int writeArrayHeader(byte[] out, int at, int count) {
-    if (count < 16) {
-      out[at] = (byte) (0x90 | count);
-      return at + 1;
-    }
-    if (count < 0x1_0000) {
-      out[at] = (byte) 0xdc;
-      return writeBigEndian(out, at + 1, count, 2);
-    }
-    out[at] = (byte) 0xdd;
-    return writeBigEndian(out, at + 1, count, 4);
-  }
-
+  /** The bytes of a non-negative integer in its shortest msgpack form. */
   static int uintSize(long value) {
     if (value < 0x80) {
       return 1;
@@ -67,35 +56,6 @@ record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
     return value < 0x1_0000_0000L ? 5 : 9;
   }
 
-  static int writeUint(byte[] out, int at, long value) {
-    if (value < 0x80) {
-      out[at] = (byte) value;
-      return at + 1;
-    }
-    if (value < 0x100) {
-      out[at] = (byte) 0xcc;
-      return writeBigEndian(out, at + 1, value, 1);
-    }
-    if (value < 0x1_0000) {
-      out[at] = (byte) 0xcd;
-      return writeBigEndian(out, at + 1, value, 2);
-    }
-    if (value < 0x1_0000_0000L) {
-      out[at] = (byte) 0xce;
-      return writeBigEndian(out, at + 1, value, 4);
-    }
-    out[at] = (byte) 0xcf;
-    return writeBigEndian(out, at + 1, value, 8);
-  }
-
-  private static int writeBigEndian(byte[] out, int at, long value, int bytes) {
-    for (int i = bytes - 1; i >= 0; i--) {
-      out[at + i] = (byte) value;
-      value >>>= 8;
-    }
-    return at + bytes;
-  }
-
   /**
    * Decodes a received metadata section and checks the table against the limits and the header.
    *
@@ -104,9 +64,10 @@ record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
    *     segments
    */
   static BodyTable decode(byte[] section, long headerBodyLength, TransportConfig config) {
-    try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(section)) {
-      int count = unpacker.unpackArrayHeader();
-      if (count < 0 || count > config.maxBodySegments()) {
+    MsgpackReader in = new MsgpackReader(section, "body table");
+    try {
+      int count = in.readArrayHeader();
+      if (count > config.maxBodySegments()) {
         throw new ProtocolException(
             ErrorCode.FRAME_TOO_LONG,
             "body segment count="
@@ -117,7 +78,7 @@ record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
       long[] lengths = new long[count];
       long sum = 0;
       for (int i = 0; i < count; i++) {
-        long length = unpacker.unpackLong();
+        long length = in.readLong();
         if (length < 0 || length > config.maxBodySegmentBytes()) {
           throw new ProtocolException(
               ErrorCode.FRAME_TOO_LONG,
@@ -144,12 +105,12 @@ record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
                 + " but the header says body length="
                 + headerBodyLength);
       }
-      int offset = (int) unpacker.getTotalReadBytes();
-      byte[] appMeta = java.util.Arrays.copyOfRange(section, offset, section.length);
+      byte[] appMeta = Arrays.copyOfRange(section, (int) in.offset(), section.length);
       return new BodyTable(lengths, appMeta);
-    } catch (MessagePackException | IOException e) {
+    } catch (MsgpackException e) {
       throw new ProtocolException(
-          ErrorCode.PROTOCOL_ERROR, "malformed body table in frame metadata: " + e.getMessage());
+          ErrorCode.PROTOCOL_ERROR,
+          "malformed body table in frame metadata: " + e.detail() + " at offset " + e.offset());
     }
   }
 }

@@ -14,6 +14,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
@@ -53,7 +54,7 @@ final class ClientConnection {
     this.address = address;
     this.channel = channel;
     this.config = config;
-    this.reader = new FrameReader(channel, allocator);
+    this.reader = new FrameReader(channel, allocator, Clock.SYSTEM);
     FrameWriter started;
     try {
       started =
@@ -192,7 +193,7 @@ final class ClientConnection {
    * @return the cause to {@link #abort} the connection with, or null if the stream is fine
    */
   TqException stallCause(PendingCall call, Duration quiet) {
-    long quietNanos = reader.partialFrameQuietNanos(System.nanoTime());
+    long quietNanos = reader.partialFrameQuietNanos();
     if (quietNanos == 0) {
       return null;
     }

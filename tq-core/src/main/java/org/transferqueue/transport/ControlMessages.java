@@ -1,21 +1,18 @@
 package org.transferqueue.transport;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessagePackException;
-import org.msgpack.core.MessageUnpacker;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.Strings;
 import org.transferqueue.TqException;
+import org.transferqueue.codec.MsgpackException;
+import org.transferqueue.codec.MsgpackReader;
+import org.transferqueue.codec.MsgpackWriter;
 
 /**
  * Application metadata of the transport's own messages ({@link MessageDescriptor}): error replies
  * {@code [code, message]}, HELLO {@code [token or nil]} and PROCESS_STATS replies {@code
- * [heap_allocated_bytes]}. Stateless.
+ * [heap_allocated_bytes]}, written and read with the {@code codec} cursor. Stateless.
  */
 final class ControlMessages {
   /** Longest error message sent, so an error reply always fits the metadata limit. */
@@ -41,46 +38,49 @@ final class ControlMessages {
       text = text.substring(0, end) + "...";
     }
     text = Strings.escapeLoneSurrogates(text);
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(0);
-      packer.packArrayHeader(2);
-      packer.packInt(code.value());
-      packer.packString(text);
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException("in-memory msgpack packer failed", e);
-    }
+    MsgpackWriter out = new MsgpackWriter(16 + 3 * text.length());
+    out.writeArrayHeader(0);
+    out.writeArrayHeader(2);
+    out.writeLong(code.value());
+    out.writeString(text, "error message");
+    return out.toByteArray();
   }
 
   /** Decodes an error reply's application metadata into the exception the caller sees. */
   static TqException decodeError(byte[] appMeta, String where) {
-    try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(appMeta)) {
-      if (unpacker.unpackArrayHeader() != 2) {
-        throw new MessagePackException("error reply is not [code, message]");
+    MsgpackReader in = new MsgpackReader(appMeta, "error reply");
+    try {
+      int size = in.readArrayHeader();
+      if (size != 2) {
+        return malformedError(where, "error reply is not [code, message]");
       }
-      int code = unpacker.unpackInt();
-      String message = unpacker.unpackString();
-      return Errors.remote(ErrorCode.fromValue(code), message, where);
-    } catch (MessagePackException | IOException e) {
-      return new ProtocolException(
-          ErrorCode.PROTOCOL_ERROR, "malformed error reply from " + where + ": " + e.getMessage());
+      long code = in.readLong();
+      if (code < Integer.MIN_VALUE || code > Integer.MAX_VALUE) {
+        return malformedError(where, "error code " + code + " is out of int range");
+      }
+      String message = in.readString();
+      return Errors.remote(ErrorCode.fromValue((int) code), message, where);
+    } catch (MsgpackException e) {
+      return malformedError(where, e.detail() + " at offset " + e.offset());
     }
+  }
+
+  private static ProtocolException malformedError(String where, String detail) {
+    return new ProtocolException(
+        ErrorCode.PROTOCOL_ERROR, "malformed error reply from " + where + ": " + detail);
   }
 
   /** The whole metadata section of a HELLO. */
   static byte[] helloSection(String token) {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(0);
-      packer.packArrayHeader(1);
-      if (token == null) {
-        packer.packNil();
-      } else {
-        packer.packString(token);
-      }
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException("in-memory msgpack packer failed", e);
+    MsgpackWriter out = new MsgpackWriter(16 + (token == null ? 0 : 3 * token.length()));
+    out.writeArrayHeader(0);
+    out.writeArrayHeader(1);
+    if (token == null) {
+      out.writeNil();
+    } else {
+      out.writeString(token, "token");
     }
+    return out.toByteArray();
   }
 
   /**
@@ -89,25 +89,23 @@ final class ControlMessages {
    * @return the token, or null if none was sent or the metadata is malformed
    */
   static String decodeHelloToken(byte[] appMeta) {
-    try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(appMeta)) {
-      if (unpacker.unpackArrayHeader() < 1 || unpacker.tryUnpackNil()) {
+    MsgpackReader in = new MsgpackReader(appMeta, "hello");
+    try {
+      if (in.readArrayHeader() < 1 || in.tryReadNil()) {
         return null;
       }
-      return unpacker.unpackString();
-    } catch (MessagePackException | IOException e) {
+      return in.readString();
+    } catch (MsgpackException e) {
       return null;
     }
   }
 
   /** The application metadata of a PROCESS_STATS reply: {@code [heap_allocated_bytes]}. */
   static byte[] processStatsMetadata(ProcessStats stats) {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(1);
-      packer.packLong(stats.heapAllocatedBytes());
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException("in-memory msgpack packer failed", e);
-    }
+    MsgpackWriter out = new MsgpackWriter(10);
+    out.writeArrayHeader(1);
+    out.writeLong(stats.heapAllocatedBytes());
+    return out.toByteArray();
   }
 
   /**
@@ -117,16 +115,18 @@ final class ControlMessages {
    * @throws ProtocolException {@code PROTOCOL_ERROR} when the metadata is not such an array
    */
   static ProcessStats decodeProcessStats(byte[] appMeta, String where) {
-    try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(appMeta)) {
-      if (unpacker.unpackArrayHeader() < 1) {
-        throw new MessagePackException("process stats reply is not [heap_allocated_bytes, ...]");
+    MsgpackReader in = new MsgpackReader(appMeta, "process stats reply");
+    String detail;
+    try {
+      if (in.readArrayHeader() >= 1) {
+        return new ProcessStats(in.readLong());
       }
-      return new ProcessStats(unpacker.unpackLong());
-    } catch (MessagePackException | IOException e) {
-      throw new ProtocolException(
-          ErrorCode.PROTOCOL_ERROR,
-          "malformed process stats reply from " + where + ": " + e.getMessage());
+      detail = "process stats reply is not [heap_allocated_bytes, ...]";
+    } catch (MsgpackException e) {
+      detail = e.detail() + " at offset " + e.offset();
     }
+    throw new ProtocolException(
+        ErrorCode.PROTOCOL_ERROR, "malformed process stats reply from " + where + ": " + detail);
   }
 
   /** The metadata section of a reply without bodies or metadata. */

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import org.transferqueue.Clock;
 import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.codec.FrameHeaderFlyweight;
 import org.transferqueue.memory.BufferAllocator;
@@ -30,7 +31,7 @@ final class FrameReader implements AutoCloseable {
   private final FrameHeaderFlyweight flyweight = new FrameHeaderFlyweight();
 
   /**
-   * {@link System#nanoTime()} of the last byte read inside a frame through the scratch buffer
+   * {@link Clock#nanoTime()} of the last byte read inside a frame through the scratch buffer
    * (header, metadata, skipped bodies), or 0 between frames and while bodies stream into a call's
    * destinations (that call's own deadline guards those). Written by the reader thread, read by
    * deadline tasks.
@@ -40,8 +41,11 @@ final class FrameReader implements AutoCloseable {
   /** The correlation id of the frame being read once its header is complete, else 0. */
   private volatile long partialCorrelationId;
 
-  FrameReader(SocketChannel channel, BufferAllocator allocator) {
+  private final Clock clock;
+
+  FrameReader(SocketChannel channel, BufferAllocator allocator, Clock clock) {
     this.channel = channel;
+    this.clock = clock;
     this.scratch = allocator.allocate(SCRATCH_BYTES);
     this.scratchBuffer = scratch.segment().asByteBuffer();
   }
@@ -59,7 +63,7 @@ final class FrameReader implements AutoCloseable {
     while (scratchBuffer.hasRemaining()) {
       int read = channel.read(scratchBuffer);
       if (read > 0) {
-        partialSince = System.nanoTime();
+        partialSince = clock.nanoTime();
       }
       if (read < 0) {
         if (scratchBuffer.position() == 0) {
@@ -144,7 +148,7 @@ final class FrameReader implements AutoCloseable {
         throw new EOFException("connection closed inside a frame");
       }
       if (read > 0) {
-        partialSince = System.nanoTime();
+        partialSince = clock.nanoTime();
       }
     }
   }
@@ -163,12 +167,11 @@ final class FrameReader implements AutoCloseable {
   /**
    * How long the reader has waited for the rest of a frame it reads through the scratch buffer.
    *
-   * @param now {@link System#nanoTime()}
    * @return nanoseconds since the last byte of that frame, or 0 if not inside such a frame
    */
-  long partialFrameQuietNanos(long now) {
+  long partialFrameQuietNanos() {
     long since = partialSince;
-    return since == 0 ? 0 : Math.max(0, now - since);
+    return since == 0 ? 0 : Math.max(0, clock.nanoTime() - since);
   }
 
   @Override

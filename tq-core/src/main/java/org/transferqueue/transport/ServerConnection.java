@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.TqException;
@@ -73,7 +74,7 @@ final class ServerConnection {
     this.handlers = handlers;
     this.bodyAllocators = bodyAllocators;
     this.permits = new Semaphore(config.maxConcurrentRequestsPerConnection());
-    this.reader = new FrameReader(channel, allocator);
+    this.reader = new FrameReader(channel, allocator, Clock.SYSTEM);
     this.writer =
         new FrameWriter(
             channel, allocator, "tq-server-writer-" + remote, this::onWriteFailure, this::release);

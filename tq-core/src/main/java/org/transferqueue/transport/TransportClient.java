@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
+import org.transferqueue.Threads;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.config.HostPort;
@@ -93,9 +94,7 @@ public final class TransportClient implements AutoCloseable {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.scratchAllocator =
         allocator.newChildAllocator("transport-client", config.connectionMemoryLimitBytes());
-    this.timer =
-        new ScheduledThreadPoolExecutor(
-            1, Thread.ofPlatform().name("tq-client-deadlines").daemon().factory());
+    this.timer = new ScheduledThreadPoolExecutor(1, Threads.namedDaemon("tq-client-deadlines"));
     this.timer.setRemoveOnCancelPolicy(true);
     // A quarter of what a server takes per connection before its reader waits for a slot.
     this.growAt =

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
@@ -151,7 +152,7 @@ public final class TransportServer implements AutoCloseable {
    * @return the total since start
    */
   public long errorCount() {
-    return errorLog.total();
+    return errorLog.errorCount();
   }
 
   /**

@@ -41,6 +41,7 @@ import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.testing.Await;
+import org.transferqueue.testing.Seeds;
 import org.transferqueue.transport.TransportConfig;
 
 /**
@@ -51,7 +52,7 @@ import org.transferqueue.transport.TransportConfig;
  * {@link TqException}, never another exception and never past its deadline; afterwards the client's
  * allocator is back to its baseline, and the same clients make a correct round trip once the
  * proxies are transparent again. Each run prints its seed and figures ({@code [client-fuzz]});
- * rerun one with {@code -Dtq.fuzz.seed=N}; {@code -Dtq.fuzz.millis=M} sets the time per backend.
+ * rerun one with {@code -Dtq.seed=N}; {@code -Dtq.fuzz.millis=M} sets the time per backend.
  */
 @ExtendWith(LeakCheckExtension.class)
 class ClientFuzzTest {
@@ -200,7 +201,7 @@ class ClientFuzzTest {
 
   private static void fuzzAndCheck(BufferAllocator servers, StorageBackend backend, long millis)
       throws Exception {
-    long seed = Long.getLong("tq.fuzz.seed", System.nanoTime());
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     try (Deployment d = new Deployment(servers, backend, seed);
         TqClient tq =

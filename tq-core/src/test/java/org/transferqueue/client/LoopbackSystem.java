@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.transferqueue.Clock;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -15,7 +16,6 @@ import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerApi;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
@@ -110,7 +110,7 @@ final class LoopbackSystem implements TestSystem {
             sampler != null
                 ? sampler
                 : TransferQueueSystem.samplerNamed(config.controller().sampler()),
-            ControllerClock.SYSTEM);
+            Clock.SYSTEM);
     ControllerServer controllerServer =
         ControllerServer.start(controller, transport, serverAllocator);
     started.add(controllerServer);

@@ -18,12 +18,9 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessageUnpacker;
-import org.msgpack.value.Value;
-import org.msgpack.value.ValueFactory;
 import org.transferqueue.codec.FrameDescriptor;
+import org.transferqueue.codec.MsgpackReader;
+import org.transferqueue.codec.MsgpackValue;
 import org.transferqueue.config.HostPort;
 
 /**
@@ -318,7 +315,7 @@ final class MutatingProxy implements AutoCloseable {
       }
       case 9, 10, 11 -> {
         count("mutated-metadata-values");
-        Value meta = p.appMeta();
+        MsgpackValue meta = p.appMeta();
         if (meta == null) {
           write(client, frame);
           return true;
@@ -337,7 +334,7 @@ final class MutatingProxy implements AutoCloseable {
           return true;
         }
         long[] lied = mutateTable(table, r);
-        Value meta = p.appMeta();
+        MsgpackValue meta = p.appMeta();
         byte[] appMeta = meta == null ? new byte[0] : pack(meta);
         write(client, p.withSection(section(lied, appMeta)).encode());
       }
@@ -456,25 +453,11 @@ final class MutatingProxy implements AutoCloseable {
   }
 
   static byte[] section(long[] table, byte[] appMeta) {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(table.length);
-      for (long length : table) {
-        packer.packLong(length);
-      }
-      packer.writePayload(appMeta);
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return MsgpackValue.section(table, appMeta);
   }
 
-  static byte[] pack(Value value) {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packValue(value);
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  static byte[] pack(MsgpackValue value) {
+    return value.pack();
   }
 
   private static void closeQuietly(java.io.Closeable c) {
@@ -538,27 +521,29 @@ final class MutatingProxy implements AutoCloseable {
 
     /** The body table, or null if the section is not one. */
     long[] bodyTable() {
-      try (MessageUnpacker u = MessagePack.newDefaultUnpacker(section)) {
-        int count = u.unpackArrayHeader();
+      try {
+        MsgpackReader u = new MsgpackReader(section, "section");
+        int count = u.readArrayHeader();
         long[] out = new long[count];
         for (int i = 0; i < count; i++) {
-          out[i] = u.unpackLong();
+          out[i] = u.readLong();
         }
         return out;
-      } catch (IOException | RuntimeException e) {
+      } catch (RuntimeException e) {
         return null;
       }
     }
 
     /** The application metadata, or null if the section does not parse. */
-    Value appMeta() {
-      try (MessageUnpacker u = MessagePack.newDefaultUnpacker(section)) {
-        int count = u.unpackArrayHeader();
+    MsgpackValue appMeta() {
+      try {
+        MsgpackReader u = new MsgpackReader(section, "section");
+        int count = u.readArrayHeader();
         for (int i = 0; i < count; i++) {
-          u.unpackLong();
+          u.readLong();
         }
-        return u.hasNext() ? u.unpackValue() : ValueFactory.newNil();
-      } catch (IOException | RuntimeException e) {
+        return u.hasRemaining() ? MsgpackValue.read(u) : MsgpackValue.newNil();
+      } catch (RuntimeException e) {
         return null;
       }
     }
@@ -586,58 +571,58 @@ final class MutatingProxy implements AutoCloseable {
   static final class Values {
     private Values() {}
 
-    static Value mutate(Value root, Random r) {
+    static MsgpackValue mutate(MsgpackValue root, Random r) {
       int nodes = count(root);
       int[] target = {r.nextInt(nodes)};
       return rebuild(root, target, r);
     }
 
-    private static int count(Value v) {
+    private static int count(MsgpackValue v) {
       int n = 1;
       if (v.isArrayValue()) {
-        for (Value e : v.asArrayValue()) {
+        for (MsgpackValue e : v.asArrayValue()) {
           n += count(e);
         }
       } else if (v.isMapValue()) {
-        for (Map.Entry<Value, Value> e : v.asMapValue().entrySet()) {
+        for (Map.Entry<MsgpackValue, MsgpackValue> e : v.asMapValue().entrySet()) {
           n += count(e.getKey()) + count(e.getValue());
         }
       }
       return n;
     }
 
-    private static Value rebuild(Value v, int[] target, Random r) {
+    private static MsgpackValue rebuild(MsgpackValue v, int[] target, Random r) {
       if (target[0]-- == 0) {
         return replace(v, r);
       }
       if (v.isArrayValue()) {
-        List<Value> out = new ArrayList<>();
-        for (Value e : v.asArrayValue()) {
+        List<MsgpackValue> out = new ArrayList<>();
+        for (MsgpackValue e : v.asArrayValue()) {
           out.add(rebuild(e, target, r));
         }
-        return ValueFactory.newArray(out);
+        return MsgpackValue.newArray(out);
       }
       if (v.isMapValue()) {
-        Map<Value, Value> out = new LinkedHashMap<>();
-        for (Map.Entry<Value, Value> e : v.asMapValue().entrySet()) {
+        Map<MsgpackValue, MsgpackValue> out = new LinkedHashMap<>();
+        for (Map.Entry<MsgpackValue, MsgpackValue> e : v.asMapValue().entrySet()) {
           out.put(rebuild(e.getKey(), target, r), rebuild(e.getValue(), target, r));
         }
-        return ValueFactory.newMap(out);
+        return MsgpackValue.newMap(out);
       }
       return v;
     }
 
-    private static Value replace(Value v, Random r) {
+    private static MsgpackValue replace(MsgpackValue v, Random r) {
       if (v.isIntegerValue() && r.nextInt(4) != 0) {
         return r.nextBoolean()
-            ? ValueFactory.newInteger(pick(r))
-            : ValueFactory.newInteger(v.asIntegerValue().toLong() + r.nextInt(5) - 2);
+            ? MsgpackValue.newInteger(pick(r))
+            : MsgpackValue.newInteger(v.asIntegerValue().toLong() + r.nextInt(5) - 2);
       }
       if (v.isStringValue() && r.nextInt(3) != 0) {
         return switch (r.nextInt(3)) {
-          case 0 -> ValueFactory.newString("");
-          case 1 -> ValueFactory.newString("x" + r.nextInt(1000));
-          default -> ValueFactory.newString("z".repeat(r.nextInt(300)));
+          case 0 -> MsgpackValue.newString("");
+          case 1 -> MsgpackValue.newString("x" + r.nextInt(1000));
+          default -> MsgpackValue.newString("z".repeat(r.nextInt(300)));
         };
       }
       if (v.isBinaryValue() && r.nextInt(3) != 0) {
@@ -646,10 +631,10 @@ final class MutatingProxy implements AutoCloseable {
         if (out.length > 0) {
           out[r.nextInt(out.length)] = (byte) r.nextInt(256);
         }
-        return ValueFactory.newBinary(out);
+        return MsgpackValue.newBinary(out);
       }
       if (v.isArrayValue() && r.nextInt(3) != 0) {
-        List<Value> list = new ArrayList<>(v.asArrayValue().list());
+        List<MsgpackValue> list = new ArrayList<>(v.asArrayValue().list());
         switch (r.nextInt(3)) {
           case 0 -> {
             if (!list.isEmpty()) {
@@ -660,32 +645,32 @@ final class MutatingProxy implements AutoCloseable {
             if (!list.isEmpty()) {
               list.add(list.get(r.nextInt(list.size())));
             } else {
-              list.add(ValueFactory.newInteger(pick(r)));
+              list.add(MsgpackValue.newInteger(pick(r)));
             }
           }
           default -> list.clear();
         }
-        return ValueFactory.newArray(list);
+        return MsgpackValue.newArray(list);
       }
       if (v.isMapValue() && r.nextInt(3) != 0) {
-        Map<Value, Value> map = new LinkedHashMap<>(v.asMapValue().map());
+        Map<MsgpackValue, MsgpackValue> map = new LinkedHashMap<>(v.asMapValue().map());
         if (!map.isEmpty()) {
-          Value key = new ArrayList<>(map.keySet()).get(r.nextInt(map.size()));
+          MsgpackValue key = new ArrayList<>(map.keySet()).get(r.nextInt(map.size()));
           if (r.nextBoolean()) {
             map.remove(key);
           } else {
-            map.put(key, ValueFactory.newNil());
+            map.put(key, MsgpackValue.newNil());
           }
         }
-        return ValueFactory.newMap(map);
+        return MsgpackValue.newMap(map);
       }
       return switch (r.nextInt(6)) {
-        case 0 -> ValueFactory.newNil();
-        case 1 -> ValueFactory.newBoolean(r.nextBoolean());
-        case 2 -> ValueFactory.newInteger(pick(r));
-        case 3 -> ValueFactory.newString("bad");
-        case 4 -> ValueFactory.newArray(ValueFactory.newInteger(pick(r)));
-        default -> ValueFactory.newFloat(r.nextDouble());
+        case 0 -> MsgpackValue.newNil();
+        case 1 -> MsgpackValue.newBoolean(r.nextBoolean());
+        case 2 -> MsgpackValue.newInteger(pick(r));
+        case 3 -> MsgpackValue.newString("bad");
+        case 4 -> MsgpackValue.newArray(MsgpackValue.newInteger(pick(r)));
+        default -> MsgpackValue.newFloat(r.nextDouble());
       };
     }
   }

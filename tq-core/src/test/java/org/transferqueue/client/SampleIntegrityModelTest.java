@@ -27,6 +27,7 @@ import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.Tensor;
+import org.transferqueue.testing.Seeds;
 
 /**
  * Random sequences of puts, fetches, rewrites, clears, partition clears and key-value puts and
@@ -70,7 +71,7 @@ class SampleIntegrityModelTest {
   @EnumSource(Backend.class)
   void shouldReadWhatWasWrittenForEachSampleOrFailTyped(
       Backend backend, BufferAllocator allocator) {
-    long seed = Long.getLong("tq.seed", System.nanoTime());
+    long seed = Seeds.seed();
     random = new Random(seed);
     try (TestSystem tq = deployment.fresh(backend)) {
       for (int step = 0; step < STEPS; step++) {

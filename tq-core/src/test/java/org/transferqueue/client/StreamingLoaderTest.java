@@ -39,6 +39,7 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.testing.Await;
+import org.transferqueue.testing.Seeds;
 
 @ParameterizedClass
 @EnumSource(Deployment.class)
@@ -156,7 +157,7 @@ class StreamingLoaderTest {
 
   @Test
   void E99_noSampleIsDeliveredTwiceWithSeveralFetchWorkers() {
-    long seed = new Random().nextLong();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     for (int round = 0; round < 6; round++) {
       int batch = 1 + random.nextInt(4);

@@ -25,6 +25,7 @@ import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ObjectColumn;
+import org.transferqueue.testing.Seeds;
 
 /**
  * Strings must be valid Unicode (docs/PROTOCOL.md, conventions): a string with a lone surrogate,
@@ -202,7 +203,7 @@ class UnicodeScenariosTest {
   @EnumSource(Backend.class)
   void shouldRoundTripEveryValidStringExactlyWhenStringsAreRandom(
       Backend backend, BufferAllocator allocator) {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     try (TestSystem tq = deployment.fresh(backend)) {
       KvApi kv = tq.kv();

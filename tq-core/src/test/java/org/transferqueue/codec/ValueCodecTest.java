@@ -26,6 +26,7 @@ import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
+import org.transferqueue.testing.Seeds;
 
 @ExtendWith(LeakCheckExtension.class)
 class ValueCodecTest {
@@ -73,7 +74,7 @@ class ValueCodecTest {
 
   @Test
   void shouldRoundTripRandomValuesWhenSeeded(BufferAllocator allocator) {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     RandomValues values = new RandomValues(new Random(seed), allocator);
     try {
       for (int round = 0; round < 300; round++) {
@@ -328,7 +329,7 @@ class ValueCodecTest {
 
   @Test
   void shouldDecodeOrRejectAsCorruptWhenBytesAreMutatedRandomly(BufferAllocator allocator) {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     RandomValues values = new RandomValues(random, allocator);
     try {

@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -393,8 +394,8 @@ class ControllerFetchTest {
   @Test
   void shouldTakeDeadlinesAndCreationTimesFromTheInjectedClock() {
     java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
-    ControllerClock clock =
-        new ControllerClock() {
+    Clock clock =
+        new Clock() {
           @Override
           public long nanoTime() {
             return nanos.getAndAdd(10_000_000_000L);
@@ -440,7 +441,7 @@ class ControllerFetchTest {
         new Controller(
             ControllerOptions.builder().checkInterval(Duration.ofMillis(20)).build(),
             gate,
-            ControllerClock.SYSTEM);
+            Clock.SYSTEM);
     insertProduced(c, "p", 2, "x");
     CompletableFuture<BatchMeta> waiting =
         CompletableFuture.supplyAsync(

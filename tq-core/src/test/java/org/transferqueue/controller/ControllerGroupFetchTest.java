@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.sampler.GrpoGroupNSampler;
@@ -33,8 +34,8 @@ import org.transferqueue.testing.Await;
 @Timeout(30)
 class ControllerGroupFetchTest {
   private final AtomicLong nanos = new AtomicLong();
-  private final ControllerClock clock =
-      new ControllerClock() {
+  private final Clock clock =
+      new Clock() {
         @Override
         public long nanoTime() {
           return nanos.get();

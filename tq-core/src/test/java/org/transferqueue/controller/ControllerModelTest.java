@@ -13,12 +13,14 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
+import org.transferqueue.testing.Seeds;
 
 /**
  * Seeded random operation sequences (insert, notify, fetch, reset, clear samples, clear partition)
@@ -37,7 +39,7 @@ class ControllerModelTest {
 
   @Test
   void shouldMatchTheModelAfterEveryStep() {
-    long base = new Random().nextLong();
+    long base = Seeds.seed();
     for (int run = 0; run < 20; run++) {
       long seed = base + run;
       try {
@@ -105,7 +107,7 @@ class ControllerModelTest {
                 .fetchTimeout(Duration.ZERO)
                 .build(),
             new SequentialSampler(),
-            ControllerClock.SYSTEM);
+            Clock.SYSTEM);
     Model m = new Model();
     for (int step = 0; step < steps; step++) {
       String pid = PARTITIONS.get(random.nextInt(PARTITIONS.size()));

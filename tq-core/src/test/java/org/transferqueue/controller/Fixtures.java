@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.LongStream;
+import org.transferqueue.Clock;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.sampler.SequentialSampler;
@@ -28,7 +29,7 @@ final class Fixtures {
             .fetchTimeout(Duration.ofMillis(200))
             .build(),
         new SequentialSampler(),
-        ControllerClock.SYSTEM);
+        Clock.SYSTEM);
   }
 
   static FieldSchema regular(DType dtype, long... dims) {

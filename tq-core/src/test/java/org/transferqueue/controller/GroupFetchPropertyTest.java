@@ -14,8 +14,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.Clock;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.sampler.GrpoGroupNSampler;
+import org.transferqueue.testing.Seeds;
 
 /**
  * Seeded random inserts (of whole groups, sometimes with a trailing partial group), partial
@@ -24,7 +26,7 @@ import org.transferqueue.sampler.GrpoGroupNSampler;
  * recycled in scattered order. After every fetch: no group (the {@code n} rows of one insert) is
  * split, no sample is served twice, and a fetch comes back empty only when fewer complete groups
  * than it asked for are ready. At the end every group that is still whole is served. The seed is in
- * every failure; {@code -Dtq.grpo.seed=N} replays one sequence.
+ * every failure; {@code -Dtq.seed=N} replays one sequence.
  */
 class GroupFetchPropertyTest {
   private static final List<String> PARTITIONS = List.of("a", "b");
@@ -32,17 +34,15 @@ class GroupFetchPropertyTest {
 
   @Test
   void shouldKeepGroupsWholeServeEachSampleOnceAndServeEveryCompleteGroup() {
-    Long replay = Long.getLong("tq.grpo.seed");
     // Each run draws its own seed: consecutive seeds give java.util.Random correlated first draws.
-    Random seeds = new Random();
-    int runs = replay != null ? 1 : 40;
+    int runs = Long.getLong(Seeds.PROPERTY) != null ? 1 : 40;
     for (int run = 0; run < runs; run++) {
-      long seed = replay != null ? replay : seeds.nextLong();
+      long seed = Seeds.seed();
       try {
         new Sequence(seed).run(150);
       } catch (AssertionError | RuntimeException e) {
         throw new AssertionError(
-            "GRPO property failed with seed=" + seed + " (replay: -Dtq.grpo.seed=" + seed + ")", e);
+            "GRPO property failed with seed=" + seed + " (replay: -Dtq.seed=" + seed + ")", e);
       }
     }
   }
@@ -87,7 +87,7 @@ class GroupFetchPropertyTest {
                   .pollingMode(true)
                   .build(),
               new GrpoGroupNSampler(n),
-              ControllerClock.SYSTEM);
+              Clock.SYSTEM);
       PARTITIONS.forEach(p -> active.put(p, new LinkedHashMap<>()));
     }
 

@@ -8,7 +8,10 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * Gives each test a fresh {@link RootAllocator} with {@link LeakPolicy#THROW} and fails the test if
- * any buffer or child allocator is still open when it ends.
+ * any buffer or child allocator is still open when it ends. The allocator also checks use after
+ * release ({@link RootAllocator.Builder#checkUseAfterRelease}): a test that touches a buffer's
+ * memory after its last release fails with {@link IllegalStateException} instead of reading another
+ * lease's bytes.
  *
  * <pre>{@code
  * @ExtendWith(LeakCheckExtension.class)
@@ -35,6 +38,7 @@ public final class LeakCheckExtension
             .limitBytes(1L << 32)
             .leakPolicy(LeakPolicy.THROW)
             .trackAllocationSites(true)
+            .checkUseAfterRelease(true)
             .build();
     context.getStore(NAMESPACE).put(RootAllocator.class, allocator);
   }

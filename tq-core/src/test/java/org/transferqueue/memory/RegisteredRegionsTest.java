@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.transferqueue.TqException;
+import org.transferqueue.testing.Seeds;
 
 @ExtendWith(LeakCheckExtension.class)
 class RegisteredRegionsTest {
@@ -57,7 +58,7 @@ class RegisteredRegionsTest {
 
   @Test
   void shouldMatchASimpleModelWhenRegionsComeAndGoRandomly(BufferAllocator allocator) {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     java.util.Random random = new java.util.Random(seed);
     try (NativeBuffer slab = allocator.allocate(64 * 256)) {
       RegisteredRegions regions = new RegisteredRegions();

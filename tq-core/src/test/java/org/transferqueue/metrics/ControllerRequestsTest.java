@@ -9,11 +9,13 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.DistinctErrorLog;
 
 class ControllerRequestsTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final AtomicLong clock = new AtomicLong();
-  private final MetricsErrorHandler errors = new MetricsErrorHandler();
+  private final DistinctErrorLog errors =
+      new DistinctErrorLog(System.getLogger(getClass().getName()));
   private final ControllerRequests requests =
       new ControllerRequests(new ControllerRequestMeters(registry), clock::get, errors);
 

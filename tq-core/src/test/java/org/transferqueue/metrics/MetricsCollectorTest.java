@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.controller.ControllerStatistics;
 import org.transferqueue.controller.PartitionStatistics;
 import org.transferqueue.testing.Await;
@@ -24,7 +25,8 @@ import org.transferqueue.testing.Await;
 class MetricsCollectorTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final AtomicLong clock = new AtomicLong(1_000);
-  private final MetricsErrorHandler errors = new MetricsErrorHandler();
+  private final DistinctErrorLog errors =
+      new DistinctErrorLog(System.getLogger(getClass().getName()));
   private final AtomicReference<ControllerStatistics> stats =
       new AtomicReference<>(new ControllerStatistics(List.of(), 0, 0, 0));
   private final List<StorageUnitProbe> probes = new ArrayList<>();

@@ -36,6 +36,7 @@ import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
+import org.transferqueue.testing.Seeds;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.Response;
 import org.transferqueue.transport.TransportClient;
@@ -65,7 +66,7 @@ class RemoteStorageUnitTest {
 
   @Test
   void shouldRoundTripEveryDtypeAndColumnKindThroughTwoUnits(BufferAllocator allocator) {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     try (RemoteUnits remote = new RemoteUnits(allocator, 2, OptionalLong.empty(), ACCEPT_ALL)) {
       for (DType dtype : DType.values()) {

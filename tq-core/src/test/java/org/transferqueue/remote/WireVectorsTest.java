@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.transferqueue.Clock;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.EncodedValue;
 import org.transferqueue.codec.FrameDescriptor;
@@ -35,7 +36,6 @@ import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerState;
 import org.transferqueue.controller.FetchMode;
@@ -95,9 +95,9 @@ class WireVectorsTest {
    * reading, so that a blocking fetch's deadline passes at its first re-check whatever the
    * machine's speed, and nothing the controller replies depends on when the test ran.
    */
-  private static ControllerClock steppingClock() {
+  private static Clock steppingClock() {
     java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
-    return new ControllerClock() {
+    return new Clock() {
       @Override
       public long nanoTime() {
         return now.addAndGet(1_000_000_000L);

@@ -8,6 +8,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.testing.Seeds;
 
 /** Seeded random round trips of every dtype through the typed accessors and factories. */
 @ExtendWith(LeakCheckExtension.class)
@@ -39,7 +40,7 @@ class TensorRoundTripTest {
   @ParameterizedTest
   @EnumSource(DType.class)
   void shouldRoundTripRandomElementsOfEveryDtype(DType dtype, BufferAllocator allocator) {
-    long seed = new Random().nextLong();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     String context = "dtype " + dtype + ", seed " + seed;
     for (int round = 0; round < 50; round++) {

@@ -15,6 +15,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.testing.Seeds;
 
 class TensorUtilsTest {
 
@@ -197,7 +198,7 @@ class TensorUtilsTest {
 
   @Test
   void shouldMergeRandomRegionsIntoDisjointCover() {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     java.util.Random random = new java.util.Random(seed);
     for (int round = 0; round < 200; round++) {
       int n = random.nextInt(12);

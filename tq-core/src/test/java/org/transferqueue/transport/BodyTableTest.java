@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -13,6 +14,7 @@ import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.TqException;
+import org.transferqueue.codec.MsgpackWriter;
 
 /** The metadata section codec and the transport's control messages, without sockets. */
 class BodyTableTest {
@@ -45,37 +47,42 @@ class BodyTableTest {
   }
 
   @Test
-  void shouldWriteTheBytesOfAMsgpackPackerForEveryLengthForm() throws java.io.IOException {
-    long[] lengths = {
-      0, 1, 127, 128, 255, 256, 65_535, 65_536, 0xFFFF_FFFFL, 0x1_0000_0000L, Long.MAX_VALUE
+  void shouldWriteTheShortestMsgpackFormOfTheSpecForEveryLengthForm() {
+    // The msgpack spec's forms: positive fixint, uint 8, uint 16, uint 32, uint 64 (big-endian).
+    Object[][] lengths = {
+      {0L, "00"},
+      {1L, "01"},
+      {127L, "7f"},
+      {128L, "cc80"},
+      {255L, "ccff"},
+      {256L, "cd0100"},
+      {65_535L, "cdffff"},
+      {65_536L, "ce00010000"},
+      {0xFFFF_FFFFL, "ceffffffff"},
+      {0x1_0000_0000L, "cf0000000100000000"},
+      {Long.MAX_VALUE, "cf7fffffffffffffff"},
     };
-    for (long length : lengths) {
-      try (org.msgpack.core.MessageBufferPacker packer =
-          org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
-        packer.packLong(length);
-        byte[] expected = packer.toByteArray();
-        byte[] actual = new byte[BodyTable.uintSize(length)];
-        assertThat(BodyTable.writeUint(actual, 0, length)).isEqualTo(actual.length);
-        assertThat(actual).as("length=%d", length).isEqualTo(expected);
-      }
+    for (Object[] row : lengths) {
+      long length = (Long) row[0];
+      byte[] expected = HexFormat.of().parseHex((String) row[1]);
+      MsgpackWriter out = new MsgpackWriter(16);
+      out.writeLong(length);
+      assertThat(out.toByteArray()).as("length=%d", length).isEqualTo(expected);
+      assertThat(BodyTable.uintSize(length)).as("length=%d", length).isEqualTo(expected.length);
     }
-    for (int count : new int[] {0, 15, 16, 300}) {
+    // fixarray up to 15 entries, then array 16; each length 1000 is uint 16 cd 03e8.
+    Object[][] counts = {{0, "90"}, {15, "9f"}, {16, "dc0010"}, {300, "dc012c"}};
+    for (Object[] row : counts) {
+      int count = (Integer) row[0];
       List<MemorySegment> bodies = new ArrayList<>();
       for (int i = 0; i < count; i++) {
-        bodies.add(MemorySegment.ofArray(new byte[i * 1000]));
+        bodies.add(MemorySegment.ofArray(new byte[1000]));
       }
       byte[] appMeta = {(byte) 0x91, 0x07};
-      try (org.msgpack.core.MessageBufferPacker packer =
-          org.msgpack.core.MessagePack.newDefaultBufferPacker()) {
-        packer.packArrayHeader(count);
-        for (MemorySegment body : bodies) {
-          packer.packLong(body.byteSize());
-        }
-        packer.writePayload(appMeta);
-        assertThat(BodyTable.encode(bodies, appMeta))
-            .as("count=%d", count)
-            .isEqualTo(packer.toByteArray());
-      }
+      String expected = row[1] + "cd03e8".repeat(count) + "9107";
+      assertThat(HexFormat.of().formatHex(BodyTable.encode(bodies, appMeta)))
+          .as("count=%d", count)
+          .isEqualTo(expected);
     }
   }
 

@@ -8,11 +8,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.util.List;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessageUnpacker;
 import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.codec.FrameHeaderFlyweight;
+import org.transferqueue.codec.MsgpackReader;
+import org.transferqueue.codec.MsgpackValue;
 import org.transferqueue.config.HostPort;
 
 /**
@@ -61,15 +60,7 @@ final class RawConnection implements AutoCloseable {
   /** A frame with flags, for playing the server's part. */
   static byte[] frame(int type, int flags, long id, long[] table, byte[] appMeta, byte[]... bodies)
       throws IOException {
-    byte[] section;
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(table.length);
-      for (long length : table) {
-        packer.packLong(length);
-      }
-      packer.writePayload(appMeta);
-      section = packer.toByteArray();
-    }
+    byte[] section = MsgpackValue.section(table, appMeta);
     long bodyLength = 0;
     for (byte[] body : bodies) {
       bodyLength += body.length;
@@ -105,22 +96,22 @@ final class RawConnection implements AutoCloseable {
     long padded = FrameDescriptor.bodyOffset(metadataLength) - FrameDescriptor.HEADER_LENGTH;
     byte[] section = readExactly((int) padded).array();
     readExactly(Math.toIntExact(fly.bodyLength()));
-    try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(section, 0, metadataLength)) {
-      int bodies = unpacker.unpackArrayHeader();
-      for (int i = 0; i < bodies; i++) {
-        unpacker.unpackLong();
-      }
-      int offset = (int) unpacker.getTotalReadBytes();
-      byte[] meta = java.util.Arrays.copyOfRange(section, offset, metadataLength);
-      int code = 0;
-      String message = null;
-      if ((fly.flags() & FrameDescriptor.FLAG_ERROR) != 0) {
-        unpacker.unpackArrayHeader();
-        code = unpacker.unpackInt();
-        message = unpacker.unpackString();
-      }
-      return new RawReply(fly.type(), fly.flags(), fly.correlationId(), code, message, meta);
+    MsgpackReader unpacker =
+        new MsgpackReader(java.util.Arrays.copyOf(section, metadataLength), "reply");
+    int bodies = unpacker.readArrayHeader();
+    for (int i = 0; i < bodies; i++) {
+      unpacker.readLong();
     }
+    int offset = (int) unpacker.offset();
+    byte[] meta = java.util.Arrays.copyOfRange(section, offset, metadataLength);
+    int code = 0;
+    String message = null;
+    if ((fly.flags() & FrameDescriptor.FLAG_ERROR) != 0) {
+      unpacker.readArrayHeader();
+      code = Math.toIntExact(unpacker.readLong());
+      message = unpacker.readString();
+    }
+    return new RawReply(fly.type(), fly.flags(), fly.correlationId(), code, message, meta);
   }
 
   /** Reads until the peer closes; returns the number of bytes read. */
@@ -153,15 +144,10 @@ final class RawConnection implements AutoCloseable {
   }
 
   static byte[] hello(long id, String token) throws IOException {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(1);
-      if (token == null) {
-        packer.packNil();
-      } else {
-        packer.packString(token);
-      }
-      return frame(MessageDescriptor.TYPE_HELLO, id, new long[0], packer.toByteArray());
-    }
+    MsgpackValue meta =
+        MsgpackValue.newArray(
+            token == null ? MsgpackValue.newNil() : MsgpackValue.newString(token));
+    return frame(MessageDescriptor.TYPE_HELLO, id, new long[0], meta.pack());
   }
 
   static List<Long> none() {

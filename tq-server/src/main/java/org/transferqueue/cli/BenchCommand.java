@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.transferqueue.Clock;
 import org.transferqueue.TqException;
 import org.transferqueue.server.bench.BenchBackend;
 import org.transferqueue.server.bench.BenchMode;
@@ -133,7 +134,7 @@ final class BenchCommand implements Callable<Integer> {
             plan,
             probe,
             progress,
-            System::nanoTime,
+            Clock.SYSTEM,
             new LoopbackCommands(
                 ChildProcesses.javaCommand(), ChildProcesses.javaCommand(LoopbackReceiver.class)));
     try {

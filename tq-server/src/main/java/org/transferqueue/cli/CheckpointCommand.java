@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.TqException;
 import org.transferqueue.client.CheckpointResult;
 import org.transferqueue.client.TqClient;
@@ -70,7 +71,7 @@ final class CheckpointCommand implements Runnable {
         result.put("files", saved.files().size());
         result.put("bytes", saved.totalBytes());
         result.put("metadata", saved.metadata());
-        out.println(Json.write(result));
+        out.println(JsonWriter.COMPACT.write(result));
       } else {
         out.println(
             "saved checkpoint "
@@ -103,12 +104,12 @@ final class CheckpointCommand implements Runnable {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("loaded", dir.toAbsolutePath().normalize().toString());
         result.put("metadata", metadata);
-        out.println(Json.write(result));
+        out.println(JsonWriter.COMPACT.write(result));
       } else {
         out.println(
             "loaded checkpoint "
                 + dir.toAbsolutePath().normalize()
-                + (metadata.isEmpty() ? "" : ", metadata " + Json.write(metadata)));
+                + (metadata.isEmpty() ? "" : ", metadata " + JsonWriter.COMPACT.write(metadata)));
       }
       return 0;
     }

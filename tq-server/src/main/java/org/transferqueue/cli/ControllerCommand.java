@@ -4,17 +4,17 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.transferqueue.Clock;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequestMeters;
 import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsCollector;
-import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.sampler.Samplers;
@@ -70,20 +70,18 @@ final class ControllerCommand implements Callable<Integer> {
     TransportConfig transport =
         TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
     Controller controller =
-        new Controller(
-            ControllerSettings.from(tq), Samplers.create(tq.controller()), ControllerClock.SYSTEM);
+        new Controller(ControllerSettings.from(tq), Samplers.create(tq.controller()), Clock.SYSTEM);
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-controller");
     ControllerServer server = null;
     MetricsCollector collector = null;
     try {
       PrometheusMeterRegistry registry =
           tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
-      MetricsErrorHandler errors = new MetricsErrorHandler();
+      DistinctErrorLog errors = new DistinctErrorLog(System.getLogger("org.transferqueue.metrics"));
       ControllerRequests requests =
           registry == null
               ? ControllerRequests.NOOP
-              : new ControllerRequests(
-                  new ControllerRequestMeters(registry), System::nanoTime, errors);
+              : new ControllerRequests(new ControllerRequestMeters(registry), Clock.SYSTEM, errors);
       server = ControllerServer.start(controller, transport, allocator, requests);
       PrometheusEndpoint endpoint = null;
       if (registry != null) {
@@ -93,7 +91,7 @@ final class ControllerCommand implements Callable<Integer> {
                 controller::statistics,
                 List.of(),
                 null,
-                System::nanoTime,
+                Clock.SYSTEM,
                 ProcessMemory::rssBytes,
                 errors);
         collector.start(tq.metrics().collectInterval());

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.tensor.DType;
@@ -258,7 +259,7 @@ final class FieldValues {
         "field '"
             + name
             + "': element "
-            + Json.write(leaf)
+            + JsonWriter.COMPACT.write(leaf)
             + " is not "
             + what
             + " (dtype "
@@ -269,6 +270,11 @@ final class FieldValues {
   private static TqException outOfRange(String name, DType dtype, Object leaf) {
     return new TqException(
         ErrorCode.INVALID_ARGUMENT,
-        "field '" + name + "': value " + Json.write(leaf) + " is out of range for " + dtype);
+        "field '"
+            + name
+            + "': value "
+            + JsonWriter.COMPACT.write(leaf)
+            + " is out of range for "
+            + dtype);
   }
 }

@@ -2,17 +2,16 @@ package org.transferqueue.cli;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.transferqueue.ErrorCode;
-import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 
 /**
- * A small strict JSON (RFC 8259) reader and writer for command-line values.
+ * A small strict JSON (RFC 8259) reader for command-line values; {@link
+ * org.transferqueue.JsonWriter#COMPACT} writes them.
  *
  * <p>Reading yields {@code null}, {@link Boolean}, {@link Long} (integers that fit), {@link
  * BigInteger} (larger integers), {@link Double} (numbers with a fraction or exponent), {@link
@@ -273,59 +272,5 @@ final class Json {
   private TqException error(String what) {
     return new TqException(
         ErrorCode.INVALID_ARGUMENT, "invalid JSON '" + text + "' at position " + pos + ": " + what);
-  }
-
-  /**
-   * Writes a value as compact JSON: maps, lists, strings, booleans, numbers and null; anything else
-   * (a tensor, bytes) as its string form.
-   *
-   * @param value the value
-   * @return the JSON text
-   */
-  static String write(Object value) {
-    StringBuilder out = new StringBuilder();
-    write(value, out);
-    return out.toString();
-  }
-
-  private static void write(Object value, StringBuilder out) {
-    switch (value) {
-      case null -> out.append("null");
-      case Boolean b -> out.append(b);
-      case Double d when d.isNaN() || d.isInfinite() -> quote(d.toString(), out);
-      case Float f when f.isNaN() || f.isInfinite() -> quote(f.toString(), out);
-      case Number n -> out.append(n);
-      case String s -> quote(s, out);
-      case byte[] bytes -> quote("base64:" + Base64.getEncoder().encodeToString(bytes), out);
-      case Map<?, ?> map -> {
-        out.append('{');
-        boolean first = true;
-        for (Map.Entry<?, ?> entry : map.entrySet()) {
-          if (!first) {
-            out.append(',');
-          }
-          first = false;
-          quote(String.valueOf(entry.getKey()), out);
-          out.append(':');
-          write(entry.getValue(), out);
-        }
-        out.append('}');
-      }
-      case List<?> list -> {
-        out.append('[');
-        for (int i = 0; i < list.size(); i++) {
-          if (i > 0) {
-            out.append(',');
-          }
-          write(list.get(i), out);
-        }
-        out.append(']');
-      }
-      default -> quote(value.toString(), out);
-    }
-  }
-
-  private static void quote(String s, StringBuilder out) {
-    Strings.appendQuoted(out, s);
   }
 }

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.Strings;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TqClient;
@@ -96,7 +97,7 @@ final class KvCommand implements Runnable {
         result.put("key", key);
         result.put("fields", meta.fields());
         result.put("tags", tagsNow);
-        out.println(Json.write(result));
+        out.println(JsonWriter.COMPACT.write(result));
       } else {
         out.println(
             "put key '"
@@ -106,7 +107,7 @@ final class KvCommand implements Runnable {
                 + "': fields "
                 + meta.fields()
                 + ", tags "
-                + Json.write(tagsNow));
+                + JsonWriter.COMPACT.write(tagsNow));
       }
       return 0;
     }
@@ -173,7 +174,7 @@ final class KvCommand implements Runnable {
               keyed.put(key, fieldsJson);
             });
         result.put("keys", keyed);
-        out.println(Json.write(result));
+        out.println(JsonWriter.COMPACT.write(result));
       } else {
         TextTable table = new TextTable("KEY", "FIELD", "VALUE");
         rows.forEach(
@@ -204,7 +205,7 @@ final class KvCommand implements Runnable {
       }
       Map<String, Map<String, Map<String, Object>>> listing = tq.kv().list(partition);
       if (json) {
-        out.println(Json.write(listing));
+        out.println(JsonWriter.COMPACT.write(listing));
         return 0;
       }
       TextTable table = new TextTable("PARTITION", "KEY", "TAGS");
@@ -213,7 +214,7 @@ final class KvCommand implements Runnable {
             if (keys.isEmpty()) {
               table.row(id, "-", "-");
             }
-            keys.forEach((key, tags) -> table.row(id, key, Json.write(tags)));
+            keys.forEach((key, tags) -> table.row(id, key, JsonWriter.COMPACT.write(tags)));
           });
       table.print(out);
       return 0;
@@ -237,7 +238,7 @@ final class KvCommand implements Runnable {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("partition", partition);
         result.put("cleared", keys);
-        out.println(Json.write(result));
+        out.println(JsonWriter.COMPACT.write(result));
       } else {
         out.println(
             "cleared "
@@ -311,7 +312,7 @@ final class KvCommand implements Runnable {
           + Arrays.stream(shape)
               .mapToObj(Long::toString)
               .collect(Collectors.joining("x", "[", "] "))
-          + Json.write(data);
+          + JsonWriter.COMPACT.write(data);
     }
   }
 
@@ -356,7 +357,7 @@ final class KvCommand implements Runnable {
 
   /** The table form of a cell: a top-level tensor as {@link TensorValue#describe}. */
   static String describe(Object cell) {
-    return cell instanceof TensorValue t ? t.describe() : Json.write(toJson(cell));
+    return cell instanceof TensorValue t ? t.describe() : JsonWriter.COMPACT.write(toJson(cell));
   }
 
   static TensorValue tensorValue(Tensor tensor) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.TqException;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.config.HostPort;
@@ -53,7 +54,7 @@ final class StatusCommand extends ConnectedCommand {
       } else {
         result.put("storage_units", reportsJson("unit", units, StatusCommand::unitJson));
       }
-      out.println(Json.write(result));
+      out.println(JsonWriter.COMPACT.write(result));
     } else {
       printPartitions(statistics, out);
       out.println();

@@ -5,12 +5,14 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.transferqueue.Clock;
+import org.transferqueue.CloseStack;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.MetricsCollector;
-import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
@@ -81,30 +83,30 @@ final class StorageUnitCommand implements Callable<Integer> {
                 NetworkConfig.STORAGE_UNIT_ADDRESSES_PROP_NAME + "[" + unit + "]");
     TransportConfig transport =
         TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
-    RootAllocator allocator = RoleRunner.allocator(tq, "tq-storage-unit-" + unit);
-    StorageUnit storageUnit = null;
-    StorageUnitServer server = null;
-    MetricsCollector collector = null;
-    try {
-      storageUnit =
+    try (CloseStack cleanup = new CloseStack()) {
+      RootAllocator allocator = cleanup.push(RoleRunner.allocator(tq, "tq-storage-unit-" + unit));
+      StorageUnit storageUnit =
           new StorageUnit(
               "TQ_STORAGE_UNIT_" + unit,
               tq.backend().simpleStorage().perUnitCapacity(),
               allocator,
               tq.memory().storageUnitLimitBytes().orElse(Long.MAX_VALUE));
+      cleanup.push(storageUnit);
       PrometheusMeterRegistry registry =
           tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
-      MetricsErrorHandler errors = new MetricsErrorHandler();
+      DistinctErrorLog errors = new DistinctErrorLog(System.getLogger("org.transferqueue.metrics"));
       StorageRequests requests =
           registry == null
               ? StorageRequests.NOOP
               : new StorageRequests(
                   new StorageRequestMeters(registry, List.of(storageUnit.id())),
                   storageUnit.id(),
-                  System::nanoTime,
+                  Clock.SYSTEM,
                   errors);
-      server = StorageUnitServer.start(storageUnit, transport, allocator, requests);
+      StorageUnitServer server =
+          cleanup.push(StorageUnitServer.start(storageUnit, transport, allocator, requests));
       PrometheusEndpoint endpoint = null;
+      MetricsCollector collector = null;
       if (registry != null) {
         StorageUnit measured = storageUnit;
         collector =
@@ -120,26 +122,16 @@ final class StorageUnitCommand implements Callable<Integer> {
                           ProcessMemory.rssBytes());
                     }),
                 errors);
+        cleanup.push(collector);
         collector.start(tq.metrics().collectInterval());
         // metrics.port is the controller's; every unit takes a free port, as the embedded units do.
         endpoint =
             RoleRunner.startMetrics(
                 registry, collector, bind.host(), 0, "storage unit " + unit, LOG);
       }
+      cleanup.release();
       return new RoleRunner.ServedRole(
           server.address(), endpoint, endpoint, collector, server, storageUnit, allocator);
-    } catch (RuntimeException e) {
-      if (collector != null) {
-        collector.close();
-      }
-      if (server != null) {
-        server.close();
-      }
-      if (storageUnit != null) {
-        storageUnit.close();
-      }
-      allocator.close();
-      throw e;
     }
   }
 }

@@ -5,6 +5,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.transferqueue.Clock;
+import org.transferqueue.CloseStack;
+import org.transferqueue.DistinctErrorLog;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
@@ -12,7 +15,6 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.metrics.MetricsErrorHandler;
 import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
@@ -94,11 +96,11 @@ final class StoreNodeCommand implements Callable<Integer> {
                 NetworkConfig.STORE_NODE_ADDRESSES_PROP_NAME + "[" + node + "]");
     TransportConfig transport =
         TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
-    RootAllocator allocator = RoleRunner.allocator(tq, "tq-store-node-" + node);
-    EmbeddedObjectStore engine =
-        EmbeddedObjectStore.create(allocator, MooncakeStoreBackend.masterConfig(mooncake));
-    StoreNodeServer server = null;
-    try {
+    try (CloseStack cleanup = new CloseStack()) {
+      RootAllocator allocator = cleanup.push(RoleRunner.allocator(tq, "tq-store-node-" + node));
+      EmbeddedObjectStore engine =
+          cleanup.push(
+              EmbeddedObjectStore.create(allocator, MooncakeStoreBackend.masterConfig(mooncake)));
       int rc = engine.setup(storeConfig);
       if (rc != 0) {
         throw new TqException(
@@ -119,24 +121,19 @@ final class StoreNodeCommand implements Callable<Integer> {
             new StorageRequests(
                 new StorageRequestMeters(registry, List.of(nodeId)),
                 nodeId,
-                System::nanoTime,
-                new MetricsErrorHandler());
+                Clock.SYSTEM,
+                new DistinctErrorLog(System.getLogger("org.transferqueue.metrics")));
       }
-      server = StoreNodeServer.start(engine, transport, allocator, requests);
+      StoreNodeServer server =
+          cleanup.push(StoreNodeServer.start(engine, transport, allocator, requests));
       // metrics.port is the controller's; every node takes a free port, as storage units do.
       PrometheusEndpoint endpoint =
           registry == null
               ? null
               : RoleRunner.startMetrics(registry, null, bind.host(), 0, "store node " + node, LOG);
+      cleanup.release();
       return new RoleRunner.ServedRole(
           server.address(), endpoint, endpoint, server, engine, allocator);
-    } catch (RuntimeException e) {
-      if (server != null) {
-        server.close();
-      }
-      engine.close();
-      allocator.close();
-      throw e;
     }
   }
 }

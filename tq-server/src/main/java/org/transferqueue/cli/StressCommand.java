@@ -15,6 +15,8 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.transferqueue.Clock;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.TqException;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.bench.BenchBackend;
@@ -147,7 +149,7 @@ final class StressCommand implements Callable<Integer> {
         String.join(",", plan.flows().stream().map(StressFlow::label).toList()),
         plan.verify() ? "on" : "off");
     out.flush();
-    StressRunner runner = new StressRunner(plan, System::nanoTime);
+    StressRunner runner = new StressRunner(plan, Clock.SYSTEM);
     List<StressResult> results = new ArrayList<>();
     try {
       if (connectTo != null) {
@@ -167,7 +169,9 @@ final class StressCommand implements Callable<Integer> {
     if (json != null) {
       try {
         Files.writeString(
-            json, Json.write(StressReport.json(command(), plan, results)), StandardCharsets.UTF_8);
+            json,
+            JsonWriter.COMPACT.write(StressReport.json(command(), plan, results)),
+            StandardCharsets.UTF_8);
         out.println("wrote " + json);
       } catch (IOException e) {
         err.println("tq stress: cannot write " + json + ": " + e.getMessage());

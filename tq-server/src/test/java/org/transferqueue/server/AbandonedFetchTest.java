@@ -1,10 +1,10 @@
 package org.transferqueue.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.msgpack.value.ValueFactory.newArray;
-import static org.msgpack.value.ValueFactory.newInteger;
-import static org.msgpack.value.ValueFactory.newNil;
-import static org.msgpack.value.ValueFactory.newString;
+import static org.transferqueue.codec.MsgpackValue.newArray;
+import static org.transferqueue.codec.MsgpackValue.newInteger;
+import static org.transferqueue.codec.MsgpackValue.newNil;
+import static org.transferqueue.codec.MsgpackValue.newString;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;

@@ -7,11 +7,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.util.List;
-import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
-import org.msgpack.core.MessageUnpacker;
-import org.msgpack.value.Value;
 import org.transferqueue.codec.FrameDescriptor;
+import org.transferqueue.codec.MsgpackReader;
+import org.transferqueue.codec.MsgpackValue;
 import org.transferqueue.config.HostPort;
 
 /**
@@ -22,7 +20,7 @@ final class RawFrames {
   private RawFrames() {}
 
   /** A reply frame: header fields, the decoded metadata after the body table, and its bodies. */
-  record Reply(int type, int flags, long id, Value meta, List<byte[]> bodies) {
+  record Reply(int type, int flags, long id, MsgpackValue meta, List<byte[]> bodies) {
     boolean isError() {
       return (flags & FrameDescriptor.FLAG_ERROR) != 0;
     }
@@ -35,25 +33,11 @@ final class RawFrames {
 
   /** The metadata section: a body table then {@code appMeta} (may be any bytes). */
   static byte[] section(long[] table, byte[] appMeta) {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packArrayHeader(table.length);
-      for (long length : table) {
-        packer.packLong(length);
-      }
-      packer.writePayload(appMeta);
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return MsgpackValue.section(table, appMeta);
   }
 
-  static byte[] pack(Value value) {
-    try (MessageBufferPacker packer = MessagePack.newDefaultBufferPacker()) {
-      packer.packValue(value);
-      return packer.toByteArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  static byte[] pack(MsgpackValue value) {
+    return value.pack();
   }
 
   /** A frame with the given header fields (which may lie), section and bodies. */
@@ -89,7 +73,7 @@ final class RawFrames {
   }
 
   /** A well-formed request frame. */
-  static byte[] request(int type, long id, Value appMeta, List<byte[]> bodies) {
+  static byte[] request(int type, long id, MsgpackValue appMeta, List<byte[]> bodies) {
     long[] table = bodies.stream().mapToLong(body -> body.length).toArray();
     byte[] section = section(table, pack(appMeta));
     long bodyLength = bodies.stream().mapToLong(body -> body.length).sum();
@@ -147,20 +131,20 @@ final class RawFrames {
       if (!fill(section) || !fill(body)) {
         return null;
       }
-      try (MessageUnpacker unpacker =
-          MessagePack.newDefaultUnpacker(section.array(), 0, (int) metadataLength)) {
-        int count = unpacker.unpackArrayHeader();
-        List<byte[]> bodies = new java.util.ArrayList<>();
-        int at = 0;
-        for (int i = 0; i < count; i++) {
-          int length = Math.toIntExact(unpacker.unpackLong());
-          bodies.add(java.util.Arrays.copyOfRange(body.array(), at, at + length));
-          at += length;
-        }
-        Value meta =
-            unpacker.hasNext() ? unpacker.unpackValue() : org.msgpack.value.ValueFactory.newNil();
-        return new Reply(type, flags, id, meta, bodies);
+      MsgpackReader unpacker =
+          new MsgpackReader(
+              java.util.Arrays.copyOf(section.array(), (int) metadataLength), "reply");
+      int count = unpacker.readArrayHeader();
+      List<byte[]> bodies = new java.util.ArrayList<>();
+      int at = 0;
+      for (int i = 0; i < count; i++) {
+        int length = Math.toIntExact(unpacker.readLong());
+        bodies.add(java.util.Arrays.copyOfRange(body.array(), at, at + length));
+        at += length;
       }
+      MsgpackValue meta =
+          unpacker.hasRemaining() ? MsgpackValue.read(unpacker) : MsgpackValue.newNil();
+      return new Reply(type, flags, id, meta, bodies);
     }
 
     private boolean fill(ByteBuffer buffer) throws IOException {

@@ -1,13 +1,13 @@
 package org.transferqueue.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.msgpack.value.ValueFactory.newArray;
-import static org.msgpack.value.ValueFactory.newBinary;
-import static org.msgpack.value.ValueFactory.newBoolean;
-import static org.msgpack.value.ValueFactory.newInteger;
-import static org.msgpack.value.ValueFactory.newMap;
-import static org.msgpack.value.ValueFactory.newNil;
-import static org.msgpack.value.ValueFactory.newString;
+import static org.transferqueue.codec.MsgpackValue.newArray;
+import static org.transferqueue.codec.MsgpackValue.newBinary;
+import static org.transferqueue.codec.MsgpackValue.newBoolean;
+import static org.transferqueue.codec.MsgpackValue.newInteger;
+import static org.transferqueue.codec.MsgpackValue.newMap;
+import static org.transferqueue.codec.MsgpackValue.newNil;
+import static org.transferqueue.codec.MsgpackValue.newString;
 
 import java.io.IOException;
 import java.math.BigInteger;
@@ -26,9 +26,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.msgpack.value.Value;
-import org.msgpack.value.ValueFactory;
 import org.transferqueue.codec.FrameDescriptor;
+import org.transferqueue.codec.MsgpackValue;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerOptions;
@@ -42,6 +41,7 @@ import org.transferqueue.remote.StoreNodeServer;
 import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.testing.Await;
+import org.transferqueue.testing.Seeds;
 import org.transferqueue.transport.TransportConfig;
 
 /**
@@ -50,7 +50,7 @@ import org.transferqueue.transport.TransportConfig;
  * wrong type or out of range, lying body tables and body sizes, garbage bytes, bad magic, version
  * and flags). Afterwards the server still answers a correct round trip, and the memory of its
  * connections is back to its baseline. Each run prints its seed and figures ({@code [fuzz]}); rerun
- * one with {@code -Dtq.fuzz.seed=N}; {@code -Dtq.fuzz.millis=M} sets the time per role.
+ * one with {@code -Dtq.seed=N}; {@code -Dtq.fuzz.millis=M} sets the time per role.
  */
 @ExtendWith(LeakCheckExtension.class)
 class ServerFuzzTest {
@@ -103,7 +103,7 @@ class ServerFuzzTest {
   }
 
   /** A valid request: type, application metadata and bodies. */
-  record Template(int type, Value meta, List<byte[]> bodies) {}
+  record Template(int type, MsgpackValue meta, List<byte[]> bodies) {}
 
   /** What one fuzz run did. */
   record Figures(long frames, long sessions, Map<Integer, Integer> replyCodes) {}
@@ -152,7 +152,7 @@ class ServerFuzzTest {
   }
 
   private static void fuzzAndCheck(Role role, long millis) throws IOException {
-    long seed = Long.getLong("tq.fuzz.seed", System.nanoTime());
+    long seed = Seeds.seed();
     long baselineBytes = role.connections().allocatedBytes();
     long baselineBuffers = role.connections().outstandingBuffers();
     Figures figures = fuzz(role, seed, millis);
@@ -395,23 +395,24 @@ class ServerFuzzTest {
   }
 
   /** Replaces, removes or inserts one node of a msgpack value tree. */
-  static Value mutate(Value value, Random r) {
+  static MsgpackValue mutate(MsgpackValue value, Random r) {
     if (value.isArrayValue() && !value.asArrayValue().list().isEmpty() && r.nextInt(5) != 0) {
-      List<Value> list = new ArrayList<>(value.asArrayValue().list());
+      List<MsgpackValue> list = new ArrayList<>(value.asArrayValue().list());
       int i = r.nextInt(list.size());
       switch (r.nextInt(8)) {
         case 0 -> list.remove(i);
         case 1 -> list.add(i, randomValue(r, 2));
         default -> list.set(i, mutate(list.get(i), r));
       }
-      return ValueFactory.newArray(list);
+      return MsgpackValue.newArray(list);
     }
     if (value.isMapValue() && !value.asMapValue().map().isEmpty() && r.nextInt(5) != 0) {
-      List<Map.Entry<Value, Value>> entries = new ArrayList<>(value.asMapValue().entrySet());
+      List<Map.Entry<MsgpackValue, MsgpackValue>> entries =
+          new ArrayList<>(value.asMapValue().entrySet());
       int i = r.nextInt(entries.size());
-      Map.Entry<Value, Value> e = entries.get(i);
-      Map<Value, Value> map = new java.util.LinkedHashMap<>();
-      for (Map.Entry<Value, Value> entry : entries) {
+      Map.Entry<MsgpackValue, MsgpackValue> e = entries.get(i);
+      Map<MsgpackValue, MsgpackValue> map = new java.util.LinkedHashMap<>();
+      for (Map.Entry<MsgpackValue, MsgpackValue> entry : entries) {
         map.put(entry.getKey(), entry.getValue());
       }
       if (r.nextBoolean()) {
@@ -420,12 +421,12 @@ class ServerFuzzTest {
         map.remove(e.getKey());
         map.put(mutate(e.getKey(), r), e.getValue());
       }
-      return ValueFactory.newMap(map);
+      return MsgpackValue.newMap(map);
     }
     return randomValue(r, 2);
   }
 
-  static Value randomValue(Random r, int depth) {
+  static MsgpackValue randomValue(Random r, int depth) {
     return switch (r.nextInt(depth > 0 ? 13 : 9)) {
       case 0 -> newNil();
       case 1 -> newBoolean(r.nextBoolean());
@@ -434,15 +435,15 @@ class ServerFuzzTest {
       case 5 -> newInteger(r.nextLong());
       case 6 -> newString(randomString(r));
       case 7 -> newBinary(bytes(r, r.nextInt(40)));
-      case 8 -> ValueFactory.newFloat(r.nextBoolean() ? Double.NaN : r.nextGaussian() * 1e18);
+      case 8 -> MsgpackValue.newFloat(r.nextBoolean() ? Double.NaN : r.nextGaussian() * 1e18);
       case 9 -> newInteger(BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE));
-      case 10 -> ValueFactory.newExtension((byte) (r.nextInt(8) - 1), bytes(r, r.nextInt(20)));
+      case 10 -> MsgpackValue.newExtension((byte) (r.nextInt(8) - 1), bytes(r, r.nextInt(20)));
       case 11 -> {
-        List<Value> list = new ArrayList<>();
+        List<MsgpackValue> list = new ArrayList<>();
         for (int i = r.nextInt(4); i > 0; i--) {
           list.add(randomValue(r, depth - 1));
         }
-        yield ValueFactory.newArray(list);
+        yield MsgpackValue.newArray(list);
       }
       default -> newMap(Map.of(newString(randomString(r)), randomValue(r, depth - 1)));
     };
@@ -481,27 +482,27 @@ class ServerFuzzTest {
         .build();
   }
 
-  private static Value str(String s) {
+  private static MsgpackValue str(String s) {
     return newString(s);
   }
 
-  private static Value ints(long... values) {
-    List<Value> list = new ArrayList<>();
+  private static MsgpackValue ints(long... values) {
+    List<MsgpackValue> list = new ArrayList<>();
     for (long v : values) {
       list.add(newInteger(v));
     }
-    return ValueFactory.newArray(list);
+    return MsgpackValue.newArray(list);
   }
 
-  private static Value strs(String... values) {
-    List<Value> list = new ArrayList<>();
+  private static MsgpackValue strs(String... values) {
+    List<MsgpackValue> list = new ArrayList<>();
     for (String v : values) {
       list.add(newString(v));
     }
-    return ValueFactory.newArray(list);
+    return MsgpackValue.newArray(list);
   }
 
-  private static Template t(int type, Value meta, byte[]... bodies) {
+  private static Template t(int type, MsgpackValue meta, byte[]... bodies) {
     return new Template(type, meta, List.of(bodies));
   }
 
@@ -510,9 +511,10 @@ class ServerFuzzTest {
     ControllerServer server =
         ControllerServer.start(
             new Controller(ControllerOptions.defaults()), serverConfig(), connections);
-    Value schema = newArray(str("int64"), ints(2), newBoolean(false), newBoolean(false), newNil());
-    Value fields = newMap(Map.of(str("f"), schema));
-    Value sampling = newArray(newNil(), newNil(), newNil());
+    MsgpackValue schema =
+        newArray(str("int64"), ints(2), newBoolean(false), newBoolean(false), newNil());
+    MsgpackValue fields = newMap(Map.of(str("f"), schema));
+    MsgpackValue sampling = newArray(newNil(), newNil(), newNil());
     List<Template> templates =
         List.of(
             t(100, newArray()),
@@ -618,9 +620,10 @@ class ServerFuzzTest {
     StorageUnit unit =
         new StorageUnit("fuzz-unit", java.util.OptionalLong.of(100_000), cells, 128L << 20);
     StorageUnitServer server = StorageUnitServer.start(unit, serverConfig(), connections);
-    Value tensorField = newArray(str("f"), newInteger(0), str("int64"), newArray(ints(2), ints(2)));
+    MsgpackValue tensorField =
+        newArray(str("f"), newInteger(0), str("int64"), newArray(ints(2), ints(2)));
     byte[] objectMain = RawFrames.pack(newArray(str("a"), newInteger(7)));
-    Value objectField =
+    MsgpackValue objectField =
         newArray(str("o"), newInteger(2), newInteger(objectMain.length), newInteger(0));
     byte[] row = new byte[16];
     List<Template> templates =
@@ -665,7 +668,7 @@ class ServerFuzzTest {
         for (int i = 0; i < body.length; i++) {
           body[i] = (byte) (i * 7 + 1);
         }
-        Value field = newArray(str("rt"), newInteger(0), str("int64"), newArray(ints(3)));
+        MsgpackValue field = newArray(str("rt"), newInteger(0), str("int64"), newArray(ints(3)));
         c.write(
             RawFrames.request(
                 200,

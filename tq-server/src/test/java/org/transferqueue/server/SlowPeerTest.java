@@ -1,11 +1,11 @@
 package org.transferqueue.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.msgpack.value.ValueFactory.newArray;
-import static org.msgpack.value.ValueFactory.newBoolean;
-import static org.msgpack.value.ValueFactory.newInteger;
-import static org.msgpack.value.ValueFactory.newNil;
-import static org.msgpack.value.ValueFactory.newString;
+import static org.transferqueue.codec.MsgpackValue.newArray;
+import static org.transferqueue.codec.MsgpackValue.newBoolean;
+import static org.transferqueue.codec.MsgpackValue.newInteger;
+import static org.transferqueue.codec.MsgpackValue.newNil;
+import static org.transferqueue.codec.MsgpackValue.newString;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -25,10 +25,10 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.msgpack.value.Value;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.FrameDescriptor;
+import org.transferqueue.codec.MsgpackValue;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
@@ -190,7 +190,7 @@ class SlowPeerTest {
       RawFrames.Connection stalled = new RawFrames.Connection(server.address());
       try {
         hello(stalled);
-        Value read = newArray(newArray(newString("big")), newArray(newInteger(-1)));
+        MsgpackValue read = newArray(newArray(newString("big")), newArray(newInteger(-1)));
         for (int i = 0; i < 32; i++) {
           stalled.write(RawFrames.request(301, 10 + i, read, List.of()));
         }
@@ -239,7 +239,7 @@ class SlowPeerTest {
     }
   }
 
-  private static Value write(String key) {
+  private static MsgpackValue write(String key) {
     return newArray(
         newBoolean(true),
         newInteger(1),

@@ -1,11 +1,11 @@
 package org.transferqueue.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.msgpack.value.ValueFactory.newArray;
-import static org.msgpack.value.ValueFactory.newBoolean;
-import static org.msgpack.value.ValueFactory.newInteger;
-import static org.msgpack.value.ValueFactory.newNil;
-import static org.msgpack.value.ValueFactory.newString;
+import static org.transferqueue.codec.MsgpackValue.newArray;
+import static org.transferqueue.codec.MsgpackValue.newBoolean;
+import static org.transferqueue.codec.MsgpackValue.newInteger;
+import static org.transferqueue.codec.MsgpackValue.newNil;
+import static org.transferqueue.codec.MsgpackValue.newString;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.msgpack.value.Value;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.codec.MsgpackValue;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerOptions;
@@ -96,8 +96,9 @@ class TokenAccessTest {
     StorageUnit unit = new StorageUnit("unit", OptionalLong.empty(), allocator, 1L << 26);
     StorageUnitServer server = StorageUnitServer.start(unit, withToken(), connections);
     try {
-      Value field = newArray(newString("f"), newInteger(0), newString("int64"), newArray(ints(2)));
-      Value put = newArray(newInteger(0), ints(5), newArray(field));
+      MsgpackValue field =
+          newArray(newString("f"), newInteger(0), newString("int64"), newArray(ints(2)));
+      MsgpackValue put = newArray(newInteger(0), ints(5), newArray(field));
       for (String opening : OPENINGS) {
         assertRefused(server.address(), opening, 200, put, List.of(new byte[16]));
       }
@@ -127,7 +128,7 @@ class TokenAccessTest {
         .isZero();
     StoreNodeServer server = StoreNodeServer.start(engine, withToken(), connections);
     try {
-      Value write =
+      MsgpackValue write =
           newArray(
               newBoolean(true),
               newInteger(1),
@@ -151,7 +152,7 @@ class TokenAccessTest {
    * reply is {@code UNAUTHENTICATED} and the server closes the connection.
    */
   private static void assertRefused(
-      HostPort address, String opening, int type, Value meta, List<byte[]> bodies)
+      HostPort address, String opening, int type, MsgpackValue meta, List<byte[]> bodies)
       throws IOException {
     try (RawFrames.Connection c = new RawFrames.Connection(address)) {
       switch (opening) {
@@ -184,12 +185,12 @@ class TokenAccessTest {
     }
   }
 
-  private static byte[] hello(Value token) {
+  private static byte[] hello(MsgpackValue token) {
     return RawFrames.request(1, 1, newArray(token), List.of());
   }
 
-  private static Value ints(long... values) {
-    List<Value> list = new ArrayList<>();
+  private static MsgpackValue ints(long... values) {
+    List<MsgpackValue> list = new ArrayList<>();
     for (long v : values) {
       list.add(newInteger(v));
     }

@@ -16,6 +16,7 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
+import org.transferqueue.Threads;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
@@ -139,10 +140,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       executor =
           Executors.newFixedThreadPool(
               masterConfig.asyncThreads(),
-              Thread.ofPlatform()
-                  .name("tq-objectstore-" + storeConfig.localHostname() + "-", 1)
-                  .daemon()
-                  .factory());
+              Threads.daemon("tq-objectstore-" + storeConfig.localHostname()));
       state = State.OPEN;
       return OK;
     } finally {

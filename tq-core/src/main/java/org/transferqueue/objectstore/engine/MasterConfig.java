@@ -2,6 +2,7 @@ package org.transferqueue.objectstore.engine;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
@@ -38,7 +39,7 @@ public record MasterConfig(
     Duration putStartReleaseTimeout,
     long maxSlabBytes,
     int asyncThreads,
-    NanoClock clock) {
+    Clock clock) {
 
   /** Default {@link #leaseTtl()}. */
   public static final Duration LEASE_TTL_DEFAULT = Duration.ofSeconds(10);
@@ -125,7 +126,7 @@ public record MasterConfig(
     private Duration putStartReleaseTimeout = PUT_START_RELEASE_TIMEOUT_DEFAULT;
     private long maxSlabBytes = MAX_SLAB_BYTES_DEFAULT;
     private int asyncThreads = Runtime.getRuntime().availableProcessors();
-    private NanoClock clock = NanoClock.SYSTEM;
+    private Clock clock = Clock.SYSTEM;
 
     private Builder() {}
 
@@ -234,7 +235,7 @@ public record MasterConfig(
      * @param clock a monotonic clock
      * @return this builder
      */
-    public Builder clock(NanoClock clock) {
+    public Builder clock(Clock clock) {
       this.clock = clock;
       return this;
     }

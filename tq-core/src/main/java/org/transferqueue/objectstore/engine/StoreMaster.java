@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import org.transferqueue.Clock;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreStatus;
 
@@ -151,7 +152,7 @@ final class StoreMaster {
   private final LinkedHashSet<Allocation> discarded = new LinkedHashSet<>();
   private final SlabAllocator[] slabs;
   private final MemorySegment[] slabMemory;
-  private final NanoClock clock;
+  private final Clock clock;
   private final long leaseTtlNs;
   private final long softPinTtlNs;
   private final long discardTimeoutNs;
@@ -203,7 +204,7 @@ final class StoreMaster {
     return leaseTtlNs;
   }
 
-  NanoClock clock() {
+  Clock clock() {
     return clock;
   }
 

@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -12,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 import org.transferqueue.ErrorCode;
+import org.transferqueue.JsonWriter;
 import org.transferqueue.StorageException;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
@@ -80,17 +82,14 @@ public final class SimpleStorageCheckpoints {
    * @throws StorageException with {@code STORAGE_ERROR} if the file cannot be written
    */
   public static void writeUnitManifest(Path base, List<String> unitIds) {
-    StringBuilder manifest = new StringBuilder("[");
+    List<Map<String, Object>> entries = new ArrayList<>(unitIds.size());
     for (int p = 0; p < unitIds.size(); p++) {
-      manifest
-          .append(p == 0 ? "" : ", ")
-          .append("{\"position\": ")
-          .append(p)
-          .append(", \"storage_unit_id\": \"")
-          .append(unitIds.get(p))
-          .append("\"}");
+      Map<String, Object> entry = new LinkedHashMap<>();
+      entry.put("position", p);
+      entry.put("storage_unit_id", unitIds.get(p));
+      entries.add(entry);
     }
-    manifest.append("]\n");
+    StringBuilder manifest = JsonWriter.SPACED.write(new StringBuilder(), entries).append('\n');
     try {
       Files.writeString(base.resolve(MANIFEST_FILE), manifest);
     } catch (IOException e) {

@@ -6,14 +6,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
+import org.transferqueue.Threads;
 
 /**
  * Runs one task per storage unit of a request in parallel on a bounded pool of platform threads,
@@ -30,16 +29,14 @@ final class UnitExecutor implements AutoCloseable {
   private final ExecutorService executor;
 
   UnitExecutor(String name, int threads) {
-    AtomicInteger counter = new AtomicInteger();
-    ThreadFactory factory =
-        runnable -> {
-          Thread thread = new Thread(runnable, name + "-" + counter.incrementAndGet());
-          thread.setDaemon(true);
-          return thread;
-        };
     this.executor =
         new ThreadPoolExecutor(
-            threads, threads, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), factory);
+            threads,
+            threads,
+            0,
+            TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>(),
+            Threads.daemon(name));
   }
 
   /**

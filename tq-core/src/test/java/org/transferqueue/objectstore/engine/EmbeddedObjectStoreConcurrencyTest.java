@@ -23,6 +23,7 @@ import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.testing.Seeds;
 
 /**
  * Writers upsert and readers read the same keys from 8 threads: every successful read returns one
@@ -51,7 +52,7 @@ class EmbeddedObjectStoreConcurrencyTest {
   @Timeout(60)
   void shouldReadWholeVersionsOfTheRightKeyWhenWritersAndReadersRace(BufferAllocator allocator)
       throws Exception {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     AtomicLong versions = new AtomicLong();
     Queue<String> failures = new ConcurrentLinkedQueue<>();
     AtomicLong goodReads = new AtomicLong();

@@ -2,9 +2,10 @@ package org.transferqueue.objectstore.engine;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
+import org.transferqueue.Clock;
 
 /** A test clock that moves only when told to, or by a fixed step on every reading. */
-final class ManualClock implements NanoClock {
+final class ManualClock implements Clock {
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
   private volatile long stepNs;
 

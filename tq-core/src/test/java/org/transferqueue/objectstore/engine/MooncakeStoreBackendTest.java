@@ -29,6 +29,7 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.JaggedColumn;
 import org.transferqueue.tensor.Tensor;
+import org.transferqueue.testing.Seeds;
 
 /** The MooncakeStore backend end to end on the embedded engine: every column kind and dtype. */
 @ExtendWith(LeakCheckExtension.class)
@@ -81,7 +82,7 @@ class MooncakeStoreBackendTest {
 
   @Test
   void shouldRoundTripEveryDtypeAndColumnKind() {
-    long seed = new Random().nextLong();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     int n = 3;
     Batch.Builder builder = Batch.builder();

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.testing.Seeds;
 
 class SlabAllocatorTest {
 
@@ -48,7 +49,7 @@ class SlabAllocatorTest {
 
   @Test
   void shouldNeverOverlapAndRestoreEverythingWhenRandomlyUsed() {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     long capacity = 1 << 20;
     SlabAllocator slab = new SlabAllocator(capacity);

@@ -20,6 +20,7 @@ import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.engine.StoreMaster.Allocation;
 import org.transferqueue.objectstore.engine.StoreMaster.ReadTicket;
 import org.transferqueue.objectstore.engine.StoreMaster.WriteTicket;
+import org.transferqueue.testing.Seeds;
 
 /**
  * Random sequences of starts, ends, revokes, reads, removes, clock jumps and sweeps on the master,
@@ -38,7 +39,7 @@ class StoreMasterModelTest {
   @Test
   void shouldKeepAccountingAndReaderMemoryIntactWhenOperationsInterleave(
       BufferAllocator allocator) {
-    long seed = System.nanoTime();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     ManualClock clock = new ManualClock();
     try (NativeBuffer slab0 = allocator.allocate(SLAB);

@@ -17,6 +17,7 @@ import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
@@ -24,7 +25,6 @@ import org.transferqueue.TqException;
 import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerApi;
-import org.transferqueue.controller.ControllerClock;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerState;
 import org.transferqueue.controller.GetMetadataRequest;
@@ -56,8 +56,8 @@ class ControllerServerTest {
   private static final FieldSchema F32_2 = FieldSchema.regular(DType.FLOAT32, 2);
 
   /** A clock that stands still, so that two controllers given the same calls agree exactly. */
-  private static final ControllerClock FIXED =
-      new ControllerClock() {
+  private static final Clock FIXED =
+      new Clock() {
         @Override
         public long nanoTime() {
           return 1_000_000L;
@@ -73,7 +73,7 @@ class ControllerServerTest {
     return controller(fetchTimeout, FIXED);
   }
 
-  private static Controller controller(Duration fetchTimeout, ControllerClock clock) {
+  private static Controller controller(Duration fetchTimeout, Clock clock) {
     return new Controller(
         ControllerOptions.builder().preAllocSampleNum(2).fetchTimeout(fetchTimeout).build(),
         new SequentialSampler(),
@@ -297,7 +297,7 @@ class ControllerServerTest {
 
   @Test
   void shouldWakeBlockingFetchWhenAnotherClientNotifies(BufferAllocator allocator) {
-    Controller served = controller(CALL, ControllerClock.SYSTEM);
+    Controller served = controller(CALL, Clock.SYSTEM);
     try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator);
         TransportClient consumerTransport = new TransportClient(transport().build(), allocator);
         TransportClient producerTransport = new TransportClient(transport().build(), allocator)) {
@@ -324,7 +324,7 @@ class ControllerServerTest {
 
   @Test
   void shouldFailTypedWhenBlockingFetchDeadlinePasses(BufferAllocator allocator) {
-    Controller served = controller(CALL, ControllerClock.SYSTEM);
+    Controller served = controller(CALL, Clock.SYSTEM);
     try (ControllerServer server = ControllerServer.start(served, transport().build(), allocator);
         TransportClient client = new TransportClient(transport().build(), allocator)) {
       RemoteController remote =

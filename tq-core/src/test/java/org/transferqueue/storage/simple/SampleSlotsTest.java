@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.testing.Seeds;
 
 class SampleSlotsTest {
 
@@ -33,7 +34,7 @@ class SampleSlotsTest {
 
   @Test
   void shouldAgreeWithAHashMapUnderRandomPutsAndRemovals() {
-    long seed = new Random().nextLong();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     SampleSlots slots = new SampleSlots();
     Map<Long, Integer> model = new HashMap<>();

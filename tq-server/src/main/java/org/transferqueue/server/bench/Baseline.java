@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.LongSupplier;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
@@ -117,7 +118,7 @@ public record Baseline(String kind, long bytes, List<Double> seconds, List<Doubl
       BufferAllocator allocator,
       Workload workload,
       int repetitions,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       LongSupplier cpuClock) {
     List<String> fields = workload.batch().fields();
     long[] fieldBytes = workload.fieldBytes();
@@ -138,9 +139,9 @@ public record Baseline(String kind, long bytes, List<Double> seconds, List<Doubl
       List<Double> cpuSeconds = new ArrayList<>();
       for (int r = 0; r < repetitions; r++) {
         long cpuStart = cpuClock.getAsLong();
-        long start = nanoClock.getAsLong();
+        long start = nanoClock.nanoTime();
         copyAll(sources, targets, fieldBytes);
-        seconds[r] = Math.max(1, nanoClock.getAsLong() - start) / 1e9;
+        seconds[r] = Math.max(1, nanoClock.nanoTime() - start) / 1e9;
         addCpu(cpuSeconds, cpuStart, cpuClock.getAsLong());
       }
       return new Baseline(
@@ -174,7 +175,7 @@ public record Baseline(String kind, long bytes, List<Double> seconds, List<Doubl
       BufferAllocator allocator,
       Workload workload,
       int repetitions,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       SocketChannel channel,
       LongSupplier cpuClock) {
     List<String> fields = workload.batch().fields();
@@ -195,9 +196,9 @@ public record Baseline(String kind, long bytes, List<Double> seconds, List<Doubl
       List<Double> cpuSeconds = new ArrayList<>();
       for (int r = 0; r < repetitions; r++) {
         long cpuStart = cpuClock.getAsLong();
-        long start = nanoClock.getAsLong();
+        long start = nanoClock.nanoTime();
         send(channel, sources, fieldBytes, total, header, ack);
-        seconds[r] = Math.max(1, nanoClock.getAsLong() - start) / 1e9;
+        seconds[r] = Math.max(1, nanoClock.nanoTime() - start) / 1e9;
         addCpu(cpuSeconds, cpuStart, cpuClock.getAsLong());
       }
       return new Baseline(

@@ -14,8 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.LongSupplier;
 import java.util.stream.Stream;
+import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.client.KvApi;
@@ -63,7 +63,7 @@ public final class BenchRunner {
   private final BenchPlan plan;
   private final MemoryProbe probe;
   private final BenchListener listener;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final LoopbackCommands loopback;
   // Progress counters, owned by the thread calling run().
   private int completed;
@@ -75,10 +75,9 @@ public final class BenchRunner {
    * @param plan what to run
    * @param probe the machine's memory, checked before each size
    * @param listener receives progress
-   * @param nanoClock the time source of every measurement, e.g. {@code System::nanoTime}
+   * @param nanoClock the time source of every measurement, e.g. {@code Clock.SYSTEM}
    */
-  public BenchRunner(
-      BenchPlan plan, MemoryProbe probe, BenchListener listener, LongSupplier nanoClock) {
+  public BenchRunner(BenchPlan plan, MemoryProbe probe, BenchListener listener, Clock nanoClock) {
     this(plan, probe, listener, nanoClock, null);
   }
 
@@ -88,7 +87,7 @@ public final class BenchRunner {
    * @param plan what to run
    * @param probe the machine's memory, checked before each size
    * @param listener receives progress
-   * @param nanoClock the time source of every measurement, e.g. {@code System::nanoTime}
+   * @param nanoClock the time source of every measurement, e.g. {@code Clock.SYSTEM}
    * @param loopback how to start the child processes of loopback mode, or null when the plan has no
    *     loopback mode
    */
@@ -96,7 +95,7 @@ public final class BenchRunner {
       BenchPlan plan,
       MemoryProbe probe,
       BenchListener listener,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       LoopbackCommands loopback) {
     this.plan = Objects.requireNonNull(plan, "plan");
     this.probe = Objects.requireNonNull(probe, "probe");
@@ -266,8 +265,8 @@ public final class BenchRunner {
       List<IterationResult> into,
       List<HeapAllocation> heapInto) {
     WarmupPolicy policy = plan.warmup();
-    long warmupStart = nanoClock.getAsLong();
-    while (!policy.done(warmup, (nanoClock.getAsLong() - warmupStart) / 1e9)) {
+    long warmupStart = nanoClock.nanoTime();
+    while (!policy.done(warmup, (nanoClock.nanoTime() - warmupStart) / 1e9)) {
       int i = warmup.size() + 1;
       String prefix =
           label
@@ -335,15 +334,15 @@ public final class BenchRunner {
     CpuMeter.Reading iterationStart = cpu.read();
     long c0 = cpu.cpuNanos();
     HeapMeter.Reading beforePut = meter == null ? null : meter.read();
-    long t0 = nanoClock.getAsLong();
+    long t0 = nanoClock.nanoTime();
     kv.batchPut(workload.keys(), PARTITION, workload.batch(), null);
-    long t1 = nanoClock.getAsLong();
+    long t1 = nanoClock.nanoTime();
     HeapMeter.Reading afterPut = meter == null ? null : meter.readAfter();
     long c1 = cpu.cpuNanos();
     step(prefix + "list");
-    long t2 = nanoClock.getAsLong();
+    long t2 = nanoClock.nanoTime();
     Map<String, Map<String, Object>> listed = kv.list(PARTITION).get(PARTITION);
-    long t3 = nanoClock.getAsLong();
+    long t3 = nanoClock.nanoTime();
     List<String> keys = listed == null ? List.of() : List.copyOf(listed.keySet());
     if (keys.size() != workload.keys().size()) {
       throw new TqException(
@@ -353,9 +352,9 @@ public final class BenchRunner {
     step(prefix + "get");
     long c4 = cpu.cpuNanos();
     HeapMeter.Reading beforeGet = meter == null ? null : meter.read();
-    long t4 = nanoClock.getAsLong();
+    long t4 = nanoClock.nanoTime();
     Batch read = kv.batchGet(keys, PARTITION, null);
-    long t5 = nanoClock.getAsLong();
+    long t5 = nanoClock.nanoTime();
     HeapMeter.Reading afterGet = meter == null ? null : meter.readAfter();
     long c5 = cpu.cpuNanos();
     if (meter != null) {
@@ -377,9 +376,9 @@ public final class BenchRunner {
       }
     }
     step(prefix + "clear");
-    long t6 = nanoClock.getAsLong();
+    long t6 = nanoClock.nanoTime();
     kv.clear(keys, PARTITION);
-    long t7 = nanoClock.getAsLong();
+    long t7 = nanoClock.nanoTime();
     CpuMeter.Reading iterationEnd = cpu.read();
     return new IterationResult(
         iteration,

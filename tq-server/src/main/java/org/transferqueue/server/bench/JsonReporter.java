@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.transferqueue.Strings;
+import org.transferqueue.JsonWriter;
 
 /**
  * Writes a report as JSON: the configuration, the environment (JDK, OS, cores, memory), and per
@@ -64,9 +64,7 @@ public final class JsonReporter {
       sizes.add(size(size, report.plan().warmup()));
     }
     root.put("sizes", sizes);
-    StringBuilder out = new StringBuilder();
-    write(out, root, 0);
-    return out.append('\n').toString();
+    return JsonWriter.PRETTY.write(new StringBuilder(), root).append('\n').toString();
   }
 
   /**
@@ -263,40 +261,5 @@ public final class JsonReporter {
     out.put("controllerGetHeapBytes", h.controllerGetBytes());
     out.put("storageServers", h.storageServers());
     return out;
-  }
-
-  private static void write(StringBuilder out, Object value, int indent) {
-    switch (value) {
-      case null -> out.append("null");
-      case String s -> string(out, s);
-      case Boolean b -> out.append(b);
-      case Double d -> out.append(Double.isFinite(d) ? Double.toString(d) : "null");
-      case Number n -> out.append(n);
-      case Map<?, ?> map -> {
-        out.append('{');
-        boolean first = true;
-        for (Map.Entry<?, ?> e : map.entrySet()) {
-          out.append(first ? "\n" : ",\n").append("  ".repeat(indent + 1));
-          string(out, String.valueOf(e.getKey()));
-          out.append(": ");
-          write(out, e.getValue(), indent + 1);
-          first = false;
-        }
-        out.append(first ? "}" : "\n" + "  ".repeat(indent) + "}");
-      }
-      case List<?> list -> {
-        out.append('[');
-        for (int i = 0; i < list.size(); i++) {
-          out.append(i == 0 ? "" : ", ");
-          write(out, list.get(i), indent + 1);
-        }
-        out.append(']');
-      }
-      default -> string(out, value.toString());
-    }
-  }
-
-  private static void string(StringBuilder out, String s) {
-    Strings.appendQuoted(out, s);
   }
 }

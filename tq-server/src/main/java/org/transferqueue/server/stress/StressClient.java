@@ -7,7 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.function.LongSupplier;
+import org.transferqueue.Clock;
 import org.transferqueue.TqException;
 import org.transferqueue.client.KvApi;
 import org.transferqueue.client.MetaClient;
@@ -47,7 +47,7 @@ final class StressClient implements Runnable {
   private final StressPlan plan;
   private final StressStats stats;
   private final SharedLedger ledger;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
   private final long deadlineNanos;
   private final SplittableRandom random;
   private final String ownPartition;
@@ -66,7 +66,7 @@ final class StressClient implements Runnable {
       StressPlan plan,
       StressStats stats,
       SharedLedger ledger,
-      LongSupplier nanoClock,
+      Clock nanoClock,
       long deadlineNanos,
       String runTag) {
     this.id = id;
@@ -102,7 +102,7 @@ final class StressClient implements Runnable {
 
   @Override
   public void run() {
-    while (nanoClock.getAsLong() - deadlineNanos < 0) {
+    while (nanoClock.nanoTime() - deadlineNanos < 0) {
       if (plan.flows().contains(StressFlow.OWN)) {
         if (guarded(this::ownIteration)) {
           iterations++;
@@ -142,9 +142,9 @@ final class StressClient implements Runnable {
       expected.put(written.globalIndex(i), first + i);
     }
     BatchMeta fetched = fetch(ownPartition);
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     try (Batch read = client.getData(fetched)) {
-      stats.operation(StressOp.GET, nanoClock.getAsLong() - start, bytes(read));
+      stats.operation(StressOp.GET, nanoClock.nanoTime() - start, bytes(read));
       for (int p = 0; p < read.rowCount(); p++) {
         long globalIndex = fetched.globalIndex(p);
         Long sequence = expected.remove(globalIndex);
@@ -181,9 +181,9 @@ final class StressClient implements Runnable {
       ledger.placed(id, first, written.globalIndexes());
     }
     BatchMeta fetched = fetch(sharedPartition);
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     try (Batch read = client.getData(fetched)) {
-      stats.operation(StressOp.GET, nanoClock.getAsLong() - start, bytes(read));
+      stats.operation(StressOp.GET, nanoClock.nanoTime() - start, bytes(read));
       if (plan.verify()) {
         verifyShared(read, fetched);
       }
@@ -205,14 +205,14 @@ final class StressClient implements Runnable {
       tags.add(Map.of("sequence", first + i));
     }
     try (Batch batch = batch(plan.valueBytes(), first)) {
-      long start = nanoClock.getAsLong();
+      long start = nanoClock.nanoTime();
       kv.batchPut(keys, kvPartition, batch, tags);
-      stats.operation(StressOp.KV_PUT, nanoClock.getAsLong() - start, bytes(batch));
+      stats.operation(StressOp.KV_PUT, nanoClock.nanoTime() - start, bytes(batch));
       stats.written(batch.rowCount());
     }
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     try (Batch read = kv.batchGet(keys, kvPartition, null)) {
-      stats.operation(StressOp.KV_GET, nanoClock.getAsLong() - start, bytes(read));
+      stats.operation(StressOp.KV_GET, nanoClock.nanoTime() - start, bytes(read));
       if (read.rowCount() != keys.size()) {
         stats.lost(
             Math.max(0, keys.size() - read.rowCount()),
@@ -224,16 +224,16 @@ final class StressClient implements Runnable {
         }
       }
     }
-    start = nanoClock.getAsLong();
+    start = nanoClock.nanoTime();
     kv.clear(keys, kvPartition);
-    stats.operation(StressOp.KV_CLEAR, nanoClock.getAsLong() - start, 0);
+    stats.operation(StressOp.KV_CLEAR, nanoClock.nanoTime() - start, 0);
   }
 
   private BatchMeta put(String partition, int width, long firstSequence) {
     try (Batch batch = batch(width, firstSequence)) {
-      long start = nanoClock.getAsLong();
+      long start = nanoClock.nanoTime();
       BatchMeta written = client.put(batch, partition);
-      stats.operation(StressOp.PUT, nanoClock.getAsLong() - start, bytes(batch));
+      stats.operation(StressOp.PUT, nanoClock.nanoTime() - start, bytes(batch));
       stats.written(batch.rowCount());
       return written;
     }
@@ -243,9 +243,9 @@ final class StressClient implements Runnable {
     GetMetadataRequest request =
         GetMetadataRequest.fetch(partition, FIELDS, TASK, plan.rows())
             .withTimeout(plan.opTimeout());
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     BatchMeta fetched = client.getMeta(request);
-    stats.operation(StressOp.FETCH, nanoClock.getAsLong() - start, 0);
+    stats.operation(StressOp.FETCH, nanoClock.nanoTime() - start, 0);
     if (fetched.size() != plan.rows()) {
       // A blocking fetch returns its batch size or fails; rows it did not return stay ready
       // (the own flow and the drain count them as lost if nobody reads them).
@@ -257,9 +257,9 @@ final class StressClient implements Runnable {
   }
 
   private void clear(BatchMeta fetched) {
-    long start = nanoClock.getAsLong();
+    long start = nanoClock.nanoTime();
     client.clearSamples(fetched);
-    stats.operation(StressOp.CLEAR, nanoClock.getAsLong() - start, 0);
+    stats.operation(StressOp.CLEAR, nanoClock.nanoTime() - start, 0);
   }
 
   private void verifyShared(Batch read, BatchMeta fetched) {

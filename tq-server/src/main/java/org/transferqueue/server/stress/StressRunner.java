@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.function.LongSupplier;
 import java.util.stream.Stream;
+import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.TqException;
 import org.transferqueue.client.MetaClient;
@@ -47,16 +47,15 @@ public final class StressRunner {
   private static final Duration DRAIN_WAIT = Duration.ofMillis(500);
 
   private final StressPlan plan;
-  private final LongSupplier nanoClock;
+  private final Clock nanoClock;
 
   /**
    * Creates a runner.
    *
    * @param plan what to run
-   * @param nanoClock the time source of the deadline and every latency, e.g. {@code
-   *     System::nanoTime}
+   * @param nanoClock the time source of the deadline and every latency, e.g. {@code Clock.SYSTEM}
    */
-  public StressRunner(StressPlan plan, LongSupplier nanoClock) {
+  public StressRunner(StressPlan plan, Clock nanoClock) {
     this.plan = Objects.requireNonNull(plan, "plan");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
   }
@@ -126,7 +125,7 @@ public final class StressRunner {
           connections.add(TqClient.builder().config(config).leakPolicy(LeakPolicy.LOG).connect());
         }
         List<StressClient> clients = new ArrayList<>(plan.clients());
-        long start = nanoClock.getAsLong();
+        long start = nanoClock.nanoTime();
         long deadline = start + plan.duration().toNanos();
         // Partition names of this run: rows an aborted earlier run left behind are never read.
         String runTag = Long.toString(start & 0xFFFFFFFFL, 36);
@@ -147,7 +146,7 @@ public final class StressRunner {
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
           clients.forEach(threads::execute);
         }
-        seconds = (nanoClock.getAsLong() - start) / 1e9;
+        seconds = (nanoClock.nanoTime() - start) / 1e9;
         for (StressClient client : clients) {
           iterations += client.iterations();
         }

@@ -6,13 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.testing.Seeds;
 
 /** Percentiles within a sixteenth of the exact value, on seeded random durations. */
 class LogBucketHistogramTest {
 
   @Test
   void shouldReportPercentilesWithinOneSixteenthOfTheExactValue() {
-    long seed = new Random().nextLong();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     LogBucketHistogram histogram = new LogBucketHistogram();
     long[] values = new long[10_000];

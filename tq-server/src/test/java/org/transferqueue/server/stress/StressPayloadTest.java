@@ -11,6 +11,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.testing.Seeds;
 
 /** Checksummed rows: a good row passes, any changed byte or header is caught. */
 @ExtendWith(LeakCheckExtension.class)
@@ -30,7 +31,7 @@ class StressPayloadTest {
 
   @Test
   void shouldFailEverySingleFlippedByteOfTheRow(BufferAllocator allocator) {
-    long seed = new Random().nextLong();
+    long seed = Seeds.seed();
     Random random = new Random(seed);
     try (NativeBuffer buffer = allocator.allocate(256)) {
       MemorySegment row = buffer.segment();
