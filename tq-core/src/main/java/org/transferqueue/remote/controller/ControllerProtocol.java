@@ -157,7 +157,10 @@ public final class ControllerProtocol {
 
   /** {@code [GetMetadataRequest]}; a blocking fetch over the server's maximum wait is refused. */
   static final Args<GetMetadataRequest> GET_METADATA_ARGS =
-      new Args<>(1, MetaWriter::getMetadataRequest, in -> checkWait(in.getMetadataRequest()));
+      new Args<>(
+          1,
+          ControllerCodec::writeGetMetadataRequest,
+          in -> checkWait(ControllerCodec.readGetMetadataRequest(in)));
 
   /** A single argument written by a {@link MetaWriter} method and read by a reader method. */
   private static <Q> Args<Q> one(BiConsumer<MetaWriter, Q> write, Function<MetaReader, Q> read) {
@@ -274,7 +277,7 @@ public final class ControllerProtocol {
       op(
               104,
               "UPDATE_PRODUCTION",
-              one(MetaWriter::productionUpdate, MetaReader::productionUpdate),
+              one(ControllerCodec::writeProductionUpdate, ControllerCodec::readProductionUpdate),
               NIL)
           .counted(ControllerOp.NOTIFY_DATA_UPDATE, (update, r) -> update.indexes().size());
 
@@ -284,7 +287,8 @@ public final class ControllerProtocol {
               105,
               "GET_PRODUCTION",
               PartitionFields.ARGS,
-              optional(MetaWriter::productionStatus, MetaReader::productionStatus))
+              optional(
+                  ControllerCodec::writeProductionStatus, ControllerCodec::readProductionStatus))
           .measured(ControllerOp.GET_PRODUCTION);
 
   /** {@code [partitionId, fields, taskName]} → index set. */
@@ -297,7 +301,8 @@ public final class ControllerProtocol {
               107,
               "GET_CONSUMPTION",
               PartitionTask.ARGS,
-              optional(MetaWriter::consumptionStatus, MetaReader::consumptionStatus))
+              optional(
+                  ControllerCodec::writeConsumptionStatus, ControllerCodec::readConsumptionStatus))
           .measured(ControllerOp.GET_CONSUMPTION);
 
   /** {@code [partitionId, taskName or nil]} → whether a consumed sample was reset. */
@@ -320,7 +325,11 @@ public final class ControllerProtocol {
 
   /** {@code [TagUpdate]} → updated count. */
   static final Op<TagUpdate, Integer> SET_TAGS =
-      op(111, "SET_TAGS", one(MetaWriter::tagUpdate, MetaReader::tagUpdate), int32("updated"))
+      op(
+              111,
+              "SET_TAGS",
+              one(ControllerCodec::writeTagUpdate, ControllerCodec::readTagUpdate),
+              int32("updated"))
           .measured(ControllerOp.SET_CUSTOM_META);
 
   /** {@code [partitionId, indexes]} → records by index. */
@@ -340,7 +349,9 @@ public final class ControllerProtocol {
       op(
               115,
               "CLEAR_SAMPLES",
-              one(MetaWriter::clearSamplesRequest, MetaReader::clearSamplesRequest),
+              one(
+                  ControllerCodec::writeClearSamplesRequest,
+                  ControllerCodec::readClearSamplesRequest),
               int32("removed"))
           .counted(ControllerOp.CLEAR_META, (request, removed) -> removed);
 
@@ -362,7 +373,11 @@ public final class ControllerProtocol {
 
   /** {@code [partitionId or nil]} → key listing. */
   static final Op<String, KvListing> LIST_KEYS =
-      op(118, "LIST_KEYS", PARTITION, new Result<>(MetaWriter::kvListing, MetaReader::kvListing))
+      op(
+              118,
+              "LIST_KEYS",
+              PARTITION,
+              new Result<>(ControllerCodec::writeKvListing, ControllerCodec::readKvListing))
           .measured(ControllerOp.KV_LIST);
 
   /** {@code [partitionId]} → partition statistics or nil. */
@@ -371,7 +386,8 @@ public final class ControllerProtocol {
           119,
           "PARTITION_STATISTICS",
           PARTITION,
-          optional(MetaWriter::partitionStatistics, MetaReader::partitionStatistics));
+          optional(
+              ControllerCodec::writePartitionStatistics, ControllerCodec::readPartitionStatistics));
 
   /** {@code []} → controller statistics. */
   static final Op<Void, ControllerStatistics> STATISTICS =
@@ -379,7 +395,9 @@ public final class ControllerProtocol {
           120,
           "STATISTICS",
           NONE,
-          new Result<>(MetaWriter::controllerStatistics, MetaReader::controllerStatistics));
+          new Result<>(
+              ControllerCodec::writeControllerStatistics,
+              ControllerCodec::readControllerStatistics));
 
   /**
    * {@code [partitionId, fields, indexes, generations]} → nil, or the error the production update
@@ -431,7 +449,7 @@ public final class ControllerProtocol {
       op(
           127,
           "MARK_CLEARING",
-          one(MetaWriter::clearSamplesRequest, MetaReader::clearSamplesRequest),
+          one(ControllerCodec::writeClearSamplesRequest, ControllerCodec::readClearSamplesRequest),
           int32("marked"));
 
   /** Every entry, by message type. */

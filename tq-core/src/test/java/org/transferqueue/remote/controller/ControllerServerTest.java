@@ -36,7 +36,6 @@ import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.remote.DocumentedLayouts;
 import org.transferqueue.remote.MetaCodec;
-import org.transferqueue.remote.MetaReader;
 import org.transferqueue.remote.MetaWriter;
 import org.transferqueue.remote.ProtocolTables;
 import org.transferqueue.sampler.SequentialSampler;
@@ -397,7 +396,8 @@ class ControllerServerTest {
               client, server, ControllerProtocol.RESOLVE_KEYS.typeId(), nullKeys.toByteArray()));
       // A fetch asking to wait longer than any server allows.
       MetaWriter endless = new MetaWriter().arrayHeader(1);
-      endless.getMetadataRequest(
+      ControllerCodec.writeGetMetadataRequest(
+          endless,
           GetMetadataRequest.fetch("p", List.of("x"), "t", 1).withTimeout(Duration.ofDays(2)));
       codes.add(
           errorOf(client, server, ControllerProtocol.GET_METADATA.typeId(), endless.toByteArray()));
@@ -508,7 +508,8 @@ class ControllerServerTest {
 
   @Test
   void shouldRejectDecodingGarbageWithProtocolException() {
-    assertThatThrownBy(() -> MetaCodec.decode(new byte[] {(byte) 0x91}, MetaReader::tagUpdate))
+    assertThatThrownBy(
+            () -> MetaCodec.decode(new byte[] {(byte) 0x91}, ControllerCodec::readTagUpdate))
         .isInstanceOf(ProtocolException.class);
   }
 }
