@@ -22,8 +22,9 @@ import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.remote.ControllerNotifier;
-import org.transferqueue.remote.RemoteBackends;
 import org.transferqueue.remote.controller.RemoteController;
+import org.transferqueue.remote.objectstore.RemoteMooncakeStore;
+import org.transferqueue.remote.storage.RemoteSimpleStorage;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
@@ -126,7 +127,7 @@ public final class TqClient implements AutoCloseable {
     } else {
       registry.register(
           StorageManagerRegistry.SIMPLE_STORAGE,
-          RemoteBackends.simpleStorage(
+          RemoteSimpleStorage.factory(
               network.storageUnitAddresses(), TransportConfig.storageUnitClient(config)));
     }
     if (network.storeNodeAddresses().isEmpty()) {
@@ -134,7 +135,7 @@ public final class TqClient implements AutoCloseable {
     } else {
       registry.register(
           StorageManagerRegistry.MOONCAKE_STORE,
-          RemoteBackends.mooncakeStore(
+          RemoteMooncakeStore.factory(
               network.storeNodeAddresses(),
               TransportConfig.storeNodeClient(config),
               config.backend().mooncakeStore()));

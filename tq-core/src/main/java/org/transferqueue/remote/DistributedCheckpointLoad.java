@@ -30,9 +30,16 @@ import org.transferqueue.storage.StorageManager;
  * unreachable between the phases; the other servers still commit, and the error names the server.
  * Not thread-safe beyond {@link #commit} and {@link #close} being synchronized.
  */
-final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
-  /** One server taking part: its name and its three calls, each with the load's token. */
-  record Participant(
+public final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
+  /**
+   * One server taking part: its name and its three calls, each with the load's token.
+   *
+   * @param name names the server in errors
+   * @param prepare reads, verifies and stages the server's file under the token
+   * @param commit applies what the server staged under the token
+   * @param abort discards what the server staged under the token
+   */
+  public record Participant(
       String name,
       LongFunction<CompletableFuture<Void>> prepare,
       LongFunction<CompletableFuture<Void>> commit,
@@ -55,7 +62,7 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
    * @throws TqException the first failure (naming its server), after every participant was told to
    *     abort
    */
-  static DistributedCheckpointLoad prepare(List<Participant> participants) {
+  public static DistributedCheckpointLoad prepare(List<Participant> participants) {
     long token = ThreadLocalRandom.current().nextLong();
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     for (Participant p : participants) {

@@ -27,6 +27,8 @@ import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.objectstore.MooncakeKvClient;
 import org.transferqueue.objectstore.StoreStatus;
+import org.transferqueue.remote.objectstore.StoreNodeProtocol;
+import org.transferqueue.remote.storage.StorageUnitProtocol;
 import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;

@@ -4,6 +4,8 @@ import java.io.ByteArrayOutputStream;
 import java.util.List;
 import java.util.stream.Stream;
 import org.transferqueue.remote.controller.ControllerProtocol;
+import org.transferqueue.remote.objectstore.StoreNodeProtocol;
+import org.transferqueue.remote.storage.StorageUnitProtocol;
 
 /** The protocol tables of the remote services, for tests that go over every message type. */
 public final class ProtocolTables {

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.OptionalLong;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.remote.storage.RemoteSimpleStorageManager;
+import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.transport.TransportConfig;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -27,6 +27,9 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.remote.RemoteCalls;
+import org.transferqueue.remote.RemoteUnits;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.objectstore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,6 +27,10 @@ import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.remote.DocumentedLayouts;
+import org.transferqueue.remote.ProtocolTables;
+import org.transferqueue.remote.RemoteUnits;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.transport.BodyDestination;

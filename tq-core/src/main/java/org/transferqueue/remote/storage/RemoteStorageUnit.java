@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -14,6 +14,11 @@ import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.remote.AsyncExchange;
+import org.transferqueue.remote.CheckpointMessages;
+import org.transferqueue.remote.CommonMessages;
+import org.transferqueue.remote.RemoteCalls;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.storage.simple.StorageUnitStats;
 import org.transferqueue.tensor.Batch;

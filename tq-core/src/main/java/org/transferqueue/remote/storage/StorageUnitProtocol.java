@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.util.List;
 import java.util.OptionalLong;
@@ -6,6 +6,9 @@ import java.util.function.LongConsumer;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.metrics.StorageOp;
+import org.transferqueue.remote.MessageType;
+import org.transferqueue.remote.StorageHandlers;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.storage.simple.StorageUnitStats;
 
 /**

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.objectstore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -21,6 +21,7 @@ import org.transferqueue.objectstore.ObjectStoreContract;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.remote.RemoteUnits;
 import org.transferqueue.storage.kv.KvCellKind;
 import org.transferqueue.storage.kv.KvValues;
 import org.transferqueue.tensor.DType;

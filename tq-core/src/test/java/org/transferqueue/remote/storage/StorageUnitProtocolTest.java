@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,6 +23,11 @@ import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.remote.DocumentedLayouts;
+import org.transferqueue.remote.ProtocolTables;
+import org.transferqueue.remote.RemoteCalls;
+import org.transferqueue.remote.RemoteUnits;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.storage.checkpoint.FileDigest;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.tensor.Batch;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,6 +23,8 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.remote.DistributedCheckpointLoad;
+import org.transferqueue.remote.RemoteCalls;
 import org.transferqueue.storage.ClearResult;
 import org.transferqueue.storage.PartitionGroup;
 import org.transferqueue.storage.ProductionNotifier;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.objectstore;
 
 import java.util.List;
 import java.util.function.LongConsumer;
@@ -6,6 +6,9 @@ import org.transferqueue.TqException;
 import org.transferqueue.metrics.StorageOp;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreStatistics;
+import org.transferqueue.remote.MessageType;
+import org.transferqueue.remote.StorageHandlers;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.transport.Response;
 
 /**

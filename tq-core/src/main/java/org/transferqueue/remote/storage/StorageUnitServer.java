@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -23,6 +23,10 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.metrics.StorageRequests;
+import org.transferqueue.remote.CommonMessages;
+import org.transferqueue.remote.StagedCheckpointLoads;
+import org.transferqueue.remote.StorageHandlers;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.storage.simple.CellColumn;
 import org.transferqueue.storage.simple.HeldPut;
 import org.transferqueue.storage.simple.StorageUnit;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.nio.file.Path;
 import java.util.OptionalLong;
@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.remote.RemoteUnits;
 import org.transferqueue.storage.ClearResult;
 import org.transferqueue.storage.DataParserReference;
 import org.transferqueue.storage.ProductionNotifier;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.objectstore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -15,6 +15,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.StoreConfig;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.transport.InProcessExchange;
 import org.transferqueue.transport.TransportConfig;
 

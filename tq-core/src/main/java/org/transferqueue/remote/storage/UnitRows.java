@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -7,6 +7,7 @@ import java.util.List;
 import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.transport.Response;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -13,6 +13,7 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.remote.Wire;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.storage;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -9,7 +9,7 @@ import java.util.function.IntToLongFunction;
 import java.util.function.ToLongFunction;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
-import org.transferqueue.remote.RemoteSimpleStorageManager.Route;
+import org.transferqueue.remote.storage.RemoteSimpleStorageManager.Route;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DenseColumn;

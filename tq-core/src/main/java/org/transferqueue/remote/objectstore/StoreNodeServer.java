@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.objectstore;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -19,6 +19,9 @@ import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.PendingReads;
 import org.transferqueue.objectstore.engine.PendingWrites;
+import org.transferqueue.remote.CommonMessages;
+import org.transferqueue.remote.StagedCheckpointLoads;
+import org.transferqueue.remote.StorageHandlers;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestBodyAllocator;

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.objectstore;
 
 import java.util.List;
 import java.util.Objects;
@@ -11,39 +11,23 @@ import org.transferqueue.storage.StorageManagerFactory;
 import org.transferqueue.transport.TransportConfig;
 
 /**
- * Storage-manager factories of a client whose storage runs in other processes: SimpleStorage over
- * remote storage units and MooncakeStore over remote object-store nodes. The managers talk to the
- * storage servers directly and send their production notifications to the context's notifier
+ * The storage-manager factory of a client whose MooncakeStore runs in other processes: a key-value
+ * manager over a {@link MooncakeKvClient} over a {@link RemoteObjectStore}. The managers talk to
+ * the store nodes directly and send their production notifications to the context's notifier
  * (normally the remote controller). Stateless and thread-safe.
  */
-public final class RemoteBackends {
-  private RemoteBackends() {}
+public final class RemoteMooncakeStore {
+  private RemoteMooncakeStore() {}
 
   /**
-   * SimpleStorage over remote storage units.
-   *
-   * @param units the unit addresses in routing order, the same for every client; at least one
-   * @param transport token, limits and the per-call deadline
-   * @return the factory; each manager owns its transport client
-   */
-  public static StorageManagerFactory simpleStorage(
-      List<HostPort> units, TransportConfig transport) {
-    List<HostPort> copy = List.copyOf(units);
-    Objects.requireNonNull(transport, "transport");
-    return context ->
-        new RemoteSimpleStorageManager(copy, transport, context.allocator(), context.notifier());
-  }
-
-  /**
-   * MooncakeStore over remote object-store nodes: a key-value manager over a {@link
-   * MooncakeKvClient} over a {@link RemoteObjectStore}.
+   * MooncakeStore over remote object-store nodes.
    *
    * @param nodes the node addresses in sharding order, the same for every client; at least one
    * @param transport token, limits and the per-call deadline
    * @param config the MooncakeStore settings (local buffer size, batching, retries)
    * @return the factory; each manager owns its store client
    */
-  public static StorageManagerFactory mooncakeStore(
+  public static StorageManagerFactory factory(
       List<HostPort> nodes, TransportConfig transport, MooncakeStoreConfig config) {
     List<HostPort> copy = List.copyOf(nodes);
     Objects.requireNonNull(transport, "transport");

@@ -1,4 +1,4 @@
-package org.transferqueue.remote;
+package org.transferqueue.remote.objectstore;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -33,6 +33,11 @@ import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.objectstore.StoreStatus;
+import org.transferqueue.remote.AsyncExchange;
+import org.transferqueue.remote.CheckpointMessages;
+import org.transferqueue.remote.CommonMessages;
+import org.transferqueue.remote.DistributedCheckpointLoad;
+import org.transferqueue.remote.RemoteCalls;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.kv.KvKeys;
