@@ -1,5 +1,8 @@
 package org.transferqueue;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.name;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -35,6 +38,7 @@ class ArchitectureTest {
     {"org.transferqueue.transport.."},
     {"org.transferqueue.metrics.."},
     {"org.transferqueue.remote.."},
+    {"org.transferqueue.system.."},
     {"org.transferqueue.client.."},
   };
 
@@ -69,6 +73,35 @@ class ArchitectureTest {
           .because("DESIGN §3: data flows top to bottom, never back up")
           .check(mainClasses);
     }
+  }
+
+  /**
+   * Components receive their own typed settings records; only the mapping layer ({@code system}),
+   * {@code client} and the server roles read the YAML section records of {@code config}. The shared
+   * defaults ({@code config.Defaults}) and the address value {@code config.HostPort} are the
+   * exceptions.
+   */
+  @Test
+  void shouldKeepYamlSectionsOutOfComponents() {
+    noClasses()
+        .that()
+        .resideInAnyPackage(
+            "org.transferqueue.controller..",
+            "org.transferqueue.storage..",
+            "org.transferqueue.objectstore..",
+            "org.transferqueue.transport..",
+            "org.transferqueue.remote..")
+        .should()
+        .dependOnClassesThat(
+            resideInAPackage("org.transferqueue.config..")
+                .and(
+                    not(
+                        name("org.transferqueue.config.Defaults")
+                            .or(name("org.transferqueue.config.HostPort")))))
+        .because(
+            "configuration is mapped at the top: components take their own settings records,"
+                + " org.transferqueue.system.ConfigMapper maps the YAML sections onto them")
+        .check(mainClasses);
   }
 
   @Test

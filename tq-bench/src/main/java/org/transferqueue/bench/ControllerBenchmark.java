@@ -23,9 +23,9 @@ import org.transferqueue.controller.ClearSamplesRequest;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.GetMetadataRequest;
-import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.tensor.DType;
 
 /**

@@ -17,9 +17,9 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.objectstore.KvClientConfig;
 import org.transferqueue.objectstore.MooncakeKvClient;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
@@ -75,7 +75,7 @@ public class MooncakeKvClientBenchmark {
     store = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
     store.setup(
         StoreConfig.builder().globalSegmentSize(768L << 20).localBufferSize(1L << 20).build());
-    MooncakeStoreConfig config = MooncakeStoreConfig.builder().build();
+    KvClientConfig config = KvClientConfig.defaults();
     pooled = MooncakeKvClient.builder().store(store).allocator(allocator).config(config).build();
     perCall =
         MooncakeKvClient.builder()

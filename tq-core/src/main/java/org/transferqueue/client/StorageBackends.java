@@ -1,16 +1,15 @@
 package org.transferqueue.client;
 
 import org.transferqueue.config.TqConfig;
-import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
-import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.system.ConfigMapper;
 
 /** The storage backends this library ships, by their upstream configuration names. */
 public final class StorageBackends {
   private StorageBackends() {}
 
   /**
-   * A registry of the built-in backends with the default MooncakeStore settings.
+   * A registry of the built-in backends with the default settings.
    *
    * @return a registry with {@code SimpleStorage} and {@code MooncakeStore}
    */
@@ -19,16 +18,14 @@ public final class StorageBackends {
   }
 
   /**
-   * A registry of the built-in backends, each set up from its section of {@code config}.
+   * A registry of the built-in backends, each set up from its section of {@code config} ({@link
+   * ConfigMapper#embeddedBackends}).
    *
-   * @param config the configuration whose {@code backend.MooncakeStore} section the MooncakeStore
-   *     backend uses
+   * @param config the configuration whose {@code backend} and {@code memory} sections the backends
+   *     use
    * @return a registry with {@code SimpleStorage} and {@code MooncakeStore}
    */
   public static StorageManagerRegistry builtIn(TqConfig config) {
-    StorageManagerRegistry.Builder registry =
-        StorageManagerRegistry.builder()
-            .register(StorageManagerRegistry.SIMPLE_STORAGE, SimpleStorageManager::create);
-    return MooncakeStoreBackend.register(registry, config.backend().mooncakeStore()).build();
+    return ConfigMapper.embeddedBackends(config);
   }
 }

@@ -20,15 +20,12 @@ import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
-import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.remote.controller.RemoteController;
-import org.transferqueue.remote.objectstore.RemoteMooncakeStore;
-import org.transferqueue.remote.storage.RemoteSimpleStorage;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
-import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.system.ConfigMapper;
+import org.transferqueue.system.ControllerNotifier;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -87,7 +84,7 @@ public final class TqClient implements AutoCloseable {
     StorageManager startedStorage;
     try (CloseStack cleanup = new CloseStack()) {
       cleanup.push(allocator);
-      TransportConfig transportConfig = TransportConfig.controllerClient(config);
+      TransportConfig transportConfig = ConfigMapper.controllerClient(config);
       startedTransport = cleanup.push(new TransportClient(transportConfig, allocator));
       this.controller =
           new RemoteController(
@@ -97,11 +94,9 @@ public final class TqClient implements AutoCloseable {
               config.controller().getMetadataTimeout());
       // Fail fast with the transport's error (connection refused, wrong token) if unreachable.
       controller.controllerId();
-      StorageContext context =
-          new StorageContext(
-              allocator, new ControllerNotifier(controller), StorageOptions.from(config));
+      StorageContext context = new StorageContext(allocator, new ControllerNotifier(controller));
       StorageManagerRegistry backends =
-          builder.backends != null ? builder.backends : defaultBackends(config);
+          builder.backends != null ? builder.backends : ConfigMapper.clientBackends(config);
       startedStorage =
           cleanup.push(backends.create(config.backend().storageBackend().configName(), context));
       cleanup.release();
@@ -110,37 +105,6 @@ public final class TqClient implements AutoCloseable {
     this.storage = startedStorage;
     this.client = new LocalMetaClient(controller, storage, allocator);
     this.kv = new KvApi(client, builder.missingKeyPolicy);
-  }
-
-  /**
-   * The storage backends of a client: {@code SimpleStorage} routes to the remote units of {@code
-   * network.storage_unit_addresses} (each call's deadline {@code
-   * backend.SimpleStorage.send_recv_timeout}) and {@code MooncakeStore} to the remote nodes of
-   * {@code network.store_node_addresses} (deadline {@code client.request_timeout}); a backend
-   * without configured addresses runs embedded in the client.
-   */
-  private static StorageManagerRegistry defaultBackends(TqConfig config) {
-    NetworkConfig network = config.network();
-    StorageManagerRegistry.Builder registry = StorageManagerRegistry.builder();
-    if (network.storageUnitAddresses().isEmpty()) {
-      registry.register(StorageManagerRegistry.SIMPLE_STORAGE, SimpleStorageManager::create);
-    } else {
-      registry.register(
-          StorageManagerRegistry.SIMPLE_STORAGE,
-          RemoteSimpleStorage.factory(
-              network.storageUnitAddresses(), TransportConfig.storageUnitClient(config)));
-    }
-    if (network.storeNodeAddresses().isEmpty()) {
-      MooncakeStoreBackend.register(registry, config.backend().mooncakeStore());
-    } else {
-      registry.register(
-          StorageManagerRegistry.MOONCAKE_STORE,
-          RemoteMooncakeStore.factory(
-              network.storeNodeAddresses(),
-              TransportConfig.storeNodeClient(config),
-              config.backend().mooncakeStore()));
-    }
-    return registry.build();
   }
 
   /**

@@ -25,12 +25,13 @@ import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.MetricsCollector;
 import org.transferqueue.metrics.MetricsEndpoint;
 import org.transferqueue.metrics.SystemMetrics;
-import org.transferqueue.remote.ControllerNotifier;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.system.ConfigMapper;
+import org.transferqueue.system.ControllerNotifier;
 
 /**
  * An embedded TransferQueue: controller, storage and clients in this JVM, started from one
@@ -87,16 +88,13 @@ public final class TransferQueueSystem implements AutoCloseable {
       cleanup.push(allocator);
       Sampler sampler =
           builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
-      startedController = new Controller(ControllerSettings.from(config), sampler, builder.clock);
+      startedController = new Controller(ConfigMapper.controller(config), sampler, builder.clock);
       startedMetrics =
           builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
       ControllerRequests requests =
           startedMetrics == null ? ControllerRequests.NOOP : startedMetrics.controllerRequests();
       StorageContext context =
-          new StorageContext(
-              allocator,
-              new ControllerNotifier(startedController, requests),
-              StorageOptions.from(config));
+          new StorageContext(allocator, new ControllerNotifier(startedController, requests));
       StorageManagerRegistry backends =
           builder.backends != null ? builder.backends : StorageBackends.builtIn(config);
       startedStorage =

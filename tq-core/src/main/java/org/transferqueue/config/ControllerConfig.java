@@ -49,26 +49,27 @@ public record ControllerConfig(
   public static final String POLLING_MODE_PROP_NAME = "controller.polling_mode";
 
   /** Default of {@link #pollingMode()}. */
-  public static final boolean POLLING_MODE_DEFAULT = false;
+  public static final boolean POLLING_MODE_DEFAULT = Defaults.POLLING_MODE;
 
   /** Key of {@link #preallocSampleNum()}. */
   public static final String PREALLOC_SAMPLE_NUM_PROP_NAME = "controller.prealloc_sample_num";
 
   /** Default of {@link #preallocSampleNum()}. */
-  public static final int PREALLOC_SAMPLE_NUM_DEFAULT = 1;
+  public static final int PREALLOC_SAMPLE_NUM_DEFAULT = Defaults.PREALLOC_SAMPLE_NUM;
 
   /** Key of {@link #getMetadataTimeout()}. */
   public static final String GET_METADATA_TIMEOUT_PROP_NAME = "controller.get_metadata_timeout";
 
   /** Default of {@link #getMetadataTimeout()}. */
-  public static final Duration GET_METADATA_TIMEOUT_DEFAULT = Duration.ofSeconds(1);
+  public static final Duration GET_METADATA_TIMEOUT_DEFAULT = Defaults.GET_METADATA_TIMEOUT;
 
   /** Key of {@link #getMetadataCheckInterval()}. */
   public static final String GET_METADATA_CHECK_INTERVAL_PROP_NAME =
       "controller.get_metadata_check_interval";
 
   /** Default of {@link #getMetadataCheckInterval()}. */
-  public static final Duration GET_METADATA_CHECK_INTERVAL_DEFAULT = Duration.ofSeconds(5);
+  public static final Duration GET_METADATA_CHECK_INTERVAL_DEFAULT =
+      Defaults.GET_METADATA_CHECK_INTERVAL;
 
   /** Key of {@link #samplerArgs()}. */
   public static final String SAMPLER_ARGS_PROP_NAME = "controller.sampler_args";

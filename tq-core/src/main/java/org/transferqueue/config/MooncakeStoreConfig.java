@@ -97,14 +97,14 @@ public record MooncakeStoreConfig(
       "backend.MooncakeStore.global_segment_size";
 
   /** Default of {@link #globalSegmentSize()}. */
-  public static final long GLOBAL_SEGMENT_SIZE_DEFAULT = 4_294_967_296L;
+  public static final long GLOBAL_SEGMENT_SIZE_DEFAULT = Defaults.GLOBAL_SEGMENT_SIZE;
 
   /** Key of {@link #localBufferSize()}. */
   public static final String LOCAL_BUFFER_SIZE_PROP_NAME =
       "backend.MooncakeStore.local_buffer_size";
 
   /** Default of {@link #localBufferSize()}. */
-  public static final long LOCAL_BUFFER_SIZE_DEFAULT = 1_073_741_824L;
+  public static final long LOCAL_BUFFER_SIZE_DEFAULT = Defaults.LOCAL_BUFFER_SIZE;
 
   /** Key of {@link #deviceName()}. */
   public static final String DEVICE_NAME_PROP_NAME = "backend.MooncakeStore.device_name";
@@ -142,14 +142,14 @@ public record MooncakeStoreConfig(
   public static final String BATCH_SIZE_LIMIT_PROP_NAME = "backend.MooncakeStore.batch_size_limit";
 
   /** Default of {@link #batchSizeLimit()}. */
-  public static final int BATCH_SIZE_LIMIT_DEFAULT = 400;
+  public static final int BATCH_SIZE_LIMIT_DEFAULT = Defaults.BATCH_SIZE_LIMIT;
 
   /** Key of {@link #maxBatchWorkerThreads()}. */
   public static final String MAX_BATCH_WORKER_THREADS_PROP_NAME =
       "backend.MooncakeStore.max_batch_worker_threads";
 
   /** Default of {@link #maxBatchWorkerThreads()}. */
-  public static final int MAX_BATCH_WORKER_THREADS_DEFAULT = 4;
+  public static final int MAX_BATCH_WORKER_THREADS_DEFAULT = Defaults.MAX_BATCH_WORKER_THREADS;
 
   /** Key of {@link #maxSerialWorkerThreads()}. */
   public static final String MAX_SERIAL_WORKER_THREADS_PROP_NAME =
@@ -162,13 +162,13 @@ public record MooncakeStoreConfig(
   public static final String MAX_RETRIES_PROP_NAME = "backend.MooncakeStore.max_retries";
 
   /** Default of {@link #maxRetries()}. */
-  public static final int MAX_RETRIES_DEFAULT = 3;
+  public static final int MAX_RETRIES_DEFAULT = Defaults.MAX_RETRIES;
 
   /** Key of {@link #retryDelay()}. */
   public static final String RETRY_DELAY_PROP_NAME = "backend.MooncakeStore.retry_delay";
 
   /** Default of {@link #retryDelay()}. */
-  public static final Duration RETRY_DELAY_DEFAULT = Duration.ofSeconds(1);
+  public static final Duration RETRY_DELAY_DEFAULT = Defaults.RETRY_DELAY;
 
   /**
    * Validates every component.
@@ -221,10 +221,10 @@ public record MooncakeStoreConfig(
   }
 
   /** Smallest non-zero segment or buffer size, as the store validates it. */
-  public static final long MIN_SEGMENT_BYTES = 1L << 10;
+  public static final long MIN_SEGMENT_BYTES = Defaults.MIN_SEGMENT_BYTES;
 
   /** Largest segment or buffer size, as the store validates it. */
-  public static final long MAX_SEGMENT_BYTES = 1L << 40;
+  public static final long MAX_SEGMENT_BYTES = Defaults.MAX_SEGMENT_BYTES;
 
   /** The value of {@code metadata_server} that selects peer-to-peer handshake. */
   public static final String P2P_HANDSHAKE = "P2PHANDSHAKE";

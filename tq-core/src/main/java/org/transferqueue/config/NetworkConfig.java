@@ -45,7 +45,7 @@ public record NetworkConfig(
   public static final String BIND_HOST_PROP_NAME = "network.bind_host";
 
   /** Default of {@link #bindHost()}. */
-  public static final String BIND_HOST_DEFAULT = "127.0.0.1";
+  public static final String BIND_HOST_DEFAULT = Defaults.BIND_HOST;
 
   /** Key of {@link #authToken()}. */
   public static final String AUTH_TOKEN_PROP_NAME = "network.auth_token";
@@ -75,13 +75,13 @@ public record NetworkConfig(
   public static final String CONNECT_TIMEOUT_PROP_NAME = "network.connect_timeout";
 
   /** Default of {@link #connectTimeout()}. */
-  public static final Duration CONNECT_TIMEOUT_DEFAULT = Duration.ofSeconds(10);
+  public static final Duration CONNECT_TIMEOUT_DEFAULT = Defaults.CONNECT_TIMEOUT;
 
   /** Key of {@link #maxFrameBytes()}. */
   public static final String MAX_FRAME_BYTES_PROP_NAME = "network.max_frame_bytes";
 
   /** Default of {@link #maxFrameBytes()}. */
-  public static final long MAX_FRAME_BYTES_DEFAULT = 1L << 30;
+  public static final long MAX_FRAME_BYTES_DEFAULT = Defaults.MAX_FRAME_BYTES;
 
   /**
    * Validates every component.
@@ -174,7 +174,7 @@ public record NetworkConfig(
   }
 
   /** The smallest accepted {@code max_frame_bytes}: room for a header and its metadata. */
-  public static final long MIN_FRAME_BYTES = 4096;
+  public static final long MIN_FRAME_BYTES = Defaults.MIN_FRAME_BYTES;
 
   private static boolean isToken(String token) {
     return !token.isEmpty()

@@ -39,7 +39,7 @@ public record SimpleStorageConfig(
       "backend.SimpleStorage.num_data_storage_units";
 
   /** Default of {@link #numDataStorageUnits()}. */
-  public static final int NUM_DATA_STORAGE_UNITS_DEFAULT = 2;
+  public static final int NUM_DATA_STORAGE_UNITS_DEFAULT = Defaults.NUM_DATA_STORAGE_UNITS;
 
   /** Key of {@link #sendRecvTimeout()}. */
   public static final String SEND_RECV_TIMEOUT_PROP_NAME =

@@ -11,6 +11,10 @@
  * values the same way. Precedence: defaults, then the file, then environment variables.
  *
  * <p>This package sits at the bottom of the layer list beside {@code memory} and {@code tensor}: it
- * depends only on the JDK and the error model.
+ * depends only on the JDK and the error model. Components do not read the section records: {@code
+ * org.transferqueue.system.ConfigMapper} maps them onto each component's own settings record. A
+ * default that a section and a component record share is defined once, in {@link
+ * org.transferqueue.config.Defaults}; that class and {@link org.transferqueue.config.HostPort} are
+ * all a component may use from here ({@code ArchitectureTest} checks it).
  */
 package org.transferqueue.config;

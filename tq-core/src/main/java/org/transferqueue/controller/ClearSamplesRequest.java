@@ -6,6 +6,7 @@ import java.util.List;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.MetaValues;
 
 /**
  * A request to clear individual samples, given as aligned (global index, partition) pairs.
@@ -42,7 +43,7 @@ public record ClearSamplesRequest(
     }
     indexes = List.copyOf(indexes);
     partitionIds = List.copyOf(partitionIds);
-    generations = Generations.aligned(generations, indexes.size(), "ClearSamplesRequest");
+    generations = MetaValues.alignedGenerations(generations, indexes.size(), "ClearSamplesRequest");
   }
 
   /**

@@ -15,6 +15,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplerState;
 import org.transferqueue.sampler.SamplingRequest;
@@ -163,6 +164,8 @@ public final class Controller implements ControllerApi {
   @Override
   public void updateProductionStatus(ProductionUpdate update) {
     Objects.requireNonNull(update, "update");
+    Names.checkPartitionId(update.partitionId());
+    update.fields().keySet().forEach(Names::checkFieldName);
     locked(
         () -> {
           tables.updateProduction(update);

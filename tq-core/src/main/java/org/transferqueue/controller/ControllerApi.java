@@ -8,6 +8,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 
 /**
  * The operations of the controller that clients and storage use, the same whether the controller

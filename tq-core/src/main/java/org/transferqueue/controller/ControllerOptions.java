@@ -4,11 +4,12 @@ import java.time.Duration;
 import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.Defaults;
 
 /**
  * Settings of a {@link Controller}; immutable, validated once by {@link Builder#build()}.
  *
- * @param preAllocSampleNum indexes reserved for a partition when it is created (0 = none)
+ * @param preallocSampleNum indexes reserved for a partition when it is created (0 = none)
  * @param pollingMode when true, a fetch that cannot be served returns an empty batch at once;
  *     otherwise it waits until data is ready or its deadline passes
  * @param fetchTimeout how long a blocking fetch waits when the request names no timeout
@@ -17,27 +18,30 @@ import org.transferqueue.TqException;
  *     samplers whose answer depends on time ({@code controller.get_metadata_check_interval})
  */
 public record ControllerOptions(
-    int preAllocSampleNum, boolean pollingMode, Duration fetchTimeout, Duration checkInterval) {
-  /** Upstream name of the pre-allocation knob. */
-  public static final String PRE_ALLOC_SAMPLE_NUM_PROP_NAME = "TQ_PRE_ALLOC_SAMPLE_NUM";
+    int preallocSampleNum, boolean pollingMode, Duration fetchTimeout, Duration checkInterval) {
+  /** Configuration key of the pre-allocation knob (env: {@code TQ_PRE_ALLOC_SAMPLE_NUM}). */
+  public static final String PREALLOC_SAMPLE_NUM_PROP_NAME = "controller.prealloc_sample_num";
 
   /** Default number of indexes reserved per new partition, as upstream. */
-  public static final int PRE_ALLOC_SAMPLE_NUM_DEFAULT = 1;
+  public static final int PREALLOC_SAMPLE_NUM_DEFAULT = Defaults.PREALLOC_SAMPLE_NUM;
 
   /** Configuration key of the polling mode. */
   public static final String POLLING_MODE_PROP_NAME = "controller.polling_mode";
 
   /** Default polling mode, as upstream. */
-  public static final boolean POLLING_MODE_DEFAULT = false;
-
-  /** Upstream name of the blocking-fetch timeout knob. */
-  public static final String FETCH_TIMEOUT_PROP_NAME = "TQ_CONTROLLER_GET_METADATA_TIMEOUT";
+  public static final boolean POLLING_MODE_DEFAULT = Defaults.POLLING_MODE;
 
   /**
-   * Default wait of a blocking fetch. Longer than upstream's one second because the wait is real:
-   * it ends as soon as enough data is produced.
+   * Configuration key of the blocking-fetch timeout (env: {@code
+   * TQ_CONTROLLER_GET_METADATA_TIMEOUT}).
    */
-  public static final Duration FETCH_TIMEOUT_DEFAULT = Duration.ofSeconds(60);
+  public static final String FETCH_TIMEOUT_PROP_NAME = "controller.get_metadata_timeout";
+
+  /**
+   * Default wait of a blocking fetch that names no timeout: one second, as upstream and {@code
+   * config/tq.yaml}. The wait ends as soon as enough data is produced.
+   */
+  public static final Duration FETCH_TIMEOUT_DEFAULT = Defaults.GET_METADATA_TIMEOUT;
 
   /** Longest accepted blocking-fetch timeout. */
   public static final Duration FETCH_TIMEOUT_MAX = Duration.ofHours(24);
@@ -46,12 +50,12 @@ public record ControllerOptions(
   public static final String CHECK_INTERVAL_PROP_NAME = "controller.get_metadata_check_interval";
 
   /** Default re-check interval of a waiting fetch, as upstream. */
-  public static final Duration CHECK_INTERVAL_DEFAULT = Duration.ofSeconds(5);
+  public static final Duration CHECK_INTERVAL_DEFAULT = Defaults.GET_METADATA_CHECK_INTERVAL;
 
   /** Validates the values. */
   public ControllerOptions {
-    if (preAllocSampleNum < 0) {
-      throw invalid(PRE_ALLOC_SAMPLE_NUM_PROP_NAME, preAllocSampleNum + " < 0");
+    if (preallocSampleNum < 0) {
+      throw invalid(PREALLOC_SAMPLE_NUM_PROP_NAME, preallocSampleNum + " < 0");
     }
     Objects.requireNonNull(fetchTimeout, FETCH_TIMEOUT_PROP_NAME);
     if (fetchTimeout.isNegative() || fetchTimeout.compareTo(FETCH_TIMEOUT_MAX) > 0) {
@@ -67,7 +71,7 @@ public record ControllerOptions(
   /**
    * The default configuration.
    *
-   * @return pre-allocation 1, blocking mode, 60 s fetch timeout, 5 s re-check interval
+   * @return pre-allocation 1, blocking mode, 1 s fetch timeout, 5 s re-check interval
    */
   public static ControllerOptions defaults() {
     return builder().build();
@@ -88,7 +92,7 @@ public record ControllerOptions(
 
   /** Builds a {@link ControllerOptions}; not thread-safe. */
   public static final class Builder {
-    private int preAllocSampleNum = PRE_ALLOC_SAMPLE_NUM_DEFAULT;
+    private int preallocSampleNum = PREALLOC_SAMPLE_NUM_DEFAULT;
     private boolean pollingMode = POLLING_MODE_DEFAULT;
     private Duration fetchTimeout = FETCH_TIMEOUT_DEFAULT;
     private Duration checkInterval = CHECK_INTERVAL_DEFAULT;
@@ -101,8 +105,8 @@ public record ControllerOptions(
      * @param n at least 0
      * @return this builder
      */
-    public Builder preAllocSampleNum(int n) {
-      this.preAllocSampleNum = n;
+    public Builder preallocSampleNum(int n) {
+      this.preallocSampleNum = n;
       return this;
     }
 
@@ -146,7 +150,7 @@ public record ControllerOptions(
      * @throws TqException {@link ErrorCode#INVALID_CONFIGURATION} naming the key and value
      */
     public ControllerOptions build() {
-      return new ControllerOptions(preAllocSampleNum, pollingMode, fetchTimeout, checkInterval);
+      return new ControllerOptions(preallocSampleNum, pollingMode, fetchTimeout, checkInterval);
     }
   }
 }

@@ -18,6 +18,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.MetaValues;
+import org.transferqueue.meta.ProductionUpdate;
 
 /**
  * The controller's tables: every partition and the global index allocator, with every query and
@@ -77,8 +78,8 @@ final class ControllerTables {
 
   Partition createPartition(String partitionId) {
     int[] reserved =
-        config.preAllocSampleNum() > 0
-            ? allocator.allocate(partitionId, config.preAllocSampleNum())
+        config.preallocSampleNum() > 0
+            ? allocator.allocate(partitionId, config.preallocSampleNum())
             : new int[0];
     Partition partition = new Partition(partitionId, clock.epochMillis());
     partition.registerPreAllocated(reserved);
@@ -302,7 +303,7 @@ final class ControllerTables {
   void updateProduction(ProductionUpdate update) {
     int[] indexes = new int[update.indexes().size()];
     for (int i = 0; i < indexes.length; i++) {
-      indexes[i] = (int) (long) update.indexes().get(i);
+      indexes[i] = IndexAllocator.checkIndex(update.indexes().get(i));
       requireGeneration(update.partitionId(), indexes[i], update.generations().get(i), "written");
     }
     Partition partition = requirePartition(update.partitionId());
@@ -310,7 +311,7 @@ final class ControllerTables {
       requireOwned(partition, index);
     }
     Map<Integer, Map<String, Object>> backend = new LinkedHashMap<>();
-    update.backendMeta().forEach((k, v) -> backend.put((int) (long) k, v));
+    update.backendMeta().forEach((k, v) -> backend.put(IndexAllocator.checkIndex(k), v));
     partition.updateProduction(indexes, update.fields(), backend);
   }
 

@@ -27,6 +27,39 @@ public final class MetaValues {
   private MetaValues() {}
 
   /**
+   * A copy of a generation column aligned with {@code size} global indexes; null gives every sample
+   * {@link BatchMeta#UNKNOWN_GENERATION}.
+   *
+   * @param generations the column, or null when no generation is known
+   * @param size the number of global indexes it must match
+   * @param what the record the column belongs to, named in errors
+   * @return an unmodifiable copy
+   * @throws TqException with {@code INVALID_ARGUMENT} for another length, a null entry or a
+   *     generation below -1
+   */
+  public static List<Long> alignedGenerations(List<Long> generations, int size, String what) {
+    if (generations == null) {
+      return Collections.nCopies(size, BatchMeta.UNKNOWN_GENERATION);
+    }
+    if (generations.size() != size) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          what + ": " + generations.size() + " generations for " + size + " global indexes");
+    }
+    List<Long> copy = new ArrayList<>(size);
+    for (int i = 0; i < size; i++) {
+      Long generation = generations.get(i);
+      if (generation == null || generation < BatchMeta.UNKNOWN_GENERATION) {
+        throw new TqException(
+            ErrorCode.INVALID_ARGUMENT,
+            what + ": generation at position " + i + " is " + generation + " (must be >= -1)");
+      }
+      copy.add(generation);
+    }
+    return Collections.unmodifiableList(copy);
+  }
+
+  /**
    * Deep-copies one value.
    *
    * @param value a JSON-compatible value, possibly null

@@ -18,7 +18,6 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.PackedValueCodec;
-import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
@@ -42,9 +41,9 @@ import org.transferqueue.tensor.Tensor;
  * as merged regions; only heap memory or memory that cannot be registered is staged). An object
  * slice packs its values ({@link PackedValueCodec}) into one pooled registered buffer and upserts
  * the slots; the packed sizes are returned as backend metadata {@code {"packed_size": n}}. Every
- * write uses one {@link ReplicateConfig} whose hard pin is {@link
- * MooncakeStoreConfig#effectiveHardPin()} (on unless offload is enabled or {@code hard_pin} says
- * otherwise). Zero-byte tensors are not written (a store object cannot be empty) and not read.
+ * write uses one {@link ReplicateConfig} whose hard pin is {@link KvClientConfig#hardPin()} (from
+ * {@code backend.MooncakeStore}: on unless offload is enabled or {@code hard_pin} says otherwise).
+ * Zero-byte tensors are not written (a store object cannot be empty) and not read.
  *
  * <p><b>Get.</b> Tensor slices allocate their destinations grouped by dtype (one pooled registered
  * buffer per dtype, views aligned to 64 bytes) from the expected dtypes and shapes and read with
@@ -111,7 +110,7 @@ public final class MooncakeKvClient implements KvClient {
   }
 
   private final ObjectStore store;
-  private final MooncakeStoreConfig config;
+  private final KvClientConfig config;
   private final ReplicateConfig replicateConfig;
   private final Clock nanoClock;
   private final long operationTimeoutNs;
@@ -126,7 +125,7 @@ public final class MooncakeKvClient implements KvClient {
     this.store = Objects.requireNonNull(b.store, "store");
     this.ownsStore = b.ownsStore;
     this.config = b.config;
-    this.replicateConfig = ReplicateConfig.builder().withHardPin(config.effectiveHardPin()).build();
+    this.replicateConfig = ReplicateConfig.builder().withHardPin(config.hardPin()).build();
     this.nanoClock = b.nanoClock;
     this.operationTimeoutNs = b.operationTimeout.toNanos();
     this.fanOut = new SliceFanOut(b.retryScheduler);
@@ -160,7 +159,7 @@ public final class MooncakeKvClient implements KvClient {
   /**
    * The replicate config used for every write.
    *
-   * @return the config; hard pin as {@link MooncakeStoreConfig#effectiveHardPin()}
+   * @return the config; hard pin as {@link KvClientConfig#hardPin()}
    */
   public ReplicateConfig replicateConfig() {
     return replicateConfig;
@@ -545,7 +544,7 @@ public final class MooncakeKvClient implements KvClient {
     private ObjectStore store;
     private boolean ownsStore;
     private BufferAllocator allocator;
-    private MooncakeStoreConfig config = MooncakeStoreConfig.builder().build();
+    private KvClientConfig config = KvClientConfig.defaults();
     private Clock nanoClock = Clock.SYSTEM;
     private RetryScheduler retryScheduler;
     private Duration operationTimeout = OPERATION_TIMEOUT_DEFAULT;
@@ -589,13 +588,13 @@ public final class MooncakeKvClient implements KvClient {
     }
 
     /**
-     * Sets the MooncakeStore settings (batch size, workers, retries, hard pin).
+     * Sets the client's settings (batch size, workers, retries, hard pin).
      *
-     * @param config the settings; default {@code MooncakeStoreConfig.builder().build()}
+     * @param config the settings; default {@link KvClientConfig#defaults()}
      * @return this builder
      */
-    public Builder config(MooncakeStoreConfig config) {
-      this.config = config;
+    public Builder config(KvClientConfig config) {
+      this.config = Objects.requireNonNull(config, "config");
       return this;
     }
 

@@ -3,6 +3,7 @@ package org.transferqueue.objectstore;
 import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.Defaults;
 
 /**
  * What a client contributes and uses when it is set up, as Mooncake's {@code setup} arguments.
@@ -15,19 +16,22 @@ import org.transferqueue.TqException;
  */
 public record StoreConfig(String localHostname, long globalSegmentSize, long localBufferSize) {
   /** Smallest segment Mooncake accepts: 1 KiB. */
-  public static final long MIN_SEGMENT_BYTES = 1L << 10;
+  public static final long MIN_SEGMENT_BYTES = Defaults.MIN_SEGMENT_BYTES;
 
   /** Largest segment Mooncake accepts: 1 TiB. */
-  public static final long MAX_SEGMENT_BYTES = 1L << 40;
+  public static final long MAX_SEGMENT_BYTES = Defaults.MAX_SEGMENT_BYTES;
 
-  /** Default {@link #localHostname()}. */
+  /**
+   * Default {@link #localHostname()}; also the name of a client whose {@code
+   * backend.MooncakeStore.local_hostname} is {@code ""} (unset).
+   */
   public static final String LOCAL_HOSTNAME_DEFAULT = "localhost";
 
-  /** Default {@link #globalSegmentSize()}: 16 MiB, as Mooncake's dictionary setup. */
-  public static final long GLOBAL_SEGMENT_SIZE_DEFAULT = 16L << 20;
+  /** Default {@link #globalSegmentSize()}: 4 GiB, as {@code config/tq.yaml} and upstream. */
+  public static final long GLOBAL_SEGMENT_SIZE_DEFAULT = Defaults.GLOBAL_SEGMENT_SIZE;
 
-  /** Default {@link #localBufferSize()}: 16 MiB, as Mooncake's dictionary setup. */
-  public static final long LOCAL_BUFFER_SIZE_DEFAULT = 16L << 20;
+  /** Default {@link #localBufferSize()}: 1 GiB, as {@code config/tq.yaml} and upstream. */
+  public static final long LOCAL_BUFFER_SIZE_DEFAULT = Defaults.LOCAL_BUFFER_SIZE;
 
   /**
    * Validates the fields.

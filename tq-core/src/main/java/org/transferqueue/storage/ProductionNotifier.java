@@ -1,5 +1,7 @@
 package org.transferqueue.storage;
 
+import org.transferqueue.meta.ProductionUpdate;
+
 /**
  * Tells the controller that cells were written, so that it marks them produced.
  *

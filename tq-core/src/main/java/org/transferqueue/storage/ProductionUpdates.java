@@ -1,6 +1,7 @@
 package org.transferqueue.storage;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;
@@ -10,6 +11,7 @@ import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 
 /**
  * Builds and sends the production updates of a put, one per {@link PartitionGroup}, for every
@@ -54,12 +56,14 @@ public final class ProductionUpdates {
     boolean whole = group.size() == size;
     List<Long> gis = new ArrayList<>(group.size());
     List<Long> generations = new ArrayList<>(group.size());
-    List<Map<String, Object>> metas = new ArrayList<>(backendMeta.isEmpty() ? 0 : group.size());
+    Map<Long, Map<String, Object>> metas = new LinkedHashMap<>();
     for (int row : group.positions()) {
-      gis.add(meta.globalIndex(row));
+      long gi = meta.globalIndex(row);
+      gis.add(gi);
       generations.add(meta.generation(row));
-      if (!backendMeta.isEmpty()) {
-        metas.add(backendMeta.get(row));
+      Map<String, Object> perField = backendMeta.isEmpty() ? null : backendMeta.get(row);
+      if (perField != null && !perField.isEmpty()) {
+        metas.put(gi, perField);
       }
     }
     SortedMap<String, FieldSchema> partSchema = new TreeMap<>();
@@ -111,9 +115,9 @@ public final class ProductionUpdates {
         "controller did not accept the production update of partition '"
             + update.partitionId()
             + "' ("
-            + update.globalIndexes().size()
+            + update.indexes().size()
             + " samples, fields "
-            + update.fieldSchema().keySet()
+            + update.fields().keySet()
             + "): "
             + e.getMessage(),
         e);

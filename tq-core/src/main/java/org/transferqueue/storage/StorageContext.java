@@ -1,25 +1,22 @@
 package org.transferqueue.storage;
 
-import java.util.Map;
 import java.util.Objects;
 import org.transferqueue.memory.BufferAllocator;
 
 /**
- * What a {@link StorageManagerFactory} needs to build a manager. Immutable.
+ * What a {@link StorageManagerFactory} needs from the process to build a manager. A backend's own
+ * settings are typed and given to its factory when it is registered (for example {@code
+ * SimpleStorageManager.factory(SimpleStorageSettings)}), not carried here. Immutable.
  *
  * @param allocator the allocator under which the manager creates its own child allocators; the
  *     manager does not close it
  * @param notifier where the manager reports produced cells
- * @param options the backend's configuration section (for SimpleStorage the keys under {@code
- *     backend.SimpleStorage}), validated by the factory
  */
-public record StorageContext(
-    BufferAllocator allocator, ProductionNotifier notifier, Map<String, ?> options) {
+public record StorageContext(BufferAllocator allocator, ProductionNotifier notifier) {
 
-  /** Rejects nulls and copies the options. */
+  /** Rejects nulls. */
   public StorageContext {
     Objects.requireNonNull(allocator, "allocator");
     Objects.requireNonNull(notifier, "notifier");
-    options = Map.copyOf(options);
   }
 }

@@ -14,7 +14,9 @@ import org.transferqueue.TqException;
  * <pre>{@code
  * StorageManagerRegistry registry =
  *     StorageManagerRegistry.builder()
- *         .register(StorageManagerRegistry.SIMPLE_STORAGE, SimpleStorageManager::create)
+ *         .register(
+ *             StorageManagerRegistry.SIMPLE_STORAGE,
+ *             SimpleStorageManager.factory(SimpleStorageSettings.builder().unitCount(4).build()))
  *         .build();
  * StorageManager manager = registry.create("SimpleStorage", context);
  * }</pre>

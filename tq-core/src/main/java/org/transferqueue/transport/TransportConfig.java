@@ -3,22 +3,20 @@ package org.transferqueue.transport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
-import org.transferqueue.config.ClientConfig;
+import org.transferqueue.config.Defaults;
 import org.transferqueue.config.HostPort;
-import org.transferqueue.config.NetworkConfig;
-import org.transferqueue.config.SimpleStorageConfig;
-import org.transferqueue.config.TqConfig;
 
 /**
  * Settings of {@link TransportServer} and {@link TransportClient}: limits checked before any
  * allocation, deadlines, pool sizes and the optional shared token.
  *
- * <p>Built from the {@code network} section of the configuration with {@link #from(NetworkConfig)},
- * or with {@link #builder()} in tests and tools. {@link #toString()} never shows the token.
+ * <p>Built with {@link #builder()}; the system layer maps the {@code network} section of the
+ * configuration (and the deadline of each role's calls) onto it ({@code
+ * org.transferqueue.system.ConfigMapper}). Transport knows no roles. {@link #toString()} never
+ * shows the token.
  *
  * @param bindHost the interface servers listen on; loopback unless told otherwise
  * @param bindPort the port servers listen on; 0 = an ephemeral port
@@ -94,8 +92,8 @@ public record TransportConfig(
     } else if (authToken.isPresent() && authToken.get().isEmpty()) {
       problems.add("authToken must not be empty");
     }
-    if (maxFrameBytes < NetworkConfig.MIN_FRAME_BYTES) {
-      problems.add("maxFrameBytes=" + maxFrameBytes + " < min=" + NetworkConfig.MIN_FRAME_BYTES);
+    if (maxFrameBytes < Defaults.MIN_FRAME_BYTES) {
+      problems.add("maxFrameBytes=" + maxFrameBytes + " < min=" + Defaults.MIN_FRAME_BYTES);
     }
     if (maxMetadataBytes < MIN_METADATA_BYTES || maxMetadataBytes > 0xFFFF_FFFFL) {
       problems.add(
@@ -136,81 +134,13 @@ public record TransportConfig(
   }
 
   /**
-   * A builder holding the defaults: loopback, an ephemeral port, no token, the limits of {@link
-   * NetworkConfig}'s defaults.
+   * A builder holding the defaults: loopback, an ephemeral port, no token, the limits {@code
+   * config/tq.yaml} documents ({@link Defaults}).
    *
    * @return a new builder
    */
   public static Builder builder() {
     return new Builder();
-  }
-
-  /**
-   * A builder preset from the {@code network} section: bind host, token, connect timeout and
-   * maximum frame length; the other settings keep their defaults.
-   *
-   * @param network the validated network settings
-   * @return a new builder
-   */
-  public static Builder builder(NetworkConfig network) {
-    Objects.requireNonNull(network, "network");
-    Builder b = new Builder();
-    b.bindHost = network.bindHost();
-    b.authToken = network.authToken().orElse(null);
-    b.connectTimeout = network.connectTimeout();
-    b.maxFrameBytes = network.maxFrameBytes();
-    b.maxBodySegmentBytes = network.maxFrameBytes();
-    return b;
-  }
-
-  /**
-   * The transport settings of the {@code network} section with defaults for the rest.
-   *
-   * @param network the validated network settings
-   * @return the configuration
-   */
-  public static TransportConfig from(NetworkConfig network) {
-    return builder(network).build();
-  }
-
-  /**
-   * The transport settings of a client's calls to the controller: the {@code network} section, with
-   * {@value ClientConfig#REQUEST_TIMEOUT_PROP_NAME} as the deadline of every call.
-   *
-   * @param config the validated configuration
-   * @return the configuration
-   */
-  public static TransportConfig controllerClient(TqConfig config) {
-    Objects.requireNonNull(config, "config");
-    return builder(config.network()).defaultCallTimeout(config.client().requestTimeout()).build();
-  }
-
-  /**
-   * The transport settings of a client's calls to SimpleStorage units: the {@code network} section,
-   * with {@value SimpleStorageConfig#SEND_RECV_TIMEOUT_PROP_NAME} as the deadline of every call.
-   *
-   * @param config the validated configuration
-   * @return the configuration
-   */
-  public static TransportConfig storageUnitClient(TqConfig config) {
-    Objects.requireNonNull(config, "config");
-    return builder(config.network())
-        .defaultCallTimeout(config.backend().simpleStorage().sendRecvTimeout())
-        .build();
-  }
-
-  /**
-   * The transport settings of a client's calls to object-store nodes: the {@code network} section,
-   * with {@value ClientConfig#REQUEST_TIMEOUT_PROP_NAME} as the deadline of every call (the
-   * MooncakeStore section has no timeout key of its own; its retries run within this deadline per
-   * call).
-   *
-   * @param config the validated configuration
-   * @return the configuration
-   */
-  public static TransportConfig storeNodeClient(TqConfig config) {
-    Objects.requireNonNull(config, "config");
-    return builder(config.network()).defaultCallTimeout(config.client().requestTimeout()).build();
   }
 
   @Override
@@ -246,14 +176,14 @@ public record TransportConfig(
 
   /** Mutable builder of {@link TransportConfig}; not thread-safe. */
   public static final class Builder {
-    private String bindHost = NetworkConfig.BIND_HOST_DEFAULT;
+    private String bindHost = Defaults.BIND_HOST;
     private int bindPort = 0;
     private String authToken = null;
-    private long maxFrameBytes = NetworkConfig.MAX_FRAME_BYTES_DEFAULT;
+    private long maxFrameBytes = Defaults.MAX_FRAME_BYTES;
     private long maxMetadataBytes = MAX_METADATA_BYTES_DEFAULT;
     private int maxBodySegments = MAX_BODY_SEGMENTS_DEFAULT;
-    private long maxBodySegmentBytes = NetworkConfig.MAX_FRAME_BYTES_DEFAULT;
-    private Duration connectTimeout = NetworkConfig.CONNECT_TIMEOUT_DEFAULT;
+    private long maxBodySegmentBytes = Defaults.MAX_FRAME_BYTES;
+    private Duration connectTimeout = Defaults.CONNECT_TIMEOUT;
     private Duration defaultCallTimeout = DEFAULT_CALL_TIMEOUT_DEFAULT;
     private int connectionsPerPeer = CONNECTIONS_PER_PEER_DEFAULT;
     private int maxConcurrentRequestsPerConnection = MAX_CONCURRENT_REQUESTS_PER_CONNECTION_DEFAULT;
@@ -298,7 +228,7 @@ public record TransportConfig(
     /**
      * Sets {@link TransportConfig#maxFrameBytes()}.
      *
-     * @param maxFrameBytes at least {@link NetworkConfig#MIN_FRAME_BYTES}
+     * @param maxFrameBytes at least {@link Defaults#MIN_FRAME_BYTES}
      * @return this builder
      */
     public Builder maxFrameBytes(long maxFrameBytes) {

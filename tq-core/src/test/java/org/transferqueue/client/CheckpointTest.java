@@ -39,6 +39,7 @@ import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.JaggedColumn;
@@ -425,16 +426,23 @@ class CheckpointTest {
     }
   }
 
+  private static final TqConfig CONFIG =
+      TqConfig.builder().controller(c -> c.pollingMode(true)).build();
+
   /** A system whose storage reports {@code name} and either fails saves or has no checkpoints. */
   private static TransferQueueSystem systemWith(String name, boolean failingSave) {
     StorageManagerRegistry registry =
         StorageManagerRegistry.builder()
             .register(
                 StorageManagerRegistry.SIMPLE_STORAGE,
-                context -> new Wrapped(SimpleStorageManager.create(context), name, failingSave))
+                context ->
+                    new Wrapped(
+                        SimpleStorageManager.create(context, ConfigMapper.simpleStorage(CONFIG)),
+                        name,
+                        failingSave))
             .build();
     return TransferQueueSystem.builder()
-        .config(TqConfig.builder().controller(c -> c.pollingMode(true)).build())
+        .config(CONFIG)
         .storageBackends(registry)
         .leakPolicy(LeakPolicy.THROW)
         .start();

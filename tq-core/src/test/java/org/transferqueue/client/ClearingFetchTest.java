@@ -21,6 +21,7 @@ import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -88,7 +89,10 @@ class ClearingFetchTest {
             .register(
                 StorageManagerRegistry.SIMPLE_STORAGE,
                 context -> {
-                  holder[0] = new BlockingClearStorage(SimpleStorageManager.create(context));
+                  holder[0] =
+                      new BlockingClearStorage(
+                          SimpleStorageManager.create(
+                              context, ConfigMapper.simpleStorage(Systems.sysConfig())));
                   return holder[0];
                 })
             .build();

@@ -28,6 +28,7 @@ import org.transferqueue.remote.storage.RemoteSimpleStorageManager;
 import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.testing.Await;
 import org.transferqueue.transport.TransportConfig;
@@ -98,7 +99,7 @@ class FrozenStorageUnitPutTest {
                         (RemoteSimpleStorageManager)
                             RemoteSimpleStorage.factory(
                                     List.of(proxy.address()),
-                                    TransportConfig.storageUnitClient(config))
+                                    ConfigMapper.storageUnitClient(config))
                                 .create(context));
                     return storage.get();
                   })

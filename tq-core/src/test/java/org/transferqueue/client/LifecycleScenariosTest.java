@@ -28,6 +28,7 @@ import org.transferqueue.sampler.GrpoGroupNSampler;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 
 /**
@@ -120,6 +121,8 @@ class LifecycleScenariosTest {
     assertThatThrownBy(() -> Systems.sysConfig(b -> b.controller(c -> c.sampler("NoSuchSampler"))))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("NoSuchSampler");
+    TqConfig qualified =
+        Systems.sysConfig(b -> b.controller(c -> c.sampler("com.example.NoSuchSampler")));
     AtomicInteger storageStarts = new AtomicInteger();
     StorageManagerRegistry counting =
         StorageManagerRegistry.builder()
@@ -127,11 +130,10 @@ class LifecycleScenariosTest {
                 StorageManagerRegistry.SIMPLE_STORAGE,
                 context -> {
                   storageStarts.incrementAndGet();
-                  return SimpleStorageManager.create(context);
+                  return SimpleStorageManager.create(
+                      context, ConfigMapper.simpleStorage(qualified));
                 })
             .build();
-    TqConfig qualified =
-        Systems.sysConfig(b -> b.controller(c -> c.sampler("com.example.NoSuchSampler")));
     assertThatThrownBy(() -> Systems.builder(qualified).storageBackends(counting).start())
         .isInstanceOf(TqException.class)
         .satisfies(

@@ -32,6 +32,7 @@ import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerFactory;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.transport.TransportConfig;
 
 /**
@@ -104,10 +105,10 @@ final class LoopbackSystem implements TestSystem {
 
   private void startServers(Sampler sampler, MissingKeyPolicy policy) {
     TransportConfig transport =
-        TransportConfig.builder(config.network()).bindHost("127.0.0.1").bindPort(0).build();
+        ConfigMapper.transportBuilder(config.network()).bindHost("127.0.0.1").bindPort(0).build();
     controller =
         new Controller(
-            ControllerSettings.from(config),
+            ConfigMapper.controller(config),
             sampler != null
                 ? sampler
                 : TransferQueueSystem.samplerNamed(config.controller().sampler()),
@@ -142,10 +143,14 @@ final class LoopbackSystem implements TestSystem {
             config.client(),
             config.memory(),
             network);
-    TransportConfig clientTransport = TransportConfig.from(network);
+    TransportConfig clientTransport = ConfigMapper.transport(network);
     StorageManagerFactory factory =
         unitAddresses.isEmpty()
-            ? RemoteMooncakeStore.factory(nodes, clientTransport, config.backend().mooncakeStore())
+            ? RemoteMooncakeStore.factory(
+                nodes,
+                clientTransport,
+                ConfigMapper.store(config.backend().mooncakeStore()),
+                ConfigMapper.kvClient(config.backend().mooncakeStore()))
             : RemoteSimpleStorage.factory(unitAddresses, clientTransport);
     String backendName = config.backend().storageBackend().configName();
     StorageManagerRegistry backends =

@@ -25,8 +25,8 @@ import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.metrics.MetricDescriptor;
 import org.transferqueue.metrics.SystemMetrics;
-import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 
 class TransferQueueSystemMetricsTest {
@@ -352,7 +352,11 @@ class TransferQueueSystemMetricsTest {
             .leakPolicy(LeakPolicy.THROW)
             .meterRegistry(registry)
             .storageBackends(
-                MooncakeStoreBackend.register(StorageManagerRegistry.builder(), mooncake).build())
+                StorageManagerRegistry.builder()
+                    .register(
+                        StorageManagerRegistry.MOONCAKE_STORE,
+                        ConfigMapper.embeddedMooncakeStore(mooncake))
+                    .build())
             .start()) {
       workload(tq, () -> {});
       tq.metrics().orElseThrow().collector().collectNow();

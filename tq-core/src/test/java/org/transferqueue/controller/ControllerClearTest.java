@@ -21,6 +21,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.SampleResult;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplingRequest;

@@ -28,6 +28,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.SampleResult;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.testing.Await;

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.GrpoGroupNSampler;
 import org.transferqueue.testing.Await;
 
@@ -55,7 +56,7 @@ class ControllerGroupFetchTest {
 
   private Controller grpo(int n, boolean polling) {
     return new Controller(
-        ControllerOptions.builder().preAllocSampleNum(0).pollingMode(polling).build(),
+        ControllerOptions.builder().preallocSampleNum(0).pollingMode(polling).build(),
         new GrpoGroupNSampler(n),
         clock);
   }

@@ -18,6 +18,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.testing.Seeds;
@@ -102,7 +103,7 @@ class ControllerModelTest {
     Controller c =
         new Controller(
             ControllerOptions.builder()
-                .preAllocSampleNum(PRE_ALLOC)
+                .preallocSampleNum(PRE_ALLOC)
                 .pollingMode(true)
                 .fetchTimeout(Duration.ZERO)
                 .build(),

@@ -23,6 +23,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.tensor.DType;
 
 /** Scenarios 6.C: production notifications and field metadata. */

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.tensor.DType;
 
 class ControllerSchemaCheckTest {

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.tensor.DType;
 
 /** The controller-state encoding: generations and per-sample column kinds survive a checkpoint. */

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.tensor.DType;
 
 /** Scenarios 6.G (tags and backend metadata) and 6.H (key-value interface). */

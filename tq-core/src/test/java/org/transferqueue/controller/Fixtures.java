@@ -8,6 +8,7 @@ import java.util.stream.LongStream;
 import org.transferqueue.Clock;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
 
@@ -24,7 +25,7 @@ final class Fixtures {
   static Controller controller(int preAlloc, boolean polling) {
     return new Controller(
         ControllerOptions.builder()
-            .preAllocSampleNum(preAlloc)
+            .preallocSampleNum(preAlloc)
             .pollingMode(polling)
             .fetchTimeout(Duration.ofMillis(200))
             .build(),

@@ -83,7 +83,7 @@ class GroupFetchPropertyTest {
       this.c =
           new Controller(
               ControllerOptions.builder()
-                  .preAllocSampleNum(random.nextInt(2 * n))
+                  .preallocSampleNum(random.nextInt(2 * n))
                   .pollingMode(true)
                   .build(),
               new GrpoGroupNSampler(n),

@@ -36,6 +36,7 @@ import org.transferqueue.remote.objectstore.StoreNodeServer;
 import org.transferqueue.storage.kv.KvCellKind;
 import org.transferqueue.storage.kv.KvCellValues;
 import org.transferqueue.storage.kv.KvValues;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.DenseColumn;
 import org.transferqueue.tensor.Tensor;
@@ -140,7 +141,7 @@ class MooncakeKvClientTest {
         MooncakeKvClient.builder()
             .store(store)
             .allocator(allocator)
-            .config(config)
+            .config(ConfigMapper.kvClient(config))
             .nanoClock(clock::get)
             .retryScheduler(
                 delayNs -> {

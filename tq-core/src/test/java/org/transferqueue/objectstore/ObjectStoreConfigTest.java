@@ -15,8 +15,8 @@ class ObjectStoreConfigTest {
     assertThat(ReplicateConfig.builder().build()).isEqualTo(ReplicateConfig.DEFAULT);
     assertThat(ReplicateConfig.DEFAULT.replicaNum()).isEqualTo(1);
     StoreConfig store = StoreConfig.builder().build();
-    assertThat(store.globalSegmentSize()).isEqualTo(16L << 20);
-    assertThat(store.localBufferSize()).isEqualTo(16L << 20);
+    assertThat(store.globalSegmentSize()).isEqualTo(4L << 30);
+    assertThat(store.localBufferSize()).isEqualTo(1L << 30);
     MasterConfig master = MasterConfig.DEFAULT;
     assertThat(master.leaseTtl()).isEqualTo(Duration.ofSeconds(10));
     assertThat(master.evictionHighWatermark()).isEqualTo(0.90);

@@ -40,13 +40,13 @@ import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerState;
 import org.transferqueue.controller.FetchMode;
 import org.transferqueue.controller.GetMetadataRequest;
-import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
@@ -306,7 +306,7 @@ class WireVectorsTest {
       Controller controller =
           new Controller(
               ControllerOptions.builder()
-                  .preAllocSampleNum(2)
+                  .preallocSampleNum(2)
                   .fetchTimeout(Duration.ofMillis(200))
                   .build(),
               new SequentialSampler(),
@@ -623,7 +623,14 @@ class WireVectorsTest {
     RemoteObjectStore store =
         RemoteObjectStore.connect(List.of(address), transport().build(), allocator);
     try {
-      assertThat(store.setup(StoreConfig.builder().localHostname("client").build())).isZero();
+      assertThat(
+              store.setup(
+                  StoreConfig.builder()
+                      .localHostname("client")
+                      .globalSegmentSize(16L << 20)
+                      .localBufferSize(16L << 20)
+                      .build()))
+          .isZero();
       ReplicateConfig pinned = new ReplicateConfig(1, true, false);
       try (Tensor cell = filled(allocator, DType.FLOAT32, 5, 2, 3)) {
         rec.label("WRITE tensor cell 3.0@x");

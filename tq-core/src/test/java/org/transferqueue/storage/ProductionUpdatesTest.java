@@ -12,6 +12,7 @@ import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.tensor.DType;
 
 class ProductionUpdatesTest {
@@ -46,11 +47,11 @@ class ProductionUpdatesTest {
         ProductionUpdates.of(meta, PartitionGroup.of(meta).get(0), schema, backendMeta);
 
     assertThat(update.partitionId()).isEqualTo("p");
-    assertThat(update.globalIndexes()).containsExactly(5L, 7L);
-    assertThat(update.fieldSchema().get("x").perSampleShapes())
+    assertThat(update.indexes()).containsExactly(5L, 7L);
+    assertThat(update.fields().get("x").perSampleShapes())
         .containsExactly(List.of(1L), List.of(3L));
-    assertThat(update.fieldSchema().get("y")).isEqualTo(FieldSchema.regular(DType.INT64, 4));
-    assertThat(update.backendMeta()).containsExactly(Map.of("x", 10L), Map.of("x", 30L));
+    assertThat(update.fields().get("y")).isEqualTo(FieldSchema.regular(DType.INT64, 4));
+    assertThat(update.backendMeta().values()).containsExactly(Map.of("x", 10L), Map.of("x", 30L));
   }
 
   @Test
@@ -67,8 +68,7 @@ class ProductionUpdatesTest {
 
   @Test
   void shouldFailWithNotificationFailedWhenNotifierRejects() {
-    ProductionUpdate update =
-        new ProductionUpdate("p", List.of(1L), new java.util.TreeMap<>(), List.of());
+    ProductionUpdate update = new ProductionUpdate("p", List.of(1L), Map.of(), Map.of());
     TqException rejection = new TqException(ErrorCode.SCHEMA_CONFLICT, "dtype mismatch");
 
     assertThatThrownBy(
@@ -89,8 +89,7 @@ class ProductionUpdatesTest {
   @Test
   void shouldDeliverUpdateWhenNotifierAccepts() {
     List<ProductionUpdate> seen = new ArrayList<>();
-    ProductionUpdate update =
-        new ProductionUpdate("p", List.of(1L, 2L), new java.util.TreeMap<>(), List.of());
+    ProductionUpdate update = new ProductionUpdate("p", List.of(1L, 2L), Map.of(), Map.of());
 
     ProductionUpdates.publish(seen::add, update);
 

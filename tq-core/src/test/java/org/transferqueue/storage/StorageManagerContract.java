@@ -15,6 +15,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -117,13 +118,13 @@ public abstract class StorageManagerContract {
       assertThat(notifications.accepted).hasSize(2);
       ProductionUpdate first = notifications.accepted.get(0);
       assertThat(first.partitionId()).isEqualTo("a");
-      assertThat(first.globalIndexes()).containsExactly(10L, 12L);
-      assertThat(first.fieldSchema().get("dense")).isEqualTo(FieldSchema.regular(DType.INT64, 2));
-      assertThat(first.fieldSchema().get("scalars")).isEqualTo(FieldSchema.regular(DType.FLOAT32));
-      assertThat(first.fieldSchema().get("objects").nonTensor()).isTrue();
-      assertThat(first.fieldSchema().get("jagged").perSampleShapes())
+      assertThat(first.indexes()).containsExactly(10L, 12L);
+      assertThat(first.fields().get("dense")).isEqualTo(FieldSchema.regular(DType.INT64, 2));
+      assertThat(first.fields().get("scalars")).isEqualTo(FieldSchema.regular(DType.FLOAT32));
+      assertThat(first.fields().get("objects").nonTensor()).isTrue();
+      assertThat(first.fields().get("jagged").perSampleShapes())
           .containsExactly(List.of(1L), List.of(0L));
-      assertThat(notifications.accepted.get(1).globalIndexes()).containsExactly(11L);
+      assertThat(notifications.accepted.get(1).indexes()).containsExactly(11L);
     }
   }
 

@@ -3,7 +3,6 @@ package org.transferqueue.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -20,7 +19,7 @@ class StorageManagerRegistryTest {
             .build();
 
     try (RootAllocator allocator = RootAllocator.builder().build()) {
-      StorageContext context = new StorageContext(allocator, ProductionNotifier.NO_OP, Map.of());
+      StorageContext context = new StorageContext(allocator, ProductionNotifier.NO_OP);
       assertThatThrownBy(() -> registry.create("Foo", context))
           .isInstanceOfSatisfying(
               TqException.class,

@@ -36,6 +36,7 @@ import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.testing.Await;
 
 /** Client and server over loopback: bodies, pipelining, deadlines, errors, hostile input, auth. */
@@ -877,7 +878,7 @@ class TransportTest {
   void shouldBuildConfigFromNetworkSectionAndRejectBadValues() {
     NetworkConfig network =
         NetworkConfig.builder().bindHost("0.0.0.0").authToken("tok").maxFrameBytes(1 << 24).build();
-    TransportConfig config = TransportConfig.from(network);
+    TransportConfig config = ConfigMapper.transport(network);
     assertThat(config.bindHost()).isEqualTo("0.0.0.0");
     assertThat(config.authToken()).contains("tok");
     assertThat(config.maxFrameBytes()).isEqualTo(1 << 24);

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import org.transferqueue.Clock;
 import org.transferqueue.DistinctErrorLog;
-import org.transferqueue.client.ControllerSettings;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
@@ -19,6 +18,7 @@ import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -68,9 +68,12 @@ final class ControllerCommand implements Callable<Integer> {
             .bindAddress(
                 tq.network().controllerAddress(), NetworkConfig.CONTROLLER_ADDRESS_PROP_NAME);
     TransportConfig transport =
-        TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
+        ConfigMapper.transportBuilder(tq.network())
+            .bindHost(bind.host())
+            .bindPort(bind.port())
+            .build();
     Controller controller =
-        new Controller(ControllerSettings.from(tq), Samplers.create(tq.controller()), Clock.SYSTEM);
+        new Controller(ConfigMapper.controller(tq), Samplers.create(tq.controller()), Clock.SYSTEM);
     RootAllocator allocator = RoleRunner.allocator(tq, "tq-controller");
     ControllerServer server = null;
     MetricsCollector collector = null;

@@ -18,6 +18,7 @@ import org.transferqueue.objectstore.StoreStatistics;
 import org.transferqueue.remote.objectstore.RemoteObjectStore;
 import org.transferqueue.remote.storage.RemoteStorageUnit;
 import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine.Command;
@@ -87,7 +88,7 @@ final class StatusCommand extends ConnectedCommand {
     }
     RemoteObjectStore store =
         RemoteObjectStore.connect(
-            addresses, TransportConfig.storeNodeClient(tq.config()), tq.allocator());
+            addresses, ConfigMapper.storeNodeClient(tq.config()), tq.allocator());
     try {
       return ask(addresses, store::nodeStatistics);
     } finally {
@@ -100,7 +101,7 @@ final class StatusCommand extends ConnectedCommand {
     if (addresses.isEmpty()) {
       return List.of();
     }
-    TransportConfig transport = TransportConfig.storageUnitClient(tq.config());
+    TransportConfig transport = ConfigMapper.storageUnitClient(tq.config());
     try (TransportClient client = new TransportClient(transport, tq.allocator())) {
       return ask(
           addresses,

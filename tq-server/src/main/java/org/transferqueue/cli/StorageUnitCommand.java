@@ -21,6 +21,7 @@ import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -82,7 +83,10 @@ final class StorageUnitCommand implements Callable<Integer> {
                 Optional.of(address),
                 NetworkConfig.STORAGE_UNIT_ADDRESSES_PROP_NAME + "[" + unit + "]");
     TransportConfig transport =
-        TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
+        ConfigMapper.transportBuilder(tq.network())
+            .bindHost(bind.host())
+            .bindPort(bind.port())
+            .build();
     try (CloseStack cleanup = new CloseStack()) {
       RootAllocator allocator = cleanup.push(RoleRunner.allocator(tq, "tq-storage-unit-" + unit));
       StorageUnit storageUnit =

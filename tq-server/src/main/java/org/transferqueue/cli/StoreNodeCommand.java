@@ -19,9 +19,9 @@ import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
-import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.remote.objectstore.StoreNodeServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.transport.TransportConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -95,12 +95,14 @@ final class StoreNodeCommand implements Callable<Integer> {
                 Optional.of(address),
                 NetworkConfig.STORE_NODE_ADDRESSES_PROP_NAME + "[" + node + "]");
     TransportConfig transport =
-        TransportConfig.builder(tq.network()).bindHost(bind.host()).bindPort(bind.port()).build();
+        ConfigMapper.transportBuilder(tq.network())
+            .bindHost(bind.host())
+            .bindPort(bind.port())
+            .build();
     try (CloseStack cleanup = new CloseStack()) {
       RootAllocator allocator = cleanup.push(RoleRunner.allocator(tq, "tq-store-node-" + node));
       EmbeddedObjectStore engine =
-          cleanup.push(
-              EmbeddedObjectStore.create(allocator, MooncakeStoreBackend.masterConfig(mooncake)));
+          cleanup.push(EmbeddedObjectStore.create(allocator, ConfigMapper.master(mooncake)));
       int rc = engine.setup(storeConfig);
       if (rc != 0) {
         throw new TqException(

@@ -16,6 +16,7 @@ import org.transferqueue.config.HostPort;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.config.TqConfigs;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.transport.TransportConfig;
 
 /**
@@ -65,7 +66,7 @@ class LoopbackExampleTest {
   @Test
   void shouldSetTheLimitsOfEveryProcess() {
     TqConfig config = TqConfigs.load(file);
-    TransportConfig transport = TransportConfig.from(config.network());
+    TransportConfig transport = ConfigMapper.transport(config.network());
 
     assertThat(config.network().maxFrameBytes()).isEqualTo(256L << 20);
     assertThat(transport.maxFrameBytes()).isEqualTo(256L << 20);
@@ -95,7 +96,7 @@ class LoopbackExampleTest {
     TqConfig config = TqConfigs.load(file, Map.of("TQ_AUTH_TOKEN", "s3cret-token"));
 
     assertThat(config.network().authToken()).contains("s3cret-token");
-    assertThat(TransportConfig.from(config.network()).authToken()).contains("s3cret-token");
+    assertThat(ConfigMapper.transport(config.network()).authToken()).contains("s3cret-token");
     assertThat(config.toString()).doesNotContain("s3cret-token");
   }
 

@@ -24,6 +24,7 @@ import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.remote.storage.RemoteSimpleStorage;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.transport.TransportConfig;
 
@@ -115,7 +116,7 @@ class ProcessFaultsTest {
       TqConfig config = cluster.tqConfig(StorageBackend.SIMPLE_STORAGE);
       Duration deadline = Duration.ofSeconds(2);
       TransportConfig transport =
-          TransportConfig.builder(config.network()).defaultCallTimeout(deadline).build();
+          ConfigMapper.transportBuilder(config.network()).defaultCallTimeout(deadline).build();
       StorageManagerRegistry backends =
           StorageManagerRegistry.builder()
               .register(

@@ -29,6 +29,7 @@ import org.transferqueue.remote.objectstore.StoreNodeServer;
 import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.server.config.TqConfigs;
 import org.transferqueue.storage.simple.StorageUnit;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.testing.Await;
 import org.transferqueue.transport.TransportConfig;
 
@@ -52,7 +53,7 @@ class TokenAccessTest {
   @Test
   void shouldBindLoopbackUnlessConfigured(BufferAllocator allocator) throws IOException {
     assertThat(TransportConfig.builder().build().bindHost()).isEqualTo("127.0.0.1");
-    assertThat(TransportConfig.from(TqConfigs.parse("network: {}\n").network()).bindHost())
+    assertThat(ConfigMapper.transport(TqConfigs.parse("network: {}\n").network()).bindHost())
         .isEqualTo("127.0.0.1");
     ControllerServer server =
         ControllerServer.start(

@@ -4,8 +4,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.transferqueue.config.HostPort;
-import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.objectstore.KvClientConfig;
 import org.transferqueue.objectstore.MooncakeKvClient;
+import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerFactory;
 import org.transferqueue.transport.TransportConfig;
@@ -24,20 +25,26 @@ public final class RemoteMooncakeStore {
    *
    * @param nodes the node addresses in sharding order, the same for every client; at least one
    * @param transport token, limits and the per-call deadline
-   * @param config the MooncakeStore settings (local buffer size, batching, retries)
+   * @param storeConfig this client's segment name, contributed segment and local buffer
+   * @param clientConfig batching, retries and hard pin of the key-value client
    * @return the factory; each manager owns its store client
    */
   public static StorageManagerFactory factory(
-      List<HostPort> nodes, TransportConfig transport, MooncakeStoreConfig config) {
+      List<HostPort> nodes,
+      TransportConfig transport,
+      StoreConfig storeConfig,
+      KvClientConfig clientConfig) {
     List<HostPort> copy = List.copyOf(nodes);
     Objects.requireNonNull(transport, "transport");
-    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(storeConfig, "storeConfig");
+    Objects.requireNonNull(clientConfig, "clientConfig");
     // One call, one deadline: a put, get or clear of the client ends by the call timeout,
     // retries included, as a call to a storage unit does.
     return context ->
         MooncakeStoreBackend.over(
             RemoteObjectStore.connect(copy, transport, context.allocator()),
-            config,
+            storeConfig,
+            clientConfig,
             context,
             Optional.of(transport.defaultCallTimeout()));
   }

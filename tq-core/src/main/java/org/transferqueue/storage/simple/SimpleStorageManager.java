@@ -24,6 +24,7 @@ import org.transferqueue.storage.ProductionUpdates;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
+import org.transferqueue.storage.StorageManagerFactory;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.tensor.Batch;
@@ -99,18 +100,28 @@ public final class SimpleStorageManager implements StorageManager {
   }
 
   /**
-   * The factory registered as {@link StorageManagerRegistry#SIMPLE_STORAGE}: reads the options with
-   * {@link SimpleStorageSettings#fromOptions} and starts with an empty parser registry.
+   * The factory registered as {@link StorageManagerRegistry#SIMPLE_STORAGE}: each manager it
+   * creates has these settings and starts with an empty parser registry.
    *
-   * @param context allocator, notifier and the {@code backend.SimpleStorage} options
+   * @param settings unit count, capacity, limits and threads
+   * @return the factory
+   */
+  public static StorageManagerFactory factory(SimpleStorageSettings settings) {
+    Objects.requireNonNull(settings, "settings");
+    return context -> create(context, settings);
+  }
+
+  /**
+   * Creates a manager with an empty parser registry.
+   *
+   * @param context allocator and notifier
+   * @param settings unit count, capacity, limits and threads
    * @return a manager the caller owns
    */
-  public static SimpleStorageManager create(StorageContext context) {
+  public static SimpleStorageManager create(
+      StorageContext context, SimpleStorageSettings settings) {
     return new SimpleStorageManager(
-        SimpleStorageSettings.fromOptions(context.options()),
-        context.allocator(),
-        context.notifier(),
-        new DataParserRegistry());
+        settings, context.allocator(), context.notifier(), new DataParserRegistry());
   }
 
   private static String randomHex() {

@@ -11,6 +11,7 @@ import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.StoreStatistics;
+import org.transferqueue.system.ConfigMapper;
 
 /**
  * {@code backend.MooncakeStore.offload.eviction_high_watermark_ratio} and {@code eviction_ratio}
@@ -28,8 +29,8 @@ class EvictionSettingsTest {
         MooncakeStoreConfig.builder()
             .offload(o -> o.evictionHighWatermarkRatio(0.5).evictionRatio(0.25))
             .build();
-    assertThat(MooncakeStoreBackend.masterConfig(half).evictionHighWatermark()).isEqualTo(0.5);
-    assertThat(MooncakeStoreBackend.masterConfig(half).evictionRatio()).isEqualTo(0.25);
+    assertThat(ConfigMapper.master(half).evictionHighWatermark()).isEqualTo(0.5);
+    assertThat(ConfigMapper.master(half).evictionRatio()).isEqualTo(0.25);
 
     // 10 of 16 slots (62.5 %): above a watermark of 0.5, below the default of 0.9.
     assertThat(evictedAfterTenObjects(allocator, half)).isPositive();
@@ -39,7 +40,7 @@ class EvictionSettingsTest {
   private static long evictedAfterTenObjects(
       BufferAllocator allocator, MooncakeStoreConfig config) {
     try (EmbeddedObjectStore store =
-            EmbeddedObjectStore.create(allocator, MooncakeStoreBackend.masterConfig(config));
+            EmbeddedObjectStore.create(allocator, ConfigMapper.master(config));
         NativeBuffer source = allocator.allocate(OBJECT)) {
       assertThat(
               store.setup(

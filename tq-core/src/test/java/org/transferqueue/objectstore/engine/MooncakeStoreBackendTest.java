@@ -19,10 +19,11 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
-import org.transferqueue.storage.ProductionUpdate;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -45,9 +46,11 @@ class MooncakeStoreBackendTest {
   void setUp(BufferAllocator allocator) {
     this.allocator = allocator;
     StorageManagerRegistry registry =
-        MooncakeStoreBackend.register(StorageManagerRegistry.builder(), CONFIG).build();
-    manager =
-        registry.create("MooncakeStore", new StorageContext(allocator, updates::add, Map.of()));
+        StorageManagerRegistry.builder()
+            .register(
+                StorageManagerRegistry.MOONCAKE_STORE, ConfigMapper.embeddedMooncakeStore(CONFIG))
+            .build();
+    manager = registry.create("MooncakeStore", new StorageContext(allocator, updates::add));
   }
 
   @AfterEach
@@ -173,20 +176,21 @@ class MooncakeStoreBackendTest {
       manager.put(batch, meta);
       assertThat(updates).hasSize(2);
       assertThat(updates.get(0).partitionId()).isEqualTo("x");
-      assertThat(updates.get(0).globalIndexes()).containsExactly(0L, 2L);
-      assertThat(updates.get(1).globalIndexes()).containsExactly(1L);
+      assertThat(updates.get(0).indexes()).containsExactly(0L, 2L);
+      assertThat(updates.get(1).indexes()).containsExactly(1L);
     }
   }
 
   @Test
   void AS118_shouldFailWhenTheStoreCannotBeSetUp() {
     StorageManagerRegistry registry =
-        MooncakeStoreBackend.register(StorageManagerRegistry.builder(), CONFIG).build();
+        StorageManagerRegistry.builder()
+            .register(
+                StorageManagerRegistry.MOONCAKE_STORE, ConfigMapper.embeddedMooncakeStore(CONFIG))
+            .build();
     try (BufferAllocator small = allocator.newChildAllocator("small", 1L << 20)) {
       assertThatThrownBy(
-              () ->
-                  registry.create(
-                      "MooncakeStore", new StorageContext(small, updates::add, Map.of())))
+              () -> registry.create("MooncakeStore", new StorageContext(small, updates::add)))
           .hasMessageContaining("Mooncake store setup failed with error code: -600");
     }
   }

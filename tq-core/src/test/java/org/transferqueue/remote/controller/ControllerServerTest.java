@@ -28,12 +28,12 @@ import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.controller.ControllerState;
 import org.transferqueue.controller.GetMetadataRequest;
-import org.transferqueue.controller.ProductionUpdate;
 import org.transferqueue.controller.TagUpdate;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.remote.DocumentedLayouts;
 import org.transferqueue.remote.MetaCodec;
 import org.transferqueue.remote.MetaWriter;
@@ -74,7 +74,7 @@ class ControllerServerTest {
 
   private static Controller controller(Duration fetchTimeout, Clock clock) {
     return new Controller(
-        ControllerOptions.builder().preAllocSampleNum(2).fetchTimeout(fetchTimeout).build(),
+        ControllerOptions.builder().preallocSampleNum(2).fetchTimeout(fetchTimeout).build(),
         new SequentialSampler(),
         clock);
   }

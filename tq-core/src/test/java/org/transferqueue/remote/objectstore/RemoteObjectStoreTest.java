@@ -24,6 +24,7 @@ import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.remote.RemoteUnits;
 import org.transferqueue.storage.kv.KvCellKind;
 import org.transferqueue.storage.kv.KvValues;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.Request;
@@ -133,7 +134,7 @@ class RemoteObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
         MooncakeKvClient.builder()
             .store(store)
             .allocator(allocator)
-            .config(MooncakeStoreConfig.builder().build())
+            .config(ConfigMapper.kvClient(MooncakeStoreConfig.builder().build()))
             .nanoClock(System::nanoTime)
             .operationTimeout(Duration.ofSeconds(30))
             .build()) {

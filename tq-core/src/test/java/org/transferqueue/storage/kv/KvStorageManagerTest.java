@@ -19,8 +19,8 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.storage.DataParserReference;
-import org.transferqueue.storage.ProductionUpdate;
 import org.transferqueue.storage.PutResult;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ColumnKind;
@@ -143,14 +143,14 @@ class KvStorageManagerTest {
       assertThat(updates).hasSize(1);
       ProductionUpdate update = updates.get(0);
       assertThat(update.partitionId()).isEqualTo("p0");
-      assertThat(update.globalIndexes()).containsExactly(0L, 1L, 2L);
-      assertThat(update.backendMeta().get(0))
+      assertThat(update.indexes()).containsExactly(0L, 1L, 2L);
+      assertThat(update.backendMeta().get(0L))
           .isEqualTo(
               Map.of(
                   "label", Map.of("storage_key", "0.0@label"),
                   "text", Map.of("storage_key", "0.0@text")));
-      assertThat(update.fieldSchema().get("label")).isEqualTo(FieldSchema.regular(DType.INT64));
-      assertThat(update.fieldSchema().get("text")).isEqualTo(FieldSchema.regular(DType.INT64, 2));
+      assertThat(update.fields().get("label")).isEqualTo(FieldSchema.regular(DType.INT64));
+      assertThat(update.fields().get("text")).isEqualTo(FieldSchema.regular(DType.INT64, 2));
       BatchMeta applied = result.applyTo(meta);
       assertThat(applied.backendMeta(2).get("text")).isEqualTo(Map.of("storage_key", "2.0@text"));
     }
@@ -175,7 +175,7 @@ class KvStorageManagerTest {
               new long[] {1, 2},
               new long[] {6, 7, 8},
               new long[] {10});
-      assertThat(updates.get(0).fieldSchema().get("input_ids").perSampleShapes())
+      assertThat(updates.get(0).fields().get("input_ids").perSampleShapes())
           .containsExactly(List.of(5L), List.of(4L), List.of(2L));
     }
   }

@@ -116,9 +116,9 @@ class DataParserTest {
           .singleElement()
           .satisfies(
               update -> {
-                assertThat(update.fieldSchema().get("normal_data"))
+                assertThat(update.fields().get("normal_data"))
                     .isEqualTo(FieldSchema.regular(DType.FLOAT32, 2));
-                assertThat(update.fieldSchema().get("data_to_be_parsed"))
+                assertThat(update.fields().get("data_to_be_parsed"))
                     .as("the schema describes the stored (parsed) data")
                     .isEqualTo(
                         FieldSchema.nestedOf(

@@ -5,8 +5,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.storage.ProductionNotifier;
-import org.transferqueue.storage.ProductionUpdate;
 
 /** A notifier that records every update and rejects those a predicate selects. */
 final class RecordingNotifier implements ProductionNotifier {

@@ -26,6 +26,7 @@ import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerRegistry;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -92,7 +93,7 @@ class SimpleStorageManagerTest {
             .memory(m -> m.storageUnitLimitBytes(1L << 20))
             .build();
 
-    SimpleStorageSettings settings = SimpleStorageSettings.from(config);
+    SimpleStorageSettings settings = ConfigMapper.simpleStorage(config);
 
     assertThat(settings.unitCount()).isEqualTo(3);
     assertThat(settings.unitCapacity()).hasValue(4);
@@ -220,11 +221,11 @@ class SimpleStorageManagerTest {
       assertThat(notifier.accepted()).hasSize(1);
       var update = notifier.accepted().getFirst();
       assertThat(update.partitionId()).isEqualTo("0");
-      assertThat(update.globalIndexes()).containsExactly(0L, 1L);
-      assertThat(update.fieldSchema())
+      assertThat(update.indexes()).containsExactly(0L, 1L);
+      assertThat(update.fields())
           .containsExactly(Map.entry("test_field", FieldSchema.regular(DType.FLOAT32, 2)));
       assertThat(update.backendMeta()).isEmpty();
-      assertThat(result.fieldSchema()).isEqualTo(update.fieldSchema());
+      assertThat(result.fieldSchema()).isEqualTo(update.fields());
       assertThat(result.applyTo(meta(0, 1)).isReady()).isTrue();
     }
   }
@@ -329,25 +330,21 @@ class SimpleStorageManagerTest {
 
   @Test
   void AS059_configurationIsValidated(BufferAllocator allocator) {
-    assertThatThrownBy(() -> SimpleStorageSettings.fromOptions(Map.of("num_data_storage_units", 0)))
+    assertThatThrownBy(() -> SimpleStorageSettings.builder().unitCount(0).build())
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
         .hasMessageContaining("backend.SimpleStorage.num_data_storage_units=0");
-    assertThatThrownBy(() -> SimpleStorageSettings.fromOptions(Map.of("num_storage_units", 1)))
-        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
-        .hasMessageContaining("backend.SimpleStorage.num_storage_units is not a known key");
-    assertThat(
-            SimpleStorageSettings.fromOptions(Map.of("storage_unit_infos", Map.of())).unitCount())
-        .isEqualTo(2);
 
     StorageManagerRegistry registry =
         StorageManagerRegistry.builder()
-            .register(StorageManagerRegistry.SIMPLE_STORAGE, SimpleStorageManager::create)
+            .register(
+                StorageManagerRegistry.SIMPLE_STORAGE,
+                SimpleStorageManager.factory(
+                    SimpleStorageSettings.builder()
+                        .unitCount(3)
+                        .totalStorageSize(OptionalLong.of(10))
+                        .build()))
             .build();
-    StorageContext context =
-        new StorageContext(
-            allocator,
-            ProductionNotifier.NO_OP,
-            Map.of("num_data_storage_units", 3, "total_storage_size", 10));
+    StorageContext context = new StorageContext(allocator, ProductionNotifier.NO_OP);
     try (StorageManager manager = registry.create("SimpleStorage", context)) {
       assertThat(manager.backendName()).isEqualTo("SimpleStorage");
       SimpleStorageManager simple = (SimpleStorageManager) manager;
@@ -426,7 +423,7 @@ class SimpleStorageManagerTest {
           .satisfies(
               u -> {
                 assertThat(u.partitionId()).isEqualTo("a");
-                assertThat(u.globalIndexes()).containsExactly(10L, 12L);
+                assertThat(u.indexes()).containsExactly(10L, 12L);
               });
       try (Batch read = manager.get(meta(List.of("f"), 10, 12), allocator)) {
         assertThat(((ObjectColumn) read.column("f")).values()).containsExactly("a0", "a1");

@@ -24,11 +24,9 @@ import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
 import org.transferqueue.storage.StorageManagerRegistry;
-import org.transferqueue.storage.simple.SimpleStorageManager;
+import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
-import org.transferqueue.transport.TransportConfig;
 
 /**
  * Runs a {@link BenchPlan}: per size, generates the data once; per mode, measures the mode's
@@ -251,7 +249,7 @@ public final class BenchRunner {
         backend == BenchBackend.SIMPLE_STORAGE
             ? config.network().storageUnitAddresses()
             : config.network().storeNodeAddresses());
-    return new HeapMeter(TransportConfig.from(config.network()), client.allocator(), servers);
+    return new HeapMeter(ConfigMapper.transport(config.network()), client.allocator(), servers);
   }
 
   private void iterateAll(
@@ -429,10 +427,7 @@ public final class BenchRunner {
   }
 
   private static StorageManagerRegistry backends(TqConfig config) {
-    StorageManagerRegistry.Builder registry =
-        StorageManagerRegistry.builder()
-            .register(StorageManagerRegistry.SIMPLE_STORAGE, SimpleStorageManager::create);
-    return MooncakeStoreBackend.register(registry, config.backend().mooncakeStore()).build();
+    return ConfigMapper.embeddedBackends(config);
   }
 
   private static double seconds(long nanos) {

@@ -1,17 +1,14 @@
-package org.transferqueue.remote;
+package org.transferqueue.system;
 
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.StorageException;
 import org.transferqueue.TqException;
 import org.transferqueue.controller.ControllerApi;
+import org.transferqueue.meta.ProductionUpdate;
 import org.transferqueue.metrics.ControllerOp;
 import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.storage.ProductionNotifier;
-import org.transferqueue.storage.ProductionUpdate;
 
 /**
  * Delivers storage's production notifications to a controller, in-process or remote. A rejected
@@ -46,27 +43,12 @@ public final class ControllerNotifier implements ProductionNotifier {
 
   @Override
   public void notifyProduced(ProductionUpdate update) {
-    List<Long> indexes = update.globalIndexes();
-    Map<Long, Map<String, Object>> backendMeta = new LinkedHashMap<>();
-    for (int i = 0; i < update.backendMeta().size(); i++) {
-      Map<String, Object> perField = update.backendMeta().get(i);
-      if (perField != null && !perField.isEmpty()) {
-        backendMeta.put(indexes.get(i), perField);
-      }
-    }
     try {
-      var produced =
-          new org.transferqueue.controller.ProductionUpdate(
-              update.partitionId(),
-              indexes,
-              update.fieldSchema(),
-              backendMeta,
-              update.generations());
       requests.measure(
           ControllerOp.NOTIFY_DATA_UPDATE,
           () -> {
-            controller.updateProductionStatus(produced);
-            return indexes.size();
+            controller.updateProductionStatus(update);
+            return update.indexes().size();
           },
           n -> n);
     } catch (TqException e) {
