@@ -15,16 +15,16 @@ import org.transferqueue.storage.StorageManager;
  * stages its own file (prepare), and only when all of them succeeded does any of them apply it
  * (commit); if one fails, every server discards what it staged (abort) and nothing changed.
  *
- * <pre>
- *   client            unit 0           unit 1
- *     |-- PREPARE ------>|                |      read + CRC32C + stage, nothing applied
- *     |-- PREPARE ---------------------->|
- *     |<-- ok -----------|<-- ok ---------|
- *     |   (controller state replaced by the caller here)
- *     |-- COMMIT ------->|-- COMMIT ----->|      swap staged data in
+ * <pre>{@code
+ * client            unit 0           unit 1
+ *   |-- PREPARE ------>|                |      read + CRC32C + stage, nothing applied
+ *   |-- PREPARE ---------------------->|
+ *   |<-- ok -----------|<-- ok ---------|
+ *   |   (controller state replaced by the caller here)
+ *   |-- COMMIT ------->|-- COMMIT ----->|      swap staged data in
  *
- *   any PREPARE failing:  ABORT to every server, the first failure is thrown
- * </pre>
+ * any PREPARE failing:  ABORT to every server, the first failure is thrown
+ * }</pre>
  *
  * <p>A commit only swaps staged memory in, so it fails only when a server dies or becomes
  * unreachable between the phases; the other servers still commit, and the error names the server.

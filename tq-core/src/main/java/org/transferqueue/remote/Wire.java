@@ -28,6 +28,9 @@ public final class Wire {
     /** A first array of 1 KiB: most messages are a few hundred bytes; larger ones grow it. */
     private static final int INITIAL_BYTES = 1024;
 
+    /** Starts an empty section. */
+    public Writer() {}
+
     private final MsgpackWriter out = new MsgpackWriter(INITIAL_BYTES);
 
     /**

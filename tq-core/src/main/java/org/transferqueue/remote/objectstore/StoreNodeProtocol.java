@@ -39,8 +39,9 @@ import org.transferqueue.transport.Response;
  *                                                                            evictedObjects]
  * </pre>
  *
- * Checkpoint loads run in two phases across all nodes ({@link StagedCheckpointLoads}, with the
- * layouts of {@link CheckpointMessages}).
+ * Checkpoint loads run in two phases across all nodes ({@link
+ * org.transferqueue.remote.StagedCheckpointLoads}, with the layouts of {@link
+ * org.transferqueue.remote.CheckpointMessages}).
  */
 public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
   /** Writes objects, one body per key. */

@@ -266,7 +266,8 @@ public final class RemoteStorageUnit {
 
   /**
    * First phase of a checkpoint load: the unit reads and verifies {@code path} on its host and
-   * stages its cells under {@code token}, changing nothing (see {@link StagedCheckpointLoads}).
+   * stages its cells under {@code token}, changing nothing (see {@link
+   * org.transferqueue.remote.StagedCheckpointLoads}).
    *
    * @param token the load's token
    * @param path the checkpoint file on the unit's host

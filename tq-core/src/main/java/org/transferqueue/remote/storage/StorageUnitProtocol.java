@@ -39,9 +39,11 @@ import org.transferqueue.storage.simple.StorageUnitStats;
  * Kinds are {@link org.transferqueue.tensor.ColumnKind} ordinals, dtypes their PyTorch names, all
  * msgpack. A put with a token other than 0 is held: it stays revocable until a FINISH names the
  * token, which the client chooses (so that it can decide a put whose reply it never received).
- * Checkpoint loads run in two phases across all units ({@link StagedCheckpointLoads}, with the
- * layouts of {@link CheckpointMessages}). The PUT and GET layouts, which describe bodies, are
- * written by {@link RemoteStorageUnit} and read by {@link StorageUnitServer} and {@link UnitRows}.
+ * Checkpoint loads run in two phases across all units ({@link
+ * org.transferqueue.remote.StagedCheckpointLoads}, with the layouts of {@link
+ * org.transferqueue.remote.CheckpointMessages}). The PUT and GET layouts, which describe bodies,
+ * are written by {@link RemoteStorageUnit} and read by {@link StorageUnitServer} and {@link
+ * UnitRows}.
  */
 public enum StorageUnitProtocol implements StorageHandlers.StorageMessageType {
   /** Stores rows as cells, atomically; held under a token or kept at once. */
