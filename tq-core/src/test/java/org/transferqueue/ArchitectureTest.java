@@ -6,8 +6,6 @@ import static com.tngtech.archunit.core.domain.properties.HasName.Predicates.nam
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
-import com.tngtech.archunit.base.DescribedPredicate;
-import com.tngtech.archunit.core.domain.JavaAccess;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import java.util.ArrayList;
@@ -15,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.testing.BannedApis;
 
 /**
  * Fails the build when a package depends on a higher layer of DESIGN §3, when packages form a
@@ -134,41 +133,12 @@ class ArchitectureTest {
 
   @Test
   void shouldReadTimeOnlyThroughTheClock() {
-    noClasses()
-        .that()
-        .doNotHaveFullyQualifiedName("org.transferqueue.Clock")
-        .should()
-        .accessTargetWhere(
-            DescribedPredicate.<JavaAccess<?>>describe(
-                "System.nanoTime or System.currentTimeMillis",
-                access ->
-                    access.getTargetOwner().isEquivalentTo(System.class)
-                        && (access.getName().equals("nanoTime")
-                            || access.getName().equals("currentTimeMillis"))))
-        .because(
-            "STYLE §7: time comes from an injected org.transferqueue.Clock, so tests control it")
-        .check(mainClasses);
+    BannedApis.timeOnlyThroughTheClock().check(mainClasses);
   }
 
   @Test
   void shouldNotUseBannedApisInLibrary() {
-    noClasses()
-        .should()
-        .accessField(System.class, "out")
-        .orShould()
-        .accessField(System.class, "err")
-        .because("STYLE §8: libraries log through System.Logger; only the cli writes to stdout")
-        .check(mainClasses);
-    noClasses()
-        .should()
-        .callMethod(Thread.class, "sleep", long.class)
-        .orShould()
-        .dependOnClassesThat()
-        .haveFullyQualifiedName("sun.misc.Unsafe")
-        .orShould()
-        .dependOnClassesThat()
-        .haveFullyQualifiedName("java.io.ObjectInputStream")
-        .because("no sleeps to wait for state, no Unsafe, no Java serialization")
-        .check(mainClasses);
+    BannedApis.standardStreamsOnlyInCli().check(mainClasses);
+    BannedApis.noSleepUnsafeOrSerialization().check(mainClasses);
   }
 }

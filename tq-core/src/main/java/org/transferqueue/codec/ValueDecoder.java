@@ -127,12 +127,7 @@ public final class ValueDecoder {
       MemorySegment mainFrame, List<MemorySegment> auxFrames, String valueName) {
     Object value = decode(mainFrame, auxFrames, valueName);
     if (!(value instanceof List<?> rows)) {
-      throw new TqException(
-          ErrorCode.CORRUPT_DATA,
-          "value "
-              + valueName
-              + " is not a column: expected an array, found "
-              + (value == null ? "nil" : value.getClass().getSimpleName()));
+      throw notAColumn(valueName, value);
     }
     @SuppressWarnings("unchecked")
     List<Object> column = (List<Object>) rows;
@@ -159,12 +154,7 @@ public final class ValueDecoder {
     Object value = decodeCopying(mainFrame, auxFrames, valueName, allocator);
     try {
       if (!(value instanceof List<?> rows)) {
-        throw new TqException(
-            ErrorCode.CORRUPT_DATA,
-            "value "
-                + valueName
-                + " is not a column: expected an array, found "
-                + (value == null ? "nil" : value.getClass().getSimpleName()));
+        throw notAColumn(valueName, value);
       }
       return new ObjectColumn(rows);
     } catch (TqException e) {
@@ -463,5 +453,14 @@ public final class ValueDecoder {
       }
       return total;
     }
+  }
+
+  private static TqException notAColumn(String valueName, Object value) {
+    return new TqException(
+        ErrorCode.CORRUPT_DATA,
+        "value "
+            + valueName
+            + " is not a column: expected an array, found "
+            + (value == null ? "nil" : value.getClass().getSimpleName()));
   }
 }

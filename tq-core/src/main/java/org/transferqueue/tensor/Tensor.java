@@ -133,168 +133,84 @@ public final class Tensor implements AutoCloseable {
   }
 
   /**
-   * Creates a floating-point tensor from floats, rounding to float16 or bfloat16 if asked.
+   * Creates a floating-point tensor from floats; see {@link Tensors#ofFloats}.
    *
    * @param allocator where the memory comes from
    * @param dtype float16, bfloat16, float32 or float64
    * @param values the elements in row-major order, as many as the shape holds
-   * @param shape the dimensions; none for a 0-d tensor (then {@code values} has one element)
+   * @param shape the dimensions; none for a 0-d tensor
    * @return a tensor the caller owns and must close
-   * @throws TqException with {@code INVALID_ARGUMENT} for a non-floating dtype or a bad shape,
-   *     {@code SHAPE_MISMATCH} if the value count differs from the shape's element count
    */
   public static Tensor ofFloats(
       BufferAllocator allocator, DType dtype, float[] values, long... shape) {
-    requireFloatingPoint(dtype, "ofFloats");
-    long numel = checkValueCount(values.length, dtype, shape);
-    Tensor tensor = allocate(allocator, dtype, shape);
-    if (dtype == DType.FLOAT32) {
-      MemorySegment.copy(values, 0, tensor.segment, Elements.FLOAT, 0, values.length);
-    } else {
-      for (int i = 0; i < numel; i++) {
-        Elements.setFloat(tensor.segment, dtype, i, values[i]);
-      }
-    }
-    return tensor;
+    return Tensors.ofFloats(allocator, dtype, values, shape);
   }
 
   /**
-   * Creates a floating-point tensor from doubles, rounding once to the dtype's precision.
+   * Creates a floating-point tensor from doubles; see {@link Tensors#ofDoubles}.
    *
    * @param allocator where the memory comes from
    * @param dtype float16, bfloat16, float32 or float64
    * @param values the elements in row-major order, as many as the shape holds
    * @param shape the dimensions
    * @return a tensor the caller owns and must close
-   * @throws TqException as {@link #ofFloats}
    */
   public static Tensor ofDoubles(
       BufferAllocator allocator, DType dtype, double[] values, long... shape) {
-    requireFloatingPoint(dtype, "ofDoubles");
-    long numel = checkValueCount(values.length, dtype, shape);
-    Tensor tensor = allocate(allocator, dtype, shape);
-    if (dtype == DType.FLOAT64) {
-      MemorySegment.copy(values, 0, tensor.segment, Elements.DOUBLE, 0, values.length);
-    } else {
-      for (int i = 0; i < numel; i++) {
-        Elements.setDouble(tensor.segment, dtype, i, values[i]);
-      }
-    }
-    return tensor;
+    return Tensors.ofDoubles(allocator, dtype, values, shape);
   }
 
   /**
-   * Creates an integer (or bool) tensor from longs, each of which must fit the dtype.
+   * Creates an integer (or bool) tensor from longs; see {@link Tensors#ofLongs}.
    *
    * @param allocator where the memory comes from
    * @param dtype bool, uint8, int8, int16, int32 or int64
-   * @param values the elements in row-major order, as many as the shape holds
+   * @param values the elements in row-major order, each within the dtype's range
    * @param shape the dimensions
    * @return a tensor the caller owns and must close
-   * @throws TqException with {@code INVALID_ARGUMENT} for a floating-point dtype, a bad shape or a
-   *     value outside the dtype's range (naming value and index), {@code SHAPE_MISMATCH} if the
-   *     value count differs from the shape's element count
    */
   public static Tensor ofLongs(
       BufferAllocator allocator, DType dtype, long[] values, long... shape) {
-    requireInteger(dtype, "ofLongs");
-    long numel = checkValueCount(values.length, dtype, shape);
-    for (int i = 0; i < numel; i++) {
-      checkRange(dtype, values[i], i);
-    }
-    Tensor tensor = allocate(allocator, dtype, shape);
-    if (dtype == DType.INT64) {
-      MemorySegment.copy(values, 0, tensor.segment, Elements.LONG, 0, values.length);
-    } else {
-      for (int i = 0; i < numel; i++) {
-        Elements.setLong(tensor.segment, dtype, i, values[i]);
-      }
-    }
-    return tensor;
+    return Tensors.ofLongs(allocator, dtype, values, shape);
   }
 
   /**
-   * Creates an integer (or bool) tensor from ints, each of which must fit the dtype.
+   * Creates an integer (or bool) tensor from ints; see {@link Tensors#ofInts}.
    *
    * @param allocator where the memory comes from
    * @param dtype bool, uint8, int8, int16, int32 or int64
-   * @param values the elements in row-major order
+   * @param values the elements in row-major order, each within the dtype's range
    * @param shape the dimensions
    * @return a tensor the caller owns and must close
-   * @throws TqException as {@link #ofLongs}
    */
   public static Tensor ofInts(BufferAllocator allocator, DType dtype, int[] values, long... shape) {
-    requireInteger(dtype, "ofInts");
-    long numel = checkValueCount(values.length, dtype, shape);
-    for (int i = 0; i < numel; i++) {
-      checkRange(dtype, values[i], i);
-    }
-    Tensor tensor = allocate(allocator, dtype, shape);
-    if (dtype == DType.INT32) {
-      MemorySegment.copy(values, 0, tensor.segment, Elements.INT, 0, values.length);
-    } else {
-      for (int i = 0; i < numel; i++) {
-        Elements.setLong(tensor.segment, dtype, i, values[i]);
-      }
-    }
-    return tensor;
+    return Tensors.ofInts(allocator, dtype, values, shape);
   }
 
   /**
-   * Creates a tensor of any dtype from its raw little-endian bytes (for int8 and uint8 these are
-   * the elements themselves). Meant for tests and small values, not for hot paths.
+   * Creates a tensor from its raw little-endian bytes; see {@link Tensors#ofBytes}.
    *
    * @param allocator where the memory comes from
    * @param dtype any dtype; for bool every byte must be 0 or 1
    * @param bytes exactly {@code nbytes} bytes
    * @param shape the dimensions
    * @return a tensor the caller owns and must close
-   * @throws TqException with {@code SHAPE_MISMATCH} if the byte count differs from the shape's
-   *     {@code nbytes}, {@code INVALID_ARGUMENT} for a bool byte other than 0 or 1 or a bad shape
    */
   public static Tensor ofBytes(
       BufferAllocator allocator, DType dtype, byte[] bytes, long... shape) {
-    Objects.requireNonNull(dtype, "dtype");
-    long nbytes = TensorUtils.nbytes(dtype, shape);
-    if (bytes.length != nbytes) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          bytes.length
-              + " bytes given for a "
-              + dtype
-              + " tensor of shape "
-              + Arrays.toString(shape)
-              + " (nbytes="
-              + nbytes
-              + ")");
-    }
-    if (dtype == DType.BOOL) {
-      for (int i = 0; i < bytes.length; i++) {
-        checkRange(dtype, bytes[i], i);
-      }
-    }
-    Tensor tensor = allocate(allocator, dtype, shape);
-    MemorySegment.copy(bytes, 0, tensor.segment, Elements.BYTE, 0, bytes.length);
-    return tensor;
+    return Tensors.ofBytes(allocator, dtype, bytes, shape);
   }
 
   /**
-   * Creates a bool tensor.
+   * Creates a bool tensor; see {@link Tensors#ofBooleans}.
    *
    * @param allocator where the memory comes from
    * @param values the elements in row-major order
    * @param shape the dimensions
    * @return a tensor the caller owns and must close
-   * @throws TqException with {@code SHAPE_MISMATCH} if the value count differs from the shape's
-   *     element count
    */
   public static Tensor ofBooleans(BufferAllocator allocator, boolean[] values, long... shape) {
-    long numel = checkValueCount(values.length, DType.BOOL, shape);
-    Tensor tensor = allocate(allocator, DType.BOOL, shape);
-    for (int i = 0; i < numel; i++) {
-      tensor.segment.set(Elements.BYTE, i, (byte) (values[i] ? 1 : 0));
-    }
-    return tensor;
+    return Tensors.ofBooleans(allocator, values, shape);
   }
 
   // ---------------------------------------------------------------- properties
@@ -537,59 +453,39 @@ public final class Tensor implements AutoCloseable {
   }
 
   /**
-   * Copies all elements to a float array, converting. For tests and small values.
+   * Copies all elements to a float array, converting; see {@link Tensors#toFloats}.
    *
    * @return the elements in row-major order
-   * @throws TqException with {@code INVALID_ARGUMENT} if there are too many elements for an array
    */
   public float[] toFloatArray() {
-    float[] out = new float[arrayLength()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = Elements.getFloat(segment, dtype, i);
-    }
-    return out;
+    return Tensors.toFloats(this);
   }
 
   /**
-   * Copies all elements to a double array, converting. For tests and small values.
+   * Copies all elements to a double array, converting; see {@link Tensors#toDoubles}.
    *
    * @return the elements in row-major order
-   * @throws TqException with {@code INVALID_ARGUMENT} if there are too many elements for an array
    */
   public double[] toDoubleArray() {
-    double[] out = new double[arrayLength()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = Elements.getDouble(segment, dtype, i);
-    }
-    return out;
+    return Tensors.toDoubles(this);
   }
 
   /**
-   * Copies all elements to a long array, converting. For tests and small values.
+   * Copies all elements to a long array, converting; see {@link Tensors#toLongs}.
    *
    * @return the elements in row-major order
-   * @throws TqException with {@code INVALID_ARGUMENT} if there are too many elements for an array
    */
   public long[] toLongArray() {
-    long[] out = new long[arrayLength()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = Elements.getLong(segment, dtype, i);
-    }
-    return out;
+    return Tensors.toLongs(this);
   }
 
   /**
-   * Copies the raw little-endian bytes to a heap array. For tests and small values.
+   * Copies the raw little-endian bytes to a heap array; see {@link Tensors#toBytes}.
    *
    * @return a copy of {@link #segment()}
-   * @throws TqException with {@code INVALID_ARGUMENT} if there are too many bytes for an array
    */
   public byte[] toByteArray() {
-    if (nbytes() > Integer.MAX_VALUE - 8) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT, "nbytes=" + nbytes() + " is too large for a byte[]");
-    }
-    return segment().toArray(Elements.BYTE);
+    return Tensors.toBytes(this);
   }
 
   // ---------------------------------------------------------------- equality and lifetime
@@ -610,13 +506,22 @@ public final class Tensor implements AutoCloseable {
         && MemorySegment.mismatch(segment(), 0, nbytes(), other.segment(), 0, nbytes()) == -1;
   }
 
-  /** Same as {@link #contentEquals} for another tensor. */
+  /**
+   * Same as {@link #contentEquals} for another tensor. This is content equality on a closeable,
+   * mutable resource, kept so that tests can compare tensors with ordinary assertions; do not use
+   * tensors as map keys or set members (the hash reads memory and changes when the data does).
+   */
   @Override
   public boolean equals(Object obj) {
     return obj instanceof Tensor other && contentEquals(other);
   }
 
-  /** A hash of dtype, shape and the first bytes of data, consistent with {@link #equals}. */
+  /**
+   * A hash of dtype, shape and the first 256 bytes of data, consistent with {@link #equals}; for
+   * tests only (see there).
+   *
+   * @throws TqException with {@code CLOSED} if this tensor was closed
+   */
   @Override
   public int hashCode() {
     int hash = 31 * dtype.code() + Arrays.hashCode(shape);
@@ -658,71 +563,6 @@ public final class Tensor implements AutoCloseable {
     if (shape.length == 0) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT, operation + " needs rank >= 1, tensor is 0-d: " + this);
-    }
-  }
-
-  private int arrayLength() {
-    if (numel > Integer.MAX_VALUE - 8) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT, "numel=" + numel + " is too large for a Java array");
-    }
-    segment();
-    return (int) numel;
-  }
-
-  private static void requireFloatingPoint(DType dtype, String factory) {
-    Objects.requireNonNull(dtype, "dtype");
-    if (!dtype.isFloatingPoint()) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT,
-          factory
-              + " needs a floating-point dtype (float16, bfloat16, float32, float64), got "
-              + dtype);
-    }
-  }
-
-  private static void requireInteger(DType dtype, String factory) {
-    Objects.requireNonNull(dtype, "dtype");
-    if (dtype.isFloatingPoint()) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT, factory + " needs an integer or bool dtype, got " + dtype);
-    }
-  }
-
-  private static long checkValueCount(int count, DType dtype, long[] shape) {
-    long numel = TensorUtils.numel(shape);
-    if (count != numel) {
-      throw new TqException(
-          ErrorCode.SHAPE_MISMATCH,
-          count
-              + " values given for a "
-              + dtype
-              + " tensor of shape "
-              + Arrays.toString(shape)
-              + " (numel="
-              + numel
-              + ")");
-    }
-    return numel;
-  }
-
-  private static void checkRange(DType dtype, long value, int index) {
-    long min = dtype.minValue();
-    long max = dtype.maxValue();
-    if (value < min || value > max) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT,
-          "value "
-              + value
-              + " at index "
-              + index
-              + " is outside the "
-              + dtype
-              + " range ["
-              + min
-              + ", "
-              + max
-              + "]");
     }
   }
 }

@@ -1,5 +1,8 @@
 package org.transferqueue.transport;
 
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+
 /**
  * Layout of a transport message inside a frame of {@link org.transferqueue.codec.FrameDescriptor},
  * and the message types the transport reserves for itself.
@@ -69,5 +72,20 @@ public final class MessageDescriptor {
    */
   public static boolean isApplicationType(int type) {
     return type >= FIRST_APPLICATION_TYPE && type <= MAX_TYPE;
+  }
+
+  /**
+   * Rejects a type an application may not use.
+   *
+   * @param type the message type
+   * @throws TqException with {@code INVALID_ARGUMENT} naming the type and the allowed range unless
+   *     {@link #isApplicationType}
+   */
+  public static void requireApplicationType(int type) {
+    if (!isApplicationType(type)) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "message type=" + type + " not in [" + FIRST_APPLICATION_TYPE + ", " + MAX_TYPE + "]");
+    }
   }
 }

@@ -3,7 +3,6 @@ package org.transferqueue.transport;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
-import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
 /**
@@ -29,17 +28,7 @@ public record Request(int type, byte[] metadata, List<MemorySegment> bodies) {
    * @throws NullPointerException for null metadata, bodies or body entries
    */
   public Request {
-    if (!MessageDescriptor.isApplicationType(type)) {
-      throw new TqException(
-          ErrorCode.INVALID_ARGUMENT,
-          "message type="
-              + type
-              + " not in ["
-              + MessageDescriptor.FIRST_APPLICATION_TYPE
-              + ", "
-              + MessageDescriptor.MAX_TYPE
-              + "]");
-    }
+    MessageDescriptor.requireApplicationType(type);
     Objects.requireNonNull(metadata, "metadata");
     bodies = List.copyOf(bodies);
   }

@@ -327,17 +327,7 @@ public final class TransportServer implements AutoCloseable {
      */
     public Builder handler(int type, RequestHandler handler) {
       Objects.requireNonNull(handler, "handler");
-      if (!MessageDescriptor.isApplicationType(type)) {
-        throw new TqException(
-            ErrorCode.INVALID_ARGUMENT,
-            "message type="
-                + type
-                + " not in ["
-                + MessageDescriptor.FIRST_APPLICATION_TYPE
-                + ", "
-                + MessageDescriptor.MAX_TYPE
-                + "]");
-      }
+      MessageDescriptor.requireApplicationType(type);
       if (handlers.putIfAbsent(type, handler) != null) {
         throw new TqException(
             ErrorCode.INVALID_ARGUMENT, "message type=" + type + " already has a handler");

@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.transferqueue.Clock;
 import org.transferqueue.server.bench.BenchListener;
 
 /**
@@ -17,10 +18,11 @@ final class BenchProgress implements BenchListener, AutoCloseable {
   private final PrintWriter out;
   private final boolean live;
   private final ScheduledExecutorService ticker;
+  private final Clock clock = Clock.SYSTEM;
   private volatile String activity = "";
   private volatile int completed;
   private volatile int total = 1;
-  private volatile long stepStartedNs = System.nanoTime();
+  private volatile long stepStartedNs = clock.nanoTime();
 
   BenchProgress(PrintWriter out, boolean live) {
     this.out = out;
@@ -36,7 +38,7 @@ final class BenchProgress implements BenchListener, AutoCloseable {
     this.activity = activity;
     this.completed = completed;
     this.total = Math.max(1, total);
-    this.stepStartedNs = System.nanoTime();
+    this.stepStartedNs = clock.nanoTime();
     if (live) {
       render();
     } else if (!activity.endsWith(" list")
@@ -52,7 +54,7 @@ final class BenchProgress implements BenchListener, AutoCloseable {
 
   String line() {
     int filled = (int) ((long) completed * WIDTH / total);
-    double seconds = (System.nanoTime() - stepStartedNs) / 1e9;
+    double seconds = (clock.nanoTime() - stepStartedNs) / 1e9;
     return String.format(
         "[%s%s] %3d%% %s (%.1f s)",
         "#".repeat(filled), ".".repeat(WIDTH - filled), completed * 100 / total, activity, seconds);

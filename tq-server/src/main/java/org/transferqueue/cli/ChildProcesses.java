@@ -1,14 +1,12 @@
 package org.transferqueue.cli;
 
-import java.lang.management.ManagementFactory;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
+import org.transferqueue.server.process.ChildJvm;
 
 /**
  * Command lines that run {@code tq} again in a child JVM: the same JDK, the same JVM options (heap,
  * system properties, native access; a debugger agent is left out, its port can only be bound once)
- * and the same class path.
+ * and the same class path; built by {@link ChildJvm#command}.
  */
 final class ChildProcesses {
   private ChildProcesses() {}
@@ -29,22 +27,6 @@ final class ChildProcesses {
    * @return java executable, JVM options, class path and the main class
    */
   static List<String> javaCommand(Class<?> main) {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    boolean nativeAccess = false;
-    for (String option : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (option.startsWith("-agentlib:jdwp") || option.startsWith("-Xrunjdwp")) {
-        continue;
-      }
-      nativeAccess |= option.startsWith("--enable-native-access");
-      command.add(option);
-    }
-    if (!nativeAccess) {
-      command.add("--enable-native-access=ALL-UNNAMED");
-    }
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(main.getName());
-    return command;
+    return ChildJvm.command(main, List.of(), List.of());
   }
 }

@@ -12,6 +12,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.transferqueue.Clock;
 import org.transferqueue.client.MetaClient;
 import org.transferqueue.client.TransferQueueSystem;
 import org.transferqueue.config.StorageBackend;
@@ -151,7 +152,7 @@ final class DemoCommand implements Callable<Integer> {
     StageProgress trainer = new StageProgress("trainer");
     List<StageProgress> stages = new ArrayList<>(List.of(rollout, reward, reference, trainer));
     AtomicReference<String> mismatch = new AtomicReference<>();
-    long started = System.nanoTime();
+    long started = Clock.SYSTEM.nanoTime();
     boolean live = System.console() != null;
     TransferQueueSystem.Builder system = TransferQueueSystem.builder().config(config);
     if (streaming) {
@@ -240,7 +241,7 @@ final class DemoCommand implements Callable<Integer> {
         client.clearPartition(partition);
       }
     }
-    double seconds = (System.nanoTime() - started) / 1e9;
+    double seconds = (Clock.SYSTEM.nanoTime() - started) / 1e9;
     out.printf(
         "%n  %-10s %10s %14s %10s %14s %10s%n",
         "stage", "samples", "bytes", "busy s", "samples/s", "GB/s");
@@ -290,10 +291,10 @@ final class DemoCommand implements Callable<Integer> {
       StageProgress progress) {
     for (int first = 0; first < batchSize; first += microBatchSize) {
       int rows = Math.min(microBatchSize, batchSize - first);
-      long begin = System.nanoTime();
+      long begin = Clock.SYSTEM.nanoTime();
       try (Batch batch = data.rollout(allocator, first, rows)) {
         client.put(batch, partition);
-        progress.record(rows, DemoData.bytes(batch), System.nanoTime() - begin);
+        progress.record(rows, DemoData.bytes(batch), Clock.SYSTEM.nanoTime() - begin);
       }
     }
     return null;
@@ -311,7 +312,7 @@ final class DemoCommand implements Callable<Integer> {
     String field = rewardStage ? "rm_score" : "ref_log_prob";
     for (int done = 0; done < batchSize; ) {
       int rows = Math.min(microBatchSize, batchSize - done);
-      long begin = System.nanoTime();
+      long begin = Clock.SYSTEM.nanoTime();
       BatchMeta meta =
           client.getMeta(
               GetMetadataRequest.fetch(partition, RESPONSE_FIELDS, task, rows)
@@ -331,7 +332,7 @@ final class DemoCommand implements Callable<Integer> {
           progress.record(
               input.rowCount(),
               DemoData.bytes(input) + DemoData.bytes(output),
-              System.nanoTime() - begin);
+              Clock.SYSTEM.nanoTime() - begin);
         }
       }
       done += meta.size();
@@ -347,7 +348,7 @@ final class DemoCommand implements Callable<Integer> {
       AtomicReference<String> mismatch) {
     for (int done = 0; done < batchSize; ) {
       int rows = Math.min(microBatchSize, batchSize - done);
-      long begin = System.nanoTime();
+      long begin = Clock.SYSTEM.nanoTime();
       BatchMeta meta =
           client.getMeta(
               GetMetadataRequest.fetch(partition, TRAIN_FIELDS, "trainer", rows)
@@ -357,7 +358,7 @@ final class DemoCommand implements Callable<Integer> {
         if (problem != null) {
           mismatch.compareAndSet(null, "trainer read " + problem);
         } else {
-          progress.record(batch.rowCount(), DemoData.bytes(batch), System.nanoTime() - begin);
+          progress.record(batch.rowCount(), DemoData.bytes(batch), Clock.SYSTEM.nanoTime() - begin);
         }
       }
       done += meta.size();

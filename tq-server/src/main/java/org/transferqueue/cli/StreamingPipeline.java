@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
+import org.transferqueue.Clock;
 import org.transferqueue.client.MetaClient;
 import org.transferqueue.client.MicroBatch;
 import org.transferqueue.client.StreamingLoader;
@@ -54,6 +55,7 @@ final class StreamingPipeline implements AutoCloseable {
     }
   }
 
+  private final Clock clock = Clock.SYSTEM;
   private final MetaClient client;
   private final BufferAllocator allocator;
   private final int steps;
@@ -181,9 +183,9 @@ final class StreamingPipeline implements AutoCloseable {
         }
         loader.step(partition(step));
         for (MicroBatch microBatch : loader) {
-          long begin = System.nanoTime();
+          long begin = clock.nanoTime();
           long bytes = process(stage, microBatch, step);
-          stageProgress.record(microBatch.meta().size(), bytes, System.nanoTime() - begin);
+          stageProgress.record(microBatch.meta().size(), bytes, clock.nanoTime() - begin);
         }
         drained[step].countDown();
       }

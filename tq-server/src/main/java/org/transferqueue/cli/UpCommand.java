@@ -16,7 +16,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.transferqueue.Clock;
 import org.transferqueue.config.TqConfig;
+import org.transferqueue.server.process.ChildJvm;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -90,13 +92,15 @@ final class UpCommand implements Callable<Integer> {
     List<String> ready = new ArrayList<>();
     try {
       for (Role role : roles(tq, config.toAbsolutePath())) {
-        List<String> command = new ArrayList<>(ChildProcesses.javaCommand());
-        // The roles must not repeat the configuration warnings this process logged.
-        command.add(command.size() - 3, "-D" + RoleRunner.CHILD_OF_UP_PROPERTY + "=true");
-        // A role lives no longer than this process, even when it is killed with SIGKILL.
-        command.add(
-            command.size() - 3, "-D" + ParentWatch.PROPERTY + "=" + ProcessHandle.current().pid());
-        command.addAll(role.arguments());
+        List<String> command =
+            ChildJvm.command(
+                TqCommand.class,
+                List.of(
+                    // The roles must not repeat the configuration warnings this process logged.
+                    "-D" + RoleRunner.CHILD_OF_UP_PROPERTY + "=true",
+                    // A role lives no longer than this process, even when it is killed (SIGKILL).
+                    "-D" + ParentWatch.PROPERTY + "=" + ProcessHandle.current().pid()),
+                role.arguments());
         Process child;
         synchronized (children) {
           if (stopping.get()) {
@@ -179,10 +183,10 @@ final class UpCommand implements Callable<Integer> {
       snapshot = List.copyOf(children);
     }
     snapshot.forEach(p -> p.toHandle().destroy());
-    long deadline = System.nanoTime() + STOP_GRACE.toNanos();
+    long deadline = Clock.SYSTEM.nanoTime() + STOP_GRACE.toNanos();
     for (Process p : snapshot) {
       try {
-        long left = deadline - System.nanoTime();
+        long left = deadline - Clock.SYSTEM.nanoTime();
         if (!p.waitFor(Math.max(0, left), TimeUnit.NANOSECONDS)) {
           LOG.log(System.Logger.Level.WARNING, "child " + p.pid() + " did not stop; killing it");
           p.destroyForcibly();

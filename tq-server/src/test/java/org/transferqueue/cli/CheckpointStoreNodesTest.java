@@ -23,7 +23,7 @@ import org.transferqueue.config.HostPort;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CheckpointStoreNodesTest {
-  private final List<TqProcess> processes = new ArrayList<>();
+  private final List<RoleProcess> processes = new ArrayList<>();
   private Path dir;
   private Path config;
 
@@ -69,14 +69,14 @@ class CheckpointStoreNodesTest {
 
   private HostPort launch(String name, String... args) throws IOException {
     Path home = Files.createDirectories(dir.resolve(name));
-    TqProcess process = new TqProcess(home, args);
+    RoleProcess process = RoleProcess.role(home, args);
     processes.add(process);
-    return process.awaitListening();
+    return process.awaitListeningFirstLine();
   }
 
   @AfterEach
   void stop() {
-    processes.reversed().forEach(TqProcess::close);
+    processes.reversed().forEach(RoleProcess::close);
   }
 
   private Result tq(String... args) {

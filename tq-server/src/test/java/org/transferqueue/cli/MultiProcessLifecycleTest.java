@@ -38,7 +38,7 @@ class MultiProcessLifecycleTest {
   static void lifecycle(ProcessCluster cluster, StorageBackend backend) {
     String config = cluster.config(backend).toString();
     String partition = "life-" + backend.configName();
-    ChildJvm writer =
+    RoleProcess writer =
         cluster.client(
             "writer " + backend.configName(),
             ClientProcess.class,
@@ -48,7 +48,7 @@ class MultiProcessLifecycleTest {
             Integer.toString(KEYS));
     assertThat(writer.awaitExit(60)).as("writer exit; stdout: %s", writer.stdout()).isZero();
     assertThat(writer.stdout()).contains("wrote " + KEYS);
-    ChildJvm reader =
+    RoleProcess reader =
         cluster.client(
             "reader " + backend.configName(),
             ClientProcess.class,
@@ -68,7 +68,7 @@ class MultiProcessLifecycleTest {
    */
   static void killUnitDuringWorkload(ProcessCluster cluster, int clients) {
     String config = cluster.config(StorageBackend.SIMPLE_STORAGE).toString();
-    ChildJvm writer =
+    RoleProcess writer =
         cluster.client(
             "writer before kill",
             ClientProcess.class,
@@ -77,7 +77,7 @@ class MultiProcessLifecycleTest {
             "kill",
             Integer.toString(KEYS));
     assertThat(writer.awaitExit(60)).as("writer; stdout: %s", writer.stdout()).isZero();
-    List<ChildJvm> workloads =
+    List<RoleProcess> workloads =
         java.util.stream.IntStream.range(0, clients)
             .mapToObj(
                 i ->
@@ -95,7 +95,7 @@ class MultiProcessLifecycleTest {
     cluster.unit(0).kill();
 
     long last = 0;
-    for (ChildJvm workload : workloads) {
+    for (RoleProcess workload : workloads) {
       assertThat(workload.awaitExit(60)).as("%s: %s", workload.name(), workload.stdout()).isZero();
       Matcher error = ERROR.matcher(workload.awaitLine("error "));
       assertThat(error.matches()).isTrue();

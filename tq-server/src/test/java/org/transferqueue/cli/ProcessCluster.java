@@ -28,10 +28,10 @@ final class ProcessCluster implements AutoCloseable {
   private final List<HostPort> nodeAddresses = new ArrayList<>();
   private final Path simpleConfig;
   private final Path mooncakeConfig;
-  private ChildJvm controller;
-  private final List<ChildJvm> units = new ArrayList<>();
-  private final List<ChildJvm> nodes = new ArrayList<>();
-  private final List<ChildJvm> others = new ArrayList<>();
+  private RoleProcess controller;
+  private final List<RoleProcess> units = new ArrayList<>();
+  private final List<RoleProcess> nodes = new ArrayList<>();
+  private final List<RoleProcess> others = new ArrayList<>();
 
   /**
    * Writes the configuration files and starts every role, waiting until each listens.
@@ -62,8 +62,8 @@ final class ProcessCluster implements AutoCloseable {
         nodes.add(startNode(i));
       }
       controller.awaitListening();
-      units.forEach(ChildJvm::awaitListening);
-      nodes.forEach(ChildJvm::awaitListening);
+      units.forEach(RoleProcess::awaitListening);
+      nodes.forEach(RoleProcess::awaitListening);
     } catch (RuntimeException | Error e) {
       close();
       throw e;
@@ -136,12 +136,12 @@ final class ProcessCluster implements AutoCloseable {
     }
   }
 
-  private ChildJvm startController() {
-    return ChildJvm.tq("controller", dir, "controller", "--config", simpleConfig.toString());
+  private RoleProcess startController() {
+    return RoleProcess.tq("controller", dir, "controller", "--config", simpleConfig.toString());
   }
 
-  private ChildJvm startUnit(int i) {
-    return ChildJvm.tq(
+  private RoleProcess startUnit(int i) {
+    return RoleProcess.tq(
         "storage-unit " + i,
         dir,
         "storage-unit",
@@ -151,8 +151,8 @@ final class ProcessCluster implements AutoCloseable {
         Integer.toString(i));
   }
 
-  private ChildJvm startNode(int i) {
-    return ChildJvm.tq(
+  private RoleProcess startNode(int i) {
+    return RoleProcess.tq(
         "store-node " + i,
         dir,
         "store-node",
@@ -172,15 +172,15 @@ final class ProcessCluster implements AutoCloseable {
     return TqConfigs.load(config(backend));
   }
 
-  ChildJvm controller() {
+  RoleProcess controller() {
     return controller;
   }
 
-  ChildJvm unit(int i) {
+  RoleProcess unit(int i) {
     return units.get(i);
   }
 
-  ChildJvm node(int i) {
+  RoleProcess node(int i) {
     return nodes.get(i);
   }
 
@@ -218,17 +218,17 @@ final class ProcessCluster implements AutoCloseable {
   }
 
   /** Starts a client process running {@code mainClass ARGS}; closed with the cluster. */
-  ChildJvm client(String name, Class<?> mainClass, String... args) {
-    ChildJvm jvm = ChildJvm.main(name, dir, mainClass, args);
+  RoleProcess client(String name, Class<?> mainClass, String... args) {
+    RoleProcess jvm = RoleProcess.main(name, dir, mainClass, args);
     others.add(jvm);
     return jvm;
   }
 
   @Override
   public void close() {
-    others.forEach(ChildJvm::close);
-    nodes.forEach(ChildJvm::close);
-    units.forEach(ChildJvm::close);
+    others.forEach(RoleProcess::close);
+    nodes.forEach(RoleProcess::close);
+    units.forEach(RoleProcess::close);
     if (controller != null) {
       controller.close();
     }

@@ -47,7 +47,7 @@ class ProcessFaultsTest {
     try (ProcessCluster cluster = new ProcessCluster(dir, 0, 2, "");
         TqClient survivor = TqClient.connect(cluster.tqConfig(StorageBackend.MOONCAKE_STORE))) {
       write(survivor, "node", ClientProcess.keys("k", KEYS));
-      List<ChildJvm> workloads = startWorkloads(cluster, StorageBackend.MOONCAKE_STORE, "node");
+      List<RoleProcess> workloads = startWorkloads(cluster, StorageBackend.MOONCAKE_STORE, "node");
 
       long killedAt = System.currentTimeMillis();
       cluster.node(0).kill();
@@ -85,7 +85,7 @@ class ProcessFaultsTest {
           RunningSystem.run(
               "checkpoint", "save", "--dir", checkpoint.toString(), "--config", config);
       assertThat(saved.status()).as(saved.err()).isZero();
-      List<ChildJvm> workloads = startWorkloads(cluster, StorageBackend.SIMPLE_STORAGE, "ctl");
+      List<RoleProcess> workloads = startWorkloads(cluster, StorageBackend.SIMPLE_STORAGE, "ctl");
 
       long killedAt = System.currentTimeMillis();
       cluster.controller().kill();
@@ -174,9 +174,9 @@ class ProcessFaultsTest {
     }
   }
 
-  private static List<ChildJvm> startWorkloads(
+  private static List<RoleProcess> startWorkloads(
       ProcessCluster cluster, StorageBackend backend, String partition) {
-    List<ChildJvm> workloads =
+    List<RoleProcess> workloads =
         IntStream.range(0, CLIENTS)
             .mapToObj(
                 i ->
@@ -193,7 +193,8 @@ class ProcessFaultsTest {
   }
 
   /** Waits for every workload's typed error; prints the figures; returns the readable counts. */
-  private static List<Integer> awaitErrors(String killed, List<ChildJvm> workloads, long killedAt) {
+  private static List<Integer> awaitErrors(
+      String killed, List<RoleProcess> workloads, long killedAt) {
     return awaitErrors(killed, workloads, killedAt, EnumSet.complementOf(FATAL));
   }
 
@@ -204,10 +205,10 @@ class ProcessFaultsTest {
               .toList());
 
   private static List<Integer> awaitErrors(
-      String killed, List<ChildJvm> workloads, long killedAt, Set<ErrorCode> expected) {
+      String killed, List<RoleProcess> workloads, long killedAt, Set<ErrorCode> expected) {
     long last = 0;
     List<Integer> readable = new ArrayList<>();
-    for (ChildJvm workload : workloads) {
+    for (RoleProcess workload : workloads) {
       assertThat(workload.awaitExit(120))
           .as("%s: %s %s", workload.name(), workload.stdout(), workload.stderr())
           .isZero();

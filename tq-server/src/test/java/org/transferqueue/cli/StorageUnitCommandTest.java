@@ -49,9 +49,9 @@ class StorageUnitCommandTest {
         network:
           storage_unit_addresses: ["127.0.0.1:0"]
         """);
-    try (TqProcess process =
-        new TqProcess(dir, "storage-unit", "--config", config.toString(), "--unit", "0")) {
-      HostPort address = process.awaitListening();
+    try (RoleProcess process =
+        RoleProcess.role(dir, "storage-unit", "--config", config.toString(), "--unit", "0")) {
+      HostPort address = process.awaitListeningFirstLine();
 
       TransportConfig transport =
           TransportConfig.builder().defaultCallTimeout(Duration.ofSeconds(20)).build();

@@ -42,10 +42,10 @@ class StoreNodeCommandTest {
         network:
           store_node_addresses: ["127.0.0.1:0"]
         """);
-    try (TqProcess process =
-            new TqProcess(dir, "store-node", "--config", config.toString(), "--node", "0");
+    try (RoleProcess process =
+            RoleProcess.role(dir, "store-node", "--config", config.toString(), "--node", "0");
         NativeBuffer memory = allocator.allocate(1024)) {
-      HostPort address = process.awaitListening();
+      HostPort address = process.awaitListeningFirstLine();
 
       TransportConfig transport =
           TransportConfig.builder().defaultCallTimeout(Duration.ofSeconds(20)).build();

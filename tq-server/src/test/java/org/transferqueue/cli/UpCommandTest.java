@@ -145,8 +145,9 @@ class UpCommandTest {
         yaml,
         "logging:\n  level: INFO\nmetrics:\n  enabled: true\n  port: 0\n",
         StandardCharsets.UTF_8);
-    try (TqProcess controller = new TqProcess(dir, "controller", "--config", yaml.toString())) {
-      controller.awaitListening();
+    try (RoleProcess controller =
+        RoleProcess.role(dir, "controller", "--config", yaml.toString())) {
+      controller.awaitListeningFirstLine();
       assertThat(controller.stderr()).contains("INFO: controller metrics on http://");
     }
   }

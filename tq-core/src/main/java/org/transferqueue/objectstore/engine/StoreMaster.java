@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.transferqueue.Clock;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreStatus;
@@ -730,12 +731,7 @@ final class StoreMaster {
   // ---------------------------------------------------------------- statistics
 
   long usedBytes() {
-    lock.lock();
-    try {
-      return usedBytesLocked();
-    } finally {
-      lock.unlock();
-    }
+    return underLock(this::usedBytesLocked);
   }
 
   long maxObjectBytes() {
@@ -747,38 +743,31 @@ final class StoreMaster {
   }
 
   long unpinnedObjects() {
-    lock.lock();
-    try {
-      return eviction.unpinnedObjects();
-    } finally {
-      lock.unlock();
-    }
+    return underLock(eviction::unpinnedObjects);
   }
 
   int objectCount() {
-    lock.lock();
-    try {
-      return entries.size();
-    } finally {
-      lock.unlock();
-    }
+    return underLock(entries::size);
   }
 
   /** The memory of a key's committed value, or null; for tests of placement. */
   MemorySegment committedMemory(String key) {
-    lock.lock();
-    try {
-      Entry entry = entries.get(key);
-      return entry == null || entry.committed == null ? null : entry.committed.memory;
-    } finally {
-      lock.unlock();
-    }
+    return underLock(
+        () -> {
+          Entry entry = entries.get(key);
+          return entry == null || entry.committed == null ? null : entry.committed.memory;
+        });
   }
 
   long evictedObjects() {
+    return underLock(eviction::evictedObjects);
+  }
+
+  /** Reads a statistic under the lock, so it is consistent with the state the lock guards. */
+  private <T> T underLock(Supplier<T> read) {
     lock.lock();
     try {
-      return eviction.evictedObjects();
+      return read.get();
     } finally {
       lock.unlock();
     }

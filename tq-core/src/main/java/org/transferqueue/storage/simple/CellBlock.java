@@ -83,6 +83,18 @@ final class CellBlock {
     this.liveRows = rowCount;
   }
 
+  private static CellBlock dense(
+      DType dtype, NativeBuffer buffer, long[] rowShape, long rowBytes, int rowCount) {
+    return new CellBlock(
+        Kind.DENSE, dtype, buffer, rowShape, rowBytes, null, null, null, null, rowCount);
+  }
+
+  private static CellBlock jagged(
+      DType dtype, NativeBuffer buffer, long[] offsets, long[][] rowShapes, int rowCount) {
+    return new CellBlock(
+        Kind.JAGGED, dtype, buffer, null, 0, offsets, rowShapes, null, null, rowCount);
+  }
+
   /**
    * Copies the rows at {@code positions} of a column into a new block of the same kind.
    *
@@ -128,17 +140,7 @@ final class CellBlock {
       MemorySegment.copy(source, positions[j] * rowBytes, target, j * rowBytes, run * rowBytes);
       j += run;
     }
-    return new CellBlock(
-        Kind.DENSE,
-        column.dtype(),
-        buffer,
-        rowShape,
-        rowBytes,
-        null,
-        null,
-        null,
-        null,
-        positions.length);
+    return dense(column.dtype(), buffer, rowShape, rowBytes, positions.length);
   }
 
   /**
@@ -172,17 +174,7 @@ final class CellBlock {
       MemorySegment.copy(source, from, target, offsets[j], offsets[j + run] - offsets[j]);
       j += run;
     }
-    return new CellBlock(
-        Kind.JAGGED,
-        column.dtype(),
-        buffer,
-        null,
-        0,
-        offsets,
-        shapes,
-        null,
-        null,
-        positions.length);
+    return jagged(column.dtype(), buffer, offsets, shapes, positions.length);
   }
 
   /**
@@ -240,24 +232,13 @@ final class CellBlock {
     if (column.kind() == ColumnKind.DENSE) {
       long[] rowShape = rows.isEmpty() ? new long[0] : column.shapes().getFirst().clone();
       long rowBytes = rows.isEmpty() ? 0 : rows.getFirst().byteSize();
-      return new CellBlock(
-          Kind.DENSE,
-          column.dtype(),
-          buffer,
-          rowShape,
-          rowBytes,
-          null,
-          null,
-          null,
-          null,
-          rows.size());
+      return dense(column.dtype(), buffer, rowShape, rowBytes, rows.size());
     }
     long[][] shapes = new long[rows.size()][];
     for (int j = 0; j < shapes.length; j++) {
       shapes[j] = column.shapes().get(j).clone();
     }
-    return new CellBlock(
-        Kind.JAGGED, column.dtype(), buffer, null, 0, offsets, shapes, null, null, rows.size());
+    return jagged(column.dtype(), buffer, offsets, shapes, rows.size());
   }
 
   /** Whether {@code rows} are the bytes of {@code backing}, back to back from its start. */
@@ -291,12 +272,10 @@ final class CellBlock {
    */
   static CellBlock tensorCell(Kind kind, DType dtype, NativeBuffer buffer, long[] shape) {
     if (kind == Kind.DENSE) {
-      return new CellBlock(
-          Kind.DENSE, dtype, buffer, shape, buffer.lengthBytes(), null, null, null, null, 1);
+      return dense(dtype, buffer, shape, buffer.lengthBytes(), 1);
     }
     long[] offsets = {0, buffer.lengthBytes()};
-    return new CellBlock(
-        Kind.JAGGED, dtype, buffer, null, 0, offsets, new long[][] {shape}, null, null, 1);
+    return jagged(dtype, buffer, offsets, new long[][] {shape}, 1);
   }
 
   /**

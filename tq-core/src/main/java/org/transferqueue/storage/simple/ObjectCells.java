@@ -46,11 +46,7 @@ final class ObjectCells {
       case BigInteger b -> b;
       case Double d -> d;
       case byte[] bytes -> new FrozenBytes(bytes.clone());
-      case Tensor tensor -> {
-        Tensor copy = Tensor.copyOf(allocator, tensor);
-        owned.add(copy);
-        yield copy;
-      }
+      case Tensor tensor -> ownedCopy(tensor, allocator, owned);
       case List<?> list -> {
         List<Object> copy = new ArrayList<>(list.size());
         for (Object item : list) {
@@ -89,11 +85,7 @@ final class ObjectCells {
   static Object thaw(Object frozen, BufferAllocator allocator, List<Tensor> owned) {
     return switch (frozen) {
       case FrozenBytes bytes -> bytes.bytes().clone();
-      case Tensor tensor -> {
-        Tensor copy = Tensor.copyOf(allocator, tensor);
-        owned.add(copy);
-        yield copy;
-      }
+      case Tensor tensor -> ownedCopy(tensor, allocator, owned);
       case List<?> list -> {
         List<Object> copy = new ArrayList<>(list.size());
         for (Object item : list) {
@@ -141,4 +133,11 @@ final class ObjectCells {
 
   /** A byte string that no one can change: the stored form of a {@code byte[]} value. */
   private record FrozenBytes(byte[] bytes) {}
+
+  /** Copies a tensor and records the copy in {@code owned}, so that a failure can free it. */
+  private static Tensor ownedCopy(Tensor tensor, BufferAllocator allocator, List<Tensor> owned) {
+    Tensor copy = Tensor.copyOf(allocator, tensor);
+    owned.add(copy);
+    return copy;
+  }
 }

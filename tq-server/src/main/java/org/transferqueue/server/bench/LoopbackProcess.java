@@ -1,20 +1,15 @@
 package org.transferqueue.server.bench;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.Optional;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
+import org.transferqueue.server.process.ChildJvm;
 
 /**
  * A server child process of a loopback case: started from a command line, ready once it printed
@@ -25,16 +20,12 @@ import org.transferqueue.config.HostPort;
 final class LoopbackProcess implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(LoopbackProcess.class.getName());
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
-  private static final Duration STOP_GRACE = Duration.ofSeconds(10);
-  private static final String LISTENING = "listening on ";
 
-  private final String name;
-  private final Process process;
+  private final ChildJvm child;
   private final HostPort address;
 
-  private LoopbackProcess(String name, Process process, HostPort address) {
-    this.name = name;
-    this.process = process;
+  private LoopbackProcess(ChildJvm child, HostPort address) {
+    this.child = child;
     this.address = address;
   }
 
@@ -49,62 +40,40 @@ final class LoopbackProcess implements AutoCloseable {
    *     else first, or does not start within the timeout; the child is stopped then
    */
   static LoopbackProcess start(String name, List<String> command, Path errors) {
-    Process process;
+    ChildJvm child =
+        ChildJvm.start(name, command, ProcessBuilder.Redirect.appendTo(errors.toFile()));
+    Optional<String> first;
     try {
-      process =
-          new ProcessBuilder(command)
-              .redirectError(ProcessBuilder.Redirect.appendTo(errors.toFile()))
-              .start();
-    } catch (IOException e) {
-      throw new TqException(
-          ErrorCode.CONNECTION_FAILED, name + ": cannot start: " + e.getMessage(), e);
+      first = child.awaitLine(line -> true, START_TIMEOUT);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      child.close();
+      throw new TqException(ErrorCode.CONNECTION_FAILED, name + ": interrupted while starting");
     }
-    BufferedReader reader =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-    CompletableFuture<String> first = new CompletableFuture<>();
-    Thread.ofVirtual()
-        .name("bench-" + name)
-        .start(
-            () -> {
-              try {
-                first.complete(reader.readLine());
-                while (reader.readLine() != null) {
-                  // Only the first line is ours to read.
-                }
-              } catch (IOException e) {
-                first.completeExceptionally(e);
-              }
-            });
-    String line;
-    try {
-      line = first.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException | ExecutionException e) {
-      stop(process);
+    if (first.isEmpty() && !child.outputEnded()) {
+      child.close();
       throw new TqException(
           ErrorCode.CONNECTION_FAILED,
           name + " did not start within " + START_TIMEOUT + "; its errors: " + tail(errors));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      stop(process);
-      throw new TqException(ErrorCode.CONNECTION_FAILED, name + ": interrupted while starting");
     }
-    if (line == null || !line.startsWith(LISTENING)) {
-      stop(process);
+    String line = first.orElse(null);
+    if (line == null || !line.startsWith(ChildJvm.LISTENING)) {
+      child.close();
       throw new TqException(
           ErrorCode.CONNECTION_FAILED,
           name + " failed to start; first line: " + line + "; its errors: " + tail(errors));
     }
     return new LoopbackProcess(
-        name, process, HostPort.parse(line.substring(LISTENING.length()).trim()));
+        child, HostPort.parse(line.substring(ChildJvm.LISTENING.length()).trim()));
   }
 
   /**
-   * The address the child listens on.
+   * The child's process id.
    *
-   * @return the address of its {@code listening on} line
+   * @return the pid
    */
   long pid() {
-    return process.pid();
+    return child.pid();
   }
 
   /** The address from the child's {@code listening on} line. */
@@ -118,7 +87,7 @@ final class LoopbackProcess implements AutoCloseable {
    * @return e.g. {@code storage-unit 0}
    */
   String name() {
-    return name;
+    return child.name();
   }
 
   /**
@@ -127,28 +96,16 @@ final class LoopbackProcess implements AutoCloseable {
    * @return bytes, or -1 when unknown (not Linux, or the child has exited)
    */
   long peakRssBytes() {
-    return PeakRss.peakRssBytes(process.pid());
+    return PeakRss.peakRssBytes(child.pid());
   }
 
   @Override
   public void close() {
-    if (!stop(process)) {
-      LOG.log(System.Logger.Level.WARNING, name + " did not stop within " + STOP_GRACE);
+    if (!child.stop(ChildJvm.STOP_GRACE)) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          child.name() + " did not stop within " + ChildJvm.STOP_GRACE);
     }
-  }
-
-  /** SIGTERM, then a forced kill after the grace period; true when it stopped in time. */
-  private static boolean stop(Process process) {
-    process.destroy();
-    try {
-      if (process.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
-        return true;
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    process.destroyForcibly();
-    return false;
   }
 
   private static String tail(Path errors) {
