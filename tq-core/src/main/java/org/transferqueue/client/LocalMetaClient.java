@@ -48,8 +48,8 @@ import org.transferqueue.tensor.Batch;
 
 /**
  * A {@link MetaClient} over a controller (in-process, or remote through {@link
- * org.transferqueue.remote.RemoteController}) and a storage manager that it calls directly: data
- * never passes through the controller.
+ * org.transferqueue.remote.controller.RemoteController}) and a storage manager that it calls
+ * directly: data never passes through the controller.
  *
  * <p>A put that fails removes the samples it created (cells first, then metadata). That cleanup
  * runs within what is left of the put's deadline, the storage manager's {@link

@@ -18,7 +18,7 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.remote.RemoteController;
+import org.transferqueue.remote.controller.RemoteController;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.system.ConfigMapper;

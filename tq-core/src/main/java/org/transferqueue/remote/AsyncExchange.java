@@ -13,7 +13,7 @@ import org.transferqueue.transport.Response;
  * Duration)} in production; the protocol tests answer in-process, without sockets.
  */
 @FunctionalInterface
-interface AsyncExchange {
+public interface AsyncExchange {
   /**
    * Sends a request.
    *

@@ -15,24 +15,31 @@ import org.transferqueue.storage.StorageManager;
  * stages its own file (prepare), and only when all of them succeeded does any of them apply it
  * (commit); if one fails, every server discards what it staged (abort) and nothing changed.
  *
- * <pre>
- *   client            unit 0           unit 1
- *     |-- PREPARE ------>|                |      read + CRC32C + stage, nothing applied
- *     |-- PREPARE ---------------------->|
- *     |<-- ok -----------|<-- ok ---------|
- *     |   (controller state replaced by the caller here)
- *     |-- COMMIT ------->|-- COMMIT ----->|      swap staged data in
+ * <pre>{@code
+ * client            unit 0           unit 1
+ *   |-- PREPARE ------>|                |      read + CRC32C + stage, nothing applied
+ *   |-- PREPARE ---------------------->|
+ *   |<-- ok -----------|<-- ok ---------|
+ *   |   (controller state replaced by the caller here)
+ *   |-- COMMIT ------->|-- COMMIT ----->|      swap staged data in
  *
- *   any PREPARE failing:  ABORT to every server, the first failure is thrown
- * </pre>
+ * any PREPARE failing:  ABORT to every server, the first failure is thrown
+ * }</pre>
  *
  * <p>A commit only swaps staged memory in, so it fails only when a server dies or becomes
  * unreachable between the phases; the other servers still commit, and the error names the server.
  * Not thread-safe beyond {@link #commit} and {@link #close} being synchronized.
  */
-final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
-  /** One server taking part: its name and its three calls, each with the load's token. */
-  record Participant(
+public final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
+  /**
+   * One server taking part: its name and its three calls, each with the load's token.
+   *
+   * @param name names the server in errors
+   * @param prepare reads, verifies and stages the server's file under the token
+   * @param commit applies what the server staged under the token
+   * @param abort discards what the server staged under the token
+   */
+  public record Participant(
       String name,
       LongFunction<CompletableFuture<Void>> prepare,
       LongFunction<CompletableFuture<Void>> commit,
@@ -55,14 +62,14 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
    * @throws TqException the first failure (naming its server), after every participant was told to
    *     abort
    */
-  static DistributedCheckpointLoad prepare(List<Participant> participants) {
+  public static DistributedCheckpointLoad prepare(List<Participant> participants) {
     long token = ThreadLocalRandom.current().nextLong();
     List<CompletableFuture<Void>> calls = new ArrayList<>();
     for (Participant p : participants) {
       calls.add(p.prepare().apply(token));
     }
     RuntimeException failure =
-        RemoteStorageUnit.joinAll(calls, (i, e) -> named(participants.get(i), "prepare", e));
+        RemoteCalls.joinAll(calls, (i, e) -> named(participants.get(i), "prepare", e));
     DistributedCheckpointLoad load =
         new DistributedCheckpointLoad(List.copyOf(participants), token);
     if (failure != null) {
@@ -95,7 +102,7 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
       calls.add(p.commit().apply(token));
     }
     RuntimeException failure =
-        RemoteStorageUnit.joinAll(calls, (i, e) -> named(participants.get(i), "commit", e));
+        RemoteCalls.joinAll(calls, (i, e) -> named(participants.get(i), "commit", e));
     if (failure != null) {
       throw failure;
     }
@@ -117,7 +124,7 @@ final class DistributedCheckpointLoad implements StorageManager.PreparedLoad {
     }
     for (CompletableFuture<Void> call : calls) {
       try {
-        RemoteStorageUnit.join(call);
+        RemoteCalls.join(call);
       } catch (RuntimeException e) {
         // A server that cannot be reached discards its staged load at its next prepare or close.
         if (primary != null) {

@@ -101,7 +101,7 @@ public final class MetaCodec {
    * Encodes any value with a writer method, as a whole message.
    *
    * @param value the value
-   * @param write the writer method, e.g. {@code MetaWriter::tagUpdate}
+   * @param write the writer method, e.g. {@code MetaWriter::batchMeta}
    * @param <T> the value type
    * @return the message
    */
@@ -115,7 +115,7 @@ public final class MetaCodec {
    * Decodes a whole message with a reader method and checks nothing follows.
    *
    * @param message the message
-   * @param read the reader method, e.g. {@code MetaReader::tagUpdate}
+   * @param read the reader method, e.g. {@code MetaReader::batchMeta}
    * @param <T> the value type
    * @return the value
    * @throws org.transferqueue.ProtocolException if the message is malformed or has trailing bytes

@@ -16,12 +16,12 @@ import org.transferqueue.transport.Reply;
  * The checkpoint messages of one storage server (a storage unit or an object-store node): save a
  * file, then the two phases of a load across servers.
  *
- * <pre>
- *  SAVE     [path]                          -> [size, crc32c]   file written on this host
- *  PREPARE  [token, path, size, crc32c]     -> []               read, verify and stage; nothing applied
- *  COMMIT   [token]                         -> []               apply the staged load (cannot fail)
- *  ABORT    [token]                         -> []               discard it (unknown tokens ignored)
- * </pre>
+ * <pre>{@code
+ * SAVE     [path]                          -> [size, crc32c]   file written on this host
+ * PREPARE  [token, path, size, crc32c]     -> []               read, verify and stage; nothing applied
+ * COMMIT   [token]                         -> []               apply the staged load (cannot fail)
+ * ABORT    [token]                         -> []               discard it (unknown tokens ignored)
+ * }</pre>
  *
  * A size of -1 in PREPARE checks only the file's structure. The client chooses the token, so that
  * it can abort a prepare whose reply it never received. A server stages at most one load: a new
@@ -29,7 +29,7 @@ import org.transferqueue.transport.Reply;
  * beyond the next load), and closing discards it too. Thread-safe (methods are synchronized;
  * reading the file happens outside the lock).
  */
-final class StagedCheckpointLoads implements AutoCloseable {
+public final class StagedCheckpointLoads implements AutoCloseable {
   private final String server;
   private final Function<Path, FileDigest> save;
   private final BiFunction<Path, FileDigest, StorageManager.PreparedLoad> prepare;
@@ -44,7 +44,7 @@ final class StagedCheckpointLoads implements AutoCloseable {
    * @param save writes the server's checkpoint file and returns its digest
    * @param prepare reads, verifies and stages a file (expected digest or null)
    */
-  StagedCheckpointLoads(
+  public StagedCheckpointLoads(
       String server,
       Function<Path, FileDigest> save,
       BiFunction<Path, FileDigest, StorageManager.PreparedLoad> prepare) {
@@ -53,15 +53,15 @@ final class StagedCheckpointLoads implements AutoCloseable {
     this.prepare = prepare;
   }
 
-  /** SAVE: creates the file's directory, writes the file, replies with its digest. */
-  Reply onSave(ReceivedRequest request) {
-    String path;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), server + " checkpoint save")) {
-      if (in.array() != 1) {
-        throw in.malformed("expected [path]");
-      }
-      path = in.str();
-    }
+  /**
+   * SAVE: creates the file's directory, writes the file, replies with its digest.
+   *
+   * @param request the request
+   * @return the reply
+   */
+  public Reply onSave(ReceivedRequest request) {
+    String path =
+        CheckpointMessages.Save.decode(request.metadata(), server + " checkpoint save").path();
     Path file = Path.of(path);
     try {
       Path parent = file.toAbsolutePath().getParent();
@@ -73,28 +73,21 @@ final class StagedCheckpointLoads implements AutoCloseable {
           ErrorCode.STORAGE_ERROR, "cannot create the directory of " + file + ": " + e, e);
     }
     FileDigest digest = save.apply(file);
-    return Reply.of(
-        new Wire.Writer().array(2).i64(digest.sizeBytes()).i64(digest.crc32c()).toBytes());
+    return Reply.of(CheckpointMessages.encodeDigest(digest));
   }
 
-  /** PREPARE: discards any earlier staged load, then stages this one. */
-  Reply onPrepare(ReceivedRequest request) {
-    long token;
-    Path file;
-    FileDigest expected;
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), server + " checkpoint prepare")) {
-      if (in.array() != 4) {
-        throw in.malformed("expected [token, path, size, crc32c]");
-      }
-      token = in.i64();
-      file = Path.of(in.str());
-      long size = in.i64();
-      long crc = in.i64();
-      if (size < -1 || (crc >>> 32) != 0) {
-        throw in.malformed("size=" + size + " crc32c=" + crc);
-      }
-      expected = size < 0 ? null : new FileDigest(size, crc);
-    }
+  /**
+   * PREPARE: discards any earlier staged load, then stages this one.
+   *
+   * @param request the request
+   * @return the reply
+   */
+  public Reply onPrepare(ReceivedRequest request) {
+    CheckpointMessages.Prepare prepared =
+        CheckpointMessages.Prepare.decode(request.metadata(), server + " checkpoint prepare");
+    long token = prepared.token();
+    Path file = Path.of(prepared.path());
+    FileDigest expected = prepared.expected();
     discard();
     StorageManager.PreparedLoad load = prepare.apply(file, expected);
     synchronized (this) {
@@ -109,8 +102,13 @@ final class StagedCheckpointLoads implements AutoCloseable {
     return Reply.empty();
   }
 
-  /** COMMIT: applies the load staged under the token. */
-  synchronized Reply onCommit(ReceivedRequest request) {
+  /**
+   * COMMIT: applies the load staged under the token.
+   *
+   * @param request the request
+   * @return the reply
+   */
+  public synchronized Reply onCommit(ReceivedRequest request) {
     long token = token(request, "commit");
     if (staged == null || stagedToken != token) {
       throw new StorageException(
@@ -128,8 +126,13 @@ final class StagedCheckpointLoads implements AutoCloseable {
     return Reply.empty();
   }
 
-  /** ABORT: discards the load staged under the token, if any. */
-  synchronized Reply onAbort(ReceivedRequest request) {
+  /**
+   * ABORT: discards the load staged under the token, if any.
+   *
+   * @param request the request
+   * @return the reply
+   */
+  public synchronized Reply onAbort(ReceivedRequest request) {
     long token = token(request, "abort");
     if (staged != null && stagedToken == token) {
       discardLocked();
@@ -138,12 +141,8 @@ final class StagedCheckpointLoads implements AutoCloseable {
   }
 
   private long token(ReceivedRequest request, String what) {
-    try (Wire.Reader in = new Wire.Reader(request.metadata(), server + " checkpoint " + what)) {
-      if (in.array() != 1) {
-        throw in.malformed("expected [token]");
-      }
-      return in.i64();
-    }
+    return CheckpointMessages.Token.decode(request.metadata(), server + " checkpoint " + what)
+        .token();
   }
 
   private synchronized void discard() {

@@ -17,45 +17,86 @@ import org.transferqueue.codec.MsgpackWriter;
  * are not valid UTF-8 ({@code PROTOCOL_ERROR}); neither replaces characters. Not thread-safe; one
  * per message.
  */
-final class Wire {
+public final class Wire {
   private Wire() {}
 
   /**
    * Builds one metadata section. Each call writes straight into the cursor, without a lambda or a
    * boxed value per element (these run once per cell on the data path).
    */
-  static final class Writer {
+  public static final class Writer {
     /** A first array of 1 KiB: most messages are a few hundred bytes; larger ones grow it. */
     private static final int INITIAL_BYTES = 1024;
 
+    /** Starts an empty section. */
+    public Writer() {}
+
     private final MsgpackWriter out = new MsgpackWriter(INITIAL_BYTES);
 
-    Writer array(int size) {
+    /**
+     * Writes an array header.
+     *
+     * @param size the number of elements that follow
+     * @return this writer
+     */
+    public Writer array(int size) {
       out.writeArrayHeader(size);
       return this;
     }
 
-    Writer bool(boolean value) {
+    /**
+     * Writes a boolean.
+     *
+     * @param value the value
+     * @return this writer
+     */
+    public Writer bool(boolean value) {
       out.writeBoolean(value);
       return this;
     }
 
-    Writer i64(long value) {
+    /**
+     * Writes an integer in its shortest msgpack form.
+     *
+     * @param value the value
+     * @return this writer
+     */
+    public Writer i64(long value) {
       out.writeLong(value);
       return this;
     }
 
-    Writer str(String value) {
+    /**
+     * Writes a string as UTF-8.
+     *
+     * @param value the string
+     * @return this writer
+     * @throws org.transferqueue.TqException {@code INVALID_ARGUMENT} for a string with a lone
+     *     surrogate
+     */
+    public Writer str(String value) {
       out.writeString(value, "string");
       return this;
     }
 
-    Writer bin(byte[] value) {
+    /**
+     * Writes a binary.
+     *
+     * @param value the bytes
+     * @return this writer
+     */
+    public Writer bin(byte[] value) {
       out.writeBinary(value);
       return this;
     }
 
-    Writer longs(long[] values) {
+    /**
+     * Writes an array of integers.
+     *
+     * @param values the integers
+     * @return this writer
+     */
+    public Writer longs(long[] values) {
       array(values.length);
       for (long v : values) {
         i64(v);
@@ -63,7 +104,13 @@ final class Wire {
       return this;
     }
 
-    Writer strings(List<String> values) {
+    /**
+     * Writes an array of strings.
+     *
+     * @param values the strings
+     * @return this writer
+     */
+    public Writer strings(List<String> values) {
       array(values.size());
       for (int i = 0; i < values.size(); i++) {
         str(values.get(i));
@@ -74,12 +121,20 @@ final class Wire {
     /**
      * Like {@link #strings}, byte for byte, for many short keys: the cursor copies an ASCII string
      * straight into its array, so keys need no path of their own.
+     *
+     * @param values the keys
+     * @return this writer
      */
-    Writer keys(List<String> values) {
+    public Writer keys(List<String> values) {
       return strings(values);
     }
 
-    byte[] toBytes() {
+    /**
+     * The message written.
+     *
+     * @return its bytes
+     */
+    public byte[] toBytes() {
       return out.toByteArray();
     }
   }
@@ -88,16 +143,27 @@ final class Wire {
    * Reads one metadata section; every failure is a {@code PROTOCOL_ERROR} naming the message.
    * Primitive reads neither box nor capture a lambda.
    */
-  static final class Reader implements AutoCloseable {
+  public static final class Reader implements AutoCloseable {
     private final MsgpackReader in;
     private final String what;
 
-    Reader(byte[] bytes, String what) {
+    /**
+     * Reads a message.
+     *
+     * @param bytes the message; not copied
+     * @param what names the message in errors
+     */
+    public Reader(byte[] bytes, String what) {
       this.in = new MsgpackReader(bytes, what);
       this.what = what;
     }
 
-    int array() {
+    /**
+     * Reads an array header.
+     *
+     * @return the number of elements
+     */
+    public int array() {
       try {
         return in.readArrayHeader();
       } catch (MsgpackException e) {
@@ -105,8 +171,13 @@ final class Wire {
       }
     }
 
-    /** Reads an array header and checks its size against a bound before anything is allocated. */
-    int array(long max) {
+    /**
+     * Reads an array header and checks its size against a bound before anything is allocated.
+     *
+     * @param max the most elements accepted
+     * @return the number of elements
+     */
+    public int array(long max) {
       int n = array();
       if (n > max) {
         throw malformed("array of " + n + " entries > max=" + max);
@@ -114,7 +185,12 @@ final class Wire {
       return n;
     }
 
-    boolean bool() {
+    /**
+     * Reads a boolean.
+     *
+     * @return the value
+     */
+    public boolean bool() {
       try {
         return in.readBoolean();
       } catch (MsgpackException e) {
@@ -122,7 +198,12 @@ final class Wire {
       }
     }
 
-    long i64() {
+    /**
+     * Reads an integer that fits a long.
+     *
+     * @return the value
+     */
+    public long i64() {
       try {
         return in.readLong();
       } catch (MsgpackException e) {
@@ -130,7 +211,12 @@ final class Wire {
       }
     }
 
-    int i32() {
+    /**
+     * Reads an integer that fits an int.
+     *
+     * @return the value
+     */
+    public int i32() {
       long v = i64();
       if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
         throw malformed("integer " + v + " is out of int range");
@@ -138,8 +224,12 @@ final class Wire {
       return (int) v;
     }
 
-    /** Reads a string as strict UTF-8 ({@link Strings#decodeUtf8}), straight from the message. */
-    String str() {
+    /**
+     * Reads a string as strict UTF-8 ({@link Strings#decodeUtf8}), straight from the message.
+     *
+     * @return the string
+     */
+    public String str() {
       try {
         return in.readString(payload(in.readStringHeader()));
       } catch (MsgpackException e) {
@@ -147,7 +237,12 @@ final class Wire {
       }
     }
 
-    byte[] bin() {
+    /**
+     * Reads a binary.
+     *
+     * @return a copy of its bytes
+     */
+    public byte[] bin() {
       try {
         return in.readBytes(payload(in.readBinaryHeader()));
       } catch (MsgpackException e) {
@@ -164,7 +259,13 @@ final class Wire {
       return n;
     }
 
-    long[] longs(long max) {
+    /**
+     * Reads an array of integers.
+     *
+     * @param max the most elements accepted
+     * @return the integers
+     */
+    public long[] longs(long max) {
       int n = array(max);
       long[] out = new long[n];
       for (int i = 0; i < n; i++) {
@@ -173,7 +274,13 @@ final class Wire {
       return out;
     }
 
-    List<String> strings(long max) {
+    /**
+     * Reads an array of strings.
+     *
+     * @param max the most elements accepted
+     * @return the strings
+     */
+    public List<String> strings(long max) {
       int n = array(max);
       List<String> out = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
@@ -185,12 +292,21 @@ final class Wire {
     /**
      * Like {@link #strings}, with the same results and errors, for many short keys: every string is
      * decoded straight from the message's bytes, so keys need no path of their own.
+     *
+     * @param max the most elements accepted
+     * @return the keys
      */
-    List<String> keys(long max) {
+    public List<String> keys(long max) {
       return strings(max);
     }
 
-    ProtocolException malformed(String detail) {
+    /**
+     * The error for a message that is not what its reader expects.
+     *
+     * @param detail what is wrong
+     * @return a {@code PROTOCOL_ERROR} naming the message
+     */
+    public ProtocolException malformed(String detail) {
       return new ProtocolException(ErrorCode.PROTOCOL_ERROR, "malformed " + what + ": " + detail);
     }
 

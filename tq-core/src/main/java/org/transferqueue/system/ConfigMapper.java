@@ -9,7 +9,8 @@ import org.transferqueue.objectstore.KvClientConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.objectstore.engine.MooncakeStoreBackend;
-import org.transferqueue.remote.RemoteBackends;
+import org.transferqueue.remote.objectstore.RemoteMooncakeStore;
+import org.transferqueue.remote.storage.RemoteSimpleStorage;
 import org.transferqueue.storage.StorageManagerFactory;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.SimpleStorageManager;
@@ -247,14 +248,14 @@ public final class ConfigMapper {
             StorageManagerRegistry.SIMPLE_STORAGE,
             network.storageUnitAddresses().isEmpty()
                 ? SimpleStorageManager.factory(simpleStorage(config))
-                : RemoteBackends.simpleStorage(
+                : RemoteSimpleStorage.factory(
                     network.storageUnitAddresses(), storageUnitClient(config)))
         .register(
             StorageManagerRegistry.MOONCAKE_STORE,
             network.storeNodeAddresses().isEmpty()
                 ? embeddedMooncakeStore(mooncake)
                 : context ->
-                    RemoteBackends.mooncakeStore(
+                    RemoteMooncakeStore.factory(
                             network.storeNodeAddresses(),
                             storeNodeClient(config),
                             store(mooncake),

@@ -22,10 +22,10 @@ import org.transferqueue.controller.PartitionStatistics;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.LeakPolicy;
-import org.transferqueue.remote.ControllerServer;
-import org.transferqueue.remote.RemoteBackends;
-import org.transferqueue.remote.RemoteSimpleStorageManager;
-import org.transferqueue.remote.StorageUnitServer;
+import org.transferqueue.remote.controller.ControllerServer;
+import org.transferqueue.remote.storage.RemoteSimpleStorage;
+import org.transferqueue.remote.storage.RemoteSimpleStorageManager;
+import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.system.ConfigMapper;
@@ -97,7 +97,7 @@ class FrozenStorageUnitPutTest {
                   context -> {
                     storage.set(
                         (RemoteSimpleStorageManager)
-                            RemoteBackends.simpleStorage(
+                            RemoteSimpleStorage.factory(
                                     List.of(proxy.address()),
                                     ConfigMapper.storageUnitClient(config))
                                 .create(context));

@@ -22,10 +22,11 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
-import org.transferqueue.remote.ControllerServer;
-import org.transferqueue.remote.RemoteBackends;
-import org.transferqueue.remote.StorageUnitServer;
-import org.transferqueue.remote.StoreNodeServer;
+import org.transferqueue.remote.controller.ControllerServer;
+import org.transferqueue.remote.objectstore.RemoteMooncakeStore;
+import org.transferqueue.remote.objectstore.StoreNodeServer;
+import org.transferqueue.remote.storage.RemoteSimpleStorage;
+import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerFactory;
@@ -41,8 +42,8 @@ import org.transferqueue.transport.TransportConfig;
  * configuration) or {@link #STORE_NODES} {@link StoreNodeServer}s (sharing the configured global
  * segment size), and a {@link TqClient} connected with their addresses, as {@code tq controller},
  * {@code tq storage-unit} and {@code tq store-node} processes would be. The client's storage
- * manager is the one {@link TqClient#connect} would build ({@link RemoteBackends}), kept here so
- * that scenarios can read storage directly as they do embedded.
+ * manager is the one {@link TqClient#connect} would build ({@link RemoteSimpleStorage}, {@link
+ * RemoteMooncakeStore}), kept here so that scenarios can read storage directly as they do embedded.
  *
  * <p>The servers allocate from their own allocator, checked for leaks on close, as the client's is.
  * Closing closes the client, the storage servers and their units or engines, the controller server
@@ -145,12 +146,12 @@ final class LoopbackSystem implements TestSystem {
     TransportConfig clientTransport = ConfigMapper.transport(network);
     StorageManagerFactory factory =
         unitAddresses.isEmpty()
-            ? RemoteBackends.mooncakeStore(
+            ? RemoteMooncakeStore.factory(
                 nodes,
                 clientTransport,
                 ConfigMapper.store(config.backend().mooncakeStore()),
                 ConfigMapper.kvClient(config.backend().mooncakeStore()))
-            : RemoteBackends.simpleStorage(unitAddresses, clientTransport);
+            : RemoteSimpleStorage.factory(unitAddresses, clientTransport);
     String backendName = config.backend().storageBackend().configName();
     StorageManagerRegistry backends =
         StorageManagerRegistry.builder()

@@ -21,7 +21,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.objectstore.StoreStatus;
-import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.transport.MessageDescriptor;
 import org.transferqueue.transport.TransportConfig;

@@ -16,10 +16,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.transferqueue.codec.OpaqueValue;
 import org.transferqueue.codec.ValueDecoder;
+import org.transferqueue.transport.Request;
+import org.transferqueue.transport.Response;
 
 /**
  * The message layouts docs/PROTOCOL.md gives, as checkers of real messages: the request and reply
@@ -35,7 +38,7 @@ import org.transferqueue.codec.ValueDecoder;
  * "MERGE"}), and the names of section 7.2's value layouts. Text after a layout (in parentheses, or
  * words) is commentary.
  */
-final class DocumentedLayouts {
+public final class DocumentedLayouts {
   private static final Pattern DEFINITION = Pattern.compile("^([A-Z][A-Za-z]+)\\s*=\\s*(.*)$");
   private static final int MAX_DEPTH = 6;
 
@@ -48,7 +51,7 @@ final class DocumentedLayouts {
   private final Set<Integer> checked = new TreeSet<>();
 
   /** Reads docs/PROTOCOL.md from a directory above the working directory. */
-  static DocumentedLayouts read() {
+  public static DocumentedLayouts read() {
     Path dir = Path.of("").toAbsolutePath();
     while (dir != null && !Files.exists(dir.resolve("docs/PROTOCOL.md"))) {
       dir = dir.getParent();
@@ -162,7 +165,7 @@ final class DocumentedLayouts {
    * @param request the request's application metadata (msgpack)
    * @param reply the reply's application metadata, or null when the call failed
    */
-  void check(int type, byte[] request, byte[] reply) {
+  public void check(int type, byte[] request, byte[] reply) {
     assertThat(requests).as("message type %d is documented", type).containsKey(type);
     String what = "type " + type + " request " + requests.get(type);
     check(what, new Parser(requests.get(type)).union(), request);
@@ -188,8 +191,23 @@ final class DocumentedLayouts {
     assertThat(problems).as("%s, sent %s", what, value).isEmpty();
   }
 
+  /**
+   * Holds a request and, once it arrives, its reply against the layouts docs/PROTOCOL.md gives for
+   * their message type (a failed call's request only).
+   *
+   * @param request the request
+   * @param reply its reply, on its way
+   * @return {@code reply}, checked when it completes
+   */
+  public CompletableFuture<Response> checking(Request request, CompletableFuture<Response> reply) {
+    return reply.whenComplete(
+        (response, failure) ->
+            check(
+                request.type(), request.metadata(), failure == null ? response.metadata() : null));
+  }
+
   /** The message types {@link #check} saw. */
-  Set<Integer> checked() {
+  public Set<Integer> checked() {
     return checked;
   }
 

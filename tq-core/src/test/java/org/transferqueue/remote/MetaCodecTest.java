@@ -30,6 +30,7 @@ import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.KvBatchMeta;
 import org.transferqueue.meta.ProductionUpdate;
+import org.transferqueue.remote.controller.ControllerCodec;
 import org.transferqueue.sampler.SamplingConfig;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.testing.Seeds;
@@ -207,7 +208,11 @@ class MetaCodecTest {
                   gen.random.nextBoolean() ? null : gen.random.nextInt(8),
                   gen.map(0)),
               gen.random.nextBoolean() ? null : Duration.ofNanos(gen.random.nextLong(1L << 40)));
-      assertThat(roundTrip(request, MetaWriter::getMetadataRequest, MetaReader::getMetadataRequest))
+      assertThat(
+              roundTrip(
+                  request,
+                  ControllerCodec::writeGetMetadataRequest,
+                  ControllerCodec::readGetMetadataRequest))
           .as(at)
           .isEqualTo(request);
 
@@ -216,7 +221,11 @@ class MetaCodecTest {
       fields.put("x", gen.schema(n));
       ProductionUpdate update =
           new ProductionUpdate(gen.name(), gen.indexes(n), fields, gen.records(n));
-      assertThat(roundTrip(update, MetaWriter::productionUpdate, MetaReader::productionUpdate))
+      assertThat(
+              roundTrip(
+                  update,
+                  ControllerCodec::writeProductionUpdate,
+                  ControllerCodec::readProductionUpdate))
           .as(at)
           .isEqualTo(update);
 
@@ -224,7 +233,7 @@ class MetaCodecTest {
           new TagUpdate(
               Map.of("p1", gen.records(n), "p2", gen.records(1)),
               TagUpdate.Mode.values()[gen.random.nextInt(2)]);
-      assertThat(roundTrip(tags, MetaWriter::tagUpdate, MetaReader::tagUpdate))
+      assertThat(roundTrip(tags, ControllerCodec::writeTagUpdate, ControllerCodec::readTagUpdate))
           .as(at)
           .isEqualTo(tags);
 
@@ -232,7 +241,11 @@ class MetaCodecTest {
       ClearSamplesRequest clear =
           new ClearSamplesRequest(
               indexes, java.util.Collections.nCopies(n, "p"), gen.random.nextBoolean());
-      assertThat(roundTrip(clear, MetaWriter::clearSamplesRequest, MetaReader::clearSamplesRequest))
+      assertThat(
+              roundTrip(
+                  clear,
+                  ControllerCodec::writeClearSamplesRequest,
+                  ControllerCodec::readClearSamplesRequest))
           .as(at)
           .isEqualTo(clear);
     }
@@ -248,20 +261,28 @@ class MetaCodecTest {
       IndexSet some = IndexSet.of(Arrays.copyOf(all.toArray(), gen.random.nextInt(all.size() + 1)));
       ProductionStatus production =
           new ProductionStatus("p", List.of("a", "b"), all, List.of(some, all));
-      assertThat(roundTrip(production, MetaWriter::productionStatus, MetaReader::productionStatus))
+      assertThat(
+              roundTrip(
+                  production,
+                  ControllerCodec::writeProductionStatus,
+                  ControllerCodec::readProductionStatus))
           .as(at)
           .isEqualTo(production);
 
       ConsumptionStatus consumption = new ConsumptionStatus("p", "t", all, some);
       assertThat(
-              roundTrip(consumption, MetaWriter::consumptionStatus, MetaReader::consumptionStatus))
+              roundTrip(
+                  consumption,
+                  ControllerCodec::writeConsumptionStatus,
+                  ControllerCodec::readConsumptionStatus))
           .as(at)
           .isEqualTo(consumption);
 
       Map<String, Map<String, Map<String, Object>>> partitions = new LinkedHashMap<>();
       partitions.put("p" + i, Map.of("k1", gen.map(0), "k2", gen.map(0)));
       KvListing listing = new KvListing(partitions, gen.random.nextBoolean() ? null : "msg");
-      assertThat(roundTrip(listing, MetaWriter::kvListing, MetaReader::kvListing))
+      assertThat(
+              roundTrip(listing, ControllerCodec::writeKvListing, ControllerCodec::readKvListing))
           .as(at)
           .isEqualTo(listing);
 
@@ -281,7 +302,9 @@ class MetaCodecTest {
               List.of(stats, stats), gen.random.nextInt(1000), gen.random.nextInt(10), 17);
       assertThat(
               roundTrip(
-                  controller, MetaWriter::controllerStatistics, MetaReader::controllerStatistics))
+                  controller,
+                  ControllerCodec::writeControllerStatistics,
+                  ControllerCodec::readControllerStatistics))
           .as(at)
           .isEqualTo(controller);
     }
@@ -342,7 +365,7 @@ class MetaCodecTest {
   @Test
   void shouldRejectUnknownEnumNamesWithProtocolError() {
     MetaWriter w = new MetaWriter().arrayHeader(2).string("APPEND").mapHeader(0);
-    assertThatThrownBy(() -> MetaCodec.decode(w.toByteArray(), MetaReader::tagUpdate))
+    assertThatThrownBy(() -> MetaCodec.decode(w.toByteArray(), ControllerCodec::readTagUpdate))
         .isInstanceOfSatisfying(
             ProtocolException.class, e -> assertThat(e.getMessage()).contains("'APPEND'"));
   }

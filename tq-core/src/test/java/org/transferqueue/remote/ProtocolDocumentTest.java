@@ -27,6 +27,8 @@ import org.transferqueue.codec.ValueEncoder;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.objectstore.MooncakeKvClient;
 import org.transferqueue.objectstore.StoreStatus;
+import org.transferqueue.remote.objectstore.StoreNodeProtocol;
+import org.transferqueue.remote.storage.StorageUnitProtocol;
 import org.transferqueue.storage.kv.KvKeys;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -35,9 +37,10 @@ import org.transferqueue.transport.TransportConfig;
 
 /**
  * Checks docs/PROTOCOL.md against the code wherever that is cheap: header offsets and sizes, the
- * example HELLO header bytes, every message type and limit constant of the remote services, every
- * value of both error-code enums, transport limits, and the names of dtypes and column kinds. A
- * change of any of these numbers without the document fails here.
+ * example HELLO header bytes, every entry of the remote services' protocol tables (its number and
+ * name, both ways) and their limit constants, every value of both error-code enums, transport
+ * limits, and the names of dtypes and column kinds. A change of any of these numbers without the
+ * document fails here.
  */
 class ProtocolDocumentTest {
   private static final Pattern TABLE_ROW = Pattern.compile("(?m)^\\| *(-?\\d+) \\| `([A-Z_0-9]+)`");
@@ -136,18 +139,12 @@ class ProtocolDocumentTest {
   }
 
   @Test
-  void shouldListEveryMessageTypeWithItsNumber() throws IllegalAccessException {
+  void shouldListEveryMessageTypeWithItsNumber() {
     Map<Integer, String> types = new TreeMap<>();
-    for (Class<?> messages :
-        List.of(ControllerMessages.class, StorageUnitMessages.class, StoreNodeMessages.class)) {
-      for (Field field : messages.getDeclaredFields()) {
-        if (isIntConstant(field) && !field.getName().startsWith("MAX_")) {
-          field.setAccessible(true);
-          assertThat(types.put(field.getInt(null), field.getName()))
-              .as("type %s used twice", field.getInt(null))
-              .isNull();
-        }
-      }
+    for (MessageType type : ProtocolTables.all()) {
+      assertThat(types.put(type.typeId(), type.name()))
+          .as("type %s used twice", type.typeId())
+          .isNull();
     }
     Map<Integer, String> documented = new TreeMap<>();
     for (String section : List.of("## 7.", "## 8.", "## 9.")) {
@@ -168,7 +165,7 @@ class ProtocolDocumentTest {
 
   @Test
   void shouldQuoteEveryMessageLimitWithItsValue() throws IllegalAccessException {
-    for (Class<?> messages : List.of(StorageUnitMessages.class, StoreNodeMessages.class)) {
+    for (Class<?> messages : List.of(StorageUnitProtocol.class, StoreNodeProtocol.class)) {
       for (Field field : messages.getDeclaredFields()) {
         if (isIntConstant(field) && field.getName().startsWith("MAX_")) {
           field.setAccessible(true);

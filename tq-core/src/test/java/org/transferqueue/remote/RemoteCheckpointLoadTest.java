@@ -25,6 +25,8 @@ import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.remote.objectstore.RemoteObjectStore;
+import org.transferqueue.remote.objectstore.StoreNodeServer;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.checkpoint.CheckpointDigests;
 import org.transferqueue.storage.checkpoint.FileDigest;
@@ -62,7 +64,7 @@ class RemoteCheckpointLoadTest {
                 .filter(i -> gis[i] % remote.units.size() == unit)
                 .toArray();
         if (mine.length > 0) {
-          RemoteStorageUnit.join(
+          RemoteCalls.join(
               remote
                   .manager
                   .units()

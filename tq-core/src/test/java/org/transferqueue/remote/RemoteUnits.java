@@ -6,17 +6,32 @@ import java.util.List;
 import java.util.OptionalLong;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.remote.storage.RemoteSimpleStorageManager;
+import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.storage.ProductionNotifier;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.transport.TransportConfig;
 
 /** Storage units served on loopback ephemeral ports, and a router over them; closes everything. */
-final class RemoteUnits implements AutoCloseable {
-  final List<StorageUnit> units = new ArrayList<>();
-  final List<StorageUnitServer> servers = new ArrayList<>();
-  final RemoteSimpleStorageManager manager;
+public final class RemoteUnits implements AutoCloseable {
+  /** The units, in router order. */
+  public final List<StorageUnit> units = new ArrayList<>();
 
-  RemoteUnits(
+  /** Their servers, in the same order. */
+  public final List<StorageUnitServer> servers = new ArrayList<>();
+
+  /** The router over the servers. */
+  public final RemoteSimpleStorageManager manager;
+
+  /**
+   * Starts {@code count} units and their servers, and a router over them.
+   *
+   * @param allocator the units' and the transport's allocator
+   * @param count how many units
+   * @param capacity each unit's sample capacity
+   * @param notifier where the router reports productions
+   */
+  public RemoteUnits(
       BufferAllocator allocator, int count, OptionalLong capacity, ProductionNotifier notifier) {
     try {
       for (int i = 0; i < count; i++) {
@@ -32,7 +47,12 @@ final class RemoteUnits implements AutoCloseable {
     }
   }
 
-  static TransportConfig config() {
+  /**
+   * Loopback transport settings with an ephemeral port and test deadlines.
+   *
+   * @return the settings
+   */
+  public static TransportConfig config() {
     return TransportConfig.builder()
         .bindHost("127.0.0.1")
         .bindPort(0)

@@ -51,6 +51,14 @@ import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
+import org.transferqueue.remote.controller.ControllerServer;
+import org.transferqueue.remote.controller.RemoteController;
+import org.transferqueue.remote.objectstore.RemoteObjectStore;
+import org.transferqueue.remote.objectstore.StoreNodeProtocol;
+import org.transferqueue.remote.objectstore.StoreNodeServer;
+import org.transferqueue.remote.storage.RemoteStorageUnit;
+import org.transferqueue.remote.storage.StorageUnitServer;
+import org.transferqueue.remote.storage.UnitRows;
 import org.transferqueue.sampler.SamplingConfig;
 import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.storage.checkpoint.FileDigest;
@@ -664,44 +672,30 @@ class WireVectorsTest {
       rec.label("REMOVE_REGEX");
       store.removeByRegex("^plain", true);
       String path = scratch.resolve("node-0.tqckpt").toString();
-      rec.label("SAVE_CHECKPOINT (store node)");
-      byte[] digest;
+      rec.label(onNode(StoreNodeProtocol.SAVE_CHECKPOINT));
+      FileDigest saved;
       try (Response r =
           client.call(
               address,
               Request.of(
-                  StoreNodeMessages.SAVE_CHECKPOINT,
-                  new Wire.Writer().array(1).str(path).toBytes()),
+                  StoreNodeProtocol.SAVE_CHECKPOINT.typeId(),
+                  new CheckpointMessages.Save(path).encode()),
               BodyDestination.into(List.of()),
               CALL)) {
-        digest = r.metadata();
+        saved = CheckpointMessages.digest(r);
       }
-      long size;
-      long crc;
-      try (Wire.Reader in = new Wire.Reader(digest, "save reply")) {
-        in.array();
-        size = in.i64();
-        crc = in.i64();
-      }
-      rec.label("PREPARE_LOAD (store node)");
+      rec.label(onNode(StoreNodeProtocol.PREPARE_LOAD));
       call(
           client,
           address,
-          StoreNodeMessages.PREPARE_LOAD,
-          new Wire.Writer().array(4).i64(3).str(path).i64(size).i64(crc).toBytes());
-      rec.label("COMMIT_LOAD (store node)");
+          StoreNodeProtocol.PREPARE_LOAD,
+          new CheckpointMessages.Prepare(3, path, saved).encode());
+      rec.label(onNode(StoreNodeProtocol.COMMIT_LOAD));
       call(
-          client,
-          address,
-          StoreNodeMessages.COMMIT_LOAD,
-          new Wire.Writer().array(1).i64(3).toBytes());
-      rec.label("ABORT_LOAD (store node)");
-      call(
-          client,
-          address,
-          StoreNodeMessages.ABORT_LOAD,
-          new Wire.Writer().array(1).i64(4).toBytes());
-      rec.label("STATS (store node)");
+          client, address, StoreNodeProtocol.COMMIT_LOAD, new CheckpointMessages.Token(3).encode());
+      rec.label(onNode(StoreNodeProtocol.ABORT_LOAD));
+      call(client, address, StoreNodeProtocol.ABORT_LOAD, new CheckpointMessages.Token(4).encode());
+      rec.label(onNode(StoreNodeProtocol.STATS));
       assertThat(store.nodeStatistics(0).objects()).isPositive();
       rec.label("REMOVE_ALL");
       store.removeAll(true);
@@ -710,11 +704,40 @@ class WireVectorsTest {
     }
   }
 
-  private static void call(TransportClient client, HostPort address, int type, byte[] meta) {
+  /** The label of a store-node message whose name the storage-unit table also has. */
+  private static String onNode(StoreNodeProtocol type) {
+    return type.name() + " (store node)";
+  }
+
+  private static void call(
+      TransportClient client, HostPort address, MessageType type, byte[] meta) {
     try (Response r =
-        client.call(address, Request.of(type, meta), BodyDestination.into(List.of()), CALL)) {
+        client.call(
+            address, Request.of(type.typeId(), meta), BodyDestination.into(List.of()), CALL)) {
       assertThat(r).isNotNull();
     }
+  }
+
+  /**
+   * The vectors are driven by the protocol tables: every entry of every service's table has at
+   * least one request vector, and every request of a service is labelled with its entry's name.
+   */
+  private static void assertCoversTheTables(List<Vector> vectors) {
+    Map<Integer, MessageType> table = new TreeMap<>();
+    for (MessageType type : ProtocolTables.all()) {
+      table.put(type.typeId(), type);
+    }
+    Map<Integer, String> covered = new TreeMap<>();
+    for (Vector v : vectors) {
+      MessageType type = table.get(v.type());
+      if (v.request() && type != null) {
+        assertThat(v.label()).as("label of a type %d request", v.type()).startsWith(type.name());
+        covered.putIfAbsent(type.typeId(), type.name());
+      }
+    }
+    Map<Integer, String> entries = new TreeMap<>();
+    table.forEach((id, type) -> entries.put(id, type.name()));
+    assertThat(covered).as("table entries with a vector").isEqualTo(entries);
   }
 
   private static String slug(String label) {
@@ -793,6 +816,7 @@ class WireVectorsTest {
               .isEqualTo(first.get(i).bytes());
         }
       }
+      assertCoversTheTables(first);
       Map<String, byte[]> expected = files(first);
       if (Boolean.getBoolean("tq.vectors.write") || !Files.isDirectory(VECTORS)) {
         write(expected);

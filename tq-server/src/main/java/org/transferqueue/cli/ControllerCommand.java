@@ -14,7 +14,7 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ControllerRequestMeters;
 import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.metrics.ProcessMemory;
-import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.sampler.Samplers;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.system.ConfigMapper;

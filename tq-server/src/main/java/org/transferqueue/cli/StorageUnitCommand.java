@@ -15,7 +15,7 @@ import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.metrics.ProcessMemory;
 import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
-import org.transferqueue.remote.StorageUnitServer;
+import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.storage.simple.StorageUnitStats;

@@ -19,7 +19,7 @@ import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
-import org.transferqueue.remote.StoreNodeServer;
+import org.transferqueue.remote.objectstore.StoreNodeServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.transport.TransportConfig;

@@ -22,7 +22,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
-import org.transferqueue.remote.RemoteBackends;
+import org.transferqueue.remote.storage.RemoteSimpleStorage;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.tensor.Batch;
@@ -121,7 +121,7 @@ class ProcessFaultsTest {
           StorageManagerRegistry.builder()
               .register(
                   StorageManagerRegistry.SIMPLE_STORAGE,
-                  RemoteBackends.simpleStorage(config.network().storageUnitAddresses(), transport))
+                  RemoteSimpleStorage.factory(config.network().storageUnitAddresses(), transport))
               .build();
       try (TqClient tq = TqClient.builder().config(config).storageBackends(backends).connect()) {
         List<String> keys = ClientProcess.keys("k", KEYS);

@@ -20,7 +20,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
-import org.transferqueue.remote.RemoteSimpleStorageManager;
+import org.transferqueue.remote.storage.RemoteSimpleStorageManager;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.DenseColumn;

@@ -19,7 +19,7 @@ import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.ReplicateConfig;
 import org.transferqueue.objectstore.StoreConfig;
-import org.transferqueue.remote.RemoteObjectStore;
+import org.transferqueue.remote.objectstore.RemoteObjectStore;
 import org.transferqueue.transport.TransportConfig;
 
 /** {@code tq store-node} as a child process: put and get through it, then a clean SIGTERM stop. */

@@ -27,7 +27,7 @@ import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.ProductionUpdate;
-import org.transferqueue.remote.ControllerServer;
+import org.transferqueue.remote.controller.ControllerServer;
 import org.transferqueue.tensor.DType;
 import org.transferqueue.transport.TransportConfig;
 

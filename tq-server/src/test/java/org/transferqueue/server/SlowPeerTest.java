@@ -36,7 +36,7 @@ import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
-import org.transferqueue.remote.StoreNodeServer;
+import org.transferqueue.remote.objectstore.StoreNodeServer;
 import org.transferqueue.testing.Await;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.Response;
