@@ -14,4 +14,16 @@ public class ProtocolException extends TqException {
   public ProtocolException(ErrorCode code, String message) {
     super(code, message);
   }
+
+  /**
+   * Creates the exception with the failure that revealed the violation.
+   *
+   * @param code {@link ErrorCode#PROTOCOL_ERROR}, {@link ErrorCode#FRAME_TOO_LONG} or {@link
+   *     ErrorCode#UNSUPPORTED_VERSION}
+   * @param message what was wrong, with the offending values
+   * @param cause the failure, such as a decoder refusing a missing value
+   */
+  public ProtocolException(ErrorCode code, String message, Throwable cause) {
+    super(code, message, cause);
+  }
 }

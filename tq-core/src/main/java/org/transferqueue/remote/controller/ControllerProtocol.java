@@ -545,9 +545,18 @@ public final class ControllerProtocol {
       return w.toByteArray();
     }
 
-    /** Reads a reply's whole metadata. */
+    /**
+     * Reads a reply's whole metadata. A reply that is well-formed msgpack but breaks the reply's
+     * layout (a nil where a list must be, a value a result record refuses) is a {@code
+     * PROTOCOL_ERROR} naming the message, never an unchecked exception from a record constructor.
+     */
     R decodeReply(byte[] metadata, Q request) {
-      return MetaCodec.decode(metadata, in -> readReply.apply(in, request));
+      try {
+        return MetaCodec.decode(metadata, in -> readReply.apply(in, request));
+      } catch (NullPointerException | IllegalArgumentException e) {
+        throw new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR, "malformed reply to " + this + ": " + e.getMessage(), e);
+      }
     }
 
     @Override

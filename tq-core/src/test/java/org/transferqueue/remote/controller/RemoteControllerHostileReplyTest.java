@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
@@ -57,5 +58,21 @@ class RemoteControllerHostileReplyTest {
         .isInstanceOfSatisfying(
             ProtocolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR))
         .hasMessageContaining("RESOLVE_INDEXES reply has keys=2 > indexes=1");
+  }
+
+  @Test
+  void shouldFailProtocolErrorWhenResolveKeysForPutAnswersNilCreatedIndexes() {
+    BatchMeta one = BatchMeta.builder().globalIndexes(4).partitionId("p").build();
+    RemoteController controller =
+        new RemoteController(
+            (type, metadata, timeout) ->
+                new MetaWriter().arrayHeader(2).batchMeta(one).nil().toByteArray(),
+            ADDRESS,
+            CALL,
+            CALL);
+    assertThatThrownBy(() -> controller.resolveKeysForPut("p", List.of("k"), Map.of(), 1))
+        .isInstanceOfSatisfying(
+            ProtocolException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR))
+        .hasMessageContaining("malformed reply to RESOLVE_KEYS_FOR_PUT");
   }
 }
