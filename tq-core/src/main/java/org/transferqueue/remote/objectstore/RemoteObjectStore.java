@@ -240,22 +240,7 @@ public final class RemoteObjectStore extends AbstractObjectStore
       Request request = new Request(StoreNodeProtocol.WRITE.typeId(), meta, bodies);
       calls.add(call(shard.node(), request, BodyDestination.into(List.of())));
     }
-    Failures failures = new Failures();
-    for (int s = 0; s < shards.size(); s++) {
-      int[] positions = shards.get(s).positions();
-      try (Response response = join(calls.get(s))) {
-        long[] results =
-            StoreNodeProtocol.decodeCodes(
-                response.metadata(), "WRITE reply", StoreNodeProtocol.MAX_KEYS);
-        for (int j = 0; j < positions.length; j++) {
-          codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
-        }
-      } catch (TqException e) {
-        fill(codes, positions, failures.code(e));
-      }
-    }
-    failures.rethrow();
-    return codes;
+    return collectCodes(shards, calls, codes, "WRITE reply");
   }
 
   // ---------------------------------------------------------------- reads
@@ -425,13 +410,22 @@ public final class RemoteObjectStore extends AbstractObjectStore
               Request.of(type.typeId(), request.apply(shardKeys)),
               BodyDestination.into(List.of())));
     }
+    return collectCodes(shards, calls, codes, "reply of type " + type.typeId());
+  }
+
+  /**
+   * Waits for every shard's reply and scatters its per-key codes into {@code codes} at the shard's
+   * positions; a key a reply leaves out gets {@code RPC_FAIL}, every key of a failed shard the
+   * shard's error code. Throws the first failure after all shards are collected.
+   */
+  private static int[] collectCodes(
+      List<Shard> shards, List<CompletableFuture<Response>> calls, int[] codes, String what) {
     Failures failures = new Failures();
     for (int s = 0; s < shards.size(); s++) {
       int[] positions = shards.get(s).positions();
       try (Response response = join(calls.get(s))) {
         long[] results =
-            StoreNodeProtocol.decodeCodes(
-                response.metadata(), "reply of type " + type.typeId(), StoreNodeProtocol.MAX_KEYS);
+            StoreNodeProtocol.decodeCodes(response.metadata(), what, StoreNodeProtocol.MAX_KEYS);
         for (int j = 0; j < positions.length; j++) {
           codes[positions[j]] = j < results.length ? (int) results[j] : RPC_FAIL;
         }
