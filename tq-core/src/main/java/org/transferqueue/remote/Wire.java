@@ -119,17 +119,6 @@ public final class Wire {
     }
 
     /**
-     * Like {@link #strings}, byte for byte, for many short keys: the cursor copies an ASCII string
-     * straight into its array, so keys need no path of their own.
-     *
-     * @param values the keys
-     * @return this writer
-     */
-    public Writer keys(List<String> values) {
-      return strings(values);
-    }
-
-    /**
      * The message written.
      *
      * @return its bytes
@@ -287,17 +276,6 @@ public final class Wire {
         out.add(str());
       }
       return out;
-    }
-
-    /**
-     * Like {@link #strings}, with the same results and errors, for many short keys: every string is
-     * decoded straight from the message's bytes, so keys need no path of their own.
-     *
-     * @param max the most elements accepted
-     * @return the keys
-     */
-    public List<String> keys(long max) {
-      return strings(max);
     }
 
     /**

@@ -108,7 +108,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
           .i64(config.replicaNum())
           .bool(config.withHardPin())
           .bool(config.withSoftPin())
-          .keys(keys)
+          .strings(keys)
           .toBytes();
     }
 
@@ -121,7 +121,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
         int replicaNum = in.i32();
         boolean hardPin = in.bool();
         boolean softPin = in.bool();
-        List<String> keys = in.keys(MAX_KEYS);
+        List<String> keys = in.strings(MAX_KEYS);
         if (keys.size() != bodyCount) {
           throw in.malformed("keys=" + keys.size() + " != bodies=" + bodyCount);
         }
@@ -137,7 +137,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
   /** READ {@code [keys, capacities]} (-1 = any size) → {@code [results]}, one body per key. */
   record Read(List<String> keys, long[] capacities) {
     byte[] encode() {
-      return new Wire.Writer().array(2).keys(keys).longs(capacities).toBytes();
+      return new Wire.Writer().array(2).strings(keys).longs(capacities).toBytes();
     }
 
     /** Decodes a request; {@code samples} learns the key count as soon as it is known. */
@@ -146,7 +146,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
         if (in.array() != 2) {
           throw in.malformed("expected [keys, capacities]");
         }
-        List<String> keys = in.keys(MAX_KEYS);
+        List<String> keys = in.strings(MAX_KEYS);
         samples.accept(keys.size());
         long[] capacities = in.longs(MAX_KEYS);
         if (capacities.length != keys.size()) {
@@ -177,7 +177,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
   /** EXIST and SIZE {@code [keys]}. */
   record Keys(List<String> keys) {
     byte[] encode() {
-      return new Wire.Writer().array(1).keys(keys).toBytes();
+      return new Wire.Writer().array(1).strings(keys).toBytes();
     }
 
     static Keys decode(byte[] metadata, String what) {
@@ -185,7 +185,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
         if (in.array() != 1) {
           throw in.malformed("expected [keys]");
         }
-        return new Keys(in.keys(MAX_KEYS));
+        return new Keys(in.strings(MAX_KEYS));
       }
     }
   }
@@ -193,7 +193,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
   /** REMOVE {@code [force, keys]}. */
   record Remove(boolean force, List<String> keys) {
     byte[] encode() {
-      return new Wire.Writer().array(2).bool(force).keys(keys).toBytes();
+      return new Wire.Writer().array(2).bool(force).strings(keys).toBytes();
     }
 
     static Remove decode(byte[] metadata) {
@@ -202,7 +202,7 @@ public enum StoreNodeProtocol implements StorageHandlers.StorageMessageType {
           throw in.malformed("expected [force, keys]");
         }
         boolean force = in.bool();
-        return new Remove(force, in.keys(MAX_KEYS));
+        return new Remove(force, in.strings(MAX_KEYS));
       }
     }
   }
