@@ -8,6 +8,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.codec.ValueDecoder;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.storage.simple.RoutingGroup;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -29,7 +30,7 @@ final class ColumnAssembler {
       String field,
       int f,
       int rowCount,
-      List<RemoteSimpleStorageManager.Route> routes,
+      List<RoutingGroup> routes,
       List<UnitRows> replies,
       BufferAllocator allocator) {
     boolean anyObjects = false;
@@ -81,7 +82,7 @@ final class ColumnAssembler {
       int rowCount,
       DType dtype,
       long[] rowShape,
-      List<RemoteSimpleStorageManager.Route> routes,
+      List<RoutingGroup> routes,
       List<UnitRows> replies,
       BufferAllocator allocator) {
     long[] shape = new long[rowShape.length + 1];
@@ -109,7 +110,7 @@ final class ColumnAssembler {
       String field,
       int f,
       int rowCount,
-      List<RemoteSimpleStorageManager.Route> routes,
+      List<RoutingGroup> routes,
       List<UnitRows> replies,
       BufferAllocator allocator) {
     Object[] values = new Object[rowCount];

@@ -214,7 +214,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     for (int i = 0; i < parts.size(); i++) {
       tokens[i] = newToken();
       Part part = parts.get(i);
-      long[] partGenerations = at(generations, part.positions());
+      long[] partGenerations = RoutingGroup.pick(generations, part.positions());
       calls.add(
           units
               .get(part.unit())
@@ -323,9 +323,9 @@ public final class RemoteSimpleStorageManager implements StorageManager {
     List<Part> parts = new ArrayList<>();
     for (int p = 0; p < partitions.size(); p++) {
       int[] rows = partitions.get(p).positions();
-      for (Route route : route(gis, rows, units.size())) {
-        for (Route piece : RoutePieces.ofPut(route, batch, limits)) {
-          parts.add(new Part(p, piece.unit(), piece.gis(), piece.positions()));
+      for (RoutingGroup route : UnitRouter.route(gis, rows, units.size())) {
+        for (RoutingGroup piece : RoutePieces.ofPut(route, batch, limits)) {
+          parts.add(new Part(p, piece.unit(), piece.globalIndexes(), piece.positions()));
         }
       }
     }
@@ -333,38 +333,12 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   }
 
   /** The requests of a get: the routes, each split where one reply would exceed the limits. */
-  private List<Route> getRequests(BatchMeta meta, long[] gis, List<String> fields) {
-    List<Route> requests = new ArrayList<>();
-    for (Route route : route(gis, allRows(gis.length), units.size())) {
+  private List<RoutingGroup> getRequests(BatchMeta meta, long[] gis, List<String> fields) {
+    List<RoutingGroup> requests = new ArrayList<>();
+    for (RoutingGroup route : UnitRouter.route(gis, units.size())) {
       requests.addAll(RoutePieces.ofGet(route, meta, fields, limits));
     }
     return requests;
-  }
-
-  /** Groups {@code rows} of {@code gis} by unit ({@link UnitRouter}), in unit order. */
-  static List<Route> route(long[] gis, int[] rows, int n) {
-    List<Route> routes = new ArrayList<>();
-    for (RoutingGroup group : UnitRouter.route(gis, rows, n)) {
-      routes.add(new Route(group.unit(), group.globalIndexes(), group.positions()));
-    }
-    return routes;
-  }
-
-  /** The entries of a batch-aligned column at some batch positions. */
-  private static long[] at(long[] column, int[] positions) {
-    long[] out = new long[positions.length];
-    for (int j = 0; j < positions.length; j++) {
-      out[j] = column[positions[j]];
-    }
-    return out;
-  }
-
-  private static int[] allRows(int n) {
-    int[] rows = new int[n];
-    for (int i = 0; i < n; i++) {
-      rows[i] = i;
-    }
-    return rows;
   }
 
   @Override
@@ -376,17 +350,19 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       return Batch.builder().rowCount(meta.size()).build();
     }
     long[] gis = meta.globalIndexArray();
-    List<Route> routes = getRequests(meta, gis, fields);
+    List<RoutingGroup> routes = getRequests(meta, gis, fields);
     Batch direct = getIntoExpected(meta, fields, routes, allocator);
     if (direct != null) {
       return direct;
     }
     long[] generations = meta.generationArray();
     List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
-    for (Route route : routes) {
-      long[] routeGenerations = at(generations, route.positions());
+    for (RoutingGroup route : routes) {
+      long[] routeGenerations = RoutingGroup.pick(generations, route.positions());
       calls.add(
-          units.get(route.unit()).getAsync(route.gis(), routeGenerations, fields, this.allocator));
+          units
+              .get(route.unit())
+              .getAsync(route.globalIndexes(), routeGenerations, fields, this.allocator));
     }
     List<UnitRows> replies = new ArrayList<>(routes.size());
     RuntimeException failure = null;
@@ -418,17 +394,20 @@ public final class RemoteSimpleStorageManager implements StorageManager {
    * caller reads the general way.
    */
   private Batch getIntoExpected(
-      BatchMeta meta, List<String> fields, List<Route> routes, BufferAllocator allocator) {
+      BatchMeta meta, List<String> fields, List<RoutingGroup> routes, BufferAllocator allocator) {
     try (ExpectedColumns expected = ExpectedColumns.of(meta, allocator)) {
       if (expected == null) {
         return null;
       }
       long[] generations = meta.generationArray();
       List<CompletableFuture<UnitRows>> calls = new ArrayList<>(routes.size());
-      for (Route route : routes) {
+      for (RoutingGroup route : routes) {
         BodyDestination into = BodyDestination.into(expected.targets(route.positions()));
-        long[] routeGenerations = at(generations, route.positions());
-        calls.add(units.get(route.unit()).getAsync(route.gis(), routeGenerations, fields, into));
+        long[] routeGenerations = RoutingGroup.pick(generations, route.positions());
+        calls.add(
+            units
+                .get(route.unit())
+                .getAsync(route.globalIndexes(), routeGenerations, fields, into));
       }
       boolean matches = true;
       RuntimeException failure = null;
@@ -465,7 +444,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   private static Batch assemble(
       List<String> fields,
       int rowCount,
-      List<Route> routes,
+      List<RoutingGroup> routes,
       List<UnitRows> replies,
       BufferAllocator allocator) {
     List<Column> built = new ArrayList<>(fields.size());
@@ -496,12 +475,12 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       return ClearResult.complete(0);
     }
     long[] gis = meta.globalIndexArray();
-    List<Route> routes = route(gis, allRows(gis.length), units.size());
+    List<RoutingGroup> routes = UnitRouter.route(gis, units.size());
     long[] generations = meta.generationArray();
     List<CompletableFuture<Long>> calls = new ArrayList<>(routes.size());
-    for (Route route : routes) {
-      long[] routeGenerations = at(generations, route.positions());
-      calls.add(units.get(route.unit()).clearAsync(route.gis(), routeGenerations));
+    for (RoutingGroup route : routes) {
+      long[] routeGenerations = RoutingGroup.pick(generations, route.positions());
+      calls.add(units.get(route.unit()).clearAsync(route.globalIndexes(), routeGenerations));
     }
     long cleared = 0;
     List<ClearResult.Failure> failures = new ArrayList<>();
@@ -509,7 +488,7 @@ public final class RemoteSimpleStorageManager implements StorageManager {
       try {
         cleared += RemoteCalls.join(calls.get(i));
       } catch (RuntimeException e) {
-        List<Long> failed = Arrays.stream(routes.get(i).gis()).boxed().toList();
+        List<Long> failed = Arrays.stream(routes.get(i).globalIndexes()).boxed().toList();
         String unit = units.get(routes.get(i).unit()).address().toString();
         failures.add(new ClearResult.Failure(unit, failed, e.toString()));
       }
@@ -610,15 +589,6 @@ public final class RemoteSimpleStorageManager implements StorageManager {
   public String toString() {
     return "RemoteSimpleStorageManager[id=" + id + ", units=" + units.size() + "]";
   }
-
-  /**
-   * The rows of one request routed to one unit (several requests may go to one unit).
-   *
-   * @param unit the unit's position
-   * @param gis the rows' global indexes
-   * @param positions the rows' positions in the request, ascending
-   */
-  record Route(int unit, long[] gis, int[] positions) {}
 
   /**
    * The rows of one partition group routed to one unit.

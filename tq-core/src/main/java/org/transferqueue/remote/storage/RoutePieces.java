@@ -9,7 +9,7 @@ import java.util.function.IntToLongFunction;
 import java.util.function.ToLongFunction;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
-import org.transferqueue.remote.storage.RemoteSimpleStorageManager.Route;
+import org.transferqueue.storage.simple.RoutingGroup;
 import org.transferqueue.tensor.Batch;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.DenseColumn;
@@ -39,7 +39,7 @@ final class RoutePieces {
   private RoutePieces() {}
 
   /** The pieces of a put of {@code batch}'s rows at {@code route}'s positions. */
-  static List<Route> ofPut(Route route, Batch batch, TransportConfig limits) {
+  static List<RoutingGroup> ofPut(RoutingGroup route, Batch batch, TransportConfig limits) {
     List<Column> tensors = new ArrayList<>();
     List<ObjectColumn> objects = new ArrayList<>();
     for (String field : batch.fields()) {
@@ -65,8 +65,8 @@ final class RoutePieces {
    * metadata gives (a field without them, an object field or a placeholder, counts 0 bytes: such a
    * reply larger than a frame still fails with the transport's typed error).
    */
-  static List<Route> ofGet(
-      Route route, BatchMeta meta, List<String> fields, TransportConfig limits) {
+  static List<RoutingGroup> ofGet(
+      RoutingGroup route, BatchMeta meta, List<String> fields, TransportConfig limits) {
     List<FieldSchema> tensors = new ArrayList<>();
     for (String field : fields) {
       FieldSchema schema = meta.fieldSchema().get(field);
@@ -105,15 +105,15 @@ final class RoutePieces {
     return total;
   }
 
-  private static List<Route> split(
-      Route route,
+  private static List<RoutingGroup> split(
+      RoutingGroup route,
       int bodiesPerPiece,
       IntToLongFunction bodiesOfRow,
       int maxBodies,
       IntToLongFunction bytesOfRow,
       long maxBytes) {
-    int n = route.gis().length;
-    List<Route> pieces = new ArrayList<>();
+    int n = route.globalIndexes().length;
+    List<RoutingGroup> pieces = new ArrayList<>();
     int from = 0;
     long bodies = bodiesPerPiece;
     long bytes = 0;
@@ -137,10 +137,10 @@ final class RoutePieces {
     return pieces;
   }
 
-  private static Route piece(Route route, int from, int to) {
-    return new Route(
+  private static RoutingGroup piece(RoutingGroup route, int from, int to) {
+    return new RoutingGroup(
         route.unit(),
-        Arrays.copyOfRange(route.gis(), from, to),
+        Arrays.copyOfRange(route.globalIndexes(), from, to),
         Arrays.copyOfRange(route.positions(), from, to));
   }
 

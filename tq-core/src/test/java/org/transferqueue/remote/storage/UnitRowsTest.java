@@ -14,6 +14,7 @@ import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
 import org.transferqueue.remote.Wire;
+import org.transferqueue.storage.simple.RoutingGroup;
 import org.transferqueue.tensor.Column;
 import org.transferqueue.tensor.ColumnKind;
 import org.transferqueue.tensor.DType;
@@ -92,8 +93,7 @@ class UnitRowsTest {
                 "x",
                 0,
                 2,
-                List.of(
-                    new RemoteSimpleStorageManager.Route(0, new long[] {7, 8}, new int[] {1, 0})),
+                List.of(new RoutingGroup(0, new long[] {7, 8}, new int[] {1, 0})),
                 List.of(rows),
                 allocator)) {
       assertThat(column).isInstanceOf(DenseColumn.class);
