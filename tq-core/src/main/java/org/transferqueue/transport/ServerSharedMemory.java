@@ -239,8 +239,14 @@ final class ServerSharedMemory {
       leaseId = nextId++;
       leases.put(leaseId, held);
     }
-    return SharedMessages.sharedReplySection(
-        lengths, leaseId, List.of(placements), reply.metadata());
+    byte[] section =
+        SharedMessages.sharedReplySection(lengths, leaseId, List.of(placements), reply.metadata());
+    if (section.length > config.maxMetadataBytes()) {
+      // Too many placements for one metadata section: the reply goes over the socket instead.
+      release(new long[] {leaseId});
+      return null;
+    }
+    return section;
   }
 
   private static NativeBuffer retainQuietly(NativeBuffer region) {
