@@ -45,7 +45,7 @@ class SharedMemoryPoolTest {
   }
 
   @Test
-  void shouldGiveALargeRegionItsOwnSegmentAndCloseItWhenFreed(BufferAllocator allocator) {
+  void shouldGiveALargeRegionItsOwnSegmentAndKeepItForReuseUntilTrimmed(BufferAllocator allocator) {
     try (SharedMemoryPool pool = new SharedMemoryPool(allocator, "shm", 8 * SEGMENT, SEGMENT)) {
       NativeBuffer small = pool.allocate(100);
       NativeBuffer large = pool.allocate(3 * SEGMENT + 1);
@@ -54,7 +54,14 @@ class SharedMemoryPoolTest {
       assertThat(pool.segmentBytes()).isEqualTo(SEGMENT + dedicated);
       assertThat(allocator.allocatedBytes()).isEqualTo(SEGMENT + dedicated);
       large.segment().set(ValueLayout.JAVA_BYTE, 3 * SEGMENT, (byte) 1);
+      long largeAddress = large.segment().address();
       large.close();
+      assertThat(pool.segmentCount()).isEqualTo(2);
+      try (NativeBuffer again = pool.allocate(3 * SEGMENT)) {
+        assertThat(again.segment().address()).isEqualTo(largeAddress);
+        assertThat(pool.segmentCount()).isEqualTo(2);
+      }
+      assertThat(pool.trim()).isEqualTo(dedicated);
       assertThat(pool.segmentCount()).isEqualTo(1);
       assertThat(allocator.allocatedBytes()).isEqualTo(SEGMENT);
       small.close();
@@ -75,6 +82,21 @@ class SharedMemoryPoolTest {
       second.close();
       assertThat(pool.locate(first.segment())).isNull();
     }
+  }
+
+  @Test
+  void shouldCloseEmptySegmentsWhenANewOneWouldNotFitUnderTheLimit(BufferAllocator allocator) {
+    try (SharedMemoryPool pool = new SharedMemoryPool(allocator, "shm", 4 * SEGMENT, SEGMENT)) {
+      pool.allocate(2 * SEGMENT).close();
+      assertThat(pool.segmentCount()).isEqualTo(1);
+      try (NativeBuffer other = pool.allocate(3 * SEGMENT)) {
+        // The empty 2 MiB segment made room for the 3 MiB one.
+        assertThat(other.lengthBytes()).isEqualTo(3 * SEGMENT);
+        assertThat(pool.segmentCount()).isEqualTo(1);
+        assertThat(pool.segmentBytes()).isGreaterThan(3 * SEGMENT);
+      }
+    }
+    assertThat(allocator.allocatedBytes()).isZero();
   }
 
   @Test
