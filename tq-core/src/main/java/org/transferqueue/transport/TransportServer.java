@@ -189,6 +189,7 @@ public final class TransportServer implements AutoCloseable {
       return SharedMemoryStats.OFF;
     }
     long grants = 0;
+    long grantBytes = 0;
     long leases = 0;
     long attached = 0;
     for (ServerConnection connection : connections) {
@@ -197,6 +198,7 @@ public final class TransportServer implements AutoCloseable {
         long[] outstanding = shared.outstanding();
         grants += outstanding[0];
         leases += outstanding[1];
+        grantBytes += outstanding[2];
         attached += shared.attached() ? 1 : 0;
       }
     }
@@ -208,6 +210,7 @@ public final class TransportServer implements AutoCloseable {
         sharedMemory.regionCount(),
         attached,
         grants,
+        grantBytes,
         leases);
   }
 
