@@ -48,8 +48,9 @@ import org.transferqueue.transport.TransportConfig;
  * Put throughput of SimpleStorage over two storage-unit servers on loopback (in this JVM) with
  * {@code storage.durability: none} and with a journal ({@code sync: fsync} and {@code interval}),
  * against the disk's own bandwidth measured in the same run: {@code diskBaseline} writes the same
- * bytes sequentially to a file on the same filesystem (one gathering write from the same off-heap
- * segments) and fsyncs it.
+ * bytes sequentially to a new file on the same filesystem (one gathering write from the same
+ * off-heap segments), fsyncs it and deletes the previous one, as the journal appends to fresh
+ * segment files and deletes old ones.
  *
  * <p>The layout is the {@code small} preset of {@code tq bench} by default: 1024 rows x 8192
  * float32 elements x 9 fields, 288 MiB per put. Ratios: {@code put[fsync]} and {@code
@@ -87,8 +88,9 @@ public class DurablePutBenchmark {
   private Batch batch;
   private BatchMeta putMeta;
   private final List<MemorySegment> sources = new ArrayList<>();
-  private FileChannel baselineFile;
   private ByteBuffer[] baselineBuffers;
+  private long baselineFiles;
+  private Path previousBaseline;
 
   /** Starts two unit servers (journaled unless {@code none}) and builds the batch. */
   @Setup(Level.Trial)
@@ -138,12 +140,6 @@ public class DurablePutBenchmark {
     }
     batch = builder.build();
     putMeta = BatchMeta.builder().globalIndexes(gis).partitionId("bench").build();
-    baselineFile =
-        FileChannel.open(
-            dir.resolve("baseline.bin"),
-            StandardOpenOption.CREATE,
-            StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING);
     baselineBuffers = new ByteBuffer[sources.size()];
   }
 
@@ -156,7 +152,6 @@ public class DurablePutBenchmark {
     units.forEach(StorageUnit::close);
     batch.close();
     allocator.close();
-    baselineFile.close();
     try (Stream<Path> files = Files.walk(dir)) {
       files.sorted(Comparator.reverseOrder()).forEach(DurablePutBenchmark::delete);
     }
@@ -182,9 +177,10 @@ public class DurablePutBenchmark {
   }
 
   /**
-   * Writes the same bytes to a file of the same filesystem with one gathering write from the same
-   * segments, then fsyncs: the disk's bandwidth, the baseline (run once per trial; the {@code
-   * durability} parameter does not change it).
+   * Writes the same bytes to a new file of the same filesystem with one gathering write from the
+   * same segments, fsyncs it and deletes the previous one: the disk's bandwidth for the journal's
+   * own pattern (appending to fresh files, deleting old ones), the baseline. The {@code durability}
+   * parameter does not change it; it is measured once per trial.
    *
    * @return the bytes written
    * @throws IOException on a write error
@@ -196,13 +192,19 @@ public class DurablePutBenchmark {
       baselineBuffers[f] = sources.get(f).asByteBuffer();
       total += baselineBuffers[f].remaining();
     }
+    Path file = dir.resolve("baseline-" + (baselineFiles++) + ".bin");
     long written = 0;
-    long position = 0;
-    baselineFile.position(position);
-    while (written < total) {
-      written += baselineFile.write(baselineBuffers);
+    try (FileChannel out =
+        FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      while (written < total) {
+        written += out.write(baselineBuffers);
+      }
+      out.force(false);
     }
-    baselineFile.force(false);
+    if (previousBaseline != null) {
+      Files.delete(previousBaseline);
+    }
+    previousBaseline = file;
     return written;
   }
 }
