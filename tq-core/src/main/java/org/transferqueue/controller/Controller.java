@@ -125,7 +125,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
   /**
    * Opens a durable controller: restores the newest checkpoint in {@code journal.directory()},
    * replays the journal after it, and from then on journals every change before it acknowledges
-   * it (see docs/RELIABILITY.md, "The controller's journal"). A directory without a journal starts
+   * it (docs/RELIABILITY.md, 5.7). A directory without a journal starts
    * an empty controller. Close the controller to take a last checkpoint and release the directory.
    *
    * @param config the settings

@@ -28,8 +28,7 @@ import org.transferqueue.storage.ProductionNotifier;
  * either accepts it, whether or not it had recorded it, and the put succeeds with its cells kept,
  * or refuses it for a generation cleared meanwhile ({@code STALE_METADATA}), and the put rolls its
  * cells back. Only a controller that stays away past the window leaves the outcome unknown; the
- * put then fails with {@code NOTIFICATION_FAILED} (see docs/RELIABILITY.md, "The controller's
- * journal", for what that means for the samples).
+ * put then fails with {@code NOTIFICATION_FAILED} (see docs/RELIABILITY.md, 5.7, for what that means for the samples).
  */
 public final class ControllerNotifier implements ProductionNotifier {
   private static final long FIRST_BACKOFF_NS = Duration.ofMillis(10).toNanos();
