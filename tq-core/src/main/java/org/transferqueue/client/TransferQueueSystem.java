@@ -76,7 +76,7 @@ public final class TransferQueueSystem implements AutoCloseable {
                     ConfigMapper.controller(config),
                     sampler,
                     builder.clock,
-                    ConfigMapper.journalSettings(config, "controller"))
+                    ConfigMapper.journal(config.durability(), "controller"))
                 : new Controller(ConfigMapper.controller(config), sampler, builder.clock));
     this.metrics =
         builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);

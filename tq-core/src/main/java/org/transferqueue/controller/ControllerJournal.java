@@ -69,6 +69,8 @@ final class ControllerJournal implements AutoCloseable {
   private final Journal journal;
   private final JournalSettings settings;
   private final AtomicBoolean compacting = new AtomicBoolean();
+  // Serialises checkpoints (they share the journal's temporary checkpoint directory) and close.
+  private final Object checkpointLock = new Object();
 
   // Guarded by the controller's lock: the future of the last record appended.
   private CompletableFuture<Long> last;
@@ -238,11 +240,11 @@ final class ControllerJournal implements AutoCloseable {
           .start(
               () -> {
                 try {
-                  synchronized (compacting) {
-                    checkpoint(controller);
-                  }
+                  checkpoint(controller);
                 } catch (RuntimeException e) {
-                  LOG.log(System.Logger.Level.WARNING, "controller checkpoint failed: " + e, e);
+                  if (!closed) {
+                    LOG.log(System.Logger.Level.WARNING, "controller checkpoint failed: " + e, e);
+                  }
                 } finally {
                   compacting.set(false);
                 }
@@ -260,7 +262,7 @@ final class ControllerJournal implements AutoCloseable {
     if (journal.diskBytes() <= settings.maxBytes() / 4 * 3) {
       return;
     }
-    synchronized (compacting) {
+    synchronized (checkpointLock) {
       if (journal.diskBytes() > settings.maxBytes() / 4 * 3 && failure == null && !closed) {
         checkpoint(controller);
       }
@@ -275,6 +277,15 @@ final class ControllerJournal implements AutoCloseable {
    *     one and the whole journal stay)
    */
   long checkpoint(Controller controller) {
+    synchronized (checkpointLock) {
+      if (closed) {
+        throw new TqException(ErrorCode.ILLEGAL_STATE, "the controller is closed");
+      }
+      return checkpointNow(controller);
+    }
+  }
+
+  private long checkpointNow(Controller controller) {
     Controller.Cut cut = controller.cut();
     long lsn = journal.await(cut.lsn(), AWAIT_TIMEOUT);
     byte[] state = ControllerStateCodec.encode(cut.state());
@@ -300,23 +311,28 @@ final class ControllerJournal implements AutoCloseable {
 
   /** Takes a last checkpoint (when healthy) and closes the journal. Idempotent. */
   void close(Controller controller) {
-    if (closed) {
-      return;
-    }
-    try {
-      if (failure == null) {
-        checkpoint(controller);
+    synchronized (checkpointLock) {
+      if (closed) {
+        return;
       }
-    } finally {
-      closed = true;
-      journal.close();
+      try {
+        if (failure == null) {
+          checkpointNow(controller);
+        }
+      } finally {
+        closed = true;
+        journal.close();
+      }
     }
   }
 
+  /** Closes the journal without a checkpoint, after a running checkpoint ends. Idempotent. */
   @Override
   public void close() {
-    closed = true;
-    journal.close();
+    synchronized (checkpointLock) {
+      closed = true;
+      journal.close();
+    }
   }
 
   /** The bytes the journal's segment files take. */
