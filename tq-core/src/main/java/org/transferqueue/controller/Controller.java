@@ -124,9 +124,9 @@ public final class Controller implements ControllerApi, AutoCloseable {
 
   /**
    * Opens a durable controller: restores the newest checkpoint in {@code journal.directory()},
-   * replays the journal after it, and from then on journals every change before it acknowledges
-   * it (docs/RELIABILITY.md, 5.7). A directory without a journal starts
-   * an empty controller. Close the controller to take a last checkpoint and release the directory.
+   * replays the journal after it, and from then on journals every change before it acknowledges it
+   * (docs/RELIABILITY.md, 5.7). A directory without a journal starts an empty controller. Close the
+   * controller to take a last checkpoint and release the directory.
    *
    * @param config the settings
    * @param sampler the sampler; it must be the one the journal was written with for its cached
@@ -181,9 +181,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
     }
   }
 
-  /**
-   * Releases the journal without a last checkpoint, as a killed process leaves it (tests).
-   */
+  /** Releases the journal without a last checkpoint, as a killed process leaves it (tests). */
   void abandon() {
     ControllerJournal j = journal;
     if (j != null) {

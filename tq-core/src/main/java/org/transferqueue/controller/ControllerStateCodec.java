@@ -43,9 +43,9 @@ import org.transferqueue.tensor.DType;
  * jagged. {@code inserts} holds the {@link org.transferqueue.sampler.InsertPosition} of every
  * sample an insert created; a partition without the entry (written before it existed) restores with
  * none. {@code clearing} lists the samples whose clear has begun ({@code MARK_CLEARING}); a
- * partition without the entry restores with none. Tag and backend-metadata values are stored as they are (strings, numbers, booleans, byte
- * strings, lists, maps; integers come back as {@code Long}); tensors inside them are rejected.
- * Stateless and thread-safe.
+ * partition without the entry restores with none. Tag and backend-metadata values are stored as
+ * they are (strings, numbers, booleans, byte strings, lists, maps; integers come back as {@code
+ * Long}); tensors inside them are rejected. Stateless and thread-safe.
  */
 public final class ControllerStateCodec {
   /** The value of the {@code format} entry. */

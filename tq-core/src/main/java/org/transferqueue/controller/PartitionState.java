@@ -20,8 +20,8 @@ import org.transferqueue.sampler.InsertPosition;
  * @param tags per sample user metadata (only samples that have tags)
  * @param keys key to global index, in registration order
  * @param insertPositions per sample the insert that created it (only samples an insert created)
- * @param clearing the active samples whose clear has begun ({@link ControllerApi#markClearing}):
- *     no fetch hands them out until they are cleared
+ * @param clearing the active samples whose clear has begun ({@link ControllerApi#markClearing}): no
+ *     fetch hands them out until they are cleared
  */
 public record PartitionState(
     String partitionId,

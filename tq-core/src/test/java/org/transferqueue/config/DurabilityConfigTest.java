@@ -20,8 +20,7 @@ class DurabilityConfigTest {
             .set("durability.max_bytes", 4L << 30)
             .set("durability.segment_bytes", 64L << 20)
             .set("controller.durability", "journal")
-            .applyEnvironment(
-                Map.of("TQ_JOURNAL_DIR", "/var/tq", "TQ_DURABILITY_SYNC", "interval"))
+            .applyEnvironment(Map.of("TQ_JOURNAL_DIR", "/var/tq", "TQ_DURABILITY_SYNC", "interval"))
             .build();
     assertThat(config.durability().maxBytes()).isEqualTo(4L << 30);
     assertThat(config.durability().segmentBytes()).isEqualTo(64L << 20);

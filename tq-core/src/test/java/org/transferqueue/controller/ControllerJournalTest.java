@@ -102,7 +102,9 @@ class ControllerJournalTest {
 
   /** States compared part by part; a sampler's cache entries in any order. */
   static void assertSameState(ControllerState actual, ControllerState expected, String what) {
-    assertThat(actual.controllerId()).as(what + " controller id").isEqualTo(expected.controllerId());
+    assertThat(actual.controllerId())
+        .as(what + " controller id")
+        .isEqualTo(expected.controllerId());
     assertThat(actual.allocator()).as(what + " allocator").isEqualTo(expected.allocator());
     assertThat(actual.partitions().stream().map(PartitionState::partitionId).toList())
         .as(what + " partition ids")
@@ -191,7 +193,8 @@ class ControllerJournalTest {
     try {
       assertSameState(recovered.snapshotState(), expected, "clean close");
       assertThat(
-              recovered.getMetadata(GetMetadataRequest.fetch("p", List.of("a"), "t", 1))
+              recovered
+                  .getMetadata(GetMetadataRequest.fetch("p", List.of("a"), "t", 1))
                   .globalIndexes())
           .containsExactly(inserted.globalIndexes().get(2));
     } finally {
@@ -232,7 +235,8 @@ class ControllerJournalTest {
               .orElseThrow();
     }
     long size = Files.size(segment);
-    try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+    try (FileChannel channel =
+        FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
       long at = size / 2;
       channel.read(one.clear(), at);
@@ -257,8 +261,10 @@ class ControllerJournalTest {
     live.getMetadata(GetMetadataRequest.insert("p", List.of("a"), 3));
     live.abandon();
     // Recovered with another pre-allocation the records still replay (they carry their own).
-    ControllerOptions other = ControllerOptions.builder().preallocSampleNum(5).pollingMode(true).build();
-    Controller recovered = Controller.recover(other, new SequentialSampler(), Clock.SYSTEM, settings);
+    ControllerOptions other =
+        ControllerOptions.builder().preallocSampleNum(5).pollingMode(true).build();
+    Controller recovered =
+        Controller.recover(other, new SequentialSampler(), Clock.SYSTEM, settings);
     try {
       assertThat(recovered.getPartitionIndexRange("p").size()).isEqualTo(3);
     } finally {
