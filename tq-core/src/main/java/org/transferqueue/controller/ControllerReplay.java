@@ -186,6 +186,8 @@ final class ControllerReplay {
             sampling.choose(request, Partition.sortedFields(fields), sampler);
         same = sampled.equals(choice.sampled()) && consumed.equals(choice.consumed());
       } catch (RuntimeException e) {
+        // The sampler refused what it served live (a user sampler that changed): the recorded
+        // consumption below still holds; the warning names the sampler.
         same = false;
       }
     }
