@@ -285,6 +285,33 @@ class ControllerJournalTest {
   }
 
   @Test
+  void shouldRefuseADamagedCheckpoint(@TempDir Path dir) throws IOException {
+    JournalSettings settings = settings(dir, SyncPolicy.FSYNC);
+    Controller live = Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings);
+    live.getMetadata(GetMetadataRequest.insert("p", List.of("a"), 3));
+    live.close();
+    Path state;
+    try (Stream<Path> files = Files.walk(settings.directory())) {
+      state =
+          files
+              .filter(p -> p.getFileName().toString().equals("controller_state.msgpack"))
+              .findFirst()
+              .orElseThrow();
+    }
+    byte[] bytes = Files.readAllBytes(state);
+    bytes[bytes.length / 2] ^= 0x01;
+    Files.write(state, bytes);
+    assertThatThrownBy(
+            () -> Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings))
+        .isInstanceOfSatisfying(
+            TqException.class,
+            e -> {
+              assertThat(e.code()).isEqualTo(ErrorCode.CORRUPT_DATA);
+              assertThat(e.getMessage()).contains(state.toString());
+            });
+  }
+
+  @Test
   void shouldReplayWithTheRecordedPreAllocationWhateverTheConfiguration(@TempDir Path dir) {
     JournalSettings settings = settings(dir, SyncPolicy.FSYNC);
     Controller live = Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings);
