@@ -151,6 +151,11 @@ public final class ConfigKey<T> {
             ControllerConfig.SAMPLER_ARGS_PROP_NAME,
             MAPPING,
             (b, v) -> b.controller.samplerArgs(v)),
+        env(
+            ControllerConfig.DURABILITY_PROP_NAME,
+            "TQ_CONTROLLER_DURABILITY",
+            DURABILITY,
+            (b, v) -> b.controller.durability(v)),
         // backend
         key(
             BackendConfig.STORAGE_BACKEND_PROP_NAME,

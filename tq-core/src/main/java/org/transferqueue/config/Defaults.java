@@ -83,4 +83,7 @@ public final class Defaults {
 
   /** {@code durability.segment_bytes}: 64 MiB per segment file. */
   public static final long DURABILITY_SEGMENT_BYTES = 64L << 20;
+
+  /** {@code controller.durability}: no journal. */
+  public static final Durability CONTROLLER_DURABILITY = Durability.NONE;
 }
