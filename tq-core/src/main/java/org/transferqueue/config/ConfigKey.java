@@ -47,6 +47,10 @@ public final class ConfigKey<T> {
       new Type<>(
           "a storage backend",
           (raw, text) -> StorageBackend.fromConfigName(ConfigValues.toText(raw, text).strip()));
+  private static final Type<Durability> DURABILITY =
+      new Type<>(
+          "a durability mode",
+          (raw, text) -> Durability.fromConfigName(ConfigValues.toText(raw, text).strip()));
   private static final Type<Map<String, Object>> MAPPING =
       new Type<>("a mapping of names to values", ConfigValues::toMapping, true);
   private static final Type<Map<String, String>> TEXT_MAPPING =
@@ -147,6 +151,11 @@ public final class ConfigKey<T> {
             ControllerConfig.SAMPLER_ARGS_PROP_NAME,
             MAPPING,
             (b, v) -> b.controller.samplerArgs(v)),
+        env(
+            ControllerConfig.DURABILITY_PROP_NAME,
+            "TQ_CONTROLLER_DURABILITY",
+            DURABILITY,
+            (b, v) -> b.controller.durability(v)),
         // backend
         key(
             BackendConfig.STORAGE_BACKEND_PROP_NAME,

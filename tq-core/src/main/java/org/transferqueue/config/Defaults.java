@@ -68,4 +68,22 @@ public final class Defaults {
 
   /** Smallest accepted {@code network.max_frame_bytes}. */
   public static final long MIN_FRAME_BYTES = 4096;
+
+  /** {@code durability.journal_dir}: each role journals into a sub-directory of it. */
+  public static final String JOURNAL_DIR = "tq-journal";
+
+  /** {@code durability.sync}: one fsync per group commit. */
+  public static final String DURABILITY_SYNC = "fsync";
+
+  /** {@code durability.sync_interval}: the loss window of the {@code interval} sync policy. */
+  public static final Duration DURABILITY_SYNC_INTERVAL = Duration.ofMillis(10);
+
+  /** {@code durability.max_bytes}: 4 GiB of journal segments per role. */
+  public static final long DURABILITY_MAX_BYTES = 4L << 30;
+
+  /** {@code durability.segment_bytes}: 64 MiB per segment file. */
+  public static final long DURABILITY_SEGMENT_BYTES = 64L << 20;
+
+  /** {@code controller.durability}: no journal. */
+  public static final Durability CONTROLLER_DURABILITY = Durability.NONE;
 }

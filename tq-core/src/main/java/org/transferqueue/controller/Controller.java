@@ -1,10 +1,12 @@
 package org.transferqueue.controller;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -13,6 +15,7 @@ import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.journal.JournalSettings;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.ProductionUpdate;
@@ -74,7 +77,7 @@ import org.transferqueue.sampler.SequentialSampler;
  * BatchMeta batch = controller.getMetadata(GetMetadataRequest.fetch("train", fields, "actor", 8));
  * }</pre>
  */
-public final class Controller implements ControllerApi {
+public final class Controller implements ControllerApi, AutoCloseable {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stateChanged = lock.newCondition();
   private final ControllerOptions config;
@@ -88,6 +91,9 @@ public final class Controller implements ControllerApi {
 
   // Written by whoever starts the process's metrics endpoint, read by any request thread.
   private volatile String metricsEndpoint;
+
+  // Set once by recover() before the controller is published; null when it keeps no journal.
+  private volatile ControllerJournal journal;
 
   /**
    * Creates a controller with the system clock and the sequential sampler.
@@ -117,6 +123,81 @@ public final class Controller implements ControllerApi {
   }
 
   /**
+   * Opens a durable controller: restores the newest checkpoint in {@code journal.directory()},
+   * replays the journal after it, and from then on journals every change before it acknowledges
+   * it (see docs/RELIABILITY.md, "The controller's journal"). A directory without a journal starts
+   * an empty controller. Close the controller to take a last checkpoint and release the directory.
+   *
+   * @param config the settings
+   * @param sampler the sampler; it must be the one the journal was written with for its cached
+   *     results to be recovered
+   * @param clock the time source
+   * @param journal the journal's settings; its directory is the controller's own ({@code
+   *     <durability.journal_dir>/controller})
+   * @return the recovered controller; the caller closes it
+   * @throws TqException {@code CORRUPT_DATA} naming the file and record when the checkpoint or the
+   *     journal is damaged (nothing is served then), {@code ILLEGAL_STATE} when another process
+   *     holds the directory, {@code INVALID_CONFIGURATION} for a checkpoint of another sampler
+   */
+  public static Controller recover(
+      ControllerOptions config, Sampler sampler, Clock clock, JournalSettings journal) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(sampler, "sampler");
+    Objects.requireNonNull(clock, "clock");
+    Objects.requireNonNull(journal, "journal");
+    return ControllerJournal.recover(config, sampler, clock, journal);
+  }
+
+  /**
+   * Whether this controller journals its changes ({@link #recover}).
+   *
+   * @return true for a durable controller
+   */
+  public boolean durable() {
+    return journal != null;
+  }
+
+  /**
+   * Takes a checkpoint of a durable controller now and truncates the journal it covers; writers go
+   * on meanwhile. A controller without a journal does nothing.
+   *
+   * @return the LSN the checkpoint covers, or -1 without a journal
+   */
+  public long checkpoint() {
+    ControllerJournal j = journal;
+    return j == null ? -1 : j.checkpoint(this);
+  }
+
+  /**
+   * Closes a durable controller: takes a last checkpoint and releases the journal directory. Every
+   * later request fails with {@code ILLEGAL_STATE}. A controller without a journal has nothing to
+   * close. Idempotent.
+   */
+  @Override
+  public void close() {
+    ControllerJournal j = journal;
+    if (j != null) {
+      j.close(this);
+    }
+  }
+
+  /**
+   * Releases the journal without a last checkpoint, as a killed process leaves it (tests).
+   */
+  void abandon() {
+    ControllerJournal j = journal;
+    if (j != null) {
+      j.close();
+    }
+  }
+
+  /** The bytes of the journal's segment files, 0 without a journal (tests, diagnostics). */
+  long journalBytes() {
+    ControllerJournal j = journal;
+    return j == null ? 0 : j.diskBytes();
+  }
+
+  /**
    * The settings this controller runs with.
    *
    * @return the configuration
@@ -135,7 +216,17 @@ public final class Controller implements ControllerApi {
   @Override
   public boolean createPartition(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return locked(() -> tables.createIfAbsent(partitionId));
+    return locked(
+        () -> {
+          boolean created = tables.createIfAbsent(partitionId);
+          if (created && journal != null) {
+            Partition partition = tables.partition(partitionId);
+            journal.append(
+                ControllerRecords.createPartition(
+                    partition, config.preallocSampleNum(), partition.preAllocated()));
+          }
+          return created;
+        });
   }
 
   @Override
@@ -166,9 +257,11 @@ public final class Controller implements ControllerApi {
     Objects.requireNonNull(update, "update");
     Names.checkPartitionId(update.partitionId());
     update.fields().keySet().forEach(Names::checkFieldName);
+    ControllerRecords.Entry entry = journal == null ? null : ControllerRecords.production(update);
     locked(
         () -> {
           tables.updateProduction(update);
+          record(entry);
           stateChanged.signalAll();
           return null;
         });
@@ -210,7 +303,13 @@ public final class Controller implements ControllerApi {
     Names.checkPartitionId(partitionId);
     Names.checkFieldNames(fields);
     Names.checkTaskName(taskName);
-    return locked(() -> tables.scanReady(partitionId, fields, taskName));
+    return locked(
+        () -> {
+          boolean known = hasTask(partitionId, taskName);
+          IndexSet ready = tables.scanReady(partitionId, fields, taskName);
+          recordTaskIfNew(known, partitionId, taskName);
+          return ready;
+        });
   }
 
   // ---- consumption --------------------------------------------------------------------------
@@ -219,7 +318,13 @@ public final class Controller implements ControllerApi {
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
     Names.checkPartitionId(partitionId);
     Names.checkTaskName(taskName);
-    return locked(() -> tables.consumptionStatus(partitionId, taskName));
+    return locked(
+        () -> {
+          boolean known = hasTask(partitionId, taskName);
+          Optional<ConsumptionStatus> status = tables.consumptionStatus(partitionId, taskName);
+          recordTaskIfNew(known, partitionId, taskName);
+          return status;
+        });
   }
 
   @Override
@@ -230,7 +335,11 @@ public final class Controller implements ControllerApi {
     }
     return locked(
         () -> {
+          boolean exists = tables.partition(partitionId) != null;
           boolean reset = tables.resetConsumption(partitionId, taskName);
+          if (exists && journal != null) {
+            journal.append(ControllerRecords.resetConsumption(partitionId, taskName));
+          }
           stateChanged.signalAll();
           return reset;
         });
@@ -242,7 +351,7 @@ public final class Controller implements ControllerApi {
   public BatchMeta getMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
-      case INSERT -> locked(() -> tables.insert(request));
+      case INSERT -> locked(() -> insert(request));
       case FORCE_FETCH ->
           locked(() -> tables.forceFetch(request.partitionId(), request.fields(), false));
       case FETCH -> {
@@ -268,7 +377,7 @@ public final class Controller implements ControllerApi {
   public Optional<BatchMeta> tryGetMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
-      case INSERT -> Optional.of(locked(() -> tables.insert(request)));
+      case INSERT -> Optional.of(locked(() -> insert(request)));
       case FORCE_FETCH ->
           locked(() -> tables.forceFetchIfPresent(request.partitionId(), request.fields()));
       case FETCH -> Optional.ofNullable(serve(request).meta());
@@ -301,21 +410,33 @@ public final class Controller implements ControllerApi {
     long timeoutNs = timeoutNanos(request);
     List<String> sortedFields = Partition.sortedFields(request.fields());
     long checkIntervalNs = config.checkInterval().toNanos();
+    ControllerJournal j = journal;
+    CompletableFuture<Long> durable = null;
+    SamplingStep.Outcome outcome;
+    if (j != null) {
+      j.makeRoom(this);
+    }
     lock.lock();
     try {
+      if (j != null) {
+        j.requireHealthy();
+      }
       long deadline = clock.nanoTime() + timeoutNs;
       while (true) {
-        SamplingStep.Outcome outcome = sampling.attempt(request, sortedFields, sampler);
+        outcome = attempt(request, sortedFields);
         if (outcome.meta() != null || config.pollingMode()) {
-          return outcome;
+          break;
         }
         long remaining = deadline - clock.nanoTime();
         if (remaining <= 0) {
-          return outcome;
+          break;
         }
         // Woken by every state change; the check interval bounds the sleep for samplers whose
         // answer changes with time although nothing in the controller does.
         stateChanged.awaitNanos(Math.min(remaining, checkIntervalNs));
+      }
+      if (j != null) {
+        durable = j.last();
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -327,6 +448,59 @@ public final class Controller implements ControllerApi {
       throw wrap(e);
     } finally {
       lock.unlock();
+    }
+    if (durable != null) {
+      j.await(durable, this);
+    }
+    return outcome;
+  }
+
+  /** One sampling attempt under the lock, journaled: its outcome, or the task it registered. */
+  private SamplingStep.Outcome attempt(GetMetadataRequest request, List<String> sortedFields) {
+    boolean known = hasTask(request.partitionId(), request.taskName());
+    SamplingStep.Outcome outcome = sampling.attempt(request, sortedFields, sampler);
+    if (journal != null) {
+      if (outcome.meta() != null) {
+        journal.append(
+            ControllerRecords.fetch(request, outcome.meta().globalIndexes(), outcome.consumed()));
+      } else {
+        recordTaskIfNew(known, request.partitionId(), request.taskName());
+      }
+    }
+    return outcome;
+  }
+
+  /** Reserves the samples of an insert under the lock, journaled with its indexes. */
+  private BatchMeta insert(GetMetadataRequest request) {
+    boolean existed = tables.partition(request.partitionId()) != null;
+    BatchMeta meta = tables.insert(request);
+    if (journal != null) {
+      journal.append(
+          ControllerRecords.insert(
+              request.partitionId(),
+              existed ? null : tables.partition(request.partitionId()),
+              config.preallocSampleNum(),
+              meta.globalIndexArray()));
+    }
+    return meta;
+  }
+
+  private boolean hasTask(String partitionId, String taskName) {
+    Partition partition = tables.partition(partitionId);
+    return partition != null && partition.hasTask(taskName);
+  }
+
+  /** Journals a task that a read registered (a status query, a scan, a fetch that found none). */
+  private void recordTaskIfNew(boolean known, String partitionId, String taskName) {
+    if (!known && journal != null && hasTask(partitionId, taskName)) {
+      journal.append(ControllerRecords.task(partitionId, taskName));
+    }
+  }
+
+  /** Appends a record encoded before the lock was taken; nothing without a journal. */
+  private void record(ControllerRecords.Entry entry) {
+    if (journal != null) {
+      journal.append(entry);
     }
   }
 
@@ -363,7 +537,15 @@ public final class Controller implements ControllerApi {
   @Override
   public int setTags(TagUpdate update) {
     Objects.requireNonNull(update, "update");
-    return locked(() -> tables.setTags(update));
+    ControllerRecords.Entry entry = journal == null ? null : ControllerRecords.tags(update);
+    return locked(
+        () -> {
+          int written = tables.setTags(update);
+          if (written > 0) {
+            record(entry);
+          }
+          return written;
+        });
   }
 
   @Override
@@ -402,6 +584,9 @@ public final class Controller implements ControllerApi {
             return false;
           }
           sampler.clearCache(partitionId);
+          if (journal != null) {
+            journal.append(ControllerRecords.clearPartition(partitionId));
+          }
           stateChanged.signalAll();
           return true;
         });
@@ -410,16 +595,28 @@ public final class Controller implements ControllerApi {
   @Override
   public int markClearing(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
-    return locked(() -> tables.markClearing(request));
+    ControllerRecords.Entry entry =
+        journal == null ? null : ControllerRecords.clear(ControllerRecords.MARK_CLEARING, request);
+    return locked(
+        () -> {
+          int marked = tables.markClearing(request);
+          if (marked > 0) {
+            record(entry);
+          }
+          return marked;
+        });
   }
 
   @Override
   public int clearSamples(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
+    ControllerRecords.Entry entry =
+        journal == null ? null : ControllerRecords.clear(ControllerRecords.CLEAR_SAMPLES, request);
     return locked(
         () -> {
           int cleared = tables.clearSamples(request);
           if (cleared > 0) {
+            record(entry);
             stateChanged.signalAll();
           }
           return cleared;
@@ -431,7 +628,18 @@ public final class Controller implements ControllerApi {
   @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
     ResolveKeysRequest request = new ResolveKeysRequest(partitionId, keys);
-    return locked(() -> tables.resolveKeys(request.partitionId(), request.keys(), create));
+    if (!create) {
+      return locked(() -> tables.resolveKeys(request.partitionId(), request.keys(), false));
+    }
+    return locked(
+        () -> {
+          boolean existed = tables.partition(request.partitionId()) != null;
+          List<Long> created = new ArrayList<>();
+          BatchMeta meta =
+              tables.resolveKeys(request.partitionId(), request.keys(), true, created::add);
+          recordKeys(request, existed, created);
+          return meta;
+        });
   }
 
   @Override
@@ -441,7 +649,26 @@ public final class Controller implements ControllerApi {
     ResolveKeysRequest request = new ResolveKeysRequest(partitionId, keys);
     Names.checkFieldNames(fields.keySet());
     return locked(
-        () -> tables.resolveKeysForPut(request.partitionId(), request.keys(), fields, sampleCount));
+        () -> {
+          boolean existed = tables.partition(request.partitionId()) != null;
+          KeyResolution resolution =
+              tables.resolveKeysForPut(request.partitionId(), request.keys(), fields, sampleCount);
+          recordKeys(request, existed, resolution.createdIndexes());
+          return resolution;
+        });
+  }
+
+  /** Journals keys resolved with creation when the call created a partition or a sample. */
+  private void recordKeys(ResolveKeysRequest request, boolean existed, List<Long> created) {
+    if (journal != null && (!existed || !created.isEmpty())) {
+      journal.append(
+          ControllerRecords.keys(
+              request.partitionId(),
+              request.keys(),
+              existed ? null : tables.partition(request.partitionId()),
+              config.preallocSampleNum(),
+              created));
+    }
   }
 
   @Override
@@ -493,19 +720,76 @@ public final class Controller implements ControllerApi {
 
   @Override
   public ControllerState snapshotState() {
-    return locked(
-        () ->
-            new ControllerState(
-                controllerId,
-                tables.snapshotPartitions(),
-                tables.allocatorSnapshot(),
-                sampler.name(),
-                sampler.saveState()));
+    return locked(this::stateUnderLock);
+  }
+
+  private ControllerState stateUnderLock() {
+    return new ControllerState(
+        controllerId,
+        tables.snapshotPartitions(),
+        tables.allocatorSnapshot(),
+        sampler.name(),
+        sampler.saveState());
+  }
+
+  /**
+   * A checkpoint's cut: the state and the future of the last record it includes, taken under one
+   * lock.
+   *
+   * @param state the state
+   * @param lsn completes with the LSN of the last record the state includes once it is durable
+   */
+  record Cut(ControllerState state, CompletableFuture<Long> lsn) {}
+
+  /** Takes a checkpoint's cut (a journaling controller only). */
+  Cut cut() {
+    lock.lock();
+    try {
+      return new Cut(stateUnderLock(), journal.last());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The replay of journal records into this controller, before it serves. */
+  ControllerReplay replay() {
+    return new ControllerReplay(
+        tables,
+        sampling,
+        sampler,
+        id -> {
+          lock.lock();
+          try {
+            controllerId = id;
+          } finally {
+            lock.unlock();
+          }
+        },
+        this::restoreState);
+  }
+
+  /**
+   * Starts journaling into a recovered journal; a new journal first records the controller's id.
+   */
+  void attach(ControllerJournal recovered, boolean fresh) {
+    lock.lock();
+    try {
+      journal = recovered;
+      if (fresh) {
+        journal.append(ControllerRecords.identity(controllerId, sampler.name()));
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (fresh) {
+      recovered.await(recovered.last(), this);
+    }
   }
 
   @Override
   public void restoreState(ControllerState state) {
     Objects.requireNonNull(state, "state");
+    ControllerRecords.Entry entry = journal == null ? null : ControllerRecords.restore(state);
     locked(
         () -> {
           if (!sampler.name().equals(state.samplerType())) {
@@ -522,6 +806,7 @@ public final class Controller implements ControllerApi {
           }
           tables.restore(state.partitions(), state.allocator());
           controllerId = state.controllerId();
+          record(entry);
           stateChanged.signalAll();
           return null;
         });
@@ -545,10 +830,27 @@ public final class Controller implements ControllerApi {
 
   // ---- plumbing -----------------------------------------------------------------------------
 
+  /**
+   * Runs an operation under the lock; with a journal, then waits outside the lock until every
+   * record appended up to the operation's end is durable, so its reply never shows a change that a
+   * crash could take back.
+   */
   private <T> T locked(Supplier<T> body) {
+    ControllerJournal j = journal;
+    CompletableFuture<Long> durable = null;
+    T result;
+    if (j != null) {
+      j.makeRoom(this);
+    }
     lock.lock();
     try {
-      return body.get();
+      if (j != null) {
+        j.requireHealthy();
+      }
+      result = body.get();
+      if (j != null) {
+        durable = j.last();
+      }
     } catch (TqException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -556,6 +858,10 @@ public final class Controller implements ControllerApi {
     } finally {
       lock.unlock();
     }
+    if (durable != null) {
+      j.await(durable, this);
+    }
+    return result;
   }
 
   private static TqException wrap(RuntimeException e) {
