@@ -3,6 +3,7 @@ package org.transferqueue.server.stress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -130,7 +131,9 @@ final class Outages {
       return false;
     }
     long deadline = sinceNanos + recoveryTimeoutNanos;
-    long backoff = Math.min(MAX_BACKOFF_NANOS, MIN_BACKOFF_NANOS << Math.min(attempt, 20));
+    long ceiling = Math.min(MAX_BACKOFF_NANOS, MIN_BACKOFF_NANOS << Math.min(attempt, 20));
+    // Jitter spreads the clients a restarted role releases at once.
+    long backoff = ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1);
     lock.lock();
     try {
       while (down > 0 && deadline - clock.nanoTime() > 0) {
