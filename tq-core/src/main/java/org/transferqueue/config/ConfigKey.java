@@ -51,6 +51,7 @@ public final class ConfigKey<T> {
       new Type<>(
           "a durability mode",
           (raw, text) -> Durability.fromConfigName(ConfigValues.toText(raw, text).strip()));
+  private static final Type<Long> BYTES = new Type<>("a size in bytes", ConfigValues::toBytes);
   private static final Type<Map<String, Object>> MAPPING =
       new Type<>("a mapping of names to values", ConfigValues::toMapping, true);
   private static final Type<Map<String, String>> TEXT_MAPPING =
@@ -341,7 +342,32 @@ public final class ConfigKey<T> {
             NetworkConfig.CONNECT_TIMEOUT_PROP_NAME,
             DURATION,
             (b, v) -> b.network.connectTimeout(v)),
-        key(NetworkConfig.MAX_FRAME_BYTES_PROP_NAME, LONG, (b, v) -> b.network.maxFrameBytes(v)));
+        key(NetworkConfig.MAX_FRAME_BYTES_PROP_NAME, LONG, (b, v) -> b.network.maxFrameBytes(v)),
+        // durability
+        env(
+            DurabilityConfig.JOURNAL_DIR_PROP_NAME,
+            "TQ_DURABILITY_JOURNAL_DIR",
+            STRING,
+            (b, v) -> b.durability.journalDir(v)),
+        env(
+            DurabilityConfig.SYNC_PROP_NAME,
+            "TQ_DURABILITY_SYNC",
+            STRING,
+            (b, v) -> b.durability.sync(v.strip())),
+        env(
+            DurabilityConfig.SYNC_INTERVAL_PROP_NAME,
+            "TQ_DURABILITY_SYNC_INTERVAL",
+            DURATION,
+            (b, v) -> b.durability.syncInterval(v)),
+        env(
+            DurabilityConfig.MAX_BYTES_PROP_NAME,
+            "TQ_DURABILITY_MAX_BYTES",
+            BYTES,
+            (b, v) -> b.durability.maxBytes(v)),
+        key(
+            DurabilityConfig.SEGMENT_BYTES_PROP_NAME,
+            BYTES,
+            (b, v) -> b.durability.segmentBytes(v)));
   }
 
   private static MooncakeStoreConfig.Builder mc(TqConfig.Builder b) {

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
  *
  * <p>Sections mirror the YAML file ({@code config/tq.yaml} in the repository): {@code metrics},
  * {@code logging}, {@code controller}, {@code backend} (with {@code SimpleStorage} and {@code
- * MooncakeStore}), {@code storage}, {@code client}, {@code memory} and {@code network}. Build one
+ * MooncakeStore}), {@code storage}, {@code client}, {@code memory}, {@code network} and {@code
+ * durability}. Build one
  * with {@link #builder()}; its {@link Builder#build()} validates every value once and throws a
  * {@link ConfigException} that lists every problem with its key and value.
  *
@@ -34,6 +35,7 @@ import java.util.function.Consumer;
  * @param client the {@code client} section
  * @param memory the {@code memory} section
  * @param network the {@code network} section
+ * @param durability the {@code durability} section (the journal of the roles that keep one)
  */
 public record TqConfig(
     MetricsConfig metrics,
@@ -43,7 +45,8 @@ public record TqConfig(
     StorageConfig storage,
     ClientConfig client,
     MemoryConfig memory,
-    NetworkConfig network) {
+    NetworkConfig network,
+    DurabilityConfig durability) {
 
   /**
    * Checks the settings that span sections (each section validated itself when it was built).
@@ -60,6 +63,7 @@ public record TqConfig(
     Objects.requireNonNull(client, "client");
     Objects.requireNonNull(memory, "memory");
     Objects.requireNonNull(network, "network");
+    Objects.requireNonNull(durability, "durability");
     Problems p = new Problems();
     crossCheck(p, backend, network);
     p.throwIfAny();
@@ -164,6 +168,7 @@ public record TqConfig(
     final ClientConfig.Builder client = ClientConfig.builder();
     final MemoryConfig.Builder memory = MemoryConfig.builder();
     final NetworkConfig.Builder network = NetworkConfig.builder();
+    final DurabilityConfig.Builder durability = DurabilityConfig.builder();
 
     Builder() {}
 
@@ -256,6 +261,17 @@ public record TqConfig(
     }
 
     /**
+     * Changes the {@code durability} section.
+     *
+     * @param change applied to the section builder
+     * @return this builder
+     */
+    public Builder durability(Consumer<DurabilityConfig.Builder> change) {
+      change.accept(durability);
+      return this;
+    }
+
+    /**
      * Sets one key from a structured value as a YAML reader produces it ({@code Boolean}, {@code
      * Integer}, {@code Long}, {@code Double}, {@code String}, {@code List}, or null).
      *
@@ -320,9 +336,10 @@ public record TqConfig(
       ClientConfig cl = p.collect(client::build);
       MemoryConfig mem = p.collect(memory::build);
       NetworkConfig n = p.collect(network::build);
+      DurabilityConfig d = p.collect(durability::build);
       p.throwIfAny();
       // Sections are valid here; the constructor checks the settings that span them.
-      return new TqConfig(m, l, c, b, s, cl, mem, n);
+      return new TqConfig(m, l, c, b, s, cl, mem, n, d);
     }
   }
 }

@@ -1,10 +1,13 @@
 package org.transferqueue.system;
 
+import java.nio.file.Path;
 import java.util.Objects;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerOptions;
+import org.transferqueue.journal.JournalSettings;
+import org.transferqueue.journal.SyncPolicy;
 import org.transferqueue.objectstore.KvClientConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.MasterConfig;
@@ -46,6 +49,27 @@ public final class ConfigMapper {
         .pollingMode(controller.pollingMode())
         .fetchTimeout(controller.getMetadataTimeout())
         .checkInterval(controller.getMetadataCheckInterval())
+        .build();
+  }
+
+  // ---- durability ----------------------------------------------------------------------------
+
+  /**
+   * The journal settings of one role from the {@code durability} section.
+   *
+   * @param config the validated configuration
+   * @param roleId the role's sub-directory: {@code controller}, {@code storage-unit-<rank>} or
+   *     {@code store-node-<index>}
+   * @return the settings of {@code <durability.journal_dir>/<roleId>}
+   */
+  public static JournalSettings journalSettings(TqConfig config, String roleId) {
+    Objects.requireNonNull(roleId, "roleId");
+    var durability = config.durability();
+    return JournalSettings.builder(Path.of(durability.journalDir()).resolve(roleId))
+        .sync(SyncPolicy.fromName(durability.sync()))
+        .syncInterval(durability.syncInterval())
+        .maxBytes(durability.maxBytes())
+        .segmentBytes(durability.segmentBytes())
         .build();
   }
 
