@@ -34,8 +34,8 @@ import picocli.CommandLine.Option;
  * memory. With {@code metrics.enabled} it also serves Prometheus metrics (address logged, not
  * printed). With {@code controller.durability: journal} it first recovers from {@code
  * <durability.journal_dir>/controller} (the last checkpoint plus the journal after it; a damaged
- * journal stops the start with the file and offset), then listens, and journals every change
- * before it replies; SIGTERM takes a last checkpoint.
+ * journal stops the start with the file and offset), then listens, and journals every change before
+ * it replies; SIGTERM takes a last checkpoint.
  */
 @Command(
     name = "controller",

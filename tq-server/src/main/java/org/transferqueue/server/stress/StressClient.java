@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.function.Supplier;
 import org.transferqueue.Clock;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.client.KvApi;
 import org.transferqueue.client.MetaClient;
@@ -172,7 +173,8 @@ final class StressClient implements Runnable {
       return true;
     } catch (TqException e) {
       stats.error(e.code().name(), "client " + id + ": " + e.getMessage());
-      if (Outages.unreachable(e)) {
+      // A put whose production update hit a dead controller fails with NOTIFICATION_FAILED.
+      if (Outages.unreachable(e) || e.code() == ErrorCode.NOTIFICATION_FAILED) {
         outages.awaitRetry(0, nanoClock.nanoTime());
       }
     } catch (RuntimeException e) {
