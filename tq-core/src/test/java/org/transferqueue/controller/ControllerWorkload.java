@@ -49,6 +49,9 @@ public final class ControllerWorkload {
   private int keyCounter;
   private int probeCounter;
 
+  /** Samples an acknowledged insert allocated. */
+  public final Set<Sample> allocated = new HashSet<>();
+
   /** Produced samples (field {@code a}) as acknowledged. */
   public final Set<Sample> produced = new HashSet<>();
 
@@ -57,6 +60,9 @@ public final class ControllerWorkload {
 
   /** Samples whose clear was acknowledged. */
   public final Set<Sample> cleared = new HashSet<>();
+
+  /** Samples marked for clearing and not cleared: they stay, but no fetch hands them out. */
+  public final Set<Sample> marked = new HashSet<>();
 
   /** Samples of a clear that was sent but not acknowledged: they may or may not be cleared. */
   public final Set<Sample> uncertain = new HashSet<>();
@@ -127,6 +133,7 @@ public final class ControllerWorkload {
     for (int i = 0; i < indexes.length; i++) {
       Sample s = new Sample(partition, indexes[i], generations[i]);
       unproduced.computeIfAbsent(partition, k -> new ArrayList<>()).add(s);
+      allocated.add(s);
       known.computeIfAbsent(partition, k -> new ArrayList<>()).add(s);
     }
   }
@@ -223,6 +230,8 @@ public final class ControllerWorkload {
     if (random.nextInt(5) > 0) {
       api.clearSamples(request);
       cleared.addAll(chosen);
+    } else {
+      marked.addAll(chosen);
     }
     uncertain.removeAll(chosen);
   }
@@ -232,7 +241,7 @@ public final class ControllerWorkload {
       return;
     }
     List<Sample> gone = new ArrayList<>(known.getOrDefault(partition, List.of()));
-    for (Sample s : produced) {
+    for (Sample s : allocated) {
       if (s.partition().equals(partition)) {
         gone.add(s);
       }
