@@ -61,7 +61,8 @@ class ControllerAgreementTest {
                     }
                   });
           Batch rows = Batch.builder().objects("text", List.of("one", "two")).build()) {
-        BatchMeta inserted = tq.client().getMeta(GetMetadataRequest.insert("p", List.of("text"), 2));
+        BatchMeta inserted =
+            tq.client().getMeta(GetMetadataRequest.insert("p", List.of("text"), 2));
         assertThatThrownBy(() -> tq.client().put(rows, inserted))
             .as("the put whose notification found no controller")
             .isInstanceOfSatisfying(
@@ -76,8 +77,7 @@ class ControllerAgreementTest {
         assertThat(now.generationArray()).isEqualTo(inserted.generationArray());
         assertThat(now.productionStatus()).containsOnly(false);
         assertThat(
-                tq.client()
-                    .tryGetMeta(GetMetadataRequest.fetch("p", List.of("text"), "reader", 1)))
+                tq.client().tryGetMeta(GetMetadataRequest.fetch("p", List.of("text"), "reader", 1)))
             .as("no fetch hands out a sample the controller never recorded as produced")
             .isEmpty();
         // The put rolled its cells back: storage holds nothing for them either.
@@ -97,8 +97,7 @@ class ControllerAgreementTest {
                                 java.util.Map.of(),
                                 boxed(inserted.generationArray()))))
             .isInstanceOfSatisfying(
-                TqException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.STALE_METADATA));
+                TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STALE_METADATA));
       }
     }
   }
@@ -117,7 +116,8 @@ class ControllerAgreementTest {
                     }
                   });
           Batch rows = Batch.builder().objects("text", List.of("one", "two")).build()) {
-        BatchMeta inserted = tq.client().getMeta(GetMetadataRequest.insert("p", List.of("text"), 2));
+        BatchMeta inserted =
+            tq.client().getMeta(GetMetadataRequest.insert("p", List.of("text"), 2));
         BatchMeta put = tq.client().put(rows, inserted);
         assertThat(put.globalIndexes()).isEqualTo(inserted.globalIndexes());
         BatchMeta fetched =
@@ -183,13 +183,7 @@ class ControllerAgreementTest {
       restartController();
       unit =
           RoleProcess.tq(
-              "storage-unit 0",
-              dir,
-              "storage-unit",
-              "--config",
-              config.toString(),
-              "--unit",
-              "0");
+              "storage-unit 0", dir, "storage-unit", "--config", config.toString(), "--unit", "0");
       unit.awaitListening();
     }
 

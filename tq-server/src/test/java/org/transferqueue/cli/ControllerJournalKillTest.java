@@ -57,8 +57,7 @@ class ControllerJournalKillTest {
 
   @Test
   @Timeout(value = 240, unit = TimeUnit.SECONDS)
-  void shouldKeepEveryAcknowledgedChangeAcrossKills(
-      @TempDir Path dir, BufferAllocator allocator) {
+  void shouldKeepEveryAcknowledgedChangeAcrossKills(@TempDir Path dir, BufferAllocator allocator) {
     runSeed(Seeds.seed(), dir, allocator, 2, "fsync");
   }
 
@@ -184,7 +183,11 @@ class ControllerJournalKillTest {
         if (!currentGeneration(api, s).equals(Optional.of(s.generation()))) {
           continue;
         }
-        assertThat(api.getConsumptionStatus(s.partition(), task).orElseThrow().consumed().contains(s.index()))
+        assertThat(
+                api.getConsumptionStatus(s.partition(), task)
+                    .orElseThrow()
+                    .consumed()
+                    .contains(s.index()))
             .as(what + ": consumed by " + task + " " + s)
             .isTrue();
       }
