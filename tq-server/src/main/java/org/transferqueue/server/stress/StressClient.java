@@ -401,8 +401,10 @@ final class StressClient implements Runnable {
     Map<Long, Long> found = readByIndex(sharedPartition, pending.keySet(), plan.valueBytes());
     found.forEach(
         (globalIndex, row) -> {
-          if (row.equals(pending.get(globalIndex))) {
-            ledger.stranded(SharedLedger.writer(row), SharedLedger.sequence(row), globalIndex);
+          if (row.equals(pending.get(globalIndex))
+              && ledger.stranded(
+                  SharedLedger.writer(row), SharedLedger.sequence(row), globalIndex)) {
+            stats.verified(1);
           }
         });
     long beyond = ledger.strandedRows() - ledger.strandedAllowance();
