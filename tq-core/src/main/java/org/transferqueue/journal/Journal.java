@@ -19,6 +19,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
@@ -84,6 +86,11 @@ public final class Journal implements AutoCloseable {
   private boolean closed;
 
   private volatile TqException failure;
+
+  // The LSN through which every record is durable per the policy; waiters wait on durableLock.
+  private final ReentrantLock durableLock = new ReentrantLock();
+  private final Condition durableAdvanced = durableLock.newCondition();
+  private volatile long durableLsn;
 
   private Journal(
       JournalSettings settings, String role, Clock clock, FileChannel lockChannel, FileLock lock) {
@@ -182,6 +189,7 @@ public final class Journal implements AutoCloseable {
       try {
         Recovery recovery = scanAndOpen(afterLsn, visitor);
         assignedLsn = recovery.lastLsn();
+        durableLsn = assignedLsn;
         reservedBytes = diskBytes();
         recovered = true;
         writerThread.start();
@@ -340,6 +348,53 @@ public final class Journal implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new TqException(ErrorCode.CLOSED, "interrupted while waiting for the journal", e);
+    }
+  }
+
+  /**
+   * Waits until every record up to {@code lsn} is durable per the sync policy (for callers that
+   * appended without keeping the futures, such as under a lock in several places of one request).
+   *
+   * @param lsn an LSN handed out by this journal, such as {@link #lastLsn()}
+   * @param timeout how long to wait
+   * @throws TqException {@link ErrorCode#DEADLINE_EXCEEDED}, or the writer's failure
+   */
+  public void awaitDurable(long lsn, Duration timeout) {
+    if (durableLsn >= lsn) {
+      return;
+    }
+    long remainingNs = timeout.toNanos();
+    durableLock.lock();
+    try {
+      while (durableLsn < lsn) {
+        TqException failed = failure;
+        if (failed != null) {
+          throw new TqException(failed.code(), failed.getMessage(), failed);
+        }
+        if (remainingNs <= 0) {
+          throw new DeadlineExceededException(
+              "journal " + directory + ": LSN " + lsn + " not durable within " + timeout);
+        }
+        remainingNs = durableAdvanced.awaitNanos(remainingNs);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TqException(ErrorCode.CLOSED, "interrupted while waiting for the journal", e);
+    } finally {
+      durableLock.unlock();
+    }
+  }
+
+  /** Called by the writer once every record up to {@code lsn} is durable (or it failed). */
+  void durableThrough(long lsn) {
+    durableLock.lock();
+    try {
+      if (lsn > durableLsn) {
+        durableLsn = lsn;
+      }
+      durableAdvanced.signalAll();
+    } finally {
+      durableLock.unlock();
     }
   }
 
@@ -542,6 +597,7 @@ public final class Journal implements AutoCloseable {
 
   void fail(TqException error) {
     failure = error;
+    durableThrough(0);
   }
 
   private static void closeQuietly(FileChannel channel) {

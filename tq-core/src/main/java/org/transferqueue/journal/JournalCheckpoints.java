@@ -48,6 +48,19 @@ public final class JournalCheckpoints {
     void write(Path directory) throws IOException;
   }
 
+  /** Writes a role's state into a fresh directory and says which LSN the state covers. */
+  @FunctionalInterface
+  public interface SnapshotWriter {
+    /**
+     * Writes (and fsyncs) the state's files into {@code directory}.
+     *
+     * @param directory an empty directory
+     * @return the journal LSN the written state covers (read at the instant the state was taken)
+     * @throws IOException on a write error
+     */
+    long write(Path directory) throws IOException;
+  }
+
   /**
    * One complete checkpoint.
    *
@@ -100,17 +113,39 @@ public final class JournalCheckpoints {
    *     deleted; the previous checkpoint stays)
    */
   public static Checkpoint write(Path journalDir, long lsn, StateWriter writer) {
-    String name = "checkpoint-" + String.format("%020d", lsn);
-    Path temp = journalDir.resolve(TEMP_PREFIX + String.format("%020d", lsn) + ".tmp");
-    Path target = journalDir.resolve(name);
+    return write(
+        journalDir,
+        directory -> {
+          writer.write(directory);
+          return lsn;
+        });
+  }
+
+  /**
+   * Writes a checkpoint whose LSN the writer determines while it takes the state (under the lock
+   * that orders the role's changes), and deletes the older ones.
+   *
+   * @param journalDir the role's journal directory
+   * @param writer writes the state's files and returns the LSN they cover
+   * @return the new checkpoint
+   * @throws TqException {@link ErrorCode#STORAGE_ERROR} on an I/O error (the temporary directory is
+   *     deleted; the previous checkpoint stays)
+   */
+  public static Checkpoint write(Path journalDir, SnapshotWriter writer) {
+    Path temp = journalDir.resolve(TEMP_PREFIX + "pending.tmp");
+    Path target = null;
+    long lsn;
     try {
       deleteTree(temp);
       Files.createDirectories(temp);
-      writer.write(temp);
-      fsync(temp);
+      lsn = writer.write(temp);
+      target = journalDir.resolve("checkpoint-" + String.format("%020d", lsn));
       if (Files.exists(target)) {
-        deleteTree(target);
+        // The same LSN was checkpointed before: that state is this one; keep the complete copy.
+        deleteTree(temp);
+        return new Checkpoint(target, lsn);
       }
+      fsync(temp);
       try {
         Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
       } catch (AtomicMoveNotSupportedException e) {
@@ -127,7 +162,9 @@ public final class JournalCheckpoints {
         throw tq;
       }
       throw new TqException(
-          ErrorCode.STORAGE_ERROR, "cannot write checkpoint " + target + ": " + e, e);
+          ErrorCode.STORAGE_ERROR,
+          "cannot write checkpoint " + (target == null ? temp : target) + ": " + e,
+          e);
     }
     deleteOlder(journalDir, lsn);
     return new Checkpoint(target, lsn);

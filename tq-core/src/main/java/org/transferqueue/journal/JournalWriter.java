@@ -211,6 +211,7 @@ final class JournalWriter implements Runnable {
     for (Pending pending : group) {
       pending.done().complete(pending.lsn());
     }
+    journal.durableThrough(group.getLast().lsn());
     group.clear();
   }
 

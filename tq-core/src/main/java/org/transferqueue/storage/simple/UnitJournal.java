@@ -212,11 +212,11 @@ public final class UnitJournal implements AutoCloseable {
           unit.checkpointContents(() -> lsn[0] = journal.lastLsn())) {
         JournalCheckpoints.write(
             journal.directory(),
-            lsn[0],
             dir -> {
               FileDigest digest =
                   UnitCheckpoint.write(dir.resolve(CHECKPOINT_FILE), contents, unit.allocator());
               DigestFile.write(dir, Map.of(CHECKPOINT_FILE, digest));
+              return lsn[0];
             });
       }
       long freed = journal.truncateThrough(lsn[0]);
