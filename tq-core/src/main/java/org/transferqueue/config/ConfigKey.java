@@ -291,6 +291,11 @@ public final class ConfigKey<T> {
             "TQ_DATA_UPDATE_RESPONSE_TIMEOUT",
             DURATION,
             (b, v) -> b.storage.dataUpdateResponseTimeout(v)),
+        env(
+            StorageConfig.DURABILITY_PROP_NAME,
+            "TQ_STORAGE_DURABILITY",
+            DURABILITY,
+            (b, v) -> b.storage.durability(v)),
         // client
         env(
             ClientConfig.NUM_THREADS_PROP_NAME,
