@@ -107,8 +107,9 @@ final class UnitRecords {
           for (long dim : shape) {
             header.i64(dim);
           }
-          payload.add(block.rowSegment(j));
         }
+        // The rows lie back to back in the block: one view, one entry of the gathering write.
+        payload.add(block.rowsSegment(0, gis.length));
       }
       return new Prepared(JournalRecord.of(PUT, header.toBytes(), payload), retained);
     } catch (RuntimeException e) {
