@@ -38,19 +38,19 @@ import org.transferqueue.sampler.SequentialSampler;
 import org.transferqueue.tensor.DType;
 
 /**
- * Controller operations per second with a journal ({@code fsync}: every group commit synced;
- * {@code interval}: synced every 10 ms) against none, measured in the same run so that the ratio
- * {@code journal / none} is the figure. One operation is one controller call of a producer and
- * consumer cycle on 8 samples and 2 fields: insert, production update, fetch, mark and clear (5
- * calls, every one of them a journaled change). With 8 threads, each on its own partition,
- * concurrent callers share group commits: compare {@code cycle8Threads} with {@code cycle}.
+ * Controller operations per second with a journal ({@code fsync}: every group commit synced; {@code
+ * interval}: synced every 10 ms) against none, measured in the same run so that the ratio {@code
+ * journal / none} is the figure. One operation is one controller call of a producer and consumer
+ * cycle on 8 samples and 2 fields: insert, production update, fetch, mark and clear (5 calls, every
+ * one of them a journaled change). With 8 threads, each on its own partition, concurrent callers
+ * share group commits: compare {@code cycle8Threads} with {@code cycle}.
  *
  * <pre>
  * java -jar tq-bench/target/tq-benchmarks.jar ControllerJournalBenchmark -f 1 -wi 2 -i 3
  * </pre>
  *
- * The journal directory is a temporary directory under {@code java.io.tmpdir}
- * ({@code -Djava.io.tmpdir=...} picks the disk to measure).
+ * The journal directory is a temporary directory under {@code java.io.tmpdir} ({@code
+ * -Djava.io.tmpdir=...} picks the disk to measure).
  */
 @Fork(1)
 @Warmup(iterations = 2, time = 1)
@@ -145,8 +145,7 @@ public class ControllerJournalBenchmark {
   }
 
   static BatchMeta run(Controller controller, String partition) {
-    BatchMeta slots =
-        controller.getMetadata(GetMetadataRequest.insert(partition, FIELDS, SAMPLES));
+    BatchMeta slots = controller.getMetadata(GetMetadataRequest.insert(partition, FIELDS, SAMPLES));
     controller.updateProductionStatus(
         new ProductionUpdate(
             partition,

@@ -49,9 +49,8 @@ public final class ConfigKey<T> {
           (raw, text) -> StorageBackend.fromConfigName(ConfigValues.toText(raw, text).strip()));
   private static final Type<Durability> DURABILITY =
       new Type<>(
-          "a durability mode",
+          "a durability",
           (raw, text) -> Durability.fromConfigName(ConfigValues.toText(raw, text).strip()));
-  private static final Type<Long> BYTES = new Type<>("a size in bytes", ConfigValues::toBytes);
   private static final Type<Map<String, Object>> MAPPING =
       new Type<>("a mapping of names to values", ConfigValues::toMapping, true);
   private static final Type<Map<String, String>> TEXT_MAPPING =
@@ -351,14 +350,14 @@ public final class ConfigKey<T> {
         // durability
         env(
             DurabilityConfig.JOURNAL_DIR_PROP_NAME,
-            "TQ_DURABILITY_JOURNAL_DIR",
+            "TQ_JOURNAL_DIR",
             STRING,
             (b, v) -> b.durability.journalDir(v)),
         env(
             DurabilityConfig.SYNC_PROP_NAME,
             "TQ_DURABILITY_SYNC",
             STRING,
-            (b, v) -> b.durability.sync(v.strip())),
+            (b, v) -> b.durability.sync(v)),
         env(
             DurabilityConfig.SYNC_INTERVAL_PROP_NAME,
             "TQ_DURABILITY_SYNC_INTERVAL",
@@ -367,11 +366,12 @@ public final class ConfigKey<T> {
         env(
             DurabilityConfig.MAX_BYTES_PROP_NAME,
             "TQ_DURABILITY_MAX_BYTES",
-            BYTES,
+            LONG,
             (b, v) -> b.durability.maxBytes(v)),
-        key(
+        env(
             DurabilityConfig.SEGMENT_BYTES_PROP_NAME,
-            BYTES,
+            "TQ_DURABILITY_SEGMENT_BYTES",
+            LONG,
             (b, v) -> b.durability.segmentBytes(v)));
   }
 

@@ -110,38 +110,6 @@ final class ConfigValues {
     }
   }
 
-  /**
-   * A size in bytes: an integer, or text with a binary unit ({@code 64MiB}, {@code 4 GiB}, {@code
-   * 512KiB}, {@code 100B}).
-   */
-  static long toBytes(Object raw, boolean text) {
-    if (!(raw instanceof String s)) {
-      return toLong(raw, text, "a size in bytes");
-    }
-    Matcher m =
-        Pattern.compile("(\\d+)\\s*(B|KiB|MiB|GiB|TiB)?").matcher(s.strip());
-    if (!m.matches()) {
-      throw new IllegalArgumentException("is not a size in bytes (for example 64MiB or 4GiB)");
-    }
-    int shift =
-        switch (m.group(2) == null ? "B" : m.group(2)) {
-          case "KiB" -> 10;
-          case "MiB" -> 20;
-          case "GiB" -> 30;
-          case "TiB" -> 40;
-          default -> 0;
-        };
-    try {
-      long value = Long.parseLong(m.group(1));
-      if (value > (Long.MAX_VALUE >> shift)) {
-        throw new IllegalArgumentException("is out of range for a size in bytes");
-      }
-      return value << shift;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("is out of range for a size in bytes", e);
-    }
-  }
-
   static double toDouble(Object raw, boolean text) {
     double v;
     if (raw instanceof Number n && !(raw instanceof BigInteger)) {

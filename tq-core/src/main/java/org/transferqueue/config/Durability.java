@@ -3,19 +3,18 @@ package org.transferqueue.config;
 import java.util.Locale;
 
 /**
- * Whether a role journals its changes ({@code controller.durability}, {@code storage.durability}).
+ * Whether a role keeps a write-ahead journal ({@code storage.durability}, and the controller's
+ * equivalent): {@code none} keeps data in memory only, {@code journal} journals every acknowledged
+ * change under {@code durability.journal_dir} and recovers it at restart.
  */
 public enum Durability {
-  /** No journal: a killed process loses what it held since its last checkpoint. */
+  /** Memory only: a killed process loses what it held. */
   NONE,
-  /**
-   * A write-ahead journal under {@code durability.journal_dir}: every acknowledged change survives a
-   * kill of the process (and, with {@code durability.sync: fsync}, of the machine).
-   */
+  /** A write-ahead journal per role; see the {@code durability} section. */
   JOURNAL;
 
   /**
-   * The name used in configuration files.
+   * The YAML spelling.
    *
    * @return {@code none} or {@code journal}
    */
@@ -24,11 +23,11 @@ public enum Durability {
   }
 
   /**
-   * Looks a mode up by its configuration name (exact, lower case).
+   * The value a YAML spelling names.
    *
-   * @param name the configured name
-   * @return the mode
-   * @throws IllegalArgumentException with a reason phrased to follow the value when unknown
+   * @param name {@code none} or {@code journal}
+   * @return the value
+   * @throws IllegalArgumentException otherwise (reported as a configuration problem)
    */
   public static Durability fromConfigName(String name) {
     for (Durability d : values()) {
@@ -36,6 +35,6 @@ public enum Durability {
         return d;
       }
     }
-    throw new IllegalArgumentException("is not a durability mode (none or journal)");
+    throw new IllegalArgumentException("is not a durability (none or journal)");
   }
 }

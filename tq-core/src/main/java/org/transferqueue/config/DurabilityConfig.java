@@ -1,23 +1,23 @@
 package org.transferqueue.config;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 
 /**
- * The journal settings shared by every role that journals (YAML section {@code durability}); which
- * roles journal is chosen per role ({@code controller.durability}, {@code storage.durability}).
+ * The write-ahead journals of the roles that keep one (YAML section {@code durability}; a role
+ * journals when its own {@code durability} key says {@code journal}, such as {@code
+ * storage.durability}). Each role journals into its own sub-directory of {@code journal_dir}:
+ * {@code controller}, {@code storage-unit-<rank>}, {@code store-node-<index>}.
  *
- * @param journalDir the base directory: each role journals into its own sub-directory ({@code
- *     controller}, {@code storage-unit-<rank>}, {@code store-node-<index>}) ({@code
- *     TQ_DURABILITY_JOURNAL_DIR})
- * @param sync {@code fsync}: every group commit is synced before its writes are acknowledged;
- *     {@code interval}: acknowledged once written to the file (a killed process loses nothing, a
- *     machine crash at most {@code sync_interval}) and synced every {@code sync_interval} ({@code
+ * @param journalDir the base directory ({@code TQ_JOURNAL_DIR})
+ * @param sync {@code fsync} (one fsync per group commit before acknowledging) or {@code interval}
+ *     (acknowledge once written to the file, fsync every {@code sync_interval}) ({@code
  *     TQ_DURABILITY_SYNC})
- * @param syncInterval the sync period and loss window of {@code sync: interval}
- * @param maxBytes the most journal bytes a role keeps; checkpoints compact it from half of it on
- * @param segmentBytes the size of one journal segment file
+ * @param syncInterval the loss window of {@code interval} on an OS crash or power loss ({@code
+ *     TQ_DURABILITY_SYNC_INTERVAL})
+ * @param maxBytes the most bytes of journal files per role; compaction starts at half of it and
+ *     writes fail with {@code CAPACITY_EXCEEDED} when it is full ({@code TQ_DURABILITY_MAX_BYTES})
+ * @param segmentBytes the size of one journal file ({@code TQ_DURABILITY_SEGMENT_BYTES})
  */
 public record DurabilityConfig(
     String journalDir, String sync, Duration syncInterval, long maxBytes, long segmentBytes) {
@@ -25,38 +25,20 @@ public record DurabilityConfig(
   /** Key of {@link #journalDir()}. */
   public static final String JOURNAL_DIR_PROP_NAME = "durability.journal_dir";
 
-  /** Default of {@link #journalDir()}: relative to the working directory. */
-  public static final String JOURNAL_DIR_DEFAULT = Defaults.JOURNAL_DIR;
-
   /** Key of {@link #sync()}. */
   public static final String SYNC_PROP_NAME = "durability.sync";
-
-  /** Default of {@link #sync()}. */
-  public static final String SYNC_DEFAULT = Defaults.DURABILITY_SYNC;
-
-  /** The accepted values of {@link #sync()}. */
-  public static final List<String> SYNC_POLICIES = List.of("fsync", "interval");
 
   /** Key of {@link #syncInterval()}. */
   public static final String SYNC_INTERVAL_PROP_NAME = "durability.sync_interval";
 
-  /** Default of {@link #syncInterval()}. */
-  public static final Duration SYNC_INTERVAL_DEFAULT = Defaults.DURABILITY_SYNC_INTERVAL;
-
   /** Key of {@link #maxBytes()}. */
   public static final String MAX_BYTES_PROP_NAME = "durability.max_bytes";
-
-  /** Default of {@link #maxBytes()}. */
-  public static final long MAX_BYTES_DEFAULT = Defaults.DURABILITY_MAX_BYTES;
 
   /** Key of {@link #segmentBytes()}. */
   public static final String SEGMENT_BYTES_PROP_NAME = "durability.segment_bytes";
 
-  /** Default of {@link #segmentBytes()}. */
-  public static final long SEGMENT_BYTES_DEFAULT = Defaults.DURABILITY_SEGMENT_BYTES;
-
-  /** The smallest segment accepted (the journal's own minimum). */
-  static final long MIN_SEGMENT_BYTES = 4L << 10;
+  /** The smallest {@link #segmentBytes()}: 4 KiB. */
+  public static final long MIN_SEGMENT_BYTES = 4L << 10;
 
   /**
    * Validates every component.
@@ -65,16 +47,17 @@ public record DurabilityConfig(
    */
   public DurabilityConfig {
     Problems p = new Problems();
-    if (journalDir == null || journalDir.isBlank()) {
-      p.add(JOURNAL_DIR_PROP_NAME, journalDir, "must name a directory");
-    }
-    if (!SYNC_POLICIES.contains(sync)) {
+    p.notBlank(JOURNAL_DIR_PROP_NAME, journalDir);
+    if (!"fsync".equals(sync) && !"interval".equals(sync)) {
       p.add(SYNC_PROP_NAME, sync, "is not a sync policy (fsync or interval)");
     }
     p.positive(SYNC_INTERVAL_PROP_NAME, syncInterval);
     p.atLeast(SEGMENT_BYTES_PROP_NAME, segmentBytes, MIN_SEGMENT_BYTES);
     if (maxBytes < 2 * segmentBytes) {
-      p.add(MAX_BYTES_PROP_NAME, maxBytes, "must be at least twice " + SEGMENT_BYTES_PROP_NAME);
+      p.add(
+          MAX_BYTES_PROP_NAME,
+          maxBytes,
+          "is less than twice " + SEGMENT_BYTES_PROP_NAME + " (" + segmentBytes + ")");
     }
     p.throwIfAny();
   }
@@ -90,22 +73,22 @@ public record DurabilityConfig(
 
   /** Mutable builder of {@link DurabilityConfig}; not thread-safe. */
   public static final class Builder {
-    private String journalDir = JOURNAL_DIR_DEFAULT;
-    private String sync = SYNC_DEFAULT;
-    private Duration syncInterval = SYNC_INTERVAL_DEFAULT;
-    private long maxBytes = MAX_BYTES_DEFAULT;
-    private long segmentBytes = SEGMENT_BYTES_DEFAULT;
+    private String journalDir = Defaults.JOURNAL_DIR;
+    private String sync = Defaults.DURABILITY_SYNC;
+    private Duration syncInterval = Defaults.DURABILITY_SYNC_INTERVAL;
+    private long maxBytes = Defaults.DURABILITY_MAX_BYTES;
+    private long segmentBytes = Defaults.DURABILITY_SEGMENT_BYTES;
 
     Builder() {}
 
     /**
      * Sets {@value #JOURNAL_DIR_PROP_NAME}.
      *
-     * @param journalDir the base directory
+     * @param journalDir a directory path
      * @return this builder
      */
     public Builder journalDir(String journalDir) {
-      this.journalDir = journalDir;
+      this.journalDir = Objects.requireNonNull(journalDir, "journalDir");
       return this;
     }
 
@@ -116,7 +99,7 @@ public record DurabilityConfig(
      * @return this builder
      */
     public Builder sync(String sync) {
-      this.sync = Objects.requireNonNull(sync, "sync");
+      this.sync = Objects.requireNonNull(sync, "sync").strip();
       return this;
     }
 
@@ -156,7 +139,7 @@ public record DurabilityConfig(
     /**
      * Validates and builds.
      *
-     * @return the section
+     * @return the configuration
      * @throws ConfigException naming each invalid key and value
      */
     public DurabilityConfig build() {

@@ -13,8 +13,7 @@ import java.util.function.Consumer;
  *
  * <p>Sections mirror the YAML file ({@code config/tq.yaml} in the repository): {@code metrics},
  * {@code logging}, {@code controller}, {@code backend} (with {@code SimpleStorage} and {@code
- * MooncakeStore}), {@code storage}, {@code client}, {@code memory}, {@code network} and {@code
- * durability}. Build one
+ * MooncakeStore}), {@code storage}, {@code client}, {@code memory} and {@code network}. Build one
  * with {@link #builder()}; its {@link Builder#build()} validates every value once and throws a
  * {@link ConfigException} that lists every problem with its key and value.
  *
@@ -35,7 +34,7 @@ import java.util.function.Consumer;
  * @param client the {@code client} section
  * @param memory the {@code memory} section
  * @param network the {@code network} section
- * @param durability the {@code durability} section (the journal of the roles that keep one)
+ * @param durability the {@code durability} section (the journals of the roles that keep one)
  */
 public record TqConfig(
     MetricsConfig metrics,

@@ -1,7 +1,6 @@
 package org.transferqueue.controller;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -62,6 +61,13 @@ import org.transferqueue.sampler.SequentialSampler;
  * (for example from a user sampler) are wrapped with {@link ErrorCode#INTERNAL} or {@link
  * ErrorCode#INVALID_ARGUMENT}, and the controller keeps serving.
  *
+ * <p><b>Durability.</b> A controller opened with {@link #recover} journals every change: the
+ * operation appends its record under the lock right after the change ({@code ChangeRecorder},
+ * {@code ControllerRecords}), leaves the lock, and waits until the journal holds the record durably
+ * before it returns; every operation, reads included, waits for the records appended before it left
+ * the lock, so no reply shows a change that a crash could take back ({@code ControllerJournal}).
+ * Without a journal nothing of this runs.
+ *
  * <h2>Cost</h2>
  *
  * <p>A fetch costs O(batch x fields) plus the sampler's own work: ready sets per (task, field set)
@@ -92,8 +98,8 @@ public final class Controller implements ControllerApi, AutoCloseable {
   // Written by whoever starts the process's metrics endpoint, read by any request thread.
   private volatile String metricsEndpoint;
 
-  // Set once by recover() before the controller is published; null when it keeps no journal.
-  private volatile ControllerJournal journal;
+  // Runs the journaled table operations; holds the journal (none unless recover() attached one).
+  private final ChangeRecorder changes;
 
   /**
    * Creates a controller with the system clock and the sequential sampler.
@@ -118,15 +124,16 @@ public final class Controller implements ControllerApi, AutoCloseable {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.tables = new ControllerTables(config, clock);
     this.sampling = new SamplingStep(tables);
+    this.changes = new ChangeRecorder(tables, config);
     this.controllerId =
         "TQ_CONTROLLER_" + String.format("%08x", ThreadLocalRandom.current().nextInt());
   }
 
   /**
    * Opens a durable controller: restores the newest checkpoint in {@code journal.directory()},
-   * replays the journal after it, and from then on journals every change before it acknowledges
-   * it (see docs/RELIABILITY.md, "The controller's journal"). A directory without a journal starts
-   * an empty controller. Close the controller to take a last checkpoint and release the directory.
+   * replays the journal after it, and from then on journals every change before it acknowledges it
+   * (docs/RELIABILITY.md, 5.7). A directory without a journal starts an empty controller. Close the
+   * controller to take a last checkpoint and release the directory.
    *
    * @param config the settings
    * @param sampler the sampler; it must be the one the journal was written with for its cached
@@ -154,7 +161,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
    * @return true for a durable controller
    */
   public boolean durable() {
-    return journal != null;
+    return changes.journal() != null;
   }
 
   /**
@@ -164,7 +171,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
    * @return the LSN the checkpoint covers, or -1 without a journal
    */
   public long checkpoint() {
-    ControllerJournal j = journal;
+    ControllerJournal j = changes.journal();
     return j == null ? -1 : j.checkpoint(this);
   }
 
@@ -175,17 +182,15 @@ public final class Controller implements ControllerApi, AutoCloseable {
    */
   @Override
   public void close() {
-    ControllerJournal j = journal;
+    ControllerJournal j = changes.journal();
     if (j != null) {
       j.close(this);
     }
   }
 
-  /**
-   * Releases the journal without a last checkpoint, as a killed process leaves it (tests).
-   */
+  /** Releases the journal without a last checkpoint, as a killed process leaves it (tests). */
   void abandon() {
-    ControllerJournal j = journal;
+    ControllerJournal j = changes.journal();
     if (j != null) {
       j.close();
     }
@@ -193,7 +198,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
 
   /** The bytes of the journal's segment files, 0 without a journal (tests, diagnostics). */
   long journalBytes() {
-    ControllerJournal j = journal;
+    ControllerJournal j = changes.journal();
     return j == null ? 0 : j.diskBytes();
   }
 
@@ -216,17 +221,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
   @Override
   public boolean createPartition(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return locked(
-        () -> {
-          boolean created = tables.createIfAbsent(partitionId);
-          if (created && journal != null) {
-            Partition partition = tables.partition(partitionId);
-            journal.append(
-                ControllerRecords.createPartition(
-                    partition, config.preallocSampleNum(), partition.preAllocated()));
-          }
-          return created;
-        });
+    return locked(() -> changes.createPartition(partitionId));
   }
 
   @Override
@@ -257,11 +252,11 @@ public final class Controller implements ControllerApi, AutoCloseable {
     Objects.requireNonNull(update, "update");
     Names.checkPartitionId(update.partitionId());
     update.fields().keySet().forEach(Names::checkFieldName);
-    ControllerRecords.Entry entry = journal == null ? null : ControllerRecords.production(update);
+    ControllerRecords.Entry entry = journaling() ? ControllerRecords.production(update) : null;
     locked(
         () -> {
           tables.updateProduction(update);
-          record(entry);
+          changes.record(entry);
           stateChanged.signalAll();
           return null;
         });
@@ -303,13 +298,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
     Names.checkPartitionId(partitionId);
     Names.checkFieldNames(fields);
     Names.checkTaskName(taskName);
-    return locked(
-        () -> {
-          boolean known = hasTask(partitionId, taskName);
-          IndexSet ready = tables.scanReady(partitionId, fields, taskName);
-          recordTaskIfNew(known, partitionId, taskName);
-          return ready;
-        });
+    return locked(() -> changes.scanReady(partitionId, fields, taskName));
   }
 
   // ---- consumption --------------------------------------------------------------------------
@@ -318,13 +307,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
     Names.checkPartitionId(partitionId);
     Names.checkTaskName(taskName);
-    return locked(
-        () -> {
-          boolean known = hasTask(partitionId, taskName);
-          Optional<ConsumptionStatus> status = tables.consumptionStatus(partitionId, taskName);
-          recordTaskIfNew(known, partitionId, taskName);
-          return status;
-        });
+    return locked(() -> changes.consumptionStatus(partitionId, taskName));
   }
 
   @Override
@@ -335,11 +318,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
     }
     return locked(
         () -> {
-          boolean exists = tables.partition(partitionId) != null;
-          boolean reset = tables.resetConsumption(partitionId, taskName);
-          if (exists && journal != null) {
-            journal.append(ControllerRecords.resetConsumption(partitionId, taskName));
-          }
+          boolean reset = changes.resetConsumption(partitionId, taskName);
           stateChanged.signalAll();
           return reset;
         });
@@ -351,7 +330,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
   public BatchMeta getMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
-      case INSERT -> locked(() -> insert(request));
+      case INSERT -> locked(() -> changes.insert(request));
       case FORCE_FETCH ->
           locked(() -> tables.forceFetch(request.partitionId(), request.fields(), false));
       case FETCH -> {
@@ -377,7 +356,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
   public Optional<BatchMeta> tryGetMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
-      case INSERT -> Optional.of(locked(() -> insert(request)));
+      case INSERT -> Optional.of(locked(() -> changes.insert(request)));
       case FORCE_FETCH ->
           locked(() -> tables.forceFetchIfPresent(request.partitionId(), request.fields()));
       case FETCH -> Optional.ofNullable(serve(request).meta());
@@ -410,7 +389,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
     long timeoutNs = timeoutNanos(request);
     List<String> sortedFields = Partition.sortedFields(request.fields());
     long checkIntervalNs = config.checkInterval().toNanos();
-    ControllerJournal j = journal;
+    ControllerJournal j = changes.journal();
     CompletableFuture<Long> durable = null;
     SamplingStep.Outcome outcome;
     if (j != null) {
@@ -423,7 +402,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
       }
       long deadline = clock.nanoTime() + timeoutNs;
       while (true) {
-        outcome = attempt(request, sortedFields);
+        outcome = changes.attempt(sampling, request, sortedFields, sampler);
         if (outcome.meta() != null || config.pollingMode()) {
           break;
         }
@@ -455,53 +434,9 @@ public final class Controller implements ControllerApi, AutoCloseable {
     return outcome;
   }
 
-  /** One sampling attempt under the lock, journaled: its outcome, or the task it registered. */
-  private SamplingStep.Outcome attempt(GetMetadataRequest request, List<String> sortedFields) {
-    boolean known = hasTask(request.partitionId(), request.taskName());
-    SamplingStep.Outcome outcome = sampling.attempt(request, sortedFields, sampler);
-    if (journal != null) {
-      if (outcome.meta() != null) {
-        journal.append(
-            ControllerRecords.fetch(request, outcome.meta().globalIndexes(), outcome.consumed()));
-      } else {
-        recordTaskIfNew(known, request.partitionId(), request.taskName());
-      }
-    }
-    return outcome;
-  }
-
-  /** Reserves the samples of an insert under the lock, journaled with its indexes. */
-  private BatchMeta insert(GetMetadataRequest request) {
-    boolean existed = tables.partition(request.partitionId()) != null;
-    BatchMeta meta = tables.insert(request);
-    if (journal != null) {
-      journal.append(
-          ControllerRecords.insert(
-              request.partitionId(),
-              existed ? null : tables.partition(request.partitionId()),
-              config.preallocSampleNum(),
-              meta.globalIndexArray()));
-    }
-    return meta;
-  }
-
-  private boolean hasTask(String partitionId, String taskName) {
-    Partition partition = tables.partition(partitionId);
-    return partition != null && partition.hasTask(taskName);
-  }
-
-  /** Journals a task that a read registered (a status query, a scan, a fetch that found none). */
-  private void recordTaskIfNew(boolean known, String partitionId, String taskName) {
-    if (!known && journal != null && hasTask(partitionId, taskName)) {
-      journal.append(ControllerRecords.task(partitionId, taskName));
-    }
-  }
-
-  /** Appends a record encoded before the lock was taken; nothing without a journal. */
-  private void record(ControllerRecords.Entry entry) {
-    if (journal != null) {
-      journal.append(entry);
-    }
+  /** Whether this controller journals (the journal is attached before it serves). */
+  private boolean journaling() {
+    return changes.journal() != null;
   }
 
   private long timeoutNanos(GetMetadataRequest request) {
@@ -537,12 +472,12 @@ public final class Controller implements ControllerApi, AutoCloseable {
   @Override
   public int setTags(TagUpdate update) {
     Objects.requireNonNull(update, "update");
-    ControllerRecords.Entry entry = journal == null ? null : ControllerRecords.tags(update);
+    ControllerRecords.Entry entry = journaling() ? ControllerRecords.tags(update) : null;
     return locked(
         () -> {
           int written = tables.setTags(update);
           if (written > 0) {
-            record(entry);
+            changes.record(entry);
           }
           return written;
         });
@@ -580,13 +515,10 @@ public final class Controller implements ControllerApi, AutoCloseable {
     Names.checkPartitionId(partitionId);
     return locked(
         () -> {
-          if (!tables.clearPartition(partitionId)) {
+          if (!changes.clearPartition(partitionId)) {
             return false;
           }
           sampler.clearCache(partitionId);
-          if (journal != null) {
-            journal.append(ControllerRecords.clearPartition(partitionId));
-          }
           stateChanged.signalAll();
           return true;
         });
@@ -596,12 +528,12 @@ public final class Controller implements ControllerApi, AutoCloseable {
   public int markClearing(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
     ControllerRecords.Entry entry =
-        journal == null ? null : ControllerRecords.clear(ControllerRecords.MARK_CLEARING, request);
+        journaling() ? ControllerRecords.clear(ControllerRecords.MARK_CLEARING, request) : null;
     return locked(
         () -> {
           int marked = tables.markClearing(request);
           if (marked > 0) {
-            record(entry);
+            changes.record(entry);
           }
           return marked;
         });
@@ -611,12 +543,12 @@ public final class Controller implements ControllerApi, AutoCloseable {
   public int clearSamples(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
     ControllerRecords.Entry entry =
-        journal == null ? null : ControllerRecords.clear(ControllerRecords.CLEAR_SAMPLES, request);
+        journaling() ? ControllerRecords.clear(ControllerRecords.CLEAR_SAMPLES, request) : null;
     return locked(
         () -> {
           int cleared = tables.clearSamples(request);
           if (cleared > 0) {
-            record(entry);
+            changes.record(entry);
             stateChanged.signalAll();
           }
           return cleared;
@@ -631,15 +563,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
     if (!create) {
       return locked(() -> tables.resolveKeys(request.partitionId(), request.keys(), false));
     }
-    return locked(
-        () -> {
-          boolean existed = tables.partition(request.partitionId()) != null;
-          List<Long> created = new ArrayList<>();
-          BatchMeta meta =
-              tables.resolveKeys(request.partitionId(), request.keys(), true, created::add);
-          recordKeys(request, existed, created);
-          return meta;
-        });
+    return locked(() -> changes.resolveKeysCreating(request));
   }
 
   @Override
@@ -648,27 +572,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
     Objects.requireNonNull(fields, "fields");
     ResolveKeysRequest request = new ResolveKeysRequest(partitionId, keys);
     Names.checkFieldNames(fields.keySet());
-    return locked(
-        () -> {
-          boolean existed = tables.partition(request.partitionId()) != null;
-          KeyResolution resolution =
-              tables.resolveKeysForPut(request.partitionId(), request.keys(), fields, sampleCount);
-          recordKeys(request, existed, resolution.createdIndexes());
-          return resolution;
-        });
-  }
-
-  /** Journals keys resolved with creation when the call created a partition or a sample. */
-  private void recordKeys(ResolveKeysRequest request, boolean existed, List<Long> created) {
-    if (journal != null && (!existed || !created.isEmpty())) {
-      journal.append(
-          ControllerRecords.keys(
-              request.partitionId(),
-              request.keys(),
-              existed ? null : tables.partition(request.partitionId()),
-              config.preallocSampleNum(),
-              created));
-    }
+    return locked(() -> changes.resolveKeysForPut(request, fields, sampleCount));
   }
 
   @Override
@@ -745,7 +649,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
   Cut cut() {
     lock.lock();
     try {
-      return new Cut(stateUnderLock(), journal.last());
+      return new Cut(stateUnderLock(), changes.journal().last());
     } finally {
       lock.unlock();
     }
@@ -774,9 +678,9 @@ public final class Controller implements ControllerApi, AutoCloseable {
   void attach(ControllerJournal recovered, boolean fresh) {
     lock.lock();
     try {
-      journal = recovered;
+      changes.attach(recovered);
       if (fresh) {
-        journal.append(ControllerRecords.identity(controllerId, sampler.name()));
+        recovered.append(ControllerRecords.identity(controllerId, sampler.name()));
       }
     } finally {
       lock.unlock();
@@ -789,7 +693,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
   @Override
   public void restoreState(ControllerState state) {
     Objects.requireNonNull(state, "state");
-    ControllerRecords.Entry entry = journal == null ? null : ControllerRecords.restore(state);
+    ControllerRecords.Entry entry = journaling() ? ControllerRecords.restore(state) : null;
     locked(
         () -> {
           if (!sampler.name().equals(state.samplerType())) {
@@ -806,7 +710,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
           }
           tables.restore(state.partitions(), state.allocator());
           controllerId = state.controllerId();
-          record(entry);
+          changes.record(entry);
           stateChanged.signalAll();
           return null;
         });
@@ -836,7 +740,7 @@ public final class Controller implements ControllerApi, AutoCloseable {
    * crash could take back.
    */
   private <T> T locked(Supplier<T> body) {
-    ControllerJournal j = journal;
+    ControllerJournal j = changes.journal();
     CompletableFuture<Long> durable = null;
     T result;
     if (j != null) {

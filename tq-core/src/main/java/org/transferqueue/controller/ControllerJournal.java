@@ -1,9 +1,9 @@
 package org.transferqueue.controller;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
@@ -45,10 +45,10 @@ import org.transferqueue.sampler.Sampler;
  *
  * <p>A checkpoint copies the state under the lock together with the last appended record's future
  * (the cut: the state holds exactly the records up to that LSN {@code L}), then, outside the lock,
- * waits for {@code L} to be durable, writes {@code checkpoint-<L>/controller_state.msgpack}
- * ({@link ControllerStateCodec}) into a temporary directory, syncs and renames it into place,
- * deletes older checkpoints and truncates the journal through {@code L}. Writers go on meanwhile.
- * It runs when the journal passes half its {@code max_bytes} and when the controller closes.
+ * waits for {@code L} to be durable, writes {@code checkpoint-<L>/controller_state.msgpack} ({@link
+ * ControllerStateCodec}) into a temporary directory, syncs and renames it into place, deletes older
+ * checkpoints and truncates the journal through {@code L}. Writers go on meanwhile. It runs when
+ * the journal passes half its {@code max_bytes} and when the controller closes.
  *
  * <p>Thread-safe: {@link #append} and {@link #last} run under the controller's lock; the rest is
  * safe from any thread.
@@ -65,10 +65,11 @@ final class ControllerJournal implements AutoCloseable {
   /** How long a reply waits for its record to become durable. */
   static final Duration AWAIT_TIMEOUT = Duration.ofSeconds(30);
 
-
   private final Journal journal;
   private final JournalSettings settings;
   private final AtomicBoolean compacting = new AtomicBoolean();
+  // Serialises checkpoints (they share the journal's temporary checkpoint directory) and close.
+  private final Object checkpointLock = new Object();
 
   // Guarded by the controller's lock: the future of the last record appended.
   private CompletableFuture<Long> last;
@@ -84,18 +85,15 @@ final class ControllerJournal implements AutoCloseable {
   }
 
   /**
-   * Opens the journal in {@code settings.directory()}, restores the newest checkpoint there, replays
-   * the journal after it and returns a controller that journals every change from then on.
+   * Opens the journal in {@code settings.directory()}, restores the newest checkpoint there,
+   * replays the journal after it and returns a controller that journals every change from then on.
    *
    * @throws TqException {@code CORRUPT_DATA} naming the file and record when the checkpoint or the
    *     journal is damaged or does not replay; {@code ILLEGAL_STATE} when another process holds the
    *     directory; {@code INVALID_CONFIGURATION} for a checkpoint of another sampler
    */
   static Controller recover(
-      ControllerOptions config,
-      Sampler sampler,
-      Clock clock,
-      JournalSettings settings) {
+      ControllerOptions config, Sampler sampler, Clock clock, JournalSettings settings) {
     long startNs = clock.nanoTime();
     Journal journal = Journal.open(settings, ROLE, clock);
     try {
@@ -238,11 +236,11 @@ final class ControllerJournal implements AutoCloseable {
           .start(
               () -> {
                 try {
-                  synchronized (compacting) {
-                    checkpoint(controller);
-                  }
+                  checkpoint(controller);
                 } catch (RuntimeException e) {
-                  LOG.log(System.Logger.Level.WARNING, "controller checkpoint failed: " + e, e);
+                  if (!closed) {
+                    LOG.log(System.Logger.Level.WARNING, "controller checkpoint failed: " + e, e);
+                  }
                 } finally {
                   compacting.set(false);
                 }
@@ -252,15 +250,15 @@ final class ControllerJournal implements AutoCloseable {
 
   /**
    * Called before an operation takes the controller's lock: when the journal has passed three
-   * quarters of its size limit (the background compaction started at half did not keep up), takes
-   * a checkpoint on this thread first, so that appends are not refused for want of space (a
-   * refused append stops the controller). Operations that arrive meanwhile wait for it.
+   * quarters of its size limit (the background compaction started at half did not keep up), takes a
+   * checkpoint on this thread first, so that appends are not refused for want of space (a refused
+   * append stops the controller). Operations that arrive meanwhile wait for it.
    */
   void makeRoom(Controller controller) {
     if (journal.diskBytes() <= settings.maxBytes() / 4 * 3) {
       return;
     }
-    synchronized (compacting) {
+    synchronized (checkpointLock) {
       if (journal.diskBytes() > settings.maxBytes() / 4 * 3 && failure == null && !closed) {
         checkpoint(controller);
       }
@@ -275,6 +273,15 @@ final class ControllerJournal implements AutoCloseable {
    *     one and the whole journal stay)
    */
   long checkpoint(Controller controller) {
+    synchronized (checkpointLock) {
+      if (closed) {
+        throw new TqException(ErrorCode.ILLEGAL_STATE, "the controller is closed");
+      }
+      return checkpointNow(controller);
+    }
+  }
+
+  private long checkpointNow(Controller controller) {
     Controller.Cut cut = controller.cut();
     long lsn = journal.await(cut.lsn(), AWAIT_TIMEOUT);
     byte[] state = ControllerStateCodec.encode(cut.state());
@@ -300,23 +307,28 @@ final class ControllerJournal implements AutoCloseable {
 
   /** Takes a last checkpoint (when healthy) and closes the journal. Idempotent. */
   void close(Controller controller) {
-    if (closed) {
-      return;
-    }
-    try {
-      if (failure == null) {
-        checkpoint(controller);
+    synchronized (checkpointLock) {
+      if (closed) {
+        return;
       }
-    } finally {
-      closed = true;
-      journal.close();
+      try {
+        if (failure == null) {
+          checkpointNow(controller);
+        }
+      } finally {
+        closed = true;
+        journal.close();
+      }
     }
   }
 
+  /** Closes the journal without a checkpoint, after a running checkpoint ends. Idempotent. */
   @Override
   public void close() {
-    closed = true;
-    journal.close();
+    synchronized (checkpointLock) {
+      closed = true;
+      journal.close();
+    }
   }
 
   /** The bytes the journal's segment files take. */
@@ -332,5 +344,4 @@ final class ControllerJournal implements AutoCloseable {
           ErrorCode.CORRUPT_DATA, "cannot read the controller checkpoint " + file + ": " + e, e);
     }
   }
-
 }

@@ -78,7 +78,8 @@ final class ControllerReplay {
         case ControllerRecords.INSERT -> insert(r);
         case ControllerRecords.PRODUCTION -> tables.updateProduction(production(r));
         case ControllerRecords.FETCH -> fetch(r);
-        case ControllerRecords.TASK -> tables.requirePartition(r.string("partition")).task(r.string("task"));
+        case ControllerRecords.TASK ->
+            tables.requirePartition(r.string("partition")).task(r.string("task"));
         case ControllerRecords.RESET_CONSUMPTION ->
             tables.resetConsumption(r.string("partition"), r.nullableString("task"));
         case ControllerRecords.TAGS -> tables.setTags(tags(r));
@@ -121,7 +122,10 @@ final class ControllerReplay {
       throw r.corrupt("partition (exists already)", partitionId);
     }
     tables.createPartition(partitionId, r.integer("created_at_ms"), (int) r.integer("prealloc"));
-    r.expect("reserved", r.longs("reserved"), tables.partition(partitionId).preAllocated().stream().boxed().toList());
+    r.expect(
+        "reserved",
+        r.longs("reserved"),
+        tables.partition(partitionId).preAllocated().stream().boxed().toList());
   }
 
   private void insert(Body r) {
@@ -182,6 +186,8 @@ final class ControllerReplay {
             sampling.choose(request, Partition.sortedFields(fields), sampler);
         same = sampled.equals(choice.sampled()) && consumed.equals(choice.consumed());
       } catch (RuntimeException e) {
+        // The sampler refused what it served live (a user sampler that changed): the recorded
+        // consumption below still holds; the warning names the sampler.
         same = false;
       }
     }
@@ -209,7 +215,8 @@ final class ControllerReplay {
     Map<String, FieldSchema> fields = new LinkedHashMap<>();
     r.map("fields").forEach((name, schema) -> fields.put(name, schema(r, name, schema)));
     Map<Long, Map<String, Object>> backend = new LinkedHashMap<>();
-    r.indexMap("backend_meta").forEach((gi, meta) -> backend.put(gi, r.asMap(meta, "backend_meta")));
+    r.indexMap("backend_meta")
+        .forEach((gi, meta) -> backend.put(gi, r.asMap(meta, "backend_meta")));
     return new ProductionUpdate(
         r.string("partition"), r.longs("indexes"), fields, backend, r.longs("generations"));
   }

@@ -55,27 +55,6 @@ public final class ConfigMapper {
         .build();
   }
 
-  // ---- durability ----------------------------------------------------------------------------
-
-  /**
-   * The journal settings of one role from the {@code durability} section.
-   *
-   * @param config the validated configuration
-   * @param roleId the role's sub-directory: {@code controller}, {@code storage-unit-<rank>} or
-   *     {@code store-node-<index>}
-   * @return the settings of {@code <durability.journal_dir>/<roleId>}
-   */
-  public static JournalSettings journalSettings(TqConfig config, String roleId) {
-    Objects.requireNonNull(roleId, "roleId");
-    var durability = config.durability();
-    return JournalSettings.builder(Path.of(durability.journalDir()).resolve(roleId))
-        .sync(SyncPolicy.fromName(durability.sync()))
-        .syncInterval(durability.syncInterval())
-        .maxBytes(durability.maxBytes())
-        .segmentBytes(durability.segmentBytes())
-        .build();
-  }
-
   // ---- transport -----------------------------------------------------------------------------
 
   /**

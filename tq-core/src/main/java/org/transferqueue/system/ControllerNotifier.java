@@ -22,14 +22,14 @@ import org.transferqueue.storage.ProductionNotifier;
  *
  * <p><b>Unknown outcomes.</b> A notification that fails with {@code CONNECTION_FAILED} or {@code
  * DEADLINE_EXCEEDED} may or may not have been applied (a controller killed after it journaled the
- * update, before its reply left). With a retry window, the notifier sends it again until the
- * window closes (backing off from 10 ms to 500 ms): a production update is idempotent (the same
- * samples at the same generations with the same schema), so a restarted, recovered controller
- * either accepts it, whether or not it had recorded it, and the put succeeds with its cells kept,
- * or refuses it for a generation cleared meanwhile ({@code STALE_METADATA}), and the put rolls its
- * cells back. Only a controller that stays away past the window leaves the outcome unknown; the
- * put then fails with {@code NOTIFICATION_FAILED} (see docs/RELIABILITY.md, "The controller's
- * journal", for what that means for the samples).
+ * update, before its reply left). With a retry window, the notifier sends it again until the window
+ * closes (backing off from 10 ms to 500 ms): a production update is idempotent (the same samples at
+ * the same generations with the same schema), so a restarted, recovered controller either accepts
+ * it, whether or not it had recorded it, and the put succeeds with its cells kept, or refuses it
+ * for a generation cleared meanwhile ({@code STALE_METADATA}), and the put rolls its cells back.
+ * Only a controller that stays away past the window leaves the outcome unknown; the put then fails
+ * with {@code NOTIFICATION_FAILED} (see docs/RELIABILITY.md, 5.7, for what that means for the
+ * samples).
  */
 public final class ControllerNotifier implements ProductionNotifier {
   private static final long FIRST_BACKOFF_NS = Duration.ofMillis(10).toNanos();

@@ -9,8 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,6 +22,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.journal.JournalSettings;
 import org.transferqueue.journal.SyncPolicy;
 import org.transferqueue.meta.BatchMeta;
+import org.transferqueue.sampler.InsertPosition;
 import org.transferqueue.sampler.RankAwareSampler;
 import org.transferqueue.sampler.Sampler;
 import org.transferqueue.sampler.SamplerState;
@@ -99,13 +102,46 @@ class ControllerJournalTest {
 
   /** States compared part by part; a sampler's cache entries in any order. */
   static void assertSameState(ControllerState actual, ControllerState expected, String what) {
-    assertThat(actual.controllerId()).as(what + " controller id").isEqualTo(expected.controllerId());
+    assertThat(actual.controllerId())
+        .as(what + " controller id")
+        .isEqualTo(expected.controllerId());
     assertThat(actual.allocator()).as(what + " allocator").isEqualTo(expected.allocator());
-    assertThat(actual.partitions()).as(what + " partitions").isEqualTo(expected.partitions());
+    assertThat(actual.partitions().stream().map(PartitionState::partitionId).toList())
+        .as(what + " partition ids")
+        .isEqualTo(expected.partitions().stream().map(PartitionState::partitionId).toList());
+    for (int i = 0; i < expected.partitions().size(); i++) {
+      PartitionState a = actual.partitions().get(i);
+      PartitionState e = expected.partitions().get(i);
+      String at = what + " partition " + e.partitionId() + " ";
+      assertThat(a.createdAtMillis()).as(at + "created").isEqualTo(e.createdAtMillis());
+      assertThat(a.active()).as(at + "active").isEqualTo(e.active());
+      assertThat(a.preAllocated()).as(at + "pre-allocated").isEqualTo(e.preAllocated());
+      assertThat(a.fields()).as(at + "fields").isEqualTo(e.fields());
+      assertThat(a.consumption()).as(at + "consumption").isEqualTo(e.consumption());
+      assertThat(a.tags()).as(at + "tags").isEqualTo(e.tags());
+      assertThat(a.backendMeta()).as(at + "backend metadata").isEqualTo(e.backendMeta());
+      assertThat(a.keys()).as(at + "keys").isEqualTo(e.keys());
+      // A checkpoint keeps the inserts of the samples that exist, not the partition's insert
+      // counter: inserts are numbered alike up to gaps where every sample of an insert is gone.
+      assertThat(ranked(a.insertPositions()))
+          .as(at + "insert positions")
+          .isEqualTo(ranked(e.insertPositions()));
+    }
     assertThat(actual.samplerType()).isEqualTo(expected.samplerType());
     assertThat(new HashSet<>(((SamplerState) actual.samplerState()).entries()))
         .as(what + " sampler state")
         .isEqualTo(new HashSet<>(((SamplerState) expected.samplerState()).entries()));
+  }
+
+  /** Insert positions with each insert numbered by its rank among the inserts present. */
+  private static Map<Long, List<Long>> ranked(Map<Long, InsertPosition> positions) {
+    List<Long> inserts =
+        positions.values().stream().map(InsertPosition::insert).distinct().sorted().toList();
+    Map<Long, List<Long>> out = new HashMap<>();
+    positions.forEach(
+        (index, at) ->
+            out.put(index, List.of((long) inserts.indexOf(at.insert()), (long) at.row())));
+    return out;
   }
 
   @Test
@@ -157,7 +193,8 @@ class ControllerJournalTest {
     try {
       assertSameState(recovered.snapshotState(), expected, "clean close");
       assertThat(
-              recovered.getMetadata(GetMetadataRequest.fetch("p", List.of("a"), "t", 1))
+              recovered
+                  .getMetadata(GetMetadataRequest.fetch("p", List.of("a"), "t", 1))
                   .globalIndexes())
           .containsExactly(inserted.globalIndexes().get(2));
     } finally {
@@ -198,7 +235,8 @@ class ControllerJournalTest {
               .orElseThrow();
     }
     long size = Files.size(segment);
-    try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+    try (FileChannel channel =
+        FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
       java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
       long at = size / 2;
       channel.read(one.clear(), at);
@@ -223,8 +261,10 @@ class ControllerJournalTest {
     live.getMetadata(GetMetadataRequest.insert("p", List.of("a"), 3));
     live.abandon();
     // Recovered with another pre-allocation the records still replay (they carry their own).
-    ControllerOptions other = ControllerOptions.builder().preallocSampleNum(5).pollingMode(true).build();
-    Controller recovered = Controller.recover(other, new SequentialSampler(), Clock.SYSTEM, settings);
+    ControllerOptions other =
+        ControllerOptions.builder().preallocSampleNum(5).pollingMode(true).build();
+    Controller recovered =
+        Controller.recover(other, new SequentialSampler(), Clock.SYSTEM, settings);
     try {
       assertThat(recovered.getPartitionIndexRange("p").size()).isEqualTo(3);
     } finally {

@@ -82,9 +82,9 @@ public final class ControllerWorkload {
   }
 
   /**
-   * Runs one random operation; a {@link TqException} the controller answers is swallowed unless
-   * it is a transport or journal failure ({@code CONNECTION_FAILED}, {@code DEADLINE_EXCEEDED},
-   * {@code ILLEGAL_STATE}, {@code INTERNAL}), which propagates.
+   * Runs one random operation; a {@link TqException} the controller answers is swallowed unless it
+   * is a transport or journal failure ({@code CONNECTION_FAILED}, {@code DEADLINE_EXCEEDED}, {@code
+   * ILLEGAL_STATE}, {@code INTERNAL}), which propagates.
    */
   public void step() {
     String partition = PARTITIONS.get(random.nextInt(PARTITIONS.size()));
@@ -258,7 +258,8 @@ public final class ControllerWorkload {
     List<String> keys = new ArrayList<>();
     int n = 1 + random.nextInt(3);
     for (int i = 0; i < n; i++) {
-      keys.add("k" + (random.nextBoolean() ? keyCounter++ : random.nextInt(Math.max(1, keyCounter))));
+      keys.add(
+          "k" + (random.nextBoolean() ? keyCounter++ : random.nextInt(Math.max(1, keyCounter))));
     }
     List<String> distinct = keys.stream().distinct().toList();
     if (random.nextBoolean()) {

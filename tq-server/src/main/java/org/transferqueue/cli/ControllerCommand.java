@@ -82,7 +82,7 @@ final class ControllerCommand implements Callable<Integer> {
                 ConfigMapper.controller(tq),
                 Samplers.create(tq.controller()),
                 Clock.SYSTEM,
-                ConfigMapper.journalSettings(tq, "controller"))
+                ConfigMapper.journal(tq.durability(), "controller"))
             : new Controller(
                 ConfigMapper.controller(tq), Samplers.create(tq.controller()), Clock.SYSTEM);
     RootAllocator allocator;

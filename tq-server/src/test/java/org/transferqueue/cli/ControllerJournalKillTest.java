@@ -246,8 +246,8 @@ class ControllerJournalKillTest {
             + "  sync: "
             + sync
             + "\n"
-            + "  segment_bytes: 64KiB\n"
-            + "  max_bytes: 16MiB\n"
+            + "  segment_bytes: 65536\n"
+            + "  max_bytes: 16777216\n"
             + "network:\n"
             + "  bind_host: 127.0.0.1\n"
             + "  controller_address: \""
