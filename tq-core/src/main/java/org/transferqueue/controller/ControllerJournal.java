@@ -3,6 +3,7 @@ package org.transferqueue.controller;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -14,6 +15,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.zip.CRC32C;
 import org.transferqueue.Clock;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
@@ -62,6 +64,12 @@ final class ControllerJournal implements AutoCloseable {
   /** The file of a checkpoint directory that holds the state. */
   static final String STATE_FILE = "controller_state.msgpack";
 
+  /**
+   * The file of a checkpoint directory with the state file's size and CRC32C ({@code name size
+   * crc32c-hex}, the line format of the storage roles' checkpoints).
+   */
+  static final String DIGESTS_FILE = "DIGESTS";
+
   /** How long a reply waits for its record to become durable. */
   static final Duration AWAIT_TIMEOUT = Duration.ofSeconds(30);
 
@@ -102,8 +110,9 @@ final class ControllerJournal implements AutoCloseable {
       Optional<JournalCheckpoints.Checkpoint> checkpoint = JournalCheckpoints.latest(directory);
       long checkpointLsn = checkpoint.map(JournalCheckpoints.Checkpoint::lsn).orElse(0L);
       if (checkpoint.isPresent()) {
-        Path file = checkpoint.get().directory().resolve(STATE_FILE);
-        controller.restoreState(ControllerStateCodec.decode(readAll(file), file.toString()));
+        Path dir = checkpoint.get().directory();
+        controller.restoreState(
+            ControllerStateCodec.decode(readState(dir), dir.resolve(STATE_FILE).toString()));
       }
       String source = "controller journal " + directory;
       ControllerReplay replay = controller.replay();
@@ -285,21 +294,15 @@ final class ControllerJournal implements AutoCloseable {
     Controller.Cut cut = controller.cut();
     long lsn = journal.await(cut.lsn(), AWAIT_TIMEOUT);
     byte[] state = ControllerStateCodec.encode(cut.state());
+    byte[] digests =
+        (STATE_FILE + " " + state.length + " " + String.format("%08x", crc32c(state)) + "\n")
+            .getBytes(StandardCharsets.UTF_8);
     JournalCheckpoints.write(
         settings.directory(),
         lsn,
         directory -> {
-          try (FileChannel channel =
-              FileChannel.open(
-                  directory.resolve(STATE_FILE),
-                  StandardOpenOption.CREATE_NEW,
-                  StandardOpenOption.WRITE)) {
-            ByteBuffer bytes = ByteBuffer.wrap(state);
-            while (bytes.hasRemaining()) {
-              channel.write(bytes);
-            }
-            channel.force(true);
-          }
+          writeSynced(directory.resolve(STATE_FILE), state);
+          writeSynced(directory.resolve(DIGESTS_FILE), digests);
         });
     journal.truncateThrough(lsn);
     return lsn;
@@ -336,9 +339,50 @@ final class ControllerJournal implements AutoCloseable {
     return journal.diskBytes();
   }
 
-  private static byte[] readAll(Path file) {
+  private static void writeSynced(Path file, byte[] content) throws IOException {
+    try (FileChannel channel =
+        FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      ByteBuffer bytes = ByteBuffer.wrap(content);
+      while (bytes.hasRemaining()) {
+        channel.write(bytes);
+      }
+      channel.force(true);
+    }
+  }
+
+  private static long crc32c(byte[] bytes) {
+    CRC32C crc = new CRC32C();
+    crc.update(bytes);
+    return crc.getValue();
+  }
+
+  /**
+   * Reads a checkpoint's state file and checks it against the checkpoint's {@code DIGESTS}.
+   *
+   * @throws TqException {@code CORRUPT_DATA} naming the file when it is missing, unreadable, or its
+   *     size or CRC32C differs from the digest
+   */
+  private static byte[] readState(Path checkpoint) {
+    Path file = checkpoint.resolve(STATE_FILE);
+    Path digests = checkpoint.resolve(DIGESTS_FILE);
     try {
-      return Files.readAllBytes(file);
+      byte[] state = Files.readAllBytes(file);
+      String[] line = Files.readString(digests, StandardCharsets.UTF_8).strip().split(" ");
+      String found = STATE_FILE + " " + state.length + " " + String.format("%08x", crc32c(state));
+      if (line.length != 3 || !String.join(" ", line).equals(found)) {
+        throw new TqException(
+            ErrorCode.CORRUPT_DATA,
+            "controller checkpoint "
+                + file
+                + " does not match its digest in "
+                + digests
+                + ": expected '"
+                + String.join(" ", line)
+                + "', found '"
+                + found
+                + "'; refusing to start");
+      }
+      return state;
     } catch (IOException e) {
       throw new TqException(
           ErrorCode.CORRUPT_DATA, "cannot read the controller checkpoint " + file + ": " + e, e);

@@ -255,6 +255,63 @@ class ControllerJournalTest {
   }
 
   @Test
+  void shouldCutATornLastRecordAndRefuseAMissingSegment(@TempDir Path dir) throws IOException {
+    JournalSettings settings = settings(dir, SyncPolicy.FSYNC);
+    Controller live = Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings);
+    ControllerWorkload workload = new ControllerWorkload(Seeds.seed(), live, false);
+    for (int i = 0; i < 600; i++) {
+      workload.step();
+    }
+    live.abandon();
+    List<Path> segments;
+    try (Stream<Path> files = Files.list(settings.directory())) {
+      segments = files.filter(p -> p.getFileName().toString().endsWith(".tqj")).sorted().toList();
+    }
+    assertThat(segments).as("segments of 16 KiB").hasSizeGreaterThan(1);
+    // A record cut short at the end of the last segment: a write the crash interrupted.
+    Path last = segments.getLast();
+    try (FileChannel channel = FileChannel.open(last, StandardOpenOption.WRITE)) {
+      channel.truncate(channel.size() - 3);
+    }
+    Controller recovered =
+        Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings);
+    recovered.checkInvariants();
+    recovered.abandon();
+    Files.delete(segments.getFirst());
+    assertThatThrownBy(
+            () -> Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings))
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CORRUPT_DATA));
+  }
+
+  @Test
+  void shouldRefuseADamagedCheckpoint(@TempDir Path dir) throws IOException {
+    JournalSettings settings = settings(dir, SyncPolicy.FSYNC);
+    Controller live = Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings);
+    live.getMetadata(GetMetadataRequest.insert("p", List.of("a"), 3));
+    live.close();
+    Path state;
+    try (Stream<Path> files = Files.walk(settings.directory())) {
+      state =
+          files
+              .filter(p -> p.getFileName().toString().equals("controller_state.msgpack"))
+              .findFirst()
+              .orElseThrow();
+    }
+    byte[] bytes = Files.readAllBytes(state);
+    bytes[bytes.length / 2] ^= 0x01;
+    Files.write(state, bytes);
+    assertThatThrownBy(
+            () -> Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings))
+        .isInstanceOfSatisfying(
+            TqException.class,
+            e -> {
+              assertThat(e.code()).isEqualTo(ErrorCode.CORRUPT_DATA);
+              assertThat(e.getMessage()).contains(state.toString());
+            });
+  }
+
+  @Test
   void shouldReplayWithTheRecordedPreAllocationWhateverTheConfiguration(@TempDir Path dir) {
     JournalSettings settings = settings(dir, SyncPolicy.FSYNC);
     Controller live = Controller.recover(OPTIONS, new SequentialSampler(), Clock.SYSTEM, settings);
