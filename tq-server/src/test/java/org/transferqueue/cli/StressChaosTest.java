@@ -1,7 +1,6 @@
 package org.transferqueue.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,9 +13,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.transferqueue.TqException;
 import org.transferqueue.cli.RunningSystem.Result;
-import org.transferqueue.server.config.TqConfigs;
 
 /**
  * {@code tq stress --chaos}: server processes killed with SIGKILL and restarted while the clients
@@ -47,18 +44,6 @@ class StressChaosTest {
   /** The chaos figures of each backend's result. */
   private static List<Map<String, Object>> chaos(Path file) throws IOException {
     return list(json(file).get("results")).stream().map(r -> map(map(r).get("chaos"))).toList();
-  }
-
-  /**
-   * Whether this build's roles accept the journal settings {@code tq stress --chaos} gives them.
-   */
-  private static boolean journalAvailable() {
-    try {
-      TqConfigs.parse("controller:\n  durability: journal\nstorage:\n  durability: journal\n");
-      return true;
-    } catch (TqException e) {
-      return false;
-    }
   }
 
   /** Every kill got its role back: a ready line, a PING reply, no failure. */
@@ -110,7 +95,6 @@ class StressChaosTest {
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
   void shouldLoseNothingAcknowledgedWhenStorageUnitsAreKilledWithTheJournal(@TempDir Path dir)
       throws IOException {
-    assumeTrue(journalAvailable(), "the roles of this build have no journal");
     Path json = dir.resolve("chaos-journal.json");
     Result run =
         RunningSystem.run(
@@ -140,7 +124,6 @@ class StressChaosTest {
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
   void shouldLoseNothingAcknowledgedWhenEveryRoleKindIsKilledWithTheJournal(@TempDir Path dir)
       throws IOException {
-    assumeTrue(journalAvailable(), "the roles of this build have no journal");
     Path json = dir.resolve("chaos-all.json");
     Result run =
         RunningSystem.run(
