@@ -87,7 +87,9 @@ public record ChaosPlan(
     StringBuilder y = new StringBuilder();
     y.append("controller:\n  durability: journal\n");
     y.append("storage:\n  durability: journal\n");
-    y.append("durability:\n  journal_dir: \"").append(dir).append("\"\n");
+    // A double-quoted YAML scalar: backslashes and quotes of the path escaped.
+    String quoted = dir.toString().replace("\\", "\\\\").replace("\"", "\\\"");
+    y.append("durability:\n  journal_dir: \"").append(quoted).append("\"\n");
     sync.ifPresent(s -> y.append("  sync: ").append(s).append('\n'));
     return y.toString();
   }

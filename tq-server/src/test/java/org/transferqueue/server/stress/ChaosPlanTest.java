@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.server.bench.BenchBackend;
+import org.transferqueue.server.config.TqConfigs;
 
 /** The chaos plan: its roles, its validation and the durability settings it gives the children. */
 class ChaosPlanTest {
@@ -60,6 +61,8 @@ class ChaosPlanTest {
         .contains("storage:\n  durability: journal\n")
         .contains("durability:\n  journal_dir: \"/tmp/j\"\n  sync: fsync\n");
     assertThat(plan(true, Optional.empty()).yaml(Path.of("/tmp/j"))).doesNotContain("sync");
+    String odd = plan(true, Optional.empty()).yaml(Path.of("/tmp/a\"b\\c"));
+    assertThat(TqConfigs.parse(odd).durability().journalDir()).isEqualTo("/tmp/a\"b\\c");
     assertThat(plan(false, Optional.empty()).yaml(Path.of("/tmp/j"))).isEmpty();
     assertThat(plan(false, Optional.empty()).durability()).isEqualTo("none");
   }
