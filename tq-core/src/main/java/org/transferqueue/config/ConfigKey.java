@@ -347,6 +347,19 @@ public final class ConfigKey<T> {
             DURATION,
             (b, v) -> b.network.connectTimeout(v)),
         key(NetworkConfig.MAX_FRAME_BYTES_PROP_NAME, LONG, (b, v) -> b.network.maxFrameBytes(v)),
+        key(NetworkConfig.SHARED_MEMORY_PROP_NAME, BOOLEAN, (b, v) -> b.network.sharedMemory(v)),
+        key(
+            NetworkConfig.SHARED_MEMORY_LIMIT_BYTES_PROP_NAME,
+            LONG,
+            (b, v) -> b.network.sharedMemoryLimitBytes(v)),
+        key(
+            NetworkConfig.SHARED_MEMORY_SEGMENT_BYTES_PROP_NAME,
+            LONG,
+            (b, v) -> b.network.sharedMemorySegmentBytes(v)),
+        key(
+            NetworkConfig.SHARED_MEMORY_MIN_BYTES_PROP_NAME,
+            LONG,
+            (b, v) -> b.network.sharedMemoryMinBytes(v)),
         // durability
         env(
             DurabilityConfig.JOURNAL_DIR_PROP_NAME,

@@ -1,0 +1,139 @@
+package org.transferqueue.transport;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.SharedSegment;
+
+/**
+ * A client connection's mappings of its server's shared-memory segments, by segment reference, each
+ * mapped once and kept for the connection's life.
+ *
+ * <p>Design note. A mapping is reference-counted: the cache holds one reference while the
+ * connection lives, and every reply-body view or request copy in progress holds one more. {@link
+ * #close()} (the connection ended) drops the cache's references, so a segment is unmapped as soon
+ * as the last view over it is released, and never while one is. The server may close a segment it
+ * no longer needs, but the pages stay alive while this side maps it: so when the mapped bytes would
+ * exceed {@code maxBytes} (this side's {@code shared_memory_limit_bytes}), mappings that only the
+ * cache holds are dropped, least recently used first; a later reference maps again. Thread-safe:
+ * the cache is guarded by {@code this}, the counts are atomic.
+ */
+final class ClientMappings {
+  /** Maps another process's segment; {@link SharedSegment#open} unless a test replaces it. */
+  @FunctionalInterface
+  interface Mapper {
+    SharedSegment open(long pid, int fd, byte[] key, long size);
+  }
+
+  /** One mapped segment and its holders. */
+  static final class Mapping {
+    private final SharedSegment segment;
+    private final AtomicInteger live;
+    private final AtomicInteger refs = new AtomicInteger(1);
+
+    Mapping(SharedSegment segment, AtomicInteger live) {
+      this.segment = segment;
+      this.live = live;
+      live.incrementAndGet();
+    }
+
+    SharedSegment segment() {
+      return segment;
+    }
+
+    Mapping retain() {
+      refs.incrementAndGet();
+      return this;
+    }
+
+    void release() {
+      if (refs.decrementAndGet() == 0) {
+        segment.close();
+        live.decrementAndGet();
+      }
+    }
+
+    /** Whether only the cache holds this mapping. */
+    boolean idle() {
+      return refs.get() == 1;
+    }
+  }
+
+  private final Mapper mapper;
+  private final long pid;
+  private final AtomicInteger live;
+  private final long maxBytes;
+
+  /** In access order, for dropping the least recently used. */
+  private final Map<SharedMessages.SegmentRef, Mapping> cache =
+      new LinkedHashMap<>(16, 0.75f, true);
+
+  private long mappedBytes;
+  private boolean closed;
+
+  /**
+   * @param mapper how segments are mapped
+   * @param pid the server's process id from its HELLO offer
+   * @param live counts this client's mappings not yet unmapped
+   * @param maxBytes the mapped bytes above which idle mappings are dropped
+   */
+  ClientMappings(Mapper mapper, long pid, AtomicInteger live, long maxBytes) {
+    this.mapper = mapper;
+    this.pid = pid;
+    this.live = live;
+    this.maxBytes = maxBytes;
+  }
+
+  /**
+   * Maps a segment, or finds its mapping.
+   *
+   * @return the mapping with one reference for the caller, who releases it
+   * @throws TqException {@code CONNECTION_FAILED} after close or when the segment cannot be mapped,
+   *     {@code PROTOCOL_ERROR} when it does not match its reference
+   */
+  synchronized Mapping acquire(SharedMessages.SegmentRef ref) {
+    if (closed) {
+      throw new TqException(ErrorCode.CONNECTION_FAILED, "the connection's mappings are closed");
+    }
+    Mapping mapping = cache.get(ref);
+    if (mapping == null) {
+      dropIdle(ref.size());
+      mapping = new Mapping(mapper.open(pid, ref.fd(), ref.key(), ref.size()), live);
+      cache.put(ref, mapping);
+      mappedBytes += ref.size();
+    }
+    return mapping.retain();
+  }
+
+  /** Drops idle mappings, least recently used first, until {@code more} bytes fit. */
+  private void dropIdle(long more) {
+    Iterator<Map.Entry<SharedMessages.SegmentRef, Mapping>> it = cache.entrySet().iterator();
+    while (mappedBytes + more > maxBytes && it.hasNext()) {
+      Map.Entry<SharedMessages.SegmentRef, Mapping> entry = it.next();
+      if (entry.getValue().idle()) {
+        it.remove();
+        mappedBytes -= entry.getKey().size();
+        entry.getValue().release();
+      }
+    }
+  }
+
+  /** Drops the cache's references; segments no view holds are unmapped now. Idempotent. */
+  void close() {
+    List<Mapping> drop;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      drop = new ArrayList<>(cache.values());
+      cache.clear();
+    }
+    drop.forEach(Mapping::release);
+  }
+}
