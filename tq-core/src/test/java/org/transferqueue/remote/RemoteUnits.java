@@ -33,14 +33,33 @@ public final class RemoteUnits implements AutoCloseable {
    */
   public RemoteUnits(
       BufferAllocator allocator, int count, OptionalLong capacity, ProductionNotifier notifier) {
+    this(allocator, count, capacity, notifier, config());
+  }
+
+  /**
+   * Starts {@code count} units and their servers, and a router over them, all with {@code
+   * transport} (e.g. {@link #sharedMemoryConfig()}).
+   *
+   * @param allocator the units' and the transport's allocator
+   * @param count how many units
+   * @param capacity each unit's sample capacity
+   * @param notifier where the router reports productions
+   * @param transport the servers' and the router's transport settings
+   */
+  public RemoteUnits(
+      BufferAllocator allocator,
+      int count,
+      OptionalLong capacity,
+      ProductionNotifier notifier,
+      TransportConfig transport) {
     try {
       for (int i = 0; i < count; i++) {
         StorageUnit unit = new StorageUnit("unit-" + i, capacity, allocator, 1L << 30);
         units.add(unit);
-        servers.add(StorageUnitServer.start(unit, config(), allocator));
+        servers.add(StorageUnitServer.start(unit, transport, allocator));
       }
       List<HostPort> addresses = servers.stream().map(StorageUnitServer::address).toList();
-      manager = new RemoteSimpleStorageManager(addresses, config(), allocator, notifier);
+      manager = new RemoteSimpleStorageManager(addresses, transport, allocator, notifier);
     } catch (RuntimeException e) {
       closeServersAndUnits();
       throw e;
@@ -48,18 +67,43 @@ public final class RemoteUnits implements AutoCloseable {
   }
 
   /**
-   * Loopback transport settings with an ephemeral port and test deadlines.
+   * Loopback transport settings with an ephemeral port and test deadlines, shared memory off: every
+   * byte over TCP.
    *
    * @return the settings
    */
   public static TransportConfig config() {
+    return loopback().sharedMemory(false).build();
+  }
+
+  /**
+   * {@link #config()} with shared memory on, for bodies of every size ({@code sharedMemoryMinBytes}
+   * 1) and small segments (1 MiB, so that larger bodies get segments of their own), as the
+   * shared-memory variants of the loopback suites run.
+   *
+   * @return the settings
+   */
+  public static TransportConfig sharedMemoryConfig() {
+    return loopback()
+        .sharedMemory(true)
+        .sharedMemoryMinBytes(SHARED_MEMORY_MIN_BYTES)
+        .sharedMemorySegmentBytes(SHARED_MEMORY_SEGMENT_BYTES)
+        .build();
+  }
+
+  /** The smallest total body length the shared-memory variants send through shared memory. */
+  public static final long SHARED_MEMORY_MIN_BYTES = 1;
+
+  /** The standard segment size of the shared-memory variants. */
+  public static final long SHARED_MEMORY_SEGMENT_BYTES = 1L << 20;
+
+  private static TransportConfig.Builder loopback() {
     return TransportConfig.builder()
         .bindHost("127.0.0.1")
         .bindPort(0)
         .connectTimeout(Duration.ofSeconds(5))
         .defaultCallTimeout(Duration.ofSeconds(20))
-        .shutdownGracePeriod(Duration.ofSeconds(5))
-        .build();
+        .shutdownGracePeriod(Duration.ofSeconds(5));
   }
 
   @Override

@@ -25,6 +25,7 @@ import org.transferqueue.remote.StorageHandlers;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestBodyAllocator;
+import org.transferqueue.transport.SharedMemoryStats;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
 
@@ -143,6 +144,16 @@ public final class StoreNodeServer implements AutoCloseable {
    */
   public HostPort address() {
     return server.address();
+  }
+
+  /**
+   * A snapshot of this server's shared-memory pool and of the grants and leases its connections
+   * hold (docs/PROTOCOL.md section 4.2).
+   *
+   * @return the statistics; {@link SharedMemoryStats#OFF} when shared memory is off
+   */
+  public SharedMemoryStats sharedMemoryStats() {
+    return server.sharedMemoryStats();
   }
 
   /** A WRITE whose bodies were placed: its arguments and the engine's reservations. */
