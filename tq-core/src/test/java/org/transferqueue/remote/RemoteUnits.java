@@ -73,7 +73,7 @@ public final class RemoteUnits implements AutoCloseable {
    * @return the settings
    */
   public static TransportConfig config() {
-    return loopback().sharedMemory(false).build();
+    return builder().sharedMemory(false).build();
   }
 
   /**
@@ -84,7 +84,7 @@ public final class RemoteUnits implements AutoCloseable {
    * @return the settings
    */
   public static TransportConfig sharedMemoryConfig() {
-    return loopback()
+    return builder()
         .sharedMemory(true)
         .sharedMemoryMinBytes(SHARED_MEMORY_MIN_BYTES)
         .sharedMemorySegmentBytes(SHARED_MEMORY_SEGMENT_BYTES)
@@ -97,7 +97,13 @@ public final class RemoteUnits implements AutoCloseable {
   /** The standard segment size of the shared-memory variants. */
   public static final long SHARED_MEMORY_SEGMENT_BYTES = 1L << 20;
 
-  private static TransportConfig.Builder loopback() {
+  /**
+   * The loopback settings of {@link #config()} as a builder with the transport's defaults for shared
+   * memory, for tests that change a setting.
+   *
+   * @return the builder
+   */
+  public static TransportConfig.Builder builder() {
     return TransportConfig.builder()
         .bindHost("127.0.0.1")
         .bindPort(0)

@@ -429,8 +429,9 @@ class SharedMemoryTransportTest {
   @Test
   void shouldAnswerBadSharedMemoryInputWithTypedErrorsAndKeepServing(BufferAllocator allocator)
       throws IOException {
+    TransportConfig limited = config().connectionMemoryLimitBytes(1 << 20).build();
     try (TransportServer server =
-        TransportServer.builder(config().build(), allocator).handler(ECHO, ECHO_HANDLER).start()) {
+        TransportServer.builder(limited, allocator).handler(ECHO, ECHO_HANDLER).start()) {
       try (RawAttached unattached = new RawAttached(server.address(), false)) {
         RawConnection.RawReply grant =
             unattached.call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(100));
@@ -480,6 +481,12 @@ class SharedMemoryTransportTest {
                     .isError())
             .isFalse();
         client.grant(5000); // never used: freed by the close
+        // Unused grants count against the connection's memory limit (1 MiB in this test).
+        assertThat(
+                client
+                    .call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(2 << 20))
+                    .errorCode())
+            .isEqualTo(ErrorCode.OUT_OF_MEMORY.value());
         assertThat(client.call(MessageDescriptor.TYPE_PING, new byte[0]).isError()).isFalse();
         assertThat(server.sharedMemoryStats().grants()).isEqualTo(1);
       }

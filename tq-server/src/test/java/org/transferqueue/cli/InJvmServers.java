@@ -35,6 +35,7 @@ final class InJvmServers implements AutoCloseable {
   private final List<HostPort> storage = new ArrayList<>();
   private final List<Supplier<SharedMemoryStats>> pools = new ArrayList<>();
   private final HostPort controller;
+  private Supplier<SharedMemoryStats> controllerPool = () -> SharedMemoryStats.OFF;
 
   InJvmServers(StorageBackend backend, BufferAllocator allocator, TransportConfig transport) {
     this.backend = backend;
@@ -44,6 +45,7 @@ final class InJvmServers implements AutoCloseable {
               new Controller(ControllerOptions.defaults()), transport, allocator);
       started.add(controllerServer);
       controller = controllerServer.address();
+      controllerPool = controllerServer::sharedMemoryStats;
       for (int i = 0; i < 2; i++) {
         if (backend == StorageBackend.SIMPLE_STORAGE) {
           StorageUnit unit =
@@ -81,6 +83,15 @@ final class InJvmServers implements AutoCloseable {
   /** The shared-memory statistics of each storage server, in address order. */
   List<SharedMemoryStats> sharedMemory() {
     return pools.stream().map(Supplier::get).toList();
+  }
+
+  /**
+   * The bytes of every server's shared-memory segments (controller included), which their
+   * allocator counts too; a pool keeps emptied segments for reuse.
+   */
+  long segmentBytes() {
+    return controllerPool.get().segmentBytes()
+        + sharedMemory().stream().mapToLong(SharedMemoryStats::segmentBytes).sum();
   }
 
   /** The storage servers' addresses. */

@@ -253,10 +253,10 @@ public final class ControllerServer implements AutoCloseable {
   }
 
   /**
-   * A snapshot of this server's shared-memory pool and of the grants and leases its connections
+   * The shared-memory pool of this server's transport and the grants and leases its connections
    * hold (docs/PROTOCOL.md section 4.2).
    *
-   * @return the statistics; {@link SharedMemoryStats#OFF} when shared memory is off
+   * @return a snapshot; {@link SharedMemoryStats#OFF} when shared memory is off
    */
   public SharedMemoryStats sharedMemoryStats() {
     return server.sharedMemoryStats();

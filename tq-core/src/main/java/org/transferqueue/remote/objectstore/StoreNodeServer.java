@@ -138,22 +138,22 @@ public final class StoreNodeServer implements AutoCloseable {
   }
 
   /**
+   * The shared-memory pool of this server's transport and the grants and leases its connections
+   * hold (docs/PROTOCOL.md section 4.2).
+   *
+   * @return a snapshot; {@link SharedMemoryStats#OFF} when shared memory is off
+   */
+  public SharedMemoryStats sharedMemoryStats() {
+    return server.sharedMemoryStats();
+  }
+
+  /**
    * The address the server listens on.
    *
    * @return the address
    */
   public HostPort address() {
     return server.address();
-  }
-
-  /**
-   * A snapshot of this server's shared-memory pool and of the grants and leases its connections
-   * hold (docs/PROTOCOL.md section 4.2).
-   *
-   * @return the statistics; {@link SharedMemoryStats#OFF} when shared memory is off
-   */
-  public SharedMemoryStats sharedMemoryStats() {
-    return server.sharedMemoryStats();
   }
 
   /** A WRITE whose bodies were placed: its arguments and the engine's reservations. */

@@ -162,16 +162,6 @@ public final class StorageUnitServer implements AutoCloseable {
   }
 
   /**
-   * A snapshot of this server's shared-memory pool and of the grants and leases its connections
-   * hold (docs/PROTOCOL.md section 4.2).
-   *
-   * @return the statistics; {@link SharedMemoryStats#OFF} when shared memory is off
-   */
-  public SharedMemoryStats sharedMemoryStats() {
-    return server.sharedMemoryStats();
-  }
-
-  /**
    * The unit served.
    *
    * @return the unit, not owned by the server
@@ -187,6 +177,16 @@ public final class StorageUnitServer implements AutoCloseable {
    */
   public int heldPuts() {
     return held.size();
+  }
+
+  /**
+   * The shared-memory pool of this server's transport and the grants and leases its connections
+   * hold (docs/PROTOCOL.md section 4.2).
+   *
+   * @return a snapshot; {@link SharedMemoryStats#OFF} when shared memory is off
+   */
+  public SharedMemoryStats sharedMemoryStats() {
+    return server.sharedMemoryStats();
   }
 
   /**
