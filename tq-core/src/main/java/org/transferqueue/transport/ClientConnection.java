@@ -194,7 +194,8 @@ final class ClientConnection {
    * does not match its reference, declines with nil and the connection stays on TCP.
    */
   private void attach(SharedMessages.Offer offer, ScheduledExecutorService timer) {
-    ClientMappings candidate = new ClientMappings(mapper, offer.pid(), liveMappings);
+    ClientMappings candidate =
+        new ClientMappings(mapper, offer.pid(), liveMappings, config.sharedMemoryLimitBytes());
     byte[] nonce = null;
     try {
       ClientMappings.Mapping mapping = candidate.acquire(offer.segment());

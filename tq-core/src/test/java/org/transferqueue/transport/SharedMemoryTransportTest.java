@@ -357,6 +357,61 @@ class SharedMemoryTransportTest {
     }
   }
 
+  @Test
+  void shouldDropIdleMappingsBeyondTheClientsLimit(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    TransportConfig server = config().sharedMemorySegmentBytes(1 << 20).build();
+    TransportConfig client =
+        config().connectionsPerPeer(1).sharedMemoryLimitBytes(4L << 20).build();
+    try (TransportServer s =
+            TransportServer.builder(server, allocator).handler(ECHO, ECHO_HANDLER).start();
+        TransportClient c = new TransportClient(client, allocator)) {
+      for (int round = 0; round < 12; round++) {
+        // Each size needs a dedicated segment of its own: the client maps a new one every round.
+        try (NativeBuffer body = random(allocator, (1 << 20) + round * 100_000L, random);
+            Response response =
+                c.call(s.address(), Request.of(ECHO, new byte[0], body.segment()))) {
+          assertThat(response.body(0).mismatch(body.segment())).isEqualTo(-1L);
+        }
+        assertThat(c.mappedSharedSegments()).as("round %d", round).isLessThanOrEqualTo(3);
+      }
+      awaitIdle(s);
+    }
+  }
+
+  @Test
+  void shouldKeepViewsReadableWhenTheServerGoesAwayAndUnmapThemAfterwards(
+      BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    try (TransportClient client = new TransportClient(config().build(), allocator);
+        NativeBuffer body = random(allocator, 300_000, random)) {
+      TransportServer server =
+          TransportServer.builder(config().build(), allocator).handler(ECHO, ECHO_HANDLER).start();
+      HostPort address = server.address();
+      Response response;
+      try (server) {
+        response = client.call(address, Request.of(ECHO, new byte[0], body.segment()));
+      }
+      try (response) {
+        // The server freed its lease and segments at close; this side's mapping keeps the bytes.
+        assertThat(response.body(0).mismatch(body.segment())).isEqualTo(-1L);
+        TqException failed =
+            catchTqException(() -> client.call(address, Request.of(ECHO, new byte[0])).close());
+        assertThat(failed.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+      }
+      Await.until(() -> client.mappedSharedSegments() == 0, "the dead server's segments unmapped");
+    }
+  }
+
+  private static TqException catchTqException(Runnable call) {
+    try {
+      call.run();
+    } catch (TqException e) {
+      return e;
+    }
+    throw new AssertionError("no TqException");
+  }
+
   /** A HELLO asking for shared memory, the offer decoded, the probe proved (or not). */
   private static final class RawAttached implements AutoCloseable {
     final RawConnection raw;
