@@ -98,8 +98,8 @@ public final class RemoteUnits implements AutoCloseable {
   public static final long SHARED_MEMORY_SEGMENT_BYTES = 1L << 20;
 
   /**
-   * The loopback settings of {@link #config()} as a builder with the transport's defaults for shared
-   * memory, for tests that change a setting.
+   * The loopback settings of {@link #config()} as a builder with the transport's defaults for
+   * shared memory, for tests that change a setting.
    *
    * @return the builder
    */

@@ -86,8 +86,8 @@ final class InJvmServers implements AutoCloseable {
   }
 
   /**
-   * The bytes of every server's shared-memory segments (controller included), which their
-   * allocator counts too; a pool keeps emptied segments for reuse.
+   * The bytes of every server's shared-memory segments (controller included), which their allocator
+   * counts too; a pool keeps emptied segments for reuse.
    */
   long segmentBytes() {
     return controllerPool.get().segmentBytes()
