@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.transferqueue.config.HostPort;
+import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.config.TqConfigs;
 
@@ -19,11 +20,11 @@ import org.transferqueue.server.config.TqConfigs;
  * The servers of one loopback case, each a {@code tq} child process on 127.0.0.1 as {@code tq up}
  * starts them: the controller and two storage units for SimpleStorage, the controller and two store
  * nodes for MooncakeStore, on free ports. They share a configuration file written from the case's
- * configuration (backend, SimpleStorage and MooncakeStore sizes, memory limits, addresses); other
- * keys keep their defaults, and the children read the {@code TQ_*} environment as every role does.
- * Closing stops every child. Also used by {@code tq stress}, whose chaos mode {@link #kill}s and
- * {@link #restart}s children on their addresses. Not thread-safe: one thread starts, kills,
- * restarts and closes.
+ * configuration (backend, SimpleStorage and MooncakeStore sizes, memory limits, addresses, and
+ * whether and how the servers and the client use shared memory); other keys keep their defaults,
+ * and the children read the {@code TQ_*} environment as every role does. Closing stops every child.
+ * Also used by {@code tq stress}, whose chaos mode {@link #kill}s and {@link #restart}s children on
+ * their addresses. Not thread-safe: one thread starts, kills, restarts and closes.
  */
 public final class LoopbackServers implements AutoCloseable {
   private static final int SERVERS = 2;
@@ -248,6 +249,13 @@ public final class LoopbackServers implements AutoCloseable {
       y.append("    - ").append(new HostPort("127.0.0.1", ports.get(i))).append('\n');
     }
     y.append("  max_frame_bytes: ").append(config.network().maxFrameBytes()).append('\n');
+    NetworkConfig network = config.network();
+    y.append("  shared_memory: ").append(network.sharedMemory()).append('\n');
+    y.append("  shared_memory_limit_bytes: ").append(network.sharedMemoryLimitBytes()).append('\n');
+    y.append("  shared_memory_segment_bytes: ")
+        .append(network.sharedMemorySegmentBytes())
+        .append('\n');
+    y.append("  shared_memory_min_bytes: ").append(network.sharedMemoryMinBytes()).append('\n');
     return y.toString();
   }
 
