@@ -326,6 +326,7 @@ final class LoopbackSystem implements TestSystem {
     long regions = 0;
     long attached = 0;
     long grants = 0;
+    long grantBytes = 0;
     long leases = 0;
     for (Supplier<SharedMemoryStats> pool : pools) {
       SharedMemoryStats s = pool.get();
@@ -336,10 +337,11 @@ final class LoopbackSystem implements TestSystem {
       regions += s.regions();
       attached += s.attachedConnections();
       grants += s.grants();
+      grantBytes += s.grantBytes();
       leases += s.leases();
     }
     return new SharedMemoryStats(
-        enabled, segments, segmentBytes, usedBytes, regions, attached, grants, leases);
+        enabled, segments, segmentBytes, usedBytes, regions, attached, grants, grantBytes, leases);
   }
 
   /** The remote client the scenario talks through. */
