@@ -161,10 +161,13 @@ public final class SharedMemoryPool implements AutoCloseable {
   private NativeBuffer carve(Slot slot, long length) {
     for (Map.Entry<Long, Long> free : slot.free.entrySet()) {
       if (free.getValue() >= length) {
+        // Read both before the removal: TreeMap reuses a removed node for its successor, so the
+        // entry would then name the next free range.
         long offset = free.getKey();
+        long size = free.getValue();
         slot.free.remove(offset);
-        if (free.getValue() > length) {
-          slot.free.put(offset + length, free.getValue() - length);
+        if (size > length) {
+          slot.free.put(offset + length, size - length);
         }
         NativeBuffer buffer;
         try {

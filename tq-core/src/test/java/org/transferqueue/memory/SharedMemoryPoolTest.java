@@ -44,6 +44,54 @@ class SharedMemoryPoolTest {
     assertThat(allocator.allocatedBytes()).isZero();
   }
 
+  /**
+   * Many live regions of mixed sizes, each filled with its own byte as soon as it is handed out:
+   * two live regions that overlapped would overwrite each other's bytes. A free-list entry read
+   * after its removal from the tree (TreeMap reuses the node for the successor) once made the pool
+   * hand out space still in use.
+   */
+  @Test
+  void shouldNeverHandOutSpaceThatALiveRegionHolds(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    try (SharedMemoryPool pool = new SharedMemoryPool(allocator, "shm", 8 * SEGMENT, SEGMENT)) {
+      List<NativeBuffer> live = new ArrayList<>();
+      List<Byte> marks = new ArrayList<>();
+      for (int round = 0; round < 5000; round++) {
+        if (!live.isEmpty() && (live.size() > 60 || random.nextInt(3) == 0)) {
+          int victim = random.nextInt(live.size());
+          NativeBuffer region = live.remove(victim);
+          byte mark = marks.remove(victim);
+          assertFilledWith(region, mark, round);
+          region.close();
+          continue;
+        }
+        NativeBuffer region =
+            pool.allocate(1 + random.nextInt(random.nextBoolean() ? 256 : 20_000));
+        byte mark = (byte) random.nextInt(256);
+        region.segment().fill(mark);
+        live.add(region);
+        marks.add(mark);
+      }
+      for (int i = 0; i < live.size(); i++) {
+        assertFilledWith(live.get(i), marks.get(i), -1);
+        live.get(i).close();
+      }
+      assertThat(pool.usedBytes()).isZero();
+      assertThat(pool.regionCount()).isZero();
+    }
+  }
+
+  private static void assertFilledWith(NativeBuffer region, byte mark, int round) {
+    byte[] bytes = region.segment().toArray(ValueLayout.JAVA_BYTE);
+    for (int i = 0; i < bytes.length; i++) {
+      if (bytes[i] != mark) {
+        throw new AssertionError(
+            "round " + round + ": byte " + i + " of " + region + " is " + bytes[i] + ", not "
+                + mark);
+      }
+    }
+  }
+
   @Test
   void shouldGiveALargeRegionItsOwnSegmentAndKeepItForReuseUntilTrimmed(BufferAllocator allocator) {
     try (SharedMemoryPool pool = new SharedMemoryPool(allocator, "shm", 8 * SEGMENT, SEGMENT)) {
