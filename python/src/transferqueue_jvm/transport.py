@@ -107,6 +107,9 @@ class Connection:
         self.shared_memory_min_bytes = shared_memory_min_bytes
         #: the server's segments this connection mapped; not None once attached
         self.segments: shm.Segments | None = None
+        #: requests sent and replies received with shared bodies (tests, benchmarks; not exact under races)
+        self.shared_sent = 0
+        self.shared_received = 0
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._pending: dict[int, Call] = {}
@@ -213,6 +216,7 @@ class Connection:
         if self.segments is not None and type_ >= 16 and sum(lengths) >= self.shared_memory_min_bytes:
             grant_id = self._place_shared(views, lengths, deadline, timeout)
         if grant_id is not None:
+            self.shared_sent += 1
             prefix = wire.shared_frame_prefix(type_, 0, 0, app_meta, lengths, wire.packb([grant_id]))
             views = []
             total = len(prefix)
@@ -426,6 +430,7 @@ class Connection:
             if call is not None:
                 call.complete(None, e)
             return
+        self.shared_received += 1
         call.complete(Reply(header, app, bodies, shared, lease), None)
 
 
@@ -498,6 +503,11 @@ class Pool:
     def finish(started) -> Reply:
         conn, call, deadline, timeout = started
         return conn.finish(call, deadline, timeout)
+
+    def connections(self) -> list[Connection]:
+        """The open connections (tests and benchmarks)."""
+        with self._lock:
+            return [c for slots in self._conns.values() for c in slots if c is not None and c.is_open]
 
     def close(self):
         with self._lock:
