@@ -87,6 +87,12 @@ public final class FrameDescriptor {
   /** Flag bit: the frame is an error reply whose metadata carries an error code and message. */
   public static final int FLAG_ERROR = 1 << 1;
 
+  /**
+   * Flag bit: the frame's bodies lie in a shared-memory region instead of following on the socket
+   * (body length 0; the metadata section carries a shared-body item after the body table).
+   */
+  public static final int FLAG_SHARED_BODY = 1 << 2;
+
   /** Largest metadata length the header can express: 2^32 - 1. */
   public static final long MAX_METADATA_LENGTH = 0xFFFF_FFFFL;
 

@@ -68,4 +68,19 @@ public final class Defaults {
 
   /** Smallest accepted {@code network.max_frame_bytes}. */
   public static final long MIN_FRAME_BYTES = 4096;
+
+  /** {@code network.shared_memory}: same-host peers move bodies through shared memory. */
+  public static final boolean SHARED_MEMORY = true;
+
+  /** {@code network.shared_memory_limit_bytes}: 2 GiB of segments per server. */
+  public static final long SHARED_MEMORY_LIMIT_BYTES = 2L << 30;
+
+  /** {@code network.shared_memory_segment_bytes}: 64 MiB per standard segment. */
+  public static final long SHARED_MEMORY_SEGMENT_BYTES = 64L << 20;
+
+  /** Smallest accepted {@code network.shared_memory_segment_bytes}: one page of header room. */
+  public static final long MIN_SHARED_MEMORY_SEGMENT_BYTES = 8192;
+
+  /** {@code network.shared_memory_min_bytes}: frames with fewer body bytes stay on the socket. */
+  public static final long SHARED_MEMORY_MIN_BYTES = 64L << 10;
 }

@@ -73,6 +73,43 @@ abstract sealed class AccountingAllocator implements BufferAllocator
     return buffer;
   }
 
+  @Override
+  public final NativeBuffer wrapForeign(
+      MemorySegment memory, long accountedBytes, Runnable onFree) {
+    Objects.requireNonNull(memory, "memory");
+    Objects.requireNonNull(onFree, "onFree");
+    if (accountedBytes < 0 || !memory.isNative()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "allocator '"
+              + name
+              + "': wrapping "
+              + memory
+              + " with accountedBytes="
+              + accountedBytes
+              + " needs native memory and accountedBytes >= 0");
+    }
+    ensureOpen();
+    reserve(accountedBytes, memory.byteSize());
+    outstanding.incrementAndGet();
+    NativeBuffer buffer =
+        new NativeBuffer(this, memory, root().checksUseAfterRelease(), onFree, accountedBytes);
+    if (allocationSites != null) {
+      allocationSites.put(buffer, new Throwable("allocation site of " + buffer));
+    }
+    return buffer;
+  }
+
+  /** Called by {@link NativeBuffer} when the last reference of a foreign lease goes. */
+  final void freeForeign(NativeBuffer buffer, long accountedBytes, Runnable onFree) {
+    if (allocationSites != null) {
+      allocationSites.remove(buffer);
+    }
+    outstanding.decrementAndGet();
+    unreserve(accountedBytes);
+    onFree.run();
+  }
+
   /** Called by {@link NativeBuffer} when the last reference of a lease goes. */
   final void free(NativeBuffer buffer, MemorySegment block) {
     if (allocationSites != null) {

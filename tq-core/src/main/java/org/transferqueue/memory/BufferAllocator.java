@@ -1,5 +1,7 @@
 package org.transferqueue.memory;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * Hands out {@link NativeBuffer}s within a byte limit and accounts for them.
  *
@@ -35,6 +37,24 @@ public interface BufferAllocator extends AutoCloseable {
    *     (nothing is allocated then), {@code CLOSED} after close
    */
   NativeBuffer allocate(long lengthBytes);
+
+  /**
+   * Wraps memory this allocator did not create (a mapped shared-memory segment, a region of one) in
+   * a {@link NativeBuffer} of its own, accounted here and in every ancestor like an allocation of
+   * {@code accountedBytes}. The buffer's segment is {@code memory} itself; when its last reference
+   * is released the accounting is returned and {@code onFree} runs (on the releasing thread), which
+   * is where the memory's real owner takes it back.
+   *
+   * @param memory native memory that stays valid until {@code onFree} runs
+   * @param accountedBytes the bytes to count against the limits: the memory's size for memory this
+   *     buffer owns, 0 for a view whose bytes are accounted elsewhere
+   * @param onFree run once at the last release; must not throw
+   * @return a buffer the caller owns and must close
+   * @throws org.transferqueue.TqException with {@code INVALID_ARGUMENT} for heap memory or a
+   *     negative count, {@code OUT_OF_MEMORY} when a limit would be exceeded (then {@code onFree}
+   *     does not run and the caller still owns the memory), {@code CLOSED} after close
+   */
+  NativeBuffer wrapForeign(MemorySegment memory, long accountedBytes, Runnable onFree);
 
   /**
    * Creates a named child allocator whose allocations also count against this one.

@@ -58,6 +58,15 @@ public final class NativeBuffer implements AutoCloseable {
     /** Closed at the last release when use after release is checked, else null. */
     final Arena checked;
 
+    /**
+     * Run at the last release instead of returning the block to the pool, for memory the allocator
+     * did not create ({@link BufferAllocator#wrapForeign}); null for pooled blocks.
+     */
+    final Runnable onFree;
+
+    /** The bytes this lease holds in its allocator's accounting. */
+    final long accountedBytes;
+
     /** The first handle: the allocator's key for this lease. */
     NativeBuffer first;
 
@@ -66,9 +75,17 @@ public final class NativeBuffer implements AutoCloseable {
 
     // reinterpret only moves the lease's own bytes into a narrower lifetime: the block outlives it.
     @SuppressWarnings("restricted")
-    Lease(AccountingAllocator owner, MemorySegment block, long lengthBytes, boolean check) {
+    Lease(
+        AccountingAllocator owner,
+        MemorySegment block,
+        long lengthBytes,
+        boolean check,
+        Runnable onFree,
+        long accountedBytes) {
       this.owner = owner;
       this.block = block;
+      this.onFree = onFree;
+      this.accountedBytes = accountedBytes;
       MemorySegment slice = block.asSlice(0, lengthBytes);
       if (check) {
         this.checked = Arena.ofShared();
@@ -86,7 +103,18 @@ public final class NativeBuffer implements AutoCloseable {
   private volatile boolean closed;
 
   NativeBuffer(AccountingAllocator owner, MemorySegment block, long lengthBytes, boolean check) {
-    this.lease = new Lease(owner, block, lengthBytes, check);
+    this.lease = new Lease(owner, block, lengthBytes, check, null, block.byteSize());
+    lease.first = this;
+  }
+
+  /** A lease of foreign memory: {@code onFree} runs at the last release. */
+  NativeBuffer(
+      AccountingAllocator owner,
+      MemorySegment memory,
+      boolean check,
+      Runnable onFree,
+      long accountedBytes) {
+    this.lease = new Lease(owner, memory, memory.byteSize(), check, onFree, accountedBytes);
     lease.first = this;
   }
 
@@ -202,7 +230,11 @@ public final class NativeBuffer implements AutoCloseable {
       if (lease.checked != null) {
         lease.checked.close();
       }
-      lease.owner.free(lease.first, lease.block);
+      if (lease.onFree == null) {
+        lease.owner.free(lease.first, lease.block);
+      } else {
+        lease.owner.freeForeign(lease.first, lease.accountedBytes, lease.onFree);
+      }
     }
     return current - 1;
   }

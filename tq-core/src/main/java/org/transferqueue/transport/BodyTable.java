@@ -64,6 +64,28 @@ record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
    *     segments
    */
   static BodyTable decode(byte[] section, long headerBodyLength, TransportConfig config) {
+    return decode(section, headerBodyLength, config, false);
+  }
+
+  /**
+   * Decodes the metadata section of a frame flagged {@code FLAG_SHARED_BODY}: the lengths are
+   * checked against the limits but not against the header (whose body length is 0); the application
+   * metadata then starts with the shared-body item.
+   *
+   * @throws ProtocolException as {@link #decode(byte[], long, TransportConfig)}, and {@code
+   *     PROTOCOL_ERROR} for a header body length other than 0
+   */
+  static BodyTable decodeShared(byte[] section, long headerBodyLength, TransportConfig config) {
+    if (headerBodyLength != 0) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "a frame with shared bodies has header body length=" + headerBodyLength + ", not 0");
+    }
+    return decode(section, 0, config, true);
+  }
+
+  private static BodyTable decode(
+      byte[] section, long headerBodyLength, TransportConfig config, boolean shared) {
     MsgpackReader in = new MsgpackReader(section, "body table");
     try {
       int count = in.readArrayHeader();
@@ -92,11 +114,11 @@ record BodyTable(long[] bodyLengths, byte[] applicationMetadata) {
         }
         lengths[i] = length;
         sum += length;
-        if (sum > headerBodyLength) {
+        if (!shared && sum > headerBodyLength) {
           break;
         }
       }
-      if (sum != headerBodyLength) {
+      if (!shared && sum != headerBodyLength) {
         throw new ProtocolException(
             ErrorCode.PROTOCOL_ERROR,
             "body segment lengths add up to "

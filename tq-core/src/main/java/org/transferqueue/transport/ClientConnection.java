@@ -2,17 +2,21 @@ package org.transferqueue.transport;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
@@ -23,6 +27,7 @@ import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.SharedSegment;
 
 /**
  * One long-lived client connection: a writer thread sending requests from a queue and a reader
@@ -37,6 +42,7 @@ import org.transferqueue.memory.NativeBuffer;
  */
 final class ClientConnection {
   private static final System.Logger LOG = System.getLogger(ClientConnection.class.getName());
+  private static final SecureRandom NONCES = new SecureRandom();
 
   private final HostPort address;
   private final SocketChannel channel;
@@ -49,11 +55,32 @@ final class ClientConnection {
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile TqException closeCause;
 
+  /** How this connection maps its server's segments. */
+  private final ClientMappings.Mapper mapper;
+
+  /** Counts the client's mappings not yet unmapped, for its statistics. */
+  private final AtomicInteger liveMappings;
+
+  /** The server's segments as mapped here; set once at HELLO when the server attached us. */
+  private volatile ClientMappings mappings;
+
+  /** Lease and grant ids to release with the next SHM_RELEASE. */
+  private final ConcurrentLinkedQueue<Long> releases = new ConcurrentLinkedQueue<>();
+
+  private final AtomicBoolean releaseScheduled = new AtomicBoolean();
+
   private ClientConnection(
-      HostPort address, SocketChannel channel, TransportConfig config, BufferAllocator allocator) {
+      HostPort address,
+      SocketChannel channel,
+      TransportConfig config,
+      BufferAllocator allocator,
+      ClientMappings.Mapper mapper,
+      AtomicInteger liveMappings) {
     this.address = address;
     this.channel = channel;
     this.config = config;
+    this.mapper = mapper;
+    this.liveMappings = liveMappings;
     this.reader = new FrameReader(channel, allocator, Clock.SYSTEM);
     FrameWriter started;
     try {
@@ -80,7 +107,9 @@ final class ClientConnection {
       HostPort address,
       TransportConfig config,
       BufferAllocator allocator,
-      ScheduledExecutorService timer) {
+      ScheduledExecutorService timer,
+      ClientMappings.Mapper mapper,
+      AtomicInteger liveMappings) {
     SocketChannel channel = null;
     try {
       channel = SocketChannel.open();
@@ -96,7 +125,7 @@ final class ClientConnection {
     }
     ClientConnection connection;
     try {
-      connection = new ClientConnection(address, channel, config, allocator);
+      connection = new ClientConnection(address, channel, config, allocator, mapper, liveMappings);
     } catch (RuntimeException e) {
       closeQuietly(channel);
       throw e;
@@ -106,25 +135,23 @@ final class ClientConnection {
   }
 
   private void hello(ScheduledExecutorService timer) {
-    String what = "HELLO to " + address;
-    PendingCall call =
-        new PendingCall(
-            MessageDescriptor.TYPE_HELLO,
-            ControlMessages.helloSection(config.authToken().orElse(null)),
-            List.of(),
-            BodyDestination.into(List.of()),
-            what);
-    call.deadlineTask(
-        timer.schedule(
-            () ->
-                call.abandon(
-                    new DeadlineExceededException(
-                        what + " not answered within connectTimeout=" + config.connectTimeout())),
-            config.connectTimeout().toNanos(),
-            TimeUnit.NANOSECONDS));
-    send(call);
+    String token = config.authToken().orElse(null);
+    boolean wantShm = config.sharedMemory();
     try {
-      call.future.join().close();
+      SharedMessages.Offer offer;
+      try (Response reply =
+          controlCall(
+              MessageDescriptor.TYPE_HELLO,
+              wantShm
+                  ? SharedMessages.helloSection(token, true)
+                  : ControlMessages.helloSection(token),
+              timer)) {
+        offer =
+            wantShm ? SharedMessages.decodeHelloReply(reply.metadata(), address.toString()) : null;
+      }
+      if (offer != null) {
+        attach(offer, timer);
+      }
     } catch (RuntimeException e) {
       TqException failure = Errors.unwrap(e);
       abort(failure);
@@ -135,6 +162,78 @@ final class ClientConnection {
       }
       throw failure;
     }
+  }
+
+  /**
+   * Sends one of the transport's own requests and waits for its reply within the connect timeout.
+   *
+   * @return the reply, which the caller closes
+   */
+  private Response controlCall(int type, byte[] section, ScheduledExecutorService timer) {
+    String what = "message type=" + type + " to " + address;
+    PendingCall call =
+        new PendingCall(type, section, List.of(), BodyDestination.into(List.of()), what);
+    call.deadlineTask(
+        timer.schedule(
+            () ->
+                call.abandon(
+                    new DeadlineExceededException(
+                        what + " not answered within connectTimeout=" + config.connectTimeout())),
+            config.connectTimeout().toNanos(),
+            TimeUnit.NANOSECONDS));
+    send(call);
+    return call.future.join();
+  }
+
+  /**
+   * Proves to the server that this process maps its segment (SHM_ATTACH): maps the offered segment,
+   * writes a random nonce at the probe offset and sends it. A segment that cannot be mapped, or
+   * does not match its reference, declines with nil and the connection stays on TCP.
+   */
+  private void attach(SharedMessages.Offer offer, ScheduledExecutorService timer) {
+    ClientMappings candidate = new ClientMappings(mapper, offer.pid(), liveMappings);
+    byte[] nonce = null;
+    try {
+      ClientMappings.Mapping mapping = candidate.acquire(offer.segment());
+      try {
+        MemorySegment memory = mapping.segment().memory();
+        long probe = offer.probeOffset();
+        if (probe >= SharedSegment.HEADER_BYTES && probe + 16 <= memory.byteSize()) {
+          byte[] bytes = new byte[16];
+          NONCES.nextBytes(bytes);
+          MemorySegment.copy(bytes, 0, memory, ValueLayout.JAVA_BYTE, probe, bytes.length);
+          nonce = bytes;
+        }
+      } finally {
+        mapping.release();
+      }
+    } catch (TqException e) {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "shared memory of " + address + " cannot be mapped, staying on TCP: " + e.getMessage());
+    }
+    boolean attached;
+    try (Response reply =
+        controlCall(
+            MessageDescriptor.TYPE_SHM_ATTACH,
+            BodyTable.encode(List.of(), SharedMessages.attachRequest(nonce)),
+            timer)) {
+      attached =
+          nonce != null && SharedMessages.decodeAttachReply(reply.metadata(), address.toString());
+    } catch (RuntimeException e) {
+      candidate.close();
+      throw e;
+    }
+    if (attached) {
+      mappings = candidate;
+    } else {
+      candidate.close();
+    }
+  }
+
+  /** Whether this connection moves bodies through shared memory. */
+  boolean sharedMemoryAttached() {
+    return mappings != null;
   }
 
   HostPort address() {
@@ -166,8 +265,162 @@ final class ClientConnection {
       call.fail(closeCause());
       return;
     }
+    if (sharesBodies(call)) {
+      Thread.ofVirtual().name("tq-shm-send-" + address).start(() -> sendShared(call, id));
+      return;
+    }
     writer.enqueue(
         new FrameWriter.OutboundFrame(call.type, 0, id, call.metadataSection, call.bodies, call));
+  }
+
+  private boolean sharesBodies(PendingCall call) {
+    if (mappings == null || call.applicationMetadata == null || call.bodies.isEmpty()) {
+      return false;
+    }
+    long total = 0;
+    for (MemorySegment body : call.bodies) {
+      total += body.byteSize();
+    }
+    return total >= config.sharedMemoryMinBytes();
+  }
+
+  /**
+   * Sends a call's bodies through a granted region: SHM_GRANT, one copy from the caller's memory
+   * into the region, then the frame naming the grant. Any failure to get or map a grant sends the
+   * call over the socket instead. Runs on its own virtual thread: the caller never waits here.
+   */
+  private void sendShared(PendingCall call, long id) {
+    long[] lengths = new long[call.bodies.size()];
+    for (int i = 0; i < lengths.length; i++) {
+      lengths[i] = call.bodies.get(i).byteSize();
+    }
+    long[] offsets = SharedMessages.requestOffsets(lengths);
+    long need = Math.max(1, offsets[lengths.length - 1] + lengths[lengths.length - 1]);
+    SharedMessages.Grant grant = null;
+    ClientMappings.Mapping mapping = null;
+    try {
+      grant = requestGrant(need);
+      if (grant.length() < need) {
+        throw new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR,
+            "SHM_GRANT of " + need + " bytes answered with " + grant.length() + " bytes");
+      }
+      mapping = mappings.acquire(grant.segment());
+    } catch (TqException e) {
+      if (grant != null) {
+        releaseShared(grant.grantId());
+      }
+      writer.enqueue(
+          new FrameWriter.OutboundFrame(call.type, 0, id, call.metadataSection, call.bodies, call));
+      return;
+    }
+    if (!call.onWriteStart()) {
+      mapping.release();
+      releaseShared(grant.grantId());
+      return;
+    }
+    try {
+      MemorySegment region = mapping.segment().memory();
+      for (int i = 0; i < lengths.length; i++) {
+        MemorySegment.copy(call.bodies.get(i), 0, region, grant.offset() + offsets[i], lengths[i]);
+      }
+    } catch (RuntimeException e) {
+      releaseShared(grant.grantId());
+      call.onWriteEnd(new FrameWriter.UnwritableFrameException(e));
+      return;
+    } finally {
+      mapping.release();
+    }
+    byte[] section =
+        SharedMessages.sharedRequestSection(lengths, grant.grantId(), call.applicationMetadata);
+    writer.enqueue(
+        new FrameWriter.OutboundFrame(
+            call.type,
+            FrameDescriptor.FLAG_SHARED_BODY,
+            id,
+            section,
+            List.of(),
+            new FrameWriter.Listener() {
+              @Override
+              public boolean onWriteStart() {
+                return true; // the call was claimed for writing before the copy
+              }
+
+              @Override
+              public void onWriteEnd(Throwable failure) {
+                call.onWriteEnd(failure);
+              }
+            }));
+  }
+
+  /** Asks for a region of {@code length} bytes and waits at most the connect timeout. */
+  private SharedMessages.Grant requestGrant(long length) {
+    PendingCall grantCall =
+        new PendingCall(
+            MessageDescriptor.TYPE_SHM_GRANT,
+            BodyTable.encode(List.of(), SharedMessages.grantRequest(length)),
+            List.of(),
+            BodyDestination.into(List.of()),
+            "SHM_GRANT to " + address);
+    send(grantCall);
+    Response reply;
+    try {
+      reply = grantCall.future.get(config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      grantCall.abandon(new DeadlineExceededException("SHM_GRANT to " + address + " timed out"));
+      throw new DeadlineExceededException("SHM_GRANT to " + address + " timed out");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TqException(ErrorCode.CONNECTION_FAILED, "interrupted waiting for SHM_GRANT");
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw Errors.unwrap(e);
+    }
+    try (reply) {
+      return SharedMessages.decodeGrantReply(reply.metadata(), address.toString());
+    }
+  }
+
+  /**
+   * Queues a lease or grant id for release; a virtual thread sends the queued ids in one
+   * SHM_RELEASE and does not wait for its reply. Never blocks; does nothing once closed (the server
+   * frees everything of a closed connection).
+   */
+  void releaseShared(long id) {
+    if (closed.get()) {
+      return;
+    }
+    releases.add(id);
+    if (releaseScheduled.compareAndSet(false, true)) {
+      Thread.ofVirtual().name("tq-shm-release-" + address).start(this::flushReleases);
+    }
+  }
+
+  private void flushReleases() {
+    releaseScheduled.set(false);
+    List<Long> ids = new ArrayList<>();
+    Long id;
+    while ((id = releases.poll()) != null) {
+      ids.add(id);
+    }
+    if (ids.isEmpty() || closed.get()) {
+      return;
+    }
+    PendingCall call =
+        new PendingCall(
+            MessageDescriptor.TYPE_SHM_RELEASE,
+            BodyTable.encode(
+                List.of(),
+                SharedMessages.releaseRequest(ids.stream().mapToLong(Long::longValue).toArray())),
+            List.of(),
+            BodyDestination.into(List.of()),
+            "SHM_RELEASE to " + address);
+    call.future.whenComplete(
+        (reply, error) -> {
+          if (reply != null) {
+            reply.close();
+          }
+        });
+    send(call);
   }
 
   /** Closes the connection for good and fails every outstanding call with {@code cause}. */
@@ -179,6 +432,10 @@ final class ClientConnection {
     writer.stop();
     closeQuietly(channel);
     failOutstanding(cause);
+    ClientMappings shared = mappings;
+    if (shared != null) {
+      shared.close();
+    }
   }
 
   /**
@@ -281,9 +538,23 @@ final class ClientConnection {
     }
     byte[] section = reader.readMetadata(header.metadataLength());
     PendingCall call = pending.get(header.correlationId());
+    boolean sharedBodies = (header.flags() & FrameDescriptor.FLAG_SHARED_BODY) != 0;
     BodyTable table;
+    SharedMessages.SharedItem item = null;
     try {
-      table = BodyTable.decode(section, header.bodyLength(), config);
+      if (sharedBodies) {
+        table = BodyTable.decodeShared(section, header.bodyLength(), config);
+        item =
+            SharedMessages.decodeItem(
+                table.applicationMetadata(), true, table.bodyLengths().length, address.toString());
+        if (mappings == null) {
+          throw new ProtocolException(
+              ErrorCode.PROTOCOL_ERROR,
+              "reply with shared bodies from " + address + " on a connection not attached");
+        }
+      } else {
+        table = BodyTable.decode(section, header.bodyLength(), config);
+      }
     } catch (ProtocolException e) {
       // The call fails with the malformed section's error; a peer that sends one is not trusted
       // with further replies, so the connection closes (the pool dials a fresh one).
@@ -301,9 +572,124 @@ final class ClientConnection {
     }
     if (call == null || !call.beginReceive()) {
       reader.skip(header.bodyLength());
+      if (item != null) {
+        releaseShared(item.id());
+      }
+      return;
+    }
+    if (item != null) {
+      receiveShared(call, table.bodyLengths(), item);
       return;
     }
     receive(call, table, header.bodyLength());
+  }
+
+  /**
+   * Completes a call from a reply whose bodies lie in the server's segments: views over this
+   * client's mapping (the lease ends when the last view is released) for a call that lets the
+   * transport allocate, otherwise one copy into the call's destination and the lease ends at once.
+   */
+  private void receiveShared(PendingCall call, long[] lengths, SharedMessages.SharedItem item) {
+    List<ClientMappings.Mapping> held = new ArrayList<>();
+    List<MemorySegment> sources = new ArrayList<>(lengths.length);
+    try {
+      for (int i = 0; i < lengths.length; i++) {
+        SharedMessages.Placement placement = item.placements().get(i);
+        ClientMappings.Mapping mapping = mappings.acquire(placement.segment());
+        held.add(mapping);
+        long size = mapping.segment().size();
+        if (placement.offset() < SharedSegment.HEADER_BYTES
+            || placement.offset() > size - lengths[i]) {
+          throw new ProtocolException(
+              ErrorCode.PROTOCOL_ERROR,
+              "reply body "
+                  + i
+                  + " at offset="
+                  + placement.offset()
+                  + " length="
+                  + lengths[i]
+                  + " lies outside its segment of "
+                  + size
+                  + " bytes");
+        }
+        sources.add(mapping.segment().memory().asSlice(placement.offset(), lengths[i]));
+      }
+    } catch (TqException e) {
+      held.forEach(ClientMappings.Mapping::release);
+      releaseShared(item.id());
+      call.endReceive(null, e);
+      return;
+    }
+    SharedLease lease = new SharedLease(item.id(), held);
+    if (call.destination instanceof BodyDestination.FromAllocator from) {
+      List<NativeBuffer> views = new ArrayList<>(lengths.length);
+      try {
+        for (MemorySegment source : sources) {
+          lease.hold();
+          try {
+            views.add(from.allocator().wrapForeign(source, 0, lease::drop));
+          } catch (RuntimeException e) {
+            lease.drop();
+            throw e;
+          }
+        }
+      } catch (RuntimeException e) {
+        views.forEach(NativeBuffer::close);
+        lease.drop();
+        call.endReceive(null, Errors.unwrap(e));
+        return;
+      }
+      lease.drop();
+      List<MemorySegment> bodies = views.stream().map(NativeBuffer::segment).toList();
+      call.endReceive(new Response(item.applicationMetadata(), bodies, views), null);
+      return;
+    }
+    try {
+      Destinations.Prepared prepared =
+          Destinations.prepare(
+              call.destination, new BodyTable(lengths, item.applicationMetadata()));
+      try {
+        for (int i = 0; i < lengths.length; i++) {
+          MemorySegment.copy(sources.get(i), 0, prepared.segments().get(i), 0, lengths[i]);
+        }
+      } catch (RuntimeException e) {
+        prepared.owned().forEach(NativeBuffer::close);
+        throw e;
+      }
+      call.endReceive(
+          new Response(item.applicationMetadata(), prepared.segments(), prepared.owned()), null);
+    } catch (RuntimeException e) {
+      call.endReceive(null, Errors.unwrap(e));
+    } finally {
+      lease.drop();
+    }
+  }
+
+  /**
+   * One reply's lease on the client side: the mappings its bodies lie in and a count of holders
+   * (the views, plus one while they are being built). The last drop unpins the mappings and asks
+   * the server to release the lease.
+   */
+  private final class SharedLease {
+    private final long id;
+    private final List<ClientMappings.Mapping> mappingsHeld;
+    private final AtomicInteger holders = new AtomicInteger(1);
+
+    SharedLease(long id, List<ClientMappings.Mapping> mappingsHeld) {
+      this.id = id;
+      this.mappingsHeld = mappingsHeld;
+    }
+
+    void hold() {
+      holders.incrementAndGet();
+    }
+
+    void drop() {
+      if (holders.decrementAndGet() == 0) {
+        releaseShared(id);
+        mappingsHeld.forEach(ClientMappings.Mapping::release);
+      }
+    }
   }
 
   private void receive(PendingCall call, BodyTable table, long bodyLength) throws IOException {

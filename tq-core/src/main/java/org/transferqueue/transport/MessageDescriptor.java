@@ -56,6 +56,24 @@ public final class MessageDescriptor {
    */
   public static final int TYPE_PROCESS_STATS = 3;
 
+  /**
+   * The proof that a client maps the segment its HELLO offer named (docs/PROTOCOL.md section 4.2):
+   * request {@code [nonce: bin(16) | nil]}, reply {@code [attached: bool]}.
+   */
+  public static final int TYPE_SHM_ATTACH = 4;
+
+  /**
+   * The request for a shared-memory region to write request bodies into: request {@code [length]},
+   * reply {@code [grant_id, [fd, key, size], offset, length]}.
+   */
+  public static final int TYPE_SHM_GRANT = 5;
+
+  /**
+   * The end of reply-body leases and unused grants: request {@code [[ids...]]}, reply without
+   * application metadata.
+   */
+  public static final int TYPE_SHM_RELEASE = 6;
+
   /** The smallest type an application may register a handler for or send. */
   public static final int FIRST_APPLICATION_TYPE = 16;
 

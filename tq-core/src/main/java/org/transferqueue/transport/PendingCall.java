@@ -26,6 +26,13 @@ final class PendingCall implements FrameWriter.Listener {
   final List<MemorySegment> bodies;
   final BodyDestination destination;
   final String description;
+
+  /**
+   * The request's application metadata alone, for a call whose bodies may travel through shared
+   * memory (the section is then rebuilt around a grant); null for the transport's own messages.
+   */
+  final byte[] applicationMetadata;
+
   final CompletableFuture<Response> future = new CompletableFuture<>();
 
   private final ReentrantLock lock = new ReentrantLock();
@@ -48,8 +55,19 @@ final class PendingCall implements FrameWriter.Listener {
       List<MemorySegment> bodies,
       BodyDestination destination,
       String description) {
+    this(type, metadataSection, null, bodies, destination, description);
+  }
+
+  PendingCall(
+      int type,
+      byte[] metadataSection,
+      byte[] applicationMetadata,
+      List<MemorySegment> bodies,
+      BodyDestination destination,
+      String description) {
     this.type = type;
     this.metadataSection = metadataSection;
+    this.applicationMetadata = applicationMetadata;
     this.bodies = bodies;
     this.destination = destination;
     this.description = description;

@@ -22,6 +22,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.SharedMemoryPool;
 
 /**
  * One accepted connection of a {@link TransportServer}: a reader thread that decodes requests and
@@ -49,6 +50,10 @@ final class ServerConnection {
   private final Map<Integer, RequestHandler> handlers;
   private final Map<Integer, RequestBodyAllocator> bodyAllocators;
   private final Semaphore permits;
+
+  /** This connection's shared-memory grants and leases; null when the server has none. */
+  private final ServerSharedMemory shared;
+
   private final FrameReader reader;
   private final FrameWriter writer;
   private final Set<ServerExchange> exchanges = ConcurrentHashMap.newKeySet();
@@ -65,8 +70,10 @@ final class ServerConnection {
       SocketAddress remote,
       BufferAllocator allocator,
       Map<Integer, RequestHandler> handlers,
-      Map<Integer, RequestBodyAllocator> bodyAllocators) {
+      Map<Integer, RequestBodyAllocator> bodyAllocators,
+      SharedMemoryPool pool) {
     this.server = server;
+    this.shared = pool == null ? null : new ServerSharedMemory(pool, config);
     this.config = config;
     this.channel = channel;
     this.remote = remote;
@@ -117,6 +124,11 @@ final class ServerConnection {
       exchange.interrupt();
       exchange.drop();
     }
+  }
+
+  /** The connection's shared-memory state, or null when the server has shared memory off. */
+  ServerSharedMemory shared() {
+    return shared;
   }
 
   boolean enqueue(FrameWriter.OutboundFrame frame) {
@@ -178,6 +190,9 @@ final class ServerConnection {
   private void release() {
     if (holds.decrementAndGet() == 0) {
       try {
+        if (shared != null) {
+          shared.close();
+        }
         allocator.close();
       } catch (TqException e) {
         recordError(
@@ -291,9 +306,13 @@ final class ServerConnection {
       return closeWith(id, id, type, e.code(), e.getMessage());
     }
     byte[] section = reader.readMetadata(header.metadataLength());
+    boolean sharedBodies = (header.flags() & FrameDescriptor.FLAG_SHARED_BODY) != 0;
     BodyTable table;
     try {
-      table = BodyTable.decode(section, header.bodyLength(), config);
+      table =
+          sharedBodies
+              ? BodyTable.decodeShared(section, header.bodyLength(), config)
+              : BodyTable.decode(section, header.bodyLength(), config);
     } catch (ProtocolException e) {
       reader.skip(header.bodyLength());
       if (!authenticated) {
@@ -315,13 +334,96 @@ final class ServerConnection {
           "a client sent a reply frame, flags=0x" + Integer.toHexString(header.flags()));
       return true;
     }
+    if (type >= MessageDescriptor.TYPE_SHM_ATTACH && type <= MessageDescriptor.TYPE_SHM_RELEASE) {
+      reader.skip(header.bodyLength());
+      sharedMemoryMessage(header, sharedBodies ? null : table);
+      return true;
+    }
     RequestHandler handler = handlers.get(type);
+    RequestBodyAllocator.Placed placed = null;
+    if (sharedBodies) {
+      SharedMessages.SharedItem item;
+      try {
+        item =
+            SharedMessages.decodeItem(
+                table.applicationMetadata(), false, table.bodyLengths().length, remote.toString());
+        placed = sharedBodies(item.id(), table.bodyLengths());
+      } catch (TqException e) {
+        sendError(id, type, e.code(), e.getMessage());
+        return true;
+      }
+      table = new BodyTable(table.bodyLengths(), item.applicationMetadata());
+    }
     if (handler == null) {
       reader.skip(header.bodyLength());
+      if (placed != null) {
+        placed.owned().forEach(NativeBuffer::close);
+      }
       sendError(id, type, ErrorCode.UNSUPPORTED_OPERATION, "no handler for message type=" + type);
       return true;
     }
-    return dispatch(header, table, handler);
+    return dispatch(header, table, handler, placed);
+  }
+
+  /**
+   * The bodies of a request flagged {@code FLAG_SHARED_BODY}: its grant's region, sliced. The grant
+   * is consumed whatever happens.
+   */
+  private RequestBodyAllocator.Placed sharedBodies(long grantId, long[] lengths) {
+    if (shared == null) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "a request with shared bodies (grant_id="
+              + grantId
+              + ") but this server has shared memory off");
+    }
+    return shared.takeGrant(grantId, lengths);
+  }
+
+  /** Answers SHM_ATTACH, SHM_GRANT and SHM_RELEASE on the reader thread (no blocking work). */
+  private void sharedMemoryMessage(FrameHeader header, BodyTable table) {
+    long id = header.correlationId();
+    int type = header.type();
+    try {
+      if (table == null) {
+        throw new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR, "message type=" + type + " cannot have shared bodies");
+      }
+      byte[] metadata =
+          switch (type) {
+            case MessageDescriptor.TYPE_SHM_ATTACH -> {
+              byte[] nonce = SharedMessages.decodeAttachRequest(table.applicationMetadata());
+              yield SharedMessages.attachReply(shared != null && shared.attach(nonce));
+            }
+            case MessageDescriptor.TYPE_SHM_GRANT -> {
+              long length = SharedMessages.decodeGrantRequest(table.applicationMetadata());
+              if (shared == null) {
+                throw new ProtocolException(
+                    ErrorCode.PROTOCOL_ERROR, "SHM_GRANT but this server has shared memory off");
+              }
+              yield SharedMessages.grantReply(shared.grant(length));
+            }
+            default -> {
+              long[] ids =
+                  SharedMessages.decodeReleaseRequest(
+                      table.applicationMetadata(), ServerSharedMemory.MAX_RELEASE_IDS);
+              if (shared != null) {
+                shared.release(ids);
+              }
+              yield new byte[0];
+            }
+          };
+      enqueue(
+          new FrameWriter.OutboundFrame(
+              type,
+              FrameDescriptor.FLAG_RESPONSE,
+              id,
+              BodyTable.encode(List.of(), metadata),
+              List.of(),
+              NO_LISTENER));
+    } catch (TqException e) {
+      sendError(id, type, e.code(), e.getMessage());
+    }
   }
 
   private boolean hello(FrameHeader header, BodyTable table) {
@@ -347,29 +449,37 @@ final class ServerConnection {
             token == null ? "HELLO carried no token" : "HELLO carried a wrong token");
       }
     }
+    byte[] section = ControlMessages.emptySection();
+    if (shared != null && SharedMessages.helloWantsShm(table.applicationMetadata())) {
+      section = BodyTable.encode(List.of(), SharedMessages.helloReply(shared.offer()));
+    }
     enqueue(
         new FrameWriter.OutboundFrame(
             MessageDescriptor.TYPE_HELLO,
             FrameDescriptor.FLAG_RESPONSE,
             id,
-            ControlMessages.emptySection(),
+            section,
             List.of(),
             NO_LISTENER));
     return true;
   }
 
-  private boolean dispatch(FrameHeader header, BodyTable table, RequestHandler handler)
+  private boolean dispatch(
+      FrameHeader header, BodyTable table, RequestHandler handler, RequestBodyAllocator.Placed shm)
       throws IOException {
     long id = header.correlationId();
     try {
       permits.acquire();
     } catch (InterruptedException e) {
+      if (shm != null) {
+        shm.owned().forEach(NativeBuffer::close);
+      }
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while waiting for a request slot", e);
     }
     RequestBodyAllocator.Placed placed;
     try {
-      placed = place(bodyAllocators.get(header.type()), table);
+      placed = shm != null ? shm : place(bodyAllocators.get(header.type()), table);
     } catch (RuntimeException e) {
       permits.release();
       reader.skip(header.bodyLength());
@@ -383,7 +493,9 @@ final class ServerConnection {
     }
     List<NativeBuffer> bodies = placed.owned();
     try {
-      reader.readBodies(FrameWriter.toBuffers(placed.segments()));
+      if (shm == null) {
+        reader.readBodies(FrameWriter.toBuffers(placed.segments()));
+      }
     } catch (IOException | RuntimeException e) {
       bodies.forEach(NativeBuffer::close);
       permits.release();

@@ -61,6 +61,34 @@ final class ServerExchange implements Responder {
           List.of(),
           List.of());
     }
+    ServerSharedMemory shared = connection.shared();
+    if (shared != null) {
+      byte[] sharedSection;
+      try {
+        sharedSection = shared.share(reply);
+      } catch (RuntimeException e) {
+        closeAll(reply.resources());
+        TqException error =
+            e instanceof TqException tq
+                ? tq
+                : new TqException(
+                    ErrorCode.INTERNAL, "sharing the reply bodies failed: " + Errors.describe(e));
+        return send(
+            FrameDescriptor.FLAG_RESPONSE | FrameDescriptor.FLAG_ERROR,
+            ControlMessages.errorSection(error.code(), error.getMessage()),
+            List.of(),
+            List.of());
+      }
+      if (sharedSection != null) {
+        // The bodies are in the pool now (copied or leased in place): the reply's own resources
+        // can go as soon as the small frame is written.
+        return send(
+            FrameDescriptor.FLAG_RESPONSE | FrameDescriptor.FLAG_SHARED_BODY,
+            sharedSection,
+            List.of(),
+            reply.resources());
+      }
+    }
     return send(FrameDescriptor.FLAG_RESPONSE, section, reply.bodies(), reply.resources());
   }
 

@@ -23,6 +23,7 @@ import org.transferqueue.TqException;
 import org.transferqueue.codec.FrameDescriptor;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.SharedSegment;
 
 /**
  * Calls request handlers on {@link TransportServer}s: pooled long-lived connections per address,
@@ -75,6 +76,8 @@ public final class TransportClient implements AutoCloseable {
   private final Set<ClientConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final int growAt;
+  private final ClientMappings.Mapper mapper;
+  private final AtomicInteger liveMappings = new AtomicInteger();
 
   /** How many times {@link TransportConfig#connectionsPerPeer()} a pool may grow to. */
   static final int POOL_GROWTH = 16;
@@ -90,6 +93,15 @@ public final class TransportClient implements AutoCloseable {
    *     scratch buffers
    */
   public TransportClient(TransportConfig config, BufferAllocator allocator) {
+    this(config, allocator, SharedSegment::open);
+  }
+
+  /**
+   * A client whose shared-memory segments are mapped by {@code mapper}, for tests that simulate a
+   * client unable to map them.
+   */
+  TransportClient(TransportConfig config, BufferAllocator allocator, ClientMappings.Mapper mapper) {
+    this.mapper = Objects.requireNonNull(mapper, "mapper");
     this.config = Objects.requireNonNull(config, "config");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.scratchAllocator =
@@ -162,7 +174,14 @@ public final class TransportClient implements AutoCloseable {
     } catch (TqException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return send(address, request.type(), section, request.bodies(), destination, timeout);
+    return send(
+        address,
+        request.type(),
+        section,
+        request.metadata(),
+        request.bodies(),
+        destination,
+        timeout);
   }
 
   /** Sends a checked frame of any type, the transport's own included. */
@@ -173,8 +192,20 @@ public final class TransportClient implements AutoCloseable {
       List<MemorySegment> bodies,
       BodyDestination destination,
       Duration timeout) {
+    return send(address, type, section, null, bodies, destination, timeout);
+  }
+
+  private CompletableFuture<Response> send(
+      HostPort address,
+      int type,
+      byte[] section,
+      byte[] applicationMetadata,
+      List<MemorySegment> bodies,
+      BodyDestination destination,
+      Duration timeout) {
     String what = "call type=" + type + " to " + address;
-    PendingCall call = new PendingCall(type, section, bodies, destination, what);
+    PendingCall call =
+        new PendingCall(type, section, applicationMetadata, bodies, destination, what);
     outstanding.add(call);
     call.future.whenComplete((r, e) -> outstanding.remove(call));
     if (closed.get()) {
@@ -313,6 +344,36 @@ public final class TransportClient implements AutoCloseable {
   public int openConnections(HostPort address) {
     Peer peer = peers.get(address);
     return peer == null ? 0 : peer.openConnections();
+  }
+
+  /**
+   * The server segments this client has mapped and not yet unmapped (over every connection; a
+   * segment stays mapped while a reply view over it is open).
+   *
+   * @return the count
+   */
+  public int mappedSharedSegments() {
+    return liveMappings.get();
+  }
+
+  /**
+   * The connections to {@code address} whose bodies travel through shared memory.
+   *
+   * @param address the server
+   * @return the count of open, attached connections
+   */
+  public int sharedMemoryConnections(HostPort address) {
+    Peer peer = peers.get(address);
+    if (peer == null) {
+      return 0;
+    }
+    int attached = 0;
+    for (ClientConnection connection : peer.connections()) {
+      if (connection.isOpen() && connection.sharedMemoryAttached()) {
+        attached++;
+      }
+    }
+    return attached;
   }
 
   private byte[] checkedSection(Request request) {
@@ -462,7 +523,8 @@ public final class TransportClient implements AutoCloseable {
         return CompletableFuture.supplyAsync(
             () -> {
               ClientConnection connection =
-                  ClientConnection.open(address, config, scratchAllocator, timer);
+                  ClientConnection.open(
+                      address, config, scratchAllocator, timer, mapper, liveMappings);
               connections.add(connection);
               if (closed.get()) {
                 connection.abort(new TqException(ErrorCode.CLOSED, "the client was closed"));

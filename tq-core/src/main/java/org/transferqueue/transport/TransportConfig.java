@@ -34,6 +34,11 @@ import org.transferqueue.config.HostPort;
  * @param connectionMemoryLimitBytes the limit of the child allocator that holds the request bodies
  *     of one server connection
  * @param shutdownGracePeriod how long a closing server lets in-flight handlers finish
+ * @param sharedMemory whether a server offers and a client asks for shared-memory bodies (same host
+ *     only, negotiated at HELLO); false keeps every frame on the socket exactly as without it
+ * @param sharedMemoryLimitBytes the most bytes a server's shared-memory segments hold together
+ * @param sharedMemorySegmentBytes the size of a server's standard shared-memory segment
+ * @param sharedMemoryMinBytes the smallest total body length a side sends through shared memory
  */
 public record TransportConfig(
     String bindHost,
@@ -48,7 +53,11 @@ public record TransportConfig(
     int connectionsPerPeer,
     int maxConcurrentRequestsPerConnection,
     long connectionMemoryLimitBytes,
-    Duration shutdownGracePeriod) {
+    Duration shutdownGracePeriod,
+    boolean sharedMemory,
+    long sharedMemoryLimitBytes,
+    long sharedMemorySegmentBytes,
+    long sharedMemoryMinBytes) {
 
   /** Default of {@link #maxMetadataBytes()}: 16 MiB. */
   public static final long MAX_METADATA_BYTES_DEFAULT = 16L << 20;
@@ -120,6 +129,20 @@ public record TransportConfig(
     if (shutdownGracePeriod == null || shutdownGracePeriod.isNegative()) {
       problems.add("shutdownGracePeriod=" + shutdownGracePeriod + " must be zero or positive");
     }
+    if (sharedMemoryLimitBytes < 0) {
+      problems.add("sharedMemoryLimitBytes=" + sharedMemoryLimitBytes + " < 0");
+    }
+    if (sharedMemorySegmentBytes < Defaults.MIN_SHARED_MEMORY_SEGMENT_BYTES
+        || sharedMemorySegmentBytes % 4096 != 0) {
+      problems.add(
+          "sharedMemorySegmentBytes="
+              + sharedMemorySegmentBytes
+              + " must be a multiple of 4096 and at least "
+              + Defaults.MIN_SHARED_MEMORY_SEGMENT_BYTES);
+    }
+    if (sharedMemoryMinBytes < 0) {
+      problems.add("sharedMemoryMinBytes=" + sharedMemoryMinBytes + " < 0");
+    }
     if (!problems.isEmpty()) {
       throw new TqException(
           ErrorCode.INVALID_CONFIGURATION,
@@ -171,6 +194,14 @@ public record TransportConfig(
         + connectionMemoryLimitBytes
         + ", shutdownGracePeriod="
         + shutdownGracePeriod
+        + ", sharedMemory="
+        + sharedMemory
+        + ", sharedMemoryLimitBytes="
+        + sharedMemoryLimitBytes
+        + ", sharedMemorySegmentBytes="
+        + sharedMemorySegmentBytes
+        + ", sharedMemoryMinBytes="
+        + sharedMemoryMinBytes
         + "]";
   }
 
@@ -189,6 +220,10 @@ public record TransportConfig(
     private int maxConcurrentRequestsPerConnection = MAX_CONCURRENT_REQUESTS_PER_CONNECTION_DEFAULT;
     private long connectionMemoryLimitBytes = CONNECTION_MEMORY_LIMIT_BYTES_DEFAULT;
     private Duration shutdownGracePeriod = SHUTDOWN_GRACE_PERIOD_DEFAULT;
+    private boolean sharedMemory = Defaults.SHARED_MEMORY;
+    private long sharedMemoryLimitBytes = Defaults.SHARED_MEMORY_LIMIT_BYTES;
+    private long sharedMemorySegmentBytes = Defaults.SHARED_MEMORY_SEGMENT_BYTES;
+    private long sharedMemoryMinBytes = Defaults.SHARED_MEMORY_MIN_BYTES;
 
     Builder() {}
 
@@ -336,6 +371,51 @@ public record TransportConfig(
     }
 
     /**
+     * Sets {@link TransportConfig#sharedMemory()}.
+     *
+     * @param sharedMemory whether to offer (server) and ask for (client) shared-memory bodies
+     * @return this builder
+     */
+    public Builder sharedMemory(boolean sharedMemory) {
+      this.sharedMemory = sharedMemory;
+      return this;
+    }
+
+    /**
+     * Sets {@link TransportConfig#sharedMemoryLimitBytes()}.
+     *
+     * @param sharedMemoryLimitBytes zero or more
+     * @return this builder
+     */
+    public Builder sharedMemoryLimitBytes(long sharedMemoryLimitBytes) {
+      this.sharedMemoryLimitBytes = sharedMemoryLimitBytes;
+      return this;
+    }
+
+    /**
+     * Sets {@link TransportConfig#sharedMemorySegmentBytes()}.
+     *
+     * @param sharedMemorySegmentBytes a multiple of 4096, at least {@link
+     *     Defaults#MIN_SHARED_MEMORY_SEGMENT_BYTES}
+     * @return this builder
+     */
+    public Builder sharedMemorySegmentBytes(long sharedMemorySegmentBytes) {
+      this.sharedMemorySegmentBytes = sharedMemorySegmentBytes;
+      return this;
+    }
+
+    /**
+     * Sets {@link TransportConfig#sharedMemoryMinBytes()}.
+     *
+     * @param sharedMemoryMinBytes zero or more
+     * @return this builder
+     */
+    public Builder sharedMemoryMinBytes(long sharedMemoryMinBytes) {
+      this.sharedMemoryMinBytes = sharedMemoryMinBytes;
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @return the configuration
@@ -355,7 +435,11 @@ public record TransportConfig(
           connectionsPerPeer,
           maxConcurrentRequestsPerConnection,
           connectionMemoryLimitBytes,
-          shutdownGracePeriod);
+          shutdownGracePeriod,
+          sharedMemory,
+          sharedMemoryLimitBytes,
+          sharedMemorySegmentBytes,
+          sharedMemoryMinBytes);
     }
   }
 }

@@ -24,6 +24,7 @@ import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.SharedMemoryPool;
 
 /**
  * Serves request handlers over TCP: accepts connections (a virtual thread per connection), decodes
@@ -69,6 +70,9 @@ public final class TransportServer implements AutoCloseable {
   private final AtomicLong connectionCount = new AtomicLong();
   private final DistinctErrorLog errorLog = new DistinctErrorLog(LOG);
 
+  /** The shared-memory segments offered to same-host clients; null when shared memory is off. */
+  private final SharedMemoryPool sharedMemory;
+
   private TransportServer(Builder builder) {
     this.config = builder.config;
     Map<Integer, RequestHandler> all = new HashMap<>(builder.handlers);
@@ -85,6 +89,14 @@ public final class TransportServer implements AutoCloseable {
     this.bodyAllocators = Map.copyOf(builder.bodyAllocators);
     this.allocator =
         builder.allocator.newChildAllocator(builder.name, builder.allocator.limitBytes());
+    this.sharedMemory =
+        config.sharedMemory() && SHARED_MEMORY_SUPPORTED
+            ? new SharedMemoryPool(
+                allocator,
+                builder.name + "-shared-memory",
+                config.sharedMemoryLimitBytes(),
+                config.sharedMemorySegmentBytes())
+            : null;
     try {
       this.serverChannel = ServerSocketChannel.open();
       serverChannel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -92,6 +104,9 @@ public final class TransportServer implements AutoCloseable {
       InetSocketAddress bound = (InetSocketAddress) serverChannel.getLocalAddress();
       this.address = new HostPort(bound.getAddress().getHostAddress(), bound.getPort());
     } catch (IOException | RuntimeException e) {
+      if (sharedMemory != null) {
+        sharedMemory.close();
+      }
       allocator.close();
       throw new TqException(
           ErrorCode.CONNECTION_FAILED,
@@ -164,6 +179,42 @@ public final class TransportServer implements AutoCloseable {
     return errorLog.counts();
   }
 
+  /**
+   * A snapshot of the shared-memory pool and of the grants and leases its connections hold.
+   *
+   * @return the statistics; all zero when shared memory is off
+   */
+  public SharedMemoryStats sharedMemoryStats() {
+    if (sharedMemory == null) {
+      return SharedMemoryStats.OFF;
+    }
+    long grants = 0;
+    long leases = 0;
+    long attached = 0;
+    for (ServerConnection connection : connections) {
+      ServerSharedMemory shared = connection.shared();
+      if (shared != null) {
+        long[] outstanding = shared.outstanding();
+        grants += outstanding[0];
+        leases += outstanding[1];
+        attached += shared.attached() ? 1 : 0;
+      }
+    }
+    return new SharedMemoryStats(
+        true,
+        sharedMemory.segmentCount(),
+        sharedMemory.segmentBytes(),
+        sharedMemory.usedBytes(),
+        sharedMemory.regionCount(),
+        attached,
+        grants,
+        leases);
+  }
+
+  /** Whether this platform can create shared segments (Linux memfd). */
+  static final boolean SHARED_MEMORY_SUPPORTED =
+      System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux");
+
   DistinctErrorLog errorLog() {
     return errorLog;
   }
@@ -206,7 +257,14 @@ public final class TransportServer implements AutoCloseable {
     try {
       connection =
           new ServerConnection(
-              this, config, channel, remote, connectionAllocator, handlers, bodyAllocators);
+              this,
+              config,
+              channel,
+              remote,
+              connectionAllocator,
+              handlers,
+              bodyAllocators,
+              sharedMemory);
     } catch (RuntimeException e) {
       connectionAllocator.close();
       throw e;
@@ -267,7 +325,13 @@ public final class TransportServer implements AutoCloseable {
     } catch (InterruptedException e) {
       interrupted = true;
     }
-    allocator.close();
+    try {
+      if (sharedMemory != null) {
+        sharedMemory.close();
+      }
+    } finally {
+      allocator.close();
+    }
     if (interrupted) {
       Thread.currentThread().interrupt();
     }

@@ -137,8 +137,11 @@ class StalledReplyTest {
   @Test
   void shouldReplaceTheConnectionWhenTheServerStallsInsideAReplyFrame(BufferAllocator allocator)
       throws IOException {
+    // Shared memory off: the proxy counts replies, and the stalled one must be the call's own, not
+    // the SHM_ATTACH of the connection's handshake.
     TransportConfig config =
         TransportConfig.builder()
+            .sharedMemory(false)
             .connectionsPerPeer(1)
             .connectTimeout(Duration.ofSeconds(5))
             .defaultCallTimeout(SHORT)

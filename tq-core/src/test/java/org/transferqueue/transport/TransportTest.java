@@ -850,8 +850,14 @@ class TransportTest {
   @Test
   void shouldRejectOversizedRequestsBeforeSendingAndRequestsOverTheConnectionLimit(
       BufferAllocator allocator) {
+    // Over the socket: shared-memory bodies live in the server's pool, not the connection's
+    // allocator.
     TransportConfig small =
-        config().maxFrameBytes(1 << 20).connectionMemoryLimitBytes(256 * 1024).build();
+        config()
+            .sharedMemory(false)
+            .maxFrameBytes(1 << 20)
+            .connectionMemoryLimitBytes(256 * 1024)
+            .build();
     try (TransportServer server =
             TransportServer.builder(small, allocator).handler(ECHO, ECHO_HANDLER).start();
         TransportClient client = new TransportClient(small, allocator);

@@ -1,0 +1,363 @@
+package org.transferqueue.memory;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+
+/**
+ * A server's pool of {@link SharedSegment}s and the regions handed out of them: the memory a client
+ * and a server on one host share to move frame bodies without the socket.
+ *
+ * <p>Regions are {@link NativeBuffer}s (reference-counted like any other buffer); the last release
+ * of a region returns its space to its segment. Space is reused first-fit and coalesced, so
+ * segments stay mapped and their pages touched once: fresh memory is expensive to touch, reused
+ * memory is not. Every region starts 64-byte aligned at an offset of at least {@link
+ * SharedSegment#HEADER_BYTES}. A region larger than a standard segment ({@code segmentBytes} minus
+ * the header) gets a dedicated segment of its own size rounded up to 4 KiB. The segments together
+ * hold at most {@code limitBytes}; each segment is accounted in full, from its creation, in a child
+ * allocator of the allocator given here ({@link BufferAllocator#wrapForeign}), so the process's
+ * memory limit covers them like any other off-heap byte. Empty segments beyond the first are closed
+ * as soon as they empty; the first stays for the next use.
+ *
+ * <p>Thread-safe: allocation, release and lookup take the pool's lock for a few map operations (a
+ * new segment is created under it: memfd, truncate and map, no page touched). {@link #close()}
+ * stops allocation; segments still holding regions are closed when their last region is released,
+ * and the child allocator then reports what was still outstanding.
+ */
+public final class SharedMemoryPool implements AutoCloseable {
+  private static final long ALIGNMENT = BufferAllocator.ALIGNMENT_BYTES;
+  private static final long PAGE = 4096;
+
+  /**
+   * Where a region lies: its segment and its offset in it.
+   *
+   * @param segment the segment
+   * @param offset the byte offset of the given memory in the segment
+   * @param region the region's buffer (the pool's first handle: retain it to hold the bytes)
+   */
+  public record Location(SharedSegment segment, long offset, NativeBuffer region) {}
+
+  private final BufferAllocator accounting;
+  private final long limitBytes;
+  private final long segmentBytes;
+  private final Object lock = new Object();
+
+  /** Guarded by {@code lock}: segments by base address, the first created, the totals. */
+  private final TreeMap<Long, Slot> slots = new TreeMap<>();
+
+  private Slot first;
+  private long totalBytes;
+  private long usedBytes;
+  private long regions;
+  private boolean closed;
+
+  /** One segment and its free and live regions; guarded by the pool's lock. */
+  private static final class Slot {
+    final SharedSegment segment;
+    final long base;
+    NativeBuffer accounted;
+    final TreeMap<Long, Long> free = new TreeMap<>();
+    final TreeMap<Long, Region> live = new TreeMap<>();
+
+    Slot(SharedSegment segment) {
+      this.segment = segment;
+      this.base = segment.memory().address();
+      free.put(SharedSegment.HEADER_BYTES, segment.size() - SharedSegment.HEADER_BYTES);
+    }
+  }
+
+  private record Region(long offset, long length, NativeBuffer buffer) {}
+
+  /**
+   * Creates an empty pool; segments are created on first use.
+   *
+   * @param parent the allocator whose child accounts the segments
+   * @param name the child allocator's name
+   * @param limitBytes the most bytes all segments may hold together
+   * @param segmentBytes the size of a standard segment, a multiple of 4096 above the header
+   * @throws TqException with {@code INVALID_ARGUMENT} for bad sizes
+   */
+  public SharedMemoryPool(BufferAllocator parent, String name, long limitBytes, long segmentBytes) {
+    if (segmentBytes <= SharedSegment.HEADER_BYTES || segmentBytes % PAGE != 0 || limitBytes < 0) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "shared memory pool: segmentBytes="
+              + segmentBytes
+              + " must be a multiple of 4096 above 64 and limitBytes="
+              + limitBytes
+              + " >= 0");
+    }
+    this.limitBytes = limitBytes;
+    this.segmentBytes = segmentBytes;
+    this.accounting = parent.newChildAllocator(name, limitBytes);
+  }
+
+  /**
+   * Reserves a region of at least {@code lengthBytes} bytes.
+   *
+   * @param lengthBytes 0 or more; the region is rounded up to a multiple of 64 (at least 64)
+   * @return the region; the caller owns it, and its last release returns the space
+   * @throws TqException with {@code OUT_OF_MEMORY} when the pool's limit, or an allocator limit,
+   *     leaves no room; {@code CLOSED} after {@link #close()}
+   */
+  public NativeBuffer allocate(long lengthBytes) {
+    if (lengthBytes < 0) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "lengthBytes=" + lengthBytes + " < 0");
+    }
+    long length = Math.max(ALIGNMENT, align(lengthBytes));
+    synchronized (lock) {
+      if (closed) {
+        throw new TqException(ErrorCode.CLOSED, "shared memory pool is closed");
+      }
+      for (Slot slot : slots.values()) {
+        NativeBuffer region = carve(slot, length);
+        if (region != null) {
+          return region;
+        }
+      }
+      return carve(grow(length), length);
+    }
+  }
+
+  /**
+   * Finds the region that holds {@code memory}, for a body that may already lie in shared memory.
+   *
+   * @param memory any segment
+   * @return where it lies, or null if it is not inside one live region of this pool
+   */
+  public Location locate(MemorySegment memory) {
+    if (!memory.isNative()) {
+      return null;
+    }
+    long address = memory.address();
+    synchronized (lock) {
+      Map.Entry<Long, Slot> entry = slots.floorEntry(address);
+      if (entry == null) {
+        return null;
+      }
+      Slot slot = entry.getValue();
+      long offset = address - slot.base;
+      if (offset + memory.byteSize() > slot.segment.size()) {
+        return null;
+      }
+      Map.Entry<Long, Region> live = slot.live.floorEntry(offset);
+      if (live == null) {
+        return null;
+      }
+      Region region = live.getValue();
+      if (offset + memory.byteSize() > region.offset() + region.length()) {
+        return null;
+      }
+      return new Location(slot.segment, offset, region.buffer());
+    }
+  }
+
+  /** Carves {@code length} bytes first-fit out of a slot, or returns null. */
+  private NativeBuffer carve(Slot slot, long length) {
+    for (Map.Entry<Long, Long> free : slot.free.entrySet()) {
+      if (free.getValue() >= length) {
+        long offset = free.getKey();
+        slot.free.remove(offset);
+        if (free.getValue() > length) {
+          slot.free.put(offset + length, free.getValue() - length);
+        }
+        NativeBuffer buffer;
+        try {
+          buffer =
+              accounting.wrapForeign(
+                  slot.segment.memory().asSlice(offset, length), 0, () -> release(slot, offset));
+        } catch (RuntimeException e) {
+          giveBack(slot, offset, length);
+          throw e;
+        }
+        slot.live.put(offset, new Region(offset, length, buffer));
+        usedBytes += length;
+        regions++;
+        return buffer;
+      }
+    }
+    return null;
+  }
+
+  /** Creates a segment with room for {@code length} bytes. */
+  private Slot grow(long length) {
+    long size =
+        length + SharedSegment.HEADER_BYTES <= segmentBytes
+            ? segmentBytes
+            : (length + SharedSegment.HEADER_BYTES + PAGE - 1) / PAGE * PAGE;
+    if (totalBytes + size > limitBytes) {
+      throw new TqException(
+          ErrorCode.OUT_OF_MEMORY,
+          "shared memory pool: a region of "
+              + length
+              + " bytes needs a segment of "
+              + size
+              + " bytes, which would exceed shared_memory_limit_bytes="
+              + limitBytes
+              + " (segments hold "
+              + totalBytes
+              + ", regions use "
+              + usedBytes
+              + ")");
+    }
+    SharedSegment segment = SharedSegment.create(size);
+    Slot slot = new Slot(segment);
+    try {
+      slot.accounted = accounting.wrapForeign(segment.memory(), size, segment::close);
+    } catch (RuntimeException e) {
+      segment.close();
+      throw e;
+    }
+    slots.put(slot.base, slot);
+    if (first == null) {
+      first = slot;
+    }
+    totalBytes += size;
+    return slot;
+  }
+
+  private void release(Slot slot, long offset) {
+    NativeBuffer emptied = null;
+    synchronized (lock) {
+      Region region = slot.live.remove(offset);
+      if (region == null) {
+        return;
+      }
+      usedBytes -= region.length();
+      regions--;
+      giveBack(slot, offset, region.length());
+      if (slot.live.isEmpty() && (slot != first || closed)) {
+        slots.remove(slot.base);
+        totalBytes -= slot.segment.size();
+        if (slot == first) {
+          first = null;
+        }
+        emptied = slot.accounted;
+      }
+    }
+    if (emptied != null) {
+      emptied.close();
+    }
+  }
+
+  /** Returns space to a slot's free list, merged with its neighbours. */
+  private static void giveBack(Slot slot, long offset, long length) {
+    long start = offset;
+    long end = offset + length;
+    Map.Entry<Long, Long> before = slot.free.floorEntry(start);
+    if (before != null && before.getKey() + before.getValue() == start) {
+      start = before.getKey();
+      slot.free.remove(start);
+    }
+    Long after = slot.free.get(end);
+    if (after != null) {
+      slot.free.remove(end);
+      end += after;
+    }
+    slot.free.put(start, end - start);
+  }
+
+  private static long align(long length) {
+    return (length + ALIGNMENT - 1) & -ALIGNMENT;
+  }
+
+  /**
+   * The bytes all segments hold (what the allocator accounts).
+   *
+   * @return bytes
+   */
+  public long segmentBytes() {
+    synchronized (lock) {
+      return totalBytes;
+    }
+  }
+
+  /**
+   * The bytes of live regions.
+   *
+   * @return bytes
+   */
+  public long usedBytes() {
+    synchronized (lock) {
+      return usedBytes;
+    }
+  }
+
+  /**
+   * The number of mapped segments.
+   *
+   * @return the count
+   */
+  public int segmentCount() {
+    synchronized (lock) {
+      return slots.size();
+    }
+  }
+
+  /**
+   * The number of live regions.
+   *
+   * @return the count
+   */
+  public long regionCount() {
+    synchronized (lock) {
+      return regions;
+    }
+  }
+
+  /**
+   * The configured limit of {@link #segmentBytes()}.
+   *
+   * @return bytes
+   */
+  public long limitBytes() {
+    return limitBytes;
+  }
+
+  /**
+   * Stops allocation and closes every empty segment; a segment that still holds regions is closed
+   * at its last region's release. Closes the accounting allocator, which reports the regions still
+   * outstanding as a leak by the root's policy. Idempotent.
+   */
+  @Override
+  public void close() {
+    List<NativeBuffer> emptied = new ArrayList<>();
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      for (Slot slot : List.copyOf(slots.values())) {
+        if (slot.live.isEmpty()) {
+          slots.remove(slot.base);
+          totalBytes -= slot.segment.size();
+          emptied.add(slot.accounted);
+        }
+      }
+      first = null;
+    }
+    emptied.forEach(NativeBuffer::close);
+    accounting.close();
+  }
+
+  @Override
+  public String toString() {
+    synchronized (lock) {
+      return "SharedMemoryPool[segments="
+          + slots.size()
+          + ", segmentBytes="
+          + totalBytes
+          + ", usedBytes="
+          + usedBytes
+          + ", regions="
+          + regions
+          + ", limitBytes="
+          + limitBytes
+          + "]";
+    }
+  }
+}

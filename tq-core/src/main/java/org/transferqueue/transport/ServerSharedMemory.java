@@ -1,0 +1,297 @@
+package org.transferqueue.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.ProtocolException;
+import org.transferqueue.TqException;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.SharedMemoryPool;
+import org.transferqueue.memory.SharedSegment;
+
+/**
+ * The shared-memory state of one server connection: the pending probe of its HELLO offer, whether
+ * the client proved it maps the server's segments (attached), the regions granted to it and not yet
+ * used by a request, and the leases of reply bodies it still reads.
+ *
+ * <p>Design note. Threads: the connection's reader thread offers, attaches, grants, releases and
+ * takes grants; handler threads add leases ({@link #share}); the connection's last holder calls
+ * {@link #close()}. Every table is guarded by {@code this}; a lease added after close is released
+ * at once. Invariant: every region of the pool this connection holds is in {@code probe}, {@code
+ * grants} or {@code leases}, so {@link #close()} returns all of it.
+ */
+final class ServerSharedMemory {
+  /** The most ids one SHM_RELEASE may name. */
+  static final int MAX_RELEASE_IDS = 1 << 20;
+
+  private final SharedMemoryPool pool;
+  private final TransportConfig config;
+  private final Map<Long, NativeBuffer> grants = new HashMap<>();
+  private final Map<Long, List<NativeBuffer>> leases = new HashMap<>();
+  private NativeBuffer probe;
+  private SharedMemoryPool.Location probeLocation;
+  private boolean attached;
+  private boolean closed;
+  private long nextId = 1;
+
+  ServerSharedMemory(SharedMemoryPool pool, TransportConfig config) {
+    this.pool = pool;
+    this.config = config;
+  }
+
+  /**
+   * Reserves a probe region for a HELLO offer.
+   *
+   * @return the offer, or null if the pool has no room (the client stays on TCP)
+   */
+  synchronized SharedMessages.Offer offer() {
+    releaseProbe();
+    attached = false;
+    try {
+      probe = pool.allocate(SharedSegment.HEADER_BYTES);
+    } catch (TqException e) {
+      return null;
+    }
+    probeLocation = pool.locate(probe.segment());
+    probe.segment().fill((byte) 0);
+    return new SharedMessages.Offer(
+        ProcessHandle.current().pid(),
+        SharedMessages.SegmentRef.of(probeLocation.segment()),
+        probeLocation.offset());
+  }
+
+  /**
+   * Checks a client's proof and frees the probe region either way.
+   *
+   * @param nonce the 16 bytes the client wrote at the probe offset, or null if it declined
+   * @return whether the connection is now attached
+   */
+  synchronized boolean attach(byte[] nonce) {
+    if (probe == null || nonce == null || nonce.length != 16) {
+      releaseProbe();
+      return false;
+    }
+    byte[] written = probe.segment().asSlice(0, 16).toArray(ValueLayout.JAVA_BYTE);
+    attached = java.security.MessageDigest.isEqual(written, nonce);
+    releaseProbe();
+    return attached;
+  }
+
+  synchronized boolean attached() {
+    return attached;
+  }
+
+  /**
+   * Grants a region of at least {@code length} bytes to this connection.
+   *
+   * @throws TqException {@code PROTOCOL_ERROR} when not attached, {@code INVALID_ARGUMENT} for a
+   *     length out of range, {@code OUT_OF_MEMORY} when the pool has no room
+   */
+  synchronized SharedMessages.Grant grant(long length) {
+    if (!attached) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, "SHM_GRANT on a connection that is not attached");
+    }
+    if (length < 1 || length > pool.limitBytes()) {
+      throw new TqException(
+          ErrorCode.INVALID_ARGUMENT,
+          "SHM_GRANT length=" + length + " not in [1, " + pool.limitBytes() + "]");
+    }
+    ensureOpen();
+    NativeBuffer region = pool.allocate(length);
+    SharedMemoryPool.Location location = pool.locate(region.segment());
+    long id = nextId++;
+    grants.put(id, region);
+    return new SharedMessages.Grant(
+        id,
+        SharedMessages.SegmentRef.of(location.segment()),
+        location.offset(),
+        region.lengthBytes());
+  }
+
+  /**
+   * Takes the grant a request names and slices its bodies out of it; the grant is consumed whether
+   * or not the slicing succeeds.
+   *
+   * @return the bodies, owned by the request (one buffer: the region)
+   * @throws ProtocolException {@code PROTOCOL_ERROR} for an unattached connection, an unknown or
+   *     used grant id, or bodies that overflow the region
+   */
+  RequestBodyAllocator.Placed takeGrant(long grantId, long[] lengths) {
+    NativeBuffer region;
+    synchronized (this) {
+      if (!attached) {
+        throw new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR,
+            "a request with shared bodies (grant_id=" + grantId + ") on a connection not attached");
+      }
+      region = grants.remove(grantId);
+    }
+    if (region == null) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, "grant_id=" + grantId + " is unknown or already used");
+    }
+    long[] offsets = SharedMessages.requestOffsets(lengths);
+    long end = lengths.length == 0 ? 0 : offsets[lengths.length - 1] + lengths[lengths.length - 1];
+    if (end > region.lengthBytes()) {
+      region.close();
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "bodies of "
+              + end
+              + " bytes (64-byte aligned) overflow grant_id="
+              + grantId
+              + " of "
+              + region.lengthBytes()
+              + " bytes");
+    }
+    List<MemorySegment> bodies = new ArrayList<>(lengths.length);
+    for (int i = 0; i < lengths.length; i++) {
+      bodies.add(region.segment().asSlice(offsets[i], lengths[i]));
+    }
+    return new RequestBodyAllocator.Placed(bodies, List.of(region));
+  }
+
+  /** Releases leases and unused grants by id; unknown ids are ignored. */
+  void release(long[] ids) {
+    List<NativeBuffer> freed = new ArrayList<>();
+    synchronized (this) {
+      for (long id : ids) {
+        NativeBuffer grant = grants.remove(id);
+        if (grant != null) {
+          freed.add(grant);
+        }
+        List<NativeBuffer> lease = leases.remove(id);
+        if (lease != null) {
+          freed.addAll(lease);
+        }
+      }
+    }
+    freed.forEach(NativeBuffer::close);
+  }
+
+  /**
+   * Puts a reply's bodies into shared memory: a body already inside a live pool region is leased in
+   * place, the others are copied into one fresh region.
+   *
+   * @return the metadata section of the shared reply, or null to send it over the socket (not
+   *     attached, too small, or no room in the pool)
+   */
+  byte[] share(Reply reply) {
+    List<MemorySegment> bodies = reply.bodies();
+    if (bodies.isEmpty() || reply.bodyLength() < config.sharedMemoryMinBytes() || !attached()) {
+      return null;
+    }
+    List<NativeBuffer> held = new ArrayList<>();
+    SharedMessages.Placement[] placements = new SharedMessages.Placement[bodies.size()];
+    long[] lengths = new long[bodies.size()];
+    long copyBytes = 0;
+    try {
+      for (int i = 0; i < bodies.size(); i++) {
+        MemorySegment body = bodies.get(i);
+        lengths[i] = body.byteSize();
+        SharedMemoryPool.Location location = pool.locate(body);
+        NativeBuffer hold = location == null ? null : retainQuietly(location.region());
+        if (hold != null) {
+          held.add(hold);
+          placements[i] =
+              new SharedMessages.Placement(
+                  SharedMessages.SegmentRef.of(location.segment()), location.offset());
+        } else {
+          copyBytes = SharedMessages.align64(copyBytes) + lengths[i];
+        }
+      }
+      if (copyBytes > 0 || held.size() < bodies.size()) {
+        NativeBuffer copies;
+        try {
+          copies = pool.allocate(copyBytes);
+        } catch (TqException e) {
+          held.forEach(NativeBuffer::close);
+          return null;
+        }
+        held.add(copies);
+        SharedMemoryPool.Location base = pool.locate(copies.segment());
+        SharedMessages.SegmentRef ref = SharedMessages.SegmentRef.of(base.segment());
+        long offset = 0;
+        for (int i = 0; i < bodies.size(); i++) {
+          if (placements[i] == null) {
+            offset = SharedMessages.align64(offset);
+            MemorySegment.copy(bodies.get(i), 0, copies.segment(), offset, lengths[i]);
+            placements[i] = new SharedMessages.Placement(ref, base.offset() + offset);
+            offset += lengths[i];
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      held.forEach(NativeBuffer::close);
+      throw e;
+    }
+    long leaseId;
+    synchronized (this) {
+      if (closed) {
+        held.forEach(NativeBuffer::close);
+        return null;
+      }
+      leaseId = nextId++;
+      leases.put(leaseId, held);
+    }
+    return SharedMessages.sharedReplySection(
+        lengths, leaseId, List.of(placements), reply.metadata());
+  }
+
+  private static NativeBuffer retainQuietly(NativeBuffer region) {
+    try {
+      return region.retain();
+    } catch (TqException e) {
+      return null; // released concurrently: the body is copied instead
+    }
+  }
+
+  /**
+   * The grants and leases outstanding on this connection.
+   *
+   * @return {@code [grants, leases]}
+   */
+  synchronized long[] outstanding() {
+    return new long[] {grants.size(), leases.size()};
+  }
+
+  /** Frees the probe, every grant and every lease. Idempotent. */
+  void close() {
+    List<NativeBuffer> freed = new ArrayList<>();
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      attached = false;
+      if (probe != null) {
+        freed.add(probe);
+        probe = null;
+      }
+      freed.addAll(grants.values());
+      grants.clear();
+      leases.values().forEach(freed::addAll);
+      leases.clear();
+    }
+    freed.forEach(NativeBuffer::close);
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new TqException(ErrorCode.CLOSED, "connection closed");
+    }
+  }
+
+  private void releaseProbe() {
+    if (probe != null) {
+      probe.close();
+      probe = null;
+      probeLocation = null;
+    }
+  }
+}

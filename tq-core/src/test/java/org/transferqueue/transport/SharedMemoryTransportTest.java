@@ -1,0 +1,520 @@
+package org.transferqueue.transport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
+import org.transferqueue.codec.FrameDescriptor;
+import org.transferqueue.codec.MsgpackWriter;
+import org.transferqueue.config.HostPort;
+import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.LeakCheckExtension;
+import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.SharedSegment;
+import org.transferqueue.testing.Await;
+import org.transferqueue.testing.Seeds;
+
+/**
+ * Frame bodies through shared memory (docs/PROTOCOL.md section 4.2): negotiation, round trips, zero
+ * copy, fallbacks to the socket, hostile input and the release of everything a connection held.
+ */
+@ExtendWith({LeakCheckExtension.class, Seeds.class})
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SharedMemoryTransportTest {
+  private static final int ECHO = 16;
+  private static final int STORE = 17;
+  private static final int LOAD = 18;
+  private static final int DROP = 19;
+  private static final Duration LONG = Duration.ofSeconds(20);
+
+  private static TransportConfig.Builder config() {
+    return TransportConfig.builder()
+        .connectTimeout(Duration.ofSeconds(5))
+        .defaultCallTimeout(LONG)
+        .sharedMemoryMinBytes(1)
+        .sharedMemorySegmentBytes(4L << 20)
+        .sharedMemoryLimitBytes(64L << 20)
+        .shutdownGracePeriod(Duration.ofSeconds(5));
+  }
+
+  /** Echoes metadata and bodies; the reply's bodies are the request's own. */
+  private static final RequestHandler ECHO_HANDLER =
+      RequestHandler.replying(
+          r -> {
+            List<MemorySegment> bodies = new ArrayList<>();
+            for (int i = 0; i < r.bodyCount(); i++) {
+              bodies.add(r.body(i));
+            }
+            return new Reply(r.metadata(), bodies, List.of());
+          });
+
+  /** A key-value store of single bodies that keeps the request's buffer as the cell (zero copy). */
+  private static final class Cells implements AutoCloseable {
+    final Map<String, Cell> cells = new ConcurrentHashMap<>();
+    final AtomicReference<MemorySegment> lastStored = new AtomicReference<>();
+
+    record Cell(NativeBuffer holder, MemorySegment bytes) {}
+
+    TransportServer.Builder register(TransportServer.Builder builder) {
+      return builder
+          .handler(
+              STORE,
+              RequestHandler.replying(
+                  r -> {
+                    NativeBuffer holder = r.bodyBuffers().getFirst().retain();
+                    lastStored.set(r.body(0));
+                    Cell old = cells.put(new String(r.metadata()), new Cell(holder, r.body(0)));
+                    if (old != null) {
+                      old.holder().close();
+                    }
+                    return Reply.empty();
+                  }))
+          .handler(
+              LOAD,
+              RequestHandler.replying(
+                  r -> {
+                    Cell cell = cells.get(new String(r.metadata()));
+                    NativeBuffer hold = cell.holder().retain();
+                    return Reply.of(new byte[0], cell.bytes()).releasing(hold);
+                  }))
+          .handler(
+              DROP,
+              RequestHandler.replying(
+                  r -> {
+                    Cell cell = cells.remove(new String(r.metadata()));
+                    if (cell != null) {
+                      cell.holder().close();
+                    }
+                    return Reply.empty();
+                  }));
+    }
+
+    @Override
+    public void close() {
+      cells.values().forEach(c -> c.holder().close());
+      cells.clear();
+    }
+  }
+
+  private static NativeBuffer random(BufferAllocator allocator, long length, Random random) {
+    NativeBuffer buffer = allocator.allocate(length);
+    MemorySegment s = buffer.segment();
+    long i = 0;
+    for (; i + 8 <= length; i += 8) {
+      s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+    }
+    for (; i < length; i++) {
+      s.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+    }
+    return buffer;
+  }
+
+  private static void awaitIdle(TransportServer server) {
+    Await.until(
+        () -> {
+          SharedMemoryStats stats = server.sharedMemoryStats();
+          return stats.leases() == 0 && stats.grants() == 0 && stats.usedBytes() == 0;
+        },
+        "every shared region released: " + server.sharedMemoryStats());
+  }
+
+  @Test
+  void shouldAttachEveryConnectionWhenBothSidesHaveSharedMemory(BufferAllocator allocator) {
+    try (TransportServer server = TransportServer.builder(config().build(), allocator).start();
+        TransportClient client =
+            new TransportClient(config().connectionsPerPeer(1).build(), allocator)) {
+      client.ping(server.address(), LONG);
+      assertThat(client.sharedMemoryConnections(server.address())).isEqualTo(1);
+      SharedMemoryStats stats = server.sharedMemoryStats();
+      assertThat(stats.enabled()).isTrue();
+      assertThat(stats.attachedConnections()).isEqualTo(1);
+      assertThat(stats.segments()).isEqualTo(1);
+      assertThat(stats.segmentBytes()).isEqualTo(4L << 20);
+      assertThat(client.mappedSharedSegments()).isEqualTo(1);
+      awaitIdle(server);
+    }
+  }
+
+  @Test
+  void shouldRoundTripBodiesOfManySizesByteForByte(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    try (TransportServer server =
+            TransportServer.builder(config().build(), allocator)
+                .handler(ECHO, ECHO_HANDLER)
+                .start();
+        TransportClient client = new TransportClient(config().build(), allocator)) {
+      for (int round = 0; round < 40; round++) {
+        int count = 1 + random.nextInt(5);
+        List<NativeBuffer> sent = new ArrayList<>();
+        try {
+          for (int i = 0; i < count; i++) {
+            long length =
+                switch (random.nextInt(4)) {
+                  case 0 -> random.nextInt(64);
+                  case 1 -> random.nextInt(5000);
+                  case 2 -> random.nextInt(300_000);
+                  default -> random.nextInt(6 << 20);
+                };
+            sent.add(random(allocator, length, random));
+          }
+          byte[] metadata = ("round " + round).getBytes();
+          Request request =
+              new Request(ECHO, metadata, sent.stream().map(NativeBuffer::segment).toList());
+          try (Response response = client.call(server.address(), request)) {
+            assertThat(response.metadata()).isEqualTo(metadata);
+            assertThat(response.bodyCount()).isEqualTo(count);
+            for (int i = 0; i < count; i++) {
+              assertThat(response.body(i).mismatch(sent.get(i).segment()))
+                  .as("round %d body %d of %d bytes", round, i, sent.get(i).lengthBytes())
+                  .isEqualTo(-1L);
+            }
+          }
+        } finally {
+          sent.forEach(NativeBuffer::close);
+        }
+      }
+      assertThat(client.sharedMemoryConnections(server.address())).isPositive();
+      awaitIdle(server);
+    }
+  }
+
+  @Test
+  void shouldKeepSharedRequestBodiesAsCellsAndLeaseThemInPlace(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    try (Cells cells = new Cells();
+        TransportServer server =
+            cells.register(TransportServer.builder(config().build(), allocator)).start();
+        TransportClient client = new TransportClient(config().build(), allocator);
+        NativeBuffer value = random(allocator, 1 << 20, random)) {
+      client.call(server.address(), Request.of(STORE, "k".getBytes(), value.segment())).close();
+      SharedMemoryStats stored = server.sharedMemoryStats();
+      assertThat(stored.usedBytes()).isEqualTo(1 << 20);
+      // The body the handler kept lies in the pool: the cell is the shared region itself.
+      MemorySegment kept = cells.lastStored.get();
+      assertThat(kept.address()).isNotZero();
+
+      try (Response response = client.call(server.address(), Request.of(LOAD, "k".getBytes()))) {
+        assertThat(response.body(0).mismatch(value.segment())).isEqualTo(-1L);
+        SharedMemoryStats leased = server.sharedMemoryStats();
+        assertThat(leased.leases()).isEqualTo(1);
+        // Leased in place: no copy region, no growth.
+        assertThat(leased.usedBytes()).isEqualTo(stored.usedBytes());
+        assertThat(leased.segmentBytes()).isEqualTo(stored.segmentBytes());
+        // The client reads the server's bytes: a write through the server's cell shows.
+        kept.set(ValueLayout.JAVA_BYTE, 7, (byte) (kept.get(ValueLayout.JAVA_BYTE, 7) + 1));
+        assertThat(response.body(0).get(ValueLayout.JAVA_BYTE, 7))
+            .isEqualTo(kept.get(ValueLayout.JAVA_BYTE, 7));
+        // Dropping the cell while the client still reads it keeps the bytes.
+        client.call(server.address(), Request.of(DROP, "k".getBytes())).close();
+        assertThat(server.sharedMemoryStats().usedBytes()).isEqualTo(1 << 20);
+      }
+      awaitIdle(server);
+    }
+  }
+
+  @Test
+  void shouldCopyOnceIntoCallerSegmentsAndReleaseTheLeaseAtOnce(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    try (Cells cells = new Cells();
+        TransportServer server =
+            cells.register(TransportServer.builder(config().build(), allocator)).start();
+        TransportClient client = new TransportClient(config().build(), allocator);
+        NativeBuffer value = random(allocator, 300_000, random);
+        NativeBuffer into = allocator.allocate(300_000)) {
+      client.call(server.address(), Request.of(STORE, "k".getBytes(), value.segment())).close();
+      try (Response response =
+          client.call(
+              server.address(),
+              Request.of(LOAD, "k".getBytes()),
+              BodyDestination.into(List.of(into.segment())),
+              LONG)) {
+        assertThat(response.buffers()).isEmpty();
+        assertThat(into.segment().mismatch(value.segment())).isEqualTo(-1L);
+        Await.until(() -> server.sharedMemoryStats().leases() == 0, "lease released at once");
+      }
+      client.call(server.address(), Request.of(DROP, "k".getBytes())).close();
+      awaitIdle(server);
+    }
+  }
+
+  @Test
+  void shouldStayOnTheSocketWhenEitherSideHasSharedMemoryOff(BufferAllocator allocator) {
+    for (boolean serverOn : new boolean[] {false, true}) {
+      TransportConfig serverConfig = config().sharedMemory(serverOn).build();
+      TransportConfig clientConfig = config().sharedMemory(!serverOn).build();
+      try (TransportServer server =
+              TransportServer.builder(serverConfig, allocator).handler(ECHO, ECHO_HANDLER).start();
+          TransportClient client = new TransportClient(clientConfig, allocator);
+          NativeBuffer body = random(allocator, 200_000, new Random(Seeds.seed()))) {
+        try (Response response =
+            client.call(server.address(), Request.of(ECHO, new byte[0], body.segment()))) {
+          assertThat(response.body(0).mismatch(body.segment())).isEqualTo(-1L);
+        }
+        assertThat(client.sharedMemoryConnections(server.address())).isZero();
+        assertThat(client.mappedSharedSegments()).isZero();
+        assertThat(server.sharedMemoryStats().usedBytes()).isZero();
+        assertThat(server.sharedMemoryStats().segments()).isZero();
+      }
+    }
+  }
+
+  @Test
+  void shouldAnswerAPlainHelloExactlyAsWithoutSharedMemory(BufferAllocator allocator)
+      throws IOException {
+    try (TransportServer server = TransportServer.builder(config().build(), allocator).start();
+        RawConnection raw = new RawConnection(server.address())) {
+      raw.write(RawConnection.hello(1, null));
+      RawConnection.RawReply reply = raw.readReply();
+      assertThat(reply.flags()).isEqualTo(FrameDescriptor.FLAG_RESPONSE);
+      assertThat(reply.meta()).isEmpty();
+      assertThat(server.sharedMemoryStats().segments()).isZero();
+    }
+  }
+
+  @Test
+  void shouldFallBackToTheSocketWhenTheClientCannotMapTheSegment(BufferAllocator allocator) {
+    ClientMappings.Mapper refuses =
+        (pid, fd, key, size) -> {
+          throw new TqException(ErrorCode.CONNECTION_FAILED, "simulated: other user");
+        };
+    ClientMappings.Mapper wrongKey =
+        (pid, fd, key, size) -> SharedSegment.open(pid, fd, new byte[16], size);
+    for (ClientMappings.Mapper mapper : List.of(refuses, wrongKey)) {
+      try (TransportServer server =
+              TransportServer.builder(config().build(), allocator)
+                  .handler(ECHO, ECHO_HANDLER)
+                  .start();
+          TransportClient client = new TransportClient(config().build(), allocator, mapper);
+          NativeBuffer body = random(allocator, 200_000, new Random(Seeds.seed()))) {
+        try (Response response =
+            client.call(server.address(), Request.of(ECHO, new byte[0], body.segment()))) {
+          assertThat(response.body(0).mismatch(body.segment())).isEqualTo(-1L);
+        }
+        assertThat(client.sharedMemoryConnections(server.address())).isZero();
+        assertThat(server.sharedMemoryStats().attachedConnections()).isZero();
+        awaitIdle(server);
+      }
+    }
+  }
+
+  @Test
+  void shouldSendOverTheSocketWhenThePoolIsFull(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    TransportConfig small =
+        config().sharedMemorySegmentBytes(1 << 20).sharedMemoryLimitBytes(1 << 20).build();
+    try (TransportServer server =
+            TransportServer.builder(small, allocator).handler(ECHO, ECHO_HANDLER).start();
+        TransportClient client = new TransportClient(small, allocator);
+        NativeBuffer big = random(allocator, 3 << 20, random);
+        NativeBuffer fits = random(allocator, 100_000, random)) {
+      try (Response response =
+          client.call(server.address(), Request.of(ECHO, new byte[0], big.segment()))) {
+        assertThat(response.body(0).mismatch(big.segment())).isEqualTo(-1L);
+      }
+      try (Response response =
+          client.call(server.address(), Request.of(ECHO, new byte[0], fits.segment()))) {
+        assertThat(response.body(0).mismatch(fits.segment())).isEqualTo(-1L);
+        assertThat(server.sharedMemoryStats().leases()).isEqualTo(1);
+      }
+      assertThat(server.sharedMemoryStats().segmentBytes()).isEqualTo(1 << 20);
+      awaitIdle(server);
+    }
+  }
+
+  @Test
+  void shouldUnmapWhenTheClientClosesAndNoViewIsLeft(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    try (TransportServer server =
+            TransportServer.builder(config().build(), allocator)
+                .handler(ECHO, ECHO_HANDLER)
+                .start();
+        NativeBuffer body = random(allocator, 200_000, random)) {
+      TransportClient client = new TransportClient(config().build(), allocator);
+      Response response =
+          client.call(server.address(), Request.of(ECHO, new byte[0], body.segment()));
+      assertThat(client.mappedSharedSegments()).isPositive();
+      client.close();
+      // The view still reads the server's bytes after its client closed.
+      assertThat(response.body(0).mismatch(body.segment())).isEqualTo(-1L);
+      assertThat(client.mappedSharedSegments()).isPositive();
+      response.close();
+      assertThat(client.mappedSharedSegments()).isZero();
+      awaitIdle(server);
+    }
+  }
+
+  /** A HELLO asking for shared memory, the offer decoded, the probe proved (or not). */
+  private static final class RawAttached implements AutoCloseable {
+    final RawConnection raw;
+    final SharedMessages.Offer offer;
+    final List<SharedSegment> mapped = new ArrayList<>();
+    long nextId = 2;
+
+    RawAttached(HostPort address, boolean prove) throws IOException {
+      raw = new RawConnection(address);
+      raw.write(RawConnection.frame(MessageDescriptor.TYPE_HELLO, 1, new long[0], helloMeta()));
+      offer = SharedMessages.decodeHelloReply(raw.readReply().meta(), "test");
+      byte[] nonce = null;
+      if (prove) {
+        SharedSegment segment = map(offer.segment());
+        nonce = new byte[16];
+        new Random(1).nextBytes(nonce);
+        MemorySegment.copy(
+            nonce, 0, segment.memory(), ValueLayout.JAVA_BYTE, offer.probeOffset(), 16);
+      }
+      RawConnection.RawReply attach =
+          call(MessageDescriptor.TYPE_SHM_ATTACH, SharedMessages.attachRequest(nonce));
+      assertThat(SharedMessages.decodeAttachReply(attach.meta(), "test")).isEqualTo(prove);
+    }
+
+    private static byte[] helloMeta() {
+      MsgpackWriter out = new MsgpackWriter(8);
+      out.writeArrayHeader(2);
+      out.writeNil();
+      out.writeBoolean(true);
+      return out.toByteArray();
+    }
+
+    SharedSegment map(SharedMessages.SegmentRef ref) {
+      SharedSegment segment = SharedSegment.open(offer.pid(), ref.fd(), ref.key(), ref.size());
+      mapped.add(segment);
+      return segment;
+    }
+
+    RawConnection.RawReply call(int type, byte[] appMeta) throws IOException {
+      raw.write(RawConnection.frame(type, nextId++, new long[0], appMeta));
+      return raw.readReply();
+    }
+
+    RawConnection.RawReply shared(int type, long[] lengths, long grantId, byte[] appMeta)
+        throws IOException {
+      MsgpackWriter item = new MsgpackWriter(16 + appMeta.length);
+      item.writeArrayHeader(1);
+      item.writeLong(grantId);
+      item.writeRaw(appMeta, 0, appMeta.length);
+      raw.write(
+          RawConnection.frame(
+              type, FrameDescriptor.FLAG_SHARED_BODY, nextId++, lengths, item.toByteArray()));
+      return raw.readReply();
+    }
+
+    SharedMessages.Grant grant(long length) throws IOException {
+      RawConnection.RawReply reply =
+          call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(length));
+      assertThat(reply.isError()).as(String.valueOf(reply.errorMessage())).isFalse();
+      return SharedMessages.decodeGrantReply(reply.meta(), "test");
+    }
+
+    @Override
+    public void close() throws IOException {
+      mapped.forEach(SharedSegment::close);
+      raw.close();
+    }
+  }
+
+  @Test
+  void shouldAnswerBadSharedMemoryInputWithTypedErrorsAndKeepServing(BufferAllocator allocator)
+      throws IOException {
+    try (TransportServer server =
+        TransportServer.builder(config().build(), allocator).handler(ECHO, ECHO_HANDLER).start()) {
+      try (RawAttached unattached = new RawAttached(server.address(), false)) {
+        RawConnection.RawReply grant =
+            unattached.call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(100));
+        assertThat(grant.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+        RawConnection.RawReply flagged = unattached.shared(ECHO, new long[] {10}, 1, new byte[0]);
+        assertThat(flagged.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+        RawConnection.RawReply release =
+            unattached.call(
+                MessageDescriptor.TYPE_SHM_RELEASE, SharedMessages.releaseRequest(new long[] {5}));
+        assertThat(release.isError()).isFalse();
+      }
+      try (RawAttached client = new RawAttached(server.address(), true)) {
+        assertThat(
+                client
+                    .call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(0))
+                    .errorCode())
+            .isEqualTo(ErrorCode.INVALID_ARGUMENT.value());
+        assertThat(
+                client
+                    .call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(1L << 40))
+                    .errorCode())
+            .isEqualTo(ErrorCode.INVALID_ARGUMENT.value());
+        RawConnection.RawReply unknown = client.shared(ECHO, new long[] {10}, 999, new byte[0]);
+        assertThat(unknown.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+        assertThat(unknown.errorMessage()).contains("grant_id=999");
+
+        SharedMessages.Grant small = client.grant(100);
+        RawConnection.RawReply overflow =
+            client.shared(ECHO, new long[] {100, 100}, small.grantId(), new byte[0]);
+        assertThat(overflow.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+        assertThat(overflow.errorMessage()).contains("overflow");
+        RawConnection.RawReply reused =
+            client.shared(ECHO, new long[] {10}, small.grantId(), new byte[0]);
+        assertThat(reused.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+
+        SharedMessages.Grant good = client.grant(100);
+        SharedSegment segment = client.map(good.segment());
+        segment.memory().asSlice(good.offset(), 10).fill((byte) 42);
+        RawConnection.RawReply echoed =
+            client.shared(ECHO, new long[] {10}, good.grantId(), new byte[] {(byte) 0x90});
+        assertThat(echoed.isError()).as(String.valueOf(echoed.errorMessage())).isFalse();
+        assertThat(
+                client
+                    .call(
+                        MessageDescriptor.TYPE_SHM_RELEASE,
+                        SharedMessages.releaseRequest(new long[] {12345, -1}))
+                    .isError())
+            .isFalse();
+        client.grant(5000); // never used: freed by the close
+        assertThat(client.call(MessageDescriptor.TYPE_PING, new byte[0]).isError()).isFalse();
+        assertThat(server.sharedMemoryStats().grants()).isEqualTo(1);
+      }
+      awaitIdle(server);
+      assertThat(server.openConnections()).isZero();
+    }
+  }
+
+  @Test
+  void shouldFreeEveryGrantAndLeaseWhenTheConnectionCloses(BufferAllocator allocator)
+      throws IOException {
+    Random random = new Random(Seeds.seed());
+    try (TransportServer server =
+            TransportServer.builder(config().build(), allocator)
+                .handler(ECHO, ECHO_HANDLER)
+                .start();
+        NativeBuffer body = random(allocator, 500_000, random)) {
+      TransportClient client = new TransportClient(config().build(), allocator);
+      List<Response> held = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        held.add(client.call(server.address(), Request.of(ECHO, new byte[0], body.segment())));
+      }
+      try (RawAttached raw = new RawAttached(server.address(), true)) {
+        raw.grant(1 << 20);
+        raw.grant(10);
+        Await.until(() -> server.sharedMemoryStats().grants() == 2, "two grants");
+      }
+      assertThat(server.sharedMemoryStats().leases()).isEqualTo(3);
+      Await.until(() -> server.sharedMemoryStats().grants() == 0, "grants freed by the close");
+      // A client that goes away holding views: the server frees the leases with the connection.
+      client.close();
+      awaitIdle(server);
+      assertThat(client.mappedSharedSegments()).isPositive();
+      held.forEach(Response::close);
+      assertThat(client.mappedSharedSegments()).isZero();
+    }
+  }
+}
