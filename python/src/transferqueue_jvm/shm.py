@@ -51,6 +51,51 @@ KEY_BYTES = 16
 NONCE_BYTES = 16
 #: ``network.shared_memory_min_bytes`` default: smaller requests and replies stay on the socket
 MIN_BYTES_DEFAULT = 65536
+#: madvise advice (Linux 5.14+): fault a range in with one call, not one trap per page
+MADV_POPULATE_READ = 22
+MADV_POPULATE_WRITE = 23
+_PAGE = mmap.PAGESIZE
+_populate_works = True
+
+
+def _populate(mm: mmap.mmap, start: int, length: int, advice: int):
+    """Faults ``[start, start + length)`` of a mapping in ahead of a copy (about twice as fast as
+    taking the faults one page at a time); a no-op where the kernel does not know the advice."""
+    global _populate_works
+    if not _populate_works or length < 16 * _PAGE:
+        return
+    lo = start - start % _PAGE
+    try:
+        mm.madvise(advice, lo, start + length - lo)
+    except (OSError, ValueError):
+        _populate_works = False
+
+
+def populate_memory(address: int, length: int):
+    """:func:`_populate` for memory this process allocated (a result tensor about to be filled)."""
+    global _populate_works
+    if not _populate_works or length < 16 * _PAGE:
+        return
+    lo = (address + _PAGE - 1) // _PAGE * _PAGE
+    hi = (address + length) // _PAGE * _PAGE
+    if hi > lo and _libc() is not None and _libc().madvise(lo, hi - lo, MADV_POPULATE_WRITE) != 0:
+        _populate_works = False
+
+
+_LIBC = []
+
+
+def _libc():
+    if not _LIBC:
+        import ctypes
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            libc.madvise.restype = ctypes.c_int
+            _LIBC.append(libc)
+        except (OSError, AttributeError):
+            _LIBC.append(None)
+    return _LIBC[0]
 
 
 @dataclass(frozen=True)
@@ -137,10 +182,15 @@ def parse_lease(item, lengths: list[int]) -> tuple[int, list[tuple[SegmentRef, i
     if len(entries) != len(lengths):
         raise ProtocolError(f"lease {lease_id}: {len(entries)} shared bodies for a body table of {len(lengths)}")
     out = []
+    refs: dict[tuple, SegmentRef] = {}  # a reply names few segments, each many times
     for i, (entry, length) in enumerate(zip(entries, lengths)):
-        if not isinstance(entry, list) or len(entry) != 2 or not _is_int(entry[1]):
+        if type(entry) is not list or len(entry) != 2 or not _is_int(entry[1]):
             raise ProtocolError(f"lease {lease_id}: body {i} {entry!r:.80} is not [segment, offset]")
-        ref = SegmentRef.parse(entry[0], f"lease {lease_id} body {i}")
+        raw = entry[0]
+        ref = refs.get(tuple(raw)) if type(raw) is list and len(raw) == 3 and type(raw[1]) is bytes else None
+        if ref is None:
+            ref = SegmentRef.parse(raw, f"lease {lease_id} body {i}")
+            refs[(ref.fd, ref.key, ref.size)] = ref
         offset = entry[1]
         if offset < HEADER_BYTES or offset + length > ref.size:
             raise ProtocolError(f"lease {lease_id}: body {i} of {length} bytes at offset {offset} lies outside "
@@ -164,7 +214,9 @@ class Segment:
         except OSError as e:
             raise ProtocolError(f"cannot open segment {path}: {e.strerror}") from None
         try:
-            actual = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            actual = st.st_size
+            self.identity = (st.st_dev, st.st_ino)
             if actual != ref.size:
                 raise ProtocolError(f"segment {path} has {actual} bytes, the reference says {ref.size}")
             mm = mmap.mmap(fd, ref.size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
@@ -189,10 +241,24 @@ class Segment:
     def write(self, offset: int, offsets: list[int], views: list[memoryview]):
         """Copies ``views[i]`` to ``offset + offsets[i]``: one memcpy each, straight from the caller's memory."""
         target = self._view
+        if offsets:
+            _populate(self.mm, offset, offsets[-1] + views[-1].nbytes, MADV_POPULATE_WRITE)
         for at, v in zip(offsets, views):
             n = v.nbytes
             if n:
                 target[offset + at:offset + at + n] = v
+
+    def prefetch(self, offset: int, length: int):
+        """Faults a range in ahead of reading all of it."""
+        _populate(self.mm, offset, length, MADV_POPULATE_READ)
+
+    def is_current(self, pid: int) -> bool:
+        """Whether the server still holds this segment under its fd (else it closed it)."""
+        try:
+            st = os.stat(f"/proc/{pid}/fd/{self.ref.fd}")
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self.identity and st.st_size == self.ref.size
 
     def write_nonce(self, offset: int, nonce: bytes):
         self._view[offset:offset + len(nonce)] = nonce
@@ -250,11 +316,16 @@ class Segments:
             return seg
 
     def release(self, seg: Segment):
-        """Lowers the use count; an unused segment other than the HELLO's is unmapped."""
+        """Lowers the use count. Unused mappings stay (their pages stay mapped for the next region
+        in them) while the server holds the segment: each time a segment falls unused, every unused
+        one the server closed since is unmapped."""
         with self._lock:
             seg.use -= 1
-            if seg.use <= 0 and seg is not self._pinned and self._by_fd.get(seg.ref.fd) is seg:
-                self._drop(seg)
+            if seg.use > 0:
+                return
+            for other in list(self._by_fd.values()):
+                if other.use <= 0 and other is not self._pinned and not other.is_current(self.pid):
+                    self._drop(other)
 
     def _drop(self, seg: Segment):
         del self._by_fd[seg.ref.fd]

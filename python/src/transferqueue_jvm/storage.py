@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import dtypes, values, wire
+from . import dtypes, shm, values, wire
 from .batch import DENSE, JAGGED, OBJECT, Column
 from .errors import (CorruptDataError, FrameTooLongError, NotFoundError, StorageError, TQError,
                      error_for)
@@ -147,6 +147,17 @@ class ReadPlan:
                 flat = torch.from_numpy(span).view(self.dtype)
                 self.storage = flat.view(self.storage.shape)
                 return
+        if self.storage.numel():
+            shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
+        spans: dict[int, list] = {}  # segment -> [segment, lowest offset, highest end] of the rows read
+        for i, (reply, k) in shared.items():
+            seg, offset = reply.shared[k]
+            span = spans.setdefault(id(seg), [seg, offset, offset])
+            span[1] = min(span[1], offset)
+            span[2] = max(span[2], offset + self.row_views[i].nbytes)
+        for seg, lo, hi in spans.values():
+            if seg.mm is not None:
+                seg.prefetch(lo, hi - lo)
         for i, (reply, k) in shared.items():
             self.row_views[i][:] = reply.bodies[k]
 
