@@ -332,7 +332,20 @@ public final class ConfigKey<T> {
             NetworkConfig.CONNECT_TIMEOUT_PROP_NAME,
             DURATION,
             (b, v) -> b.network.connectTimeout(v)),
-        key(NetworkConfig.MAX_FRAME_BYTES_PROP_NAME, LONG, (b, v) -> b.network.maxFrameBytes(v)));
+        key(NetworkConfig.MAX_FRAME_BYTES_PROP_NAME, LONG, (b, v) -> b.network.maxFrameBytes(v)),
+        key(NetworkConfig.SHARED_MEMORY_PROP_NAME, BOOLEAN, (b, v) -> b.network.sharedMemory(v)),
+        key(
+            NetworkConfig.SHARED_MEMORY_LIMIT_BYTES_PROP_NAME,
+            LONG,
+            (b, v) -> b.network.sharedMemoryLimitBytes(v)),
+        key(
+            NetworkConfig.SHARED_MEMORY_SEGMENT_BYTES_PROP_NAME,
+            LONG,
+            (b, v) -> b.network.sharedMemorySegmentBytes(v)),
+        key(
+            NetworkConfig.SHARED_MEMORY_MIN_BYTES_PROP_NAME,
+            LONG,
+            (b, v) -> b.network.sharedMemoryMinBytes(v)));
   }
 
   private static MooncakeStoreConfig.Builder mc(TqConfig.Builder b) {

@@ -31,6 +31,13 @@ import java.util.Set;
  * @param storeNodeAddresses the object-store nodes; empty = an embedded store
  * @param connectTimeout deadline of opening one connection
  * @param maxFrameBytes the longest frame accepted, checked before any allocation
+ * @param sharedMemory whether servers offer and clients ask for shared-memory frame bodies with a
+ *     peer on the same host (docs/PROTOCOL.md section 4.2); false keeps every byte on the socket
+ * @param sharedMemoryLimitBytes the most bytes a server's shared-memory segments hold together
+ *     (accounted in its allocator, so {@code memory.limit_bytes} applies too)
+ * @param sharedMemorySegmentBytes the size of a server's standard segment; a larger region gets a
+ *     segment of its own
+ * @param sharedMemoryMinBytes frames with fewer body bytes stay on the socket
  */
 public record NetworkConfig(
     String bindHost,
@@ -39,7 +46,11 @@ public record NetworkConfig(
     List<HostPort> storageUnitAddresses,
     List<HostPort> storeNodeAddresses,
     Duration connectTimeout,
-    long maxFrameBytes) {
+    long maxFrameBytes,
+    boolean sharedMemory,
+    long sharedMemoryLimitBytes,
+    long sharedMemorySegmentBytes,
+    long sharedMemoryMinBytes) {
 
   /** Key of {@link #bindHost()}. */
   public static final String BIND_HOST_PROP_NAME = "network.bind_host";
@@ -83,6 +94,33 @@ public record NetworkConfig(
   /** Default of {@link #maxFrameBytes()}. */
   public static final long MAX_FRAME_BYTES_DEFAULT = Defaults.MAX_FRAME_BYTES;
 
+  /** Key of {@link #sharedMemory()}. */
+  public static final String SHARED_MEMORY_PROP_NAME = "network.shared_memory";
+
+  /** Default of {@link #sharedMemory()}. */
+  public static final boolean SHARED_MEMORY_DEFAULT = Defaults.SHARED_MEMORY;
+
+  /** Key of {@link #sharedMemoryLimitBytes()}. */
+  public static final String SHARED_MEMORY_LIMIT_BYTES_PROP_NAME =
+      "network.shared_memory_limit_bytes";
+
+  /** Default of {@link #sharedMemoryLimitBytes()}: 2 GiB. */
+  public static final long SHARED_MEMORY_LIMIT_BYTES_DEFAULT = Defaults.SHARED_MEMORY_LIMIT_BYTES;
+
+  /** Key of {@link #sharedMemorySegmentBytes()}. */
+  public static final String SHARED_MEMORY_SEGMENT_BYTES_PROP_NAME =
+      "network.shared_memory_segment_bytes";
+
+  /** Default of {@link #sharedMemorySegmentBytes()}: 64 MiB. */
+  public static final long SHARED_MEMORY_SEGMENT_BYTES_DEFAULT =
+      Defaults.SHARED_MEMORY_SEGMENT_BYTES;
+
+  /** Key of {@link #sharedMemoryMinBytes()}. */
+  public static final String SHARED_MEMORY_MIN_BYTES_PROP_NAME = "network.shared_memory_min_bytes";
+
+  /** Default of {@link #sharedMemoryMinBytes()}: 64 KiB. */
+  public static final long SHARED_MEMORY_MIN_BYTES_DEFAULT = Defaults.SHARED_MEMORY_MIN_BYTES;
+
   /**
    * Validates every component.
    *
@@ -107,6 +145,18 @@ public record NetworkConfig(
     storeNodeAddresses = addresses(p, STORE_NODE_ADDRESSES_PROP_NAME, storeNodeAddresses);
     p.positive(CONNECT_TIMEOUT_PROP_NAME, connectTimeout);
     p.atLeast(MAX_FRAME_BYTES_PROP_NAME, maxFrameBytes, MIN_FRAME_BYTES);
+    p.atLeast(SHARED_MEMORY_LIMIT_BYTES_PROP_NAME, sharedMemoryLimitBytes, 0);
+    p.atLeast(
+        SHARED_MEMORY_SEGMENT_BYTES_PROP_NAME,
+        sharedMemorySegmentBytes,
+        Defaults.MIN_SHARED_MEMORY_SEGMENT_BYTES);
+    if (sharedMemorySegmentBytes % 4096 != 0) {
+      p.add(
+          SHARED_MEMORY_SEGMENT_BYTES_PROP_NAME,
+          String.valueOf(sharedMemorySegmentBytes),
+          "must be a multiple of 4096");
+    }
+    p.atLeast(SHARED_MEMORY_MIN_BYTES_PROP_NAME, sharedMemoryMinBytes, 0);
     p.throwIfAny();
   }
 
@@ -213,6 +263,14 @@ public record NetworkConfig(
         + connectTimeout
         + ", maxFrameBytes="
         + maxFrameBytes
+        + ", sharedMemory="
+        + sharedMemory
+        + ", sharedMemoryLimitBytes="
+        + sharedMemoryLimitBytes
+        + ", sharedMemorySegmentBytes="
+        + sharedMemorySegmentBytes
+        + ", sharedMemoryMinBytes="
+        + sharedMemoryMinBytes
         + "]";
   }
 
@@ -225,6 +283,10 @@ public record NetworkConfig(
     private List<HostPort> storeNodeAddresses = STORE_NODE_ADDRESSES_DEFAULT;
     private Duration connectTimeout = CONNECT_TIMEOUT_DEFAULT;
     private long maxFrameBytes = MAX_FRAME_BYTES_DEFAULT;
+    private boolean sharedMemory = SHARED_MEMORY_DEFAULT;
+    private long sharedMemoryLimitBytes = SHARED_MEMORY_LIMIT_BYTES_DEFAULT;
+    private long sharedMemorySegmentBytes = SHARED_MEMORY_SEGMENT_BYTES_DEFAULT;
+    private long sharedMemoryMinBytes = SHARED_MEMORY_MIN_BYTES_DEFAULT;
 
     Builder() {}
 
@@ -307,6 +369,50 @@ public record NetworkConfig(
     }
 
     /**
+     * Sets {@value #SHARED_MEMORY_PROP_NAME}.
+     *
+     * @param sharedMemory whether same-host peers move bodies through shared memory
+     * @return this builder
+     */
+    public Builder sharedMemory(boolean sharedMemory) {
+      this.sharedMemory = sharedMemory;
+      return this;
+    }
+
+    /**
+     * Sets {@value #SHARED_MEMORY_LIMIT_BYTES_PROP_NAME}.
+     *
+     * @param sharedMemoryLimitBytes zero or more
+     * @return this builder
+     */
+    public Builder sharedMemoryLimitBytes(long sharedMemoryLimitBytes) {
+      this.sharedMemoryLimitBytes = sharedMemoryLimitBytes;
+      return this;
+    }
+
+    /**
+     * Sets {@value #SHARED_MEMORY_SEGMENT_BYTES_PROP_NAME}.
+     *
+     * @param sharedMemorySegmentBytes a multiple of 4096, at least 8192
+     * @return this builder
+     */
+    public Builder sharedMemorySegmentBytes(long sharedMemorySegmentBytes) {
+      this.sharedMemorySegmentBytes = sharedMemorySegmentBytes;
+      return this;
+    }
+
+    /**
+     * Sets {@value #SHARED_MEMORY_MIN_BYTES_PROP_NAME}.
+     *
+     * @param sharedMemoryMinBytes zero or more
+     * @return this builder
+     */
+    public Builder sharedMemoryMinBytes(long sharedMemoryMinBytes) {
+      this.sharedMemoryMinBytes = sharedMemoryMinBytes;
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @return the configuration
@@ -320,7 +426,11 @@ public record NetworkConfig(
           storageUnitAddresses,
           storeNodeAddresses,
           connectTimeout,
-          maxFrameBytes);
+          maxFrameBytes,
+          sharedMemory,
+          sharedMemoryLimitBytes,
+          sharedMemorySegmentBytes,
+          sharedMemoryMinBytes);
     }
   }
 }

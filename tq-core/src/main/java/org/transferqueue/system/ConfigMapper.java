@@ -65,7 +65,11 @@ public final class ConfigMapper {
         .authToken(network.authToken().orElse(null))
         .connectTimeout(network.connectTimeout())
         .maxFrameBytes(network.maxFrameBytes())
-        .maxBodySegmentBytes(network.maxFrameBytes());
+        .maxBodySegmentBytes(network.maxFrameBytes())
+        .sharedMemory(network.sharedMemory())
+        .sharedMemoryLimitBytes(network.sharedMemoryLimitBytes())
+        .sharedMemorySegmentBytes(network.sharedMemorySegmentBytes())
+        .sharedMemoryMinBytes(network.sharedMemoryMinBytes());
   }
 
   /**

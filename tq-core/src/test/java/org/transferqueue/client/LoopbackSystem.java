@@ -132,7 +132,11 @@ final class LoopbackSystem implements TestSystem {
             unitAddresses,
             nodes,
             n.connectTimeout(),
-            n.maxFrameBytes());
+            n.maxFrameBytes(),
+            n.sharedMemory(),
+            n.sharedMemoryLimitBytes(),
+            n.sharedMemorySegmentBytes(),
+            n.sharedMemoryMinBytes());
     TqConfig clientConfig =
         new TqConfig(
             config.metrics(),

@@ -82,4 +82,15 @@ class NetworkConfigTest {
         .as("names are not looked up")
         .isEqualTo(3);
   }
+
+  @Test
+  void shouldRejectASharedMemorySegmentSizeThatIsNotWholePages() {
+    assertThatThrownBy(() -> NetworkConfig.builder().sharedMemorySegmentBytes(10_000).build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("network.shared_memory_segment_bytes")
+        .hasMessageContaining("10000");
+    assertThatThrownBy(() -> NetworkConfig.builder().sharedMemoryMinBytes(-1).build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("network.shared_memory_min_bytes");
+  }
 }

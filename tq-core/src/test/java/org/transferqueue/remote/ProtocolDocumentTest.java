@@ -110,6 +110,7 @@ class ProtocolDocumentTest {
     constants.put("BODY_ALIGNMENT", (long) FrameDescriptor.BODY_ALIGNMENT);
     constants.put("FLAG_RESPONSE", (long) FrameDescriptor.FLAG_RESPONSE);
     constants.put("FLAG_ERROR", (long) FrameDescriptor.FLAG_ERROR);
+    constants.put("FLAG_SHARED_BODY", (long) FrameDescriptor.FLAG_SHARED_BODY);
     constants.forEach(
         (name, value) -> assertThat(flat).contains("`" + name + "` = " + value + ","));
     assertThat(flat)
@@ -156,6 +157,18 @@ class ProtocolDocumentTest {
     assertThat(documented).isEqualTo(types);
     assertThat(flat)
         .contains("| " + MessageDescriptor.TYPE_HELLO + " | HELLO (`MessageDescriptor.TYPE_HELLO`)")
+        .contains(
+            "| "
+                + MessageDescriptor.TYPE_SHM_ATTACH
+                + " | SHM_ATTACH (`MessageDescriptor.TYPE_SHM_ATTACH`)")
+        .contains(
+            "| "
+                + MessageDescriptor.TYPE_SHM_GRANT
+                + " | SHM_GRANT (`MessageDescriptor.TYPE_SHM_GRANT`)")
+        .contains(
+            "| "
+                + MessageDescriptor.TYPE_SHM_RELEASE
+                + " | SHM_RELEASE (`MessageDescriptor.TYPE_SHM_RELEASE`)")
         .contains(
             "below "
                 + MessageDescriptor.FIRST_APPLICATION_TYPE
@@ -235,7 +248,35 @@ class ProtocolDocumentTest {
                 + " s",
             "default " + TransportConfig.SHUTDOWN_GRACE_PERIOD_DEFAULT.toSeconds() + " s",
             "default " + NetworkConfig.CONNECT_TIMEOUT_DEFAULT.toSeconds() + " s",
-            maxMessage.getInt(null) + " characters (`MAX_ERROR_MESSAGE_CHARS`)");
+            maxMessage.getInt(null) + " characters (`MAX_ERROR_MESSAGE_CHARS`)",
+            NetworkConfig.SHARED_MEMORY_LIMIT_BYTES_DEFAULT
+                + " (`NetworkConfig.SHARED_MEMORY_LIMIT_BYTES_DEFAULT`)",
+            NetworkConfig.SHARED_MEMORY_SEGMENT_BYTES_DEFAULT
+                + " (`NetworkConfig.SHARED_MEMORY_SEGMENT_BYTES_DEFAULT`)",
+            NetworkConfig.SHARED_MEMORY_MIN_BYTES_DEFAULT
+                + " (`NetworkConfig.SHARED_MEMORY_MIN_BYTES_DEFAULT`)",
+            "at least " + org.transferqueue.config.Defaults.MIN_SHARED_MEMORY_SEGMENT_BYTES);
+  }
+
+  @Test
+  void shouldDescribeTheSharedMemoryWireElementsAsTheCodeWritesThem() {
+    String shared = section("### 4.2").replaceAll("\\s+", " ");
+    byte[] magic = {0x54, 0x51, 0x53, 0x48, 0x4D, 0x00, 0x00, 0x01};
+    StringBuilder hex = new StringBuilder();
+    for (byte b : magic) {
+      hex.append(String.format("%02X ", b));
+    }
+    assertThat(shared)
+        .contains(hex.toString().trim())
+        .contains("`FLAG_SHARED_BODY` (" + FrameDescriptor.FLAG_SHARED_BODY + ")")
+        .contains("**SHM_ATTACH** (type " + MessageDescriptor.TYPE_SHM_ATTACH + ")")
+        .contains("**SHM_GRANT** (type " + MessageDescriptor.TYPE_SHM_GRANT + ")")
+        .contains("**SHM_RELEASE** (type " + MessageDescriptor.TYPE_SHM_RELEASE + ")")
+        .contains(
+            "`FLAG_RESPONSE | FLAG_SHARED_BODY` = "
+                + (FrameDescriptor.FLAG_RESPONSE | FrameDescriptor.FLAG_SHARED_BODY))
+        .contains("`" + NetworkConfig.SHARED_MEMORY_PROP_NAME + ": false`")
+        .contains("`" + NetworkConfig.SHARED_MEMORY_MIN_BYTES_PROP_NAME + "` (default 65536)");
   }
 
   @Test

@@ -33,14 +33,33 @@ public final class RemoteUnits implements AutoCloseable {
    */
   public RemoteUnits(
       BufferAllocator allocator, int count, OptionalLong capacity, ProductionNotifier notifier) {
+    this(allocator, count, capacity, notifier, config());
+  }
+
+  /**
+   * Starts {@code count} units and their servers, and a router over them, all with {@code
+   * transport}.
+   *
+   * @param allocator the units' and the transport's allocator
+   * @param count how many units
+   * @param capacity each unit's sample capacity
+   * @param notifier where the router reports productions
+   * @param transport the servers' and the router's transport settings
+   */
+  public RemoteUnits(
+      BufferAllocator allocator,
+      int count,
+      OptionalLong capacity,
+      ProductionNotifier notifier,
+      TransportConfig transport) {
     try {
       for (int i = 0; i < count; i++) {
         StorageUnit unit = new StorageUnit("unit-" + i, capacity, allocator, 1L << 30);
         units.add(unit);
-        servers.add(StorageUnitServer.start(unit, config(), allocator));
+        servers.add(StorageUnitServer.start(unit, transport, allocator));
       }
       List<HostPort> addresses = servers.stream().map(StorageUnitServer::address).toList();
-      manager = new RemoteSimpleStorageManager(addresses, config(), allocator, notifier);
+      manager = new RemoteSimpleStorageManager(addresses, transport, allocator, notifier);
     } catch (RuntimeException e) {
       closeServersAndUnits();
       throw e;
@@ -53,13 +72,21 @@ public final class RemoteUnits implements AutoCloseable {
    * @return the settings
    */
   public static TransportConfig config() {
+    return builder().build();
+  }
+
+  /**
+   * {@link #config()} as a builder, for tests that change a setting.
+   *
+   * @return the builder
+   */
+  public static TransportConfig.Builder builder() {
     return TransportConfig.builder()
         .bindHost("127.0.0.1")
         .bindPort(0)
         .connectTimeout(Duration.ofSeconds(5))
         .defaultCallTimeout(Duration.ofSeconds(20))
-        .shutdownGracePeriod(Duration.ofSeconds(5))
-        .build();
+        .shutdownGracePeriod(Duration.ofSeconds(5));
   }
 
   @Override

@@ -85,6 +85,35 @@ class ConfigMapperTest {
   }
 
   @Test
+  void shouldMapTheSharedMemoryKeysOntoEveryRolesTransport() {
+    TqConfig config =
+        TqConfig.builder()
+            .network(
+                n ->
+                    n.sharedMemory(false)
+                        .sharedMemoryLimitBytes(1L << 30)
+                        .sharedMemorySegmentBytes(1L << 24)
+                        .sharedMemoryMinBytes(4096))
+            .build();
+    for (TransportConfig t :
+        List.of(
+            ConfigMapper.transport(config.network()),
+            ConfigMapper.controllerClient(config),
+            ConfigMapper.storageUnitClient(config),
+            ConfigMapper.storeNodeClient(config))) {
+      assertThat(t.sharedMemory()).isFalse();
+      assertThat(t.sharedMemoryLimitBytes()).isEqualTo(1L << 30);
+      assertThat(t.sharedMemorySegmentBytes()).isEqualTo(1L << 24);
+      assertThat(t.sharedMemoryMinBytes()).isEqualTo(4096);
+    }
+    TransportConfig defaults = ConfigMapper.transport(TqConfig.defaults().network());
+    assertThat(defaults.sharedMemory()).isTrue();
+    assertThat(defaults.sharedMemoryLimitBytes()).isEqualTo(2L << 30);
+    assertThat(defaults.sharedMemorySegmentBytes()).isEqualTo(64L << 20);
+    assertThat(defaults.sharedMemoryMinBytes()).isEqualTo(65536);
+  }
+
+  @Test
   void shouldMapStorageSectionsOntoTypedSettings() {
     TqConfig config =
         TqConfig.builder()

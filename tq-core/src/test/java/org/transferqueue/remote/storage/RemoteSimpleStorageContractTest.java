@@ -24,7 +24,7 @@ class RemoteSimpleStorageContractTest extends StorageManagerContract {
   }
 
   /** The router, closing its servers and units with it. */
-  private record Closing(RemoteUnits remote) implements StorageManager {
+  record Closing(RemoteUnits remote) implements StorageManager {
     @Override
     public String backendName() {
       return remote.manager.backendName();
