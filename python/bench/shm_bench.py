@@ -1,7 +1,8 @@
 """Put and get of the Python client through shared memory and over TCP, as ratios to a memory copy.
 
     python3 python/bench/shm_bench.py [--sizes small,large] [--backend SimpleStorage|MooncakeStore|all]
-                                      [--servers 2] [--iterations 3] [--warmup 1] [--json FILE]
+                                      [--servers 2] [--segment-bytes N] [--iterations 3] [--warmup 1]
+                                      [--json FILE]
 
 For each size (``small``: 1024 keys x 9 fields x 8192 float32, 288 MiB; ``large``: 256 keys x 1 field
 x 1 MiB, 256 MiB) and backend, on one system ``init()`` starts (a controller and ``--servers``
@@ -82,14 +83,16 @@ def _measure(fn, servers):
     return out, t1 - t0, time.process_time() - c0, procstat.cpu_seconds(servers) - s0
 
 
-def run(size: str, backend: str, servers_n: int, iterations: int, warmup: int) -> dict:
+def run(size: str, backend: str, servers_n: int, iterations: int, warmup: int, segment_bytes: int | None = None) -> dict:
     keys_n, fields, seq = SIZES[size]
     data = batch_of(keys_n, fields, seq)
     keys = [f"k{i}" for i in range(keys_n)]
     nbytes = keys_n * fields * seq * 4
     tq.close()
+    network = {"shared_memory_segment_bytes": segment_bytes} if segment_bytes else {}
     conf = tq.init({"backend": {"storage_backend": backend, "SimpleStorage": {"num_data_storage_units": servers_n}},
-                    "python": {"store_node_bytes": max(512 << 20, 2 * nbytes), "store_nodes": servers_n}})
+                    "python": {"store_node_bytes": max(512 << 20, 2 * nbytes), "store_nodes": servers_n},
+                    "network": network})
     servers = _servers()
     tcp_conf = copy.deepcopy(conf)
     tcp_conf["network"]["shared_memory"] = False
@@ -118,7 +121,8 @@ def run(size: str, backend: str, servers_n: int, iterations: int, warmup: int) -
     finally:
         clients["tcp"].close()
         tq.close()
-    out = {"size": size, "backend": backend, "servers": servers_n, "bytes": nbytes, "iterations": iterations,
+    out = {"size": size, "backend": backend, "servers": servers_n, "segment_bytes": segment_bytes or 64 << 20,
+           "bytes": nbytes, "iterations": iterations,
            "shm_attached": bool(attached) and all(attached), "samples": samples}
     base = nbytes / statistics.median(s[0] for s in samples["memcpy"]) / 1e9
     out["memcpy_gb_per_s"] = base
@@ -137,6 +141,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="small,large", help="small, large (comma-separated)")
     ap.add_argument("--backend", default="all", help="SimpleStorage, MooncakeStore or all")
     ap.add_argument("--servers", type=int, default=2, help="storage units or store nodes")
+    ap.add_argument("--segment-bytes", type=int, help="the servers' network.shared_memory_segment_bytes "
+                    "(default 64 MiB: larger regions get a fresh segment each time)")
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--json", help="write every figure to this file")
@@ -146,7 +152,7 @@ def main(argv=None) -> int:
     print(f"{'size':6} {'backend':14} {'op':8} {'GB/s':>6} {'x memcpy':>8} {'client s':>9} {'server s':>9}")
     for backend in backends:
         for size in args.sizes.split(","):
-            r = run(size, backend, args.servers, args.iterations, args.warmup)
+            r = run(size, backend, args.servers, args.iterations, args.warmup, args.segment_bytes)
             results.append(r)
             print(f"{size:6} {backend:14} {'memcpy':8} {r['memcpy_gb_per_s']:6.2f} {1.0:8.2f}"
                   f"{'':>10}{'':>10}   (shared memory attached: {r['shm_attached']})")

@@ -64,21 +64,21 @@ def _storage_connections(tq):
 
 
 def _shm_stats(tq, address: str):
-    """``[segment_bytes, used_bytes, leases]`` of a server's pool (PROCESS_STATS), or None."""
+    """``[segment_bytes, used_bytes, grants, leases]`` of a server's pool (PROCESS_STATS), or None."""
     reply = tq.get_client()._pool.call(address, wire.TYPE_PROCESS_STATS, b"", (), 10.0)
     stats = wire.unpackb(reply.app_meta)
     return stats[1] if len(stats) > 1 else None
 
 
 def _pool_state(tq, required: bool = True):
-    """(used_bytes, leases) per storage server; None (or a skip when ``required``) when the servers
-    do not report their pool."""
+    """(used_bytes, grants, leases) per storage server; None (or a skip when ``required``) when the
+    servers do not report their pool."""
     states = [_shm_stats(tq, a) for a in tq.get_client().storage.addresses]
     if any(s is None for s in states):
         if required:
             pytest.skip("the servers do not report their shared-memory pool in PROCESS_STATS")
         return None
-    return [tuple(s[1:]) for s in states]
+    return [tuple(s[1:4]) for s in states]
 
 
 def _one_server(tq, keys, pid) -> list[str]:

@@ -102,9 +102,24 @@ final class ControlMessages {
 
   /** The application metadata of a PROCESS_STATS reply: {@code [heap_allocated_bytes]}. */
   static byte[] processStatsMetadata(ProcessStats stats) {
-    MsgpackWriter out = new MsgpackWriter(10);
-    out.writeArrayHeader(1);
+    return processStatsMetadata(stats, SharedMemoryStats.OFF);
+  }
+
+  /**
+   * The application metadata of a PROCESS_STATS reply: {@code [heap_allocated_bytes]} with shared
+   * memory off, else {@code [heap_allocated_bytes, [segment_bytes, used_bytes, grants, leases]]}.
+   */
+  static byte[] processStatsMetadata(ProcessStats stats, SharedMemoryStats shared) {
+    MsgpackWriter out = new MsgpackWriter(48);
+    out.writeArrayHeader(shared.enabled() ? 2 : 1);
     out.writeLong(stats.heapAllocatedBytes());
+    if (shared.enabled()) {
+      out.writeArrayHeader(4);
+      out.writeLong(shared.segmentBytes());
+      out.writeLong(shared.usedBytes());
+      out.writeLong(shared.grants());
+      out.writeLong(shared.leases());
+    }
     return out.toByteArray();
   }
 
