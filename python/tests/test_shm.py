@@ -278,3 +278,10 @@ def test_server_death_fails_calls_and_the_mapping_goes_with_the_last_view():
     del body
     gc.collect()
     _until(lambda: mapping() is None, "the mapping to be unmapped")
+
+
+def test_a_sealed_lease_makes_no_new_views():
+    lease = shm.Lease(1, _Recorder(), shm.Segments(os.getpid()))
+    lease.seal()
+    with pytest.raises(RuntimeError):
+        lease.view(shm.SegmentRef(3, b"k" * 16, 1 << 20), 64, 10)

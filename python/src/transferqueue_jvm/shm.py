@@ -366,7 +366,11 @@ class Lease:
 
     def view(self, ref: SegmentRef, offset: int, length: int) -> tuple[Segment, np.ndarray]:
         """The segment of ``ref`` (mapped if needed) and ``length`` bytes at ``offset`` of it: a uint8
-        array whose life keeps the lease. :class:`ProtocolError` when the segment cannot be mapped."""
+        array whose life keeps the lease. :class:`ProtocolError` when the segment cannot be mapped.
+        Only before :meth:`seal`; afterwards slice a view's ``base`` (the lease's array of that
+        segment) to make more views."""
+        if self._bases is None:
+            raise RuntimeError(f"lease {self.lease_id} is sealed: no new views")
         entry = self._bases.get(ref)
         if entry is None:
             seg = self.segments.acquire(ref)  # this use ends when the lease does
@@ -379,7 +383,7 @@ class Lease:
 
     def seal(self):
         """Ends the building: the lease is released when its views are gone (at once if none)."""
-        self._bases = {}  # the views hold the bases now
+        self._bases = None  # the views hold the bases now
         RELEASER.sealed(self)
 
 

@@ -143,7 +143,8 @@ class ReadPlan:
                     break
                 at += self.row_views[i].nbytes
             else:
-                _, span = first_reply.lease.view(seg.ref, start, at - start)
+                # The bodies are slices of the lease's array over the segment: so is the whole run.
+                span = first_reply.bodies[k0].base[start:at]
                 flat = torch.from_numpy(span).view(self.dtype)
                 self.storage = flat.view(self.storage.shape)
                 return
