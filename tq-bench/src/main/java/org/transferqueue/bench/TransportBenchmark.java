@@ -43,8 +43,14 @@ import org.transferqueue.transport.TransportServer;
  *
  * <ul>
  *   <li>{@code transport}: a {@link TransportClient} call to a {@link TransportServer} whose
- *       handler echoes the request's bodies; the reply lands in 64 caller segments ({@link
- *       BodyDestination#into}), the Java form of {@code batch_get_into};
+ *       handler echoes the request's bodies, over the socket (shared memory off); the reply lands
+ *       in 64 caller segments ({@link BodyDestination#into}), the Java form of {@code
+ *       batch_get_into};
+ *   <li>{@code transportSharedMemory}: the same call with shared memory on (docs/PROTOCOL.md
+ *       section 4.2): the client copies the 64 MiB into a granted region, the echo's reply is
+ *       leased in place, and the client copies it into its 64 segments: two copies of 64 MiB;
+ *   <li>{@code memoryCopy}: the baseline of {@code transportSharedMemory}, the same two copies of
+ *       64 MiB in one thread (sources to a staging area, staging area to the destinations);
  *   <li>{@code rawSocket}: the baseline, the same bytes over a plain blocking {@link SocketChannel}
  *       pair: the client writes them with one gathering write loop, an echo thread reads them into
  *       its 64 buffers and writes them back, the client reads them into its 64 destinations. No
@@ -74,6 +80,9 @@ public class TransportBenchmark {
   private final List<NativeBuffer> echoBuffers = new ArrayList<>();
   private TransportServer server;
   private TransportClient client;
+  private TransportServer sharedServer;
+  private TransportClient sharedClient;
+  private final List<NativeBuffer> staging = new ArrayList<>();
   private Request request;
   private BodyDestination into;
 
@@ -91,7 +100,7 @@ public class TransportBenchmark {
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     allocator = RootAllocator.builder().name("bench").limitBytes(2L << 30).build();
-    allocator.preallocate(BODY_BYTES, 7 * BODIES);
+    allocator.preallocate(BODY_BYTES, 8 * BODIES);
     for (int i = 0; i < BODIES; i++) {
       NativeBuffer source = allocator.allocate(BODY_BYTES);
       source.segment().fill((byte) i);
@@ -99,12 +108,12 @@ public class TransportBenchmark {
       destinations.add(allocator.allocate(BODY_BYTES));
       echoBuffers.add(allocator.allocate(BODY_BYTES));
       virtualEchoBuffers.add(allocator.allocate(BODY_BYTES));
+      staging.add(allocator.allocate(BODY_BYTES));
     }
-    TransportConfig config =
-        TransportConfig.builder()
-            .connectionsPerPeer(1)
-            .defaultCallTimeout(Duration.ofSeconds(30))
-            .build();
+    TransportConfig.Builder configBuilder =
+        TransportConfig.builder().connectionsPerPeer(1).defaultCallTimeout(Duration.ofSeconds(30));
+    TransportConfig config = configBuilder.sharedMemory(false).build();
+    TransportConfig shared = configBuilder.sharedMemory(true).build();
     RequestHandler echo =
         RequestHandler.replying(
             r -> {
@@ -116,6 +125,8 @@ public class TransportBenchmark {
             });
     server = TransportServer.builder(config, allocator).handler(ECHO, echo).start();
     client = new TransportClient(config, allocator);
+    sharedServer = TransportServer.builder(shared, allocator).handler(ECHO, echo).start();
+    sharedClient = new TransportClient(shared, allocator);
     request = new Request(ECHO, new byte[0], sources.stream().map(NativeBuffer::segment).toList());
     into = BodyDestination.into(destinations.stream().map(NativeBuffer::segment).toList());
 
@@ -198,6 +209,35 @@ public class TransportBenchmark {
   }
 
   /**
+   * One call through the transport with shared memory.
+   *
+   * @return the reply's body count
+   */
+  @Benchmark
+  public int transportSharedMemory() {
+    try (Response response =
+        sharedClient.call(sharedServer.address(), request, into, Duration.ofSeconds(30))) {
+      return response.bodyCount();
+    }
+  }
+
+  /**
+   * The two copies of 64 MiB a shared-memory echo makes, in one thread.
+   *
+   * @return the last destination's first byte
+   */
+  @Benchmark
+  public byte memoryCopy() {
+    for (int i = 0; i < BODIES; i++) {
+      MemorySegment.copy(sources.get(i).segment(), 0, staging.get(i).segment(), 0, BODY_BYTES);
+    }
+    for (int i = 0; i < BODIES; i++) {
+      MemorySegment.copy(staging.get(i).segment(), 0, destinations.get(i).segment(), 0, BODY_BYTES);
+    }
+    return destinations.get(BODIES - 1).segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0);
+  }
+
+  /**
    * The same bytes over a plain socket pair.
    *
    * @return the last destination buffer's position
@@ -243,6 +283,9 @@ public class TransportBenchmark {
   public void tearDown() throws IOException, InterruptedException {
     client.close();
     server.close();
+    sharedClient.close();
+    sharedServer.close();
+    staging.forEach(NativeBuffer::close);
     rawClient.close();
     virtualClient.close();
     rawServer.close();

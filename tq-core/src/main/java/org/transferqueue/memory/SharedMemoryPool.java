@@ -20,8 +20,10 @@ import org.transferqueue.TqException;
  * the header) gets a dedicated segment of its own size rounded up to 4 KiB. The segments together
  * hold at most {@code limitBytes}; each segment is accounted in full, from its creation, in a child
  * allocator of the allocator given here ({@link BufferAllocator#wrapForeign}), so the process's
- * memory limit covers them like any other off-heap byte. Empty segments beyond the first are closed
- * as soon as they empty; the first stays for the next use.
+ * memory limit covers them like any other off-heap byte. A segment that empties stays mapped for
+ * the next region (its pages are touched already, on both sides of a connection): empty segments
+ * are closed only when a new segment would not fit under the limit otherwise, when the allocator
+ * refuses a new one, by {@link #trim()}, or at close.
  *
  * <p>Thread-safe: allocation, release and lookup take the pool's lock for a few map operations (a
  * new segment is created under it: memfd, truncate and map, no page touched). {@link #close()}
@@ -46,10 +48,9 @@ public final class SharedMemoryPool implements AutoCloseable {
   private final long segmentBytes;
   private final Object lock = new Object();
 
-  /** Guarded by {@code lock}: segments by base address, the first created, the totals. */
+  /** Guarded by {@code lock}: segments by base address and the totals. */
   private final TreeMap<Long, Slot> slots = new TreeMap<>();
 
-  private Slot first;
   private long totalBytes;
   private long usedBytes;
   private long regions;
@@ -183,12 +184,18 @@ public final class SharedMemoryPool implements AutoCloseable {
     return null;
   }
 
-  /** Creates a segment with room for {@code length} bytes. */
+  /**
+   * Creates a segment with room for {@code length} bytes, closing empty segments first if the new
+   * one would not fit under the limit otherwise.
+   */
   private Slot grow(long length) {
     long size =
         length + SharedSegment.HEADER_BYTES <= segmentBytes
             ? segmentBytes
             : (length + SharedSegment.HEADER_BYTES + PAGE - 1) / PAGE * PAGE;
+    if (totalBytes + size > limitBytes && totalBytes - emptyBytes() + size <= limitBytes) {
+      closeEmpty(totalBytes + size - limitBytes);
+    }
     if (totalBytes + size > limitBytes) {
       throw new TqException(
           ErrorCode.OUT_OF_MEMORY,
@@ -207,17 +214,76 @@ public final class SharedMemoryPool implements AutoCloseable {
     SharedSegment segment = SharedSegment.create(size);
     Slot slot = new Slot(segment);
     try {
-      slot.accounted = accounting.wrapForeign(segment.memory(), size, segment::close);
+      slot.accounted = account(segment, size);
     } catch (RuntimeException e) {
       segment.close();
       throw e;
     }
     slots.put(slot.base, slot);
-    if (first == null) {
-      first = slot;
-    }
     totalBytes += size;
     return slot;
+  }
+
+  /**
+   * Accounts a new segment; if the allocator refuses, closes the empty segments and tries again.
+   */
+  private NativeBuffer account(SharedSegment segment, long size) {
+    try {
+      return accounting.wrapForeign(segment.memory(), size, segment::close);
+    } catch (TqException e) {
+      if (e.code() != ErrorCode.OUT_OF_MEMORY || closeEmpty(Long.MAX_VALUE) == 0) {
+        throw e;
+      }
+      return accounting.wrapForeign(segment.memory(), size, segment::close);
+    }
+  }
+
+  private long emptyBytes() {
+    long empty = 0;
+    for (Slot slot : slots.values()) {
+      if (slot.live.isEmpty()) {
+        empty += slot.segment.size();
+      }
+    }
+    return empty;
+  }
+
+  /**
+   * Closes empty segments, largest first, until at least {@code wanted} bytes are freed or none is
+   * left; called with the lock held (closing a segment only unmaps it and closes its descriptor).
+   *
+   * @return the bytes freed
+   */
+  private long closeEmpty(long wanted) {
+    List<Slot> empty = new ArrayList<>();
+    for (Slot slot : slots.values()) {
+      if (slot.live.isEmpty()) {
+        empty.add(slot);
+      }
+    }
+    empty.sort((a, b) -> Long.compare(b.segment.size(), a.segment.size()));
+    long freed = 0;
+    for (Slot slot : empty) {
+      if (freed >= wanted) {
+        break;
+      }
+      slots.remove(slot.base);
+      totalBytes -= slot.segment.size();
+      freed += slot.segment.size();
+      slot.accounted.close();
+    }
+    return freed;
+  }
+
+  /**
+   * Closes every empty segment, giving its memory back to the operating system.
+   *
+   * @return the bytes freed
+   */
+  public long trim() {
+    synchronized (lock) {
+      return closeEmpty(Long.MAX_VALUE);
+    }
   }
 
   private void release(Slot slot, long offset) {
@@ -230,12 +296,9 @@ public final class SharedMemoryPool implements AutoCloseable {
       usedBytes -= region.length();
       regions--;
       giveBack(slot, offset, region.length());
-      if (slot.live.isEmpty() && (slot != first || closed)) {
+      if (slot.live.isEmpty() && closed) {
         slots.remove(slot.base);
         totalBytes -= slot.segment.size();
-        if (slot == first) {
-          first = null;
-        }
         emptied = slot.accounted;
       }
     }
@@ -338,7 +401,6 @@ public final class SharedMemoryPool implements AutoCloseable {
           emptied.add(slot.accounted);
         }
       }
-      first = null;
     }
     emptied.forEach(NativeBuffer::close);
     accounting.close();

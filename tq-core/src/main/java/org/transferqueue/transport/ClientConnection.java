@@ -44,6 +44,9 @@ final class ClientConnection {
   private static final System.Logger LOG = System.getLogger(ClientConnection.class.getName());
   private static final SecureRandom NONCES = new SecureRandom();
 
+  /** The most ids one SHM_RELEASE carries (the server accepts up to 2^20). */
+  static final int MAX_RELEASE_IDS = 65_536;
+
   private final HostPort address;
   private final SocketChannel channel;
   private final TransportConfig config;
@@ -191,7 +194,8 @@ final class ClientConnection {
    * does not match its reference, declines with nil and the connection stays on TCP.
    */
   private void attach(SharedMessages.Offer offer, ScheduledExecutorService timer) {
-    ClientMappings candidate = new ClientMappings(mapper, offer.pid(), liveMappings);
+    ClientMappings candidate =
+        new ClientMappings(mapper, offer.pid(), liveMappings, config.sharedMemoryLimitBytes());
     byte[] nonce = null;
     try {
       ClientMappings.Mapping mapping = candidate.acquire(offer.segment());
@@ -399,11 +403,14 @@ final class ClientConnection {
     releaseScheduled.set(false);
     List<Long> ids = new ArrayList<>();
     Long id;
-    while ((id = releases.poll()) != null) {
+    while (ids.size() < MAX_RELEASE_IDS && (id = releases.poll()) != null) {
       ids.add(id);
     }
     if (ids.isEmpty() || closed.get()) {
       return;
+    }
+    if (!releases.isEmpty() && releaseScheduled.compareAndSet(false, true)) {
+      Thread.ofVirtual().name("tq-shm-release-" + address).start(this::flushReleases);
     }
     PendingCall call =
         new PendingCall(

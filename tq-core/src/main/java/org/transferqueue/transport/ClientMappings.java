@@ -1,7 +1,8 @@
 package org.transferqueue.transport;
 
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,8 +17,11 @@ import org.transferqueue.memory.SharedSegment;
  * <p>Design note. A mapping is reference-counted: the cache holds one reference while the
  * connection lives, and every reply-body view or request copy in progress holds one more. {@link
  * #close()} (the connection ended) drops the cache's references, so a segment is unmapped as soon
- * as the last view over it is released, and never while one is. Thread-safe: the cache is guarded
- * by {@code this}, the counts are atomic.
+ * as the last view over it is released, and never while one is. The server may close a segment it
+ * no longer needs, but the pages stay alive while this side maps it: so when the mapped bytes would
+ * exceed {@code maxBytes} (this side's {@code shared_memory_limit_bytes}), mappings that only the
+ * cache holds are dropped, least recently used first; a later reference maps again. Thread-safe:
+ * the cache is guarded by {@code this}, the counts are atomic.
  */
 final class ClientMappings {
   /** Maps another process's segment; {@link SharedSegment#open} unless a test replaces it. */
@@ -53,23 +57,36 @@ final class ClientMappings {
         live.decrementAndGet();
       }
     }
+
+    /** Whether only the cache holds this mapping. */
+    boolean idle() {
+      return refs.get() == 1;
+    }
   }
 
   private final Mapper mapper;
   private final long pid;
   private final AtomicInteger live;
-  private final Map<SharedMessages.SegmentRef, Mapping> cache = new HashMap<>();
+  private final long maxBytes;
+
+  /** In access order, for dropping the least recently used. */
+  private final Map<SharedMessages.SegmentRef, Mapping> cache =
+      new LinkedHashMap<>(16, 0.75f, true);
+
+  private long mappedBytes;
   private boolean closed;
 
   /**
    * @param mapper how segments are mapped
    * @param pid the server's process id from its HELLO offer
    * @param live counts this client's mappings not yet unmapped
+   * @param maxBytes the mapped bytes above which idle mappings are dropped
    */
-  ClientMappings(Mapper mapper, long pid, AtomicInteger live) {
+  ClientMappings(Mapper mapper, long pid, AtomicInteger live, long maxBytes) {
     this.mapper = mapper;
     this.pid = pid;
     this.live = live;
+    this.maxBytes = maxBytes;
   }
 
   /**
@@ -85,10 +102,25 @@ final class ClientMappings {
     }
     Mapping mapping = cache.get(ref);
     if (mapping == null) {
+      dropIdle(ref.size());
       mapping = new Mapping(mapper.open(pid, ref.fd(), ref.key(), ref.size()), live);
       cache.put(ref, mapping);
+      mappedBytes += ref.size();
     }
     return mapping.retain();
+  }
+
+  /** Drops idle mappings, least recently used first, until {@code more} bytes fit. */
+  private void dropIdle(long more) {
+    Iterator<Map.Entry<SharedMessages.SegmentRef, Mapping>> it = cache.entrySet().iterator();
+    while (mappedBytes + more > maxBytes && it.hasNext()) {
+      Map.Entry<SharedMessages.SegmentRef, Mapping> entry = it.next();
+      if (entry.getValue().idle()) {
+        it.remove();
+        mappedBytes -= entry.getKey().size();
+        entry.getValue().release();
+      }
+    }
   }
 
   /** Drops the cache's references; segments no view holds are unmapped now. Idempotent. */

@@ -32,6 +32,7 @@ final class ServerSharedMemory {
   private final TransportConfig config;
   private final Map<Long, NativeBuffer> grants = new HashMap<>();
   private final Map<Long, List<NativeBuffer>> leases = new HashMap<>();
+  private long grantedBytes;
   private NativeBuffer probe;
   private SharedMemoryPool.Location probeLocation;
   private boolean attached;
@@ -102,10 +103,21 @@ final class ServerSharedMemory {
           "SHM_GRANT length=" + length + " not in [1, " + pool.limitBytes() + "]");
     }
     ensureOpen();
+    if (grantedBytes + length > config.connectionMemoryLimitBytes()) {
+      throw new TqException(
+          ErrorCode.OUT_OF_MEMORY,
+          "SHM_GRANT length="
+              + length
+              + ": the connection's unused grants hold "
+              + grantedBytes
+              + " bytes, connectionMemoryLimitBytes="
+              + config.connectionMemoryLimitBytes());
+    }
     NativeBuffer region = pool.allocate(length);
     SharedMemoryPool.Location location = pool.locate(region.segment());
     long id = nextId++;
     grants.put(id, region);
+    grantedBytes += region.lengthBytes();
     return new SharedMessages.Grant(
         id,
         SharedMessages.SegmentRef.of(location.segment()),
@@ -130,6 +142,9 @@ final class ServerSharedMemory {
             "a request with shared bodies (grant_id=" + grantId + ") on a connection not attached");
       }
       region = grants.remove(grantId);
+      if (region != null) {
+        grantedBytes -= region.lengthBytes();
+      }
     }
     if (region == null) {
       throw new ProtocolException(
@@ -163,6 +178,7 @@ final class ServerSharedMemory {
       for (long id : ids) {
         NativeBuffer grant = grants.remove(id);
         if (grant != null) {
+          grantedBytes -= grant.lengthBytes();
           freed.add(grant);
         }
         List<NativeBuffer> lease = leases.remove(id);
@@ -239,8 +255,14 @@ final class ServerSharedMemory {
       leaseId = nextId++;
       leases.put(leaseId, held);
     }
-    return SharedMessages.sharedReplySection(
-        lengths, leaseId, List.of(placements), reply.metadata());
+    byte[] section =
+        SharedMessages.sharedReplySection(lengths, leaseId, List.of(placements), reply.metadata());
+    if (section.length > config.maxMetadataBytes()) {
+      // Too many placements for one metadata section: the reply goes over the socket instead.
+      release(new long[] {leaseId});
+      return null;
+    }
+    return section;
   }
 
   private static NativeBuffer retainQuietly(NativeBuffer region) {
@@ -275,6 +297,7 @@ final class ServerSharedMemory {
       }
       freed.addAll(grants.values());
       grants.clear();
+      grantedBytes = 0;
       leases.values().forEach(freed::addAll);
       leases.clear();
     }

@@ -212,6 +212,15 @@ public final class TransportServer implements AutoCloseable {
         leases);
   }
 
+  /**
+   * Closes the empty shared-memory segments the pool keeps for reuse, returning their memory.
+   *
+   * @return the bytes freed; 0 when shared memory is off
+   */
+  public long trimSharedMemory() {
+    return sharedMemory == null ? 0 : sharedMemory.trim();
+  }
+
   /** Whether this platform can create shared segments (Linux memfd). */
   static final boolean SHARED_MEMORY_SUPPORTED =
       System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux");

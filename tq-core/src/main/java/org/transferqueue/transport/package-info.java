@@ -13,5 +13,12 @@
  * destination the caller chose ({@link org.transferqueue.transport.BodyDestination}), the Java form
  * of {@code batch_upsert_from} and {@code batch_get_into}. Role-specific servers (controller,
  * storage unit, store node) are built on this package and define their own message types.
+ *
+ * <p>Same host: a server offers a pool of shared-memory segments ({@link
+ * org.transferqueue.memory.SharedMemoryPool}); a client that proves at HELLO that it maps them
+ * (SHM_ATTACH) moves frame bodies through granted regions instead of the socket, in both
+ * directions, below the handlers: a handler sees its request bodies as usual (slices of the granted
+ * region), and a reply body that already lies in the pool is leased in place. Everything else, and
+ * every peer that cannot map the segments, stays on TCP (docs/PROTOCOL.md section 4.2).
  */
 package org.transferqueue.transport;

@@ -357,6 +357,28 @@ class SharedMemoryTransportTest {
     }
   }
 
+  @Test
+  void shouldDropIdleMappingsBeyondTheClientsLimit(BufferAllocator allocator) {
+    Random random = new Random(Seeds.seed());
+    TransportConfig server = config().sharedMemorySegmentBytes(1 << 20).build();
+    TransportConfig client =
+        config().connectionsPerPeer(1).sharedMemoryLimitBytes(4L << 20).build();
+    try (TransportServer s =
+            TransportServer.builder(server, allocator).handler(ECHO, ECHO_HANDLER).start();
+        TransportClient c = new TransportClient(client, allocator)) {
+      for (int round = 0; round < 12; round++) {
+        // Each size needs a dedicated segment of its own: the client maps a new one every round.
+        try (NativeBuffer body = random(allocator, (1 << 20) + round * 100_000L, random);
+            Response response =
+                c.call(s.address(), Request.of(ECHO, new byte[0], body.segment()))) {
+          assertThat(response.body(0).mismatch(body.segment())).isEqualTo(-1L);
+        }
+        assertThat(c.mappedSharedSegments()).as("round %d", round).isLessThanOrEqualTo(3);
+      }
+      awaitIdle(s);
+    }
+  }
+
   /** A HELLO asking for shared memory, the offer decoded, the probe proved (or not). */
   private static final class RawAttached implements AutoCloseable {
     final RawConnection raw;
@@ -429,8 +451,9 @@ class SharedMemoryTransportTest {
   @Test
   void shouldAnswerBadSharedMemoryInputWithTypedErrorsAndKeepServing(BufferAllocator allocator)
       throws IOException {
+    TransportConfig limited = config().connectionMemoryLimitBytes(1 << 20).build();
     try (TransportServer server =
-        TransportServer.builder(config().build(), allocator).handler(ECHO, ECHO_HANDLER).start()) {
+        TransportServer.builder(limited, allocator).handler(ECHO, ECHO_HANDLER).start()) {
       try (RawAttached unattached = new RawAttached(server.address(), false)) {
         RawConnection.RawReply grant =
             unattached.call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(100));
@@ -480,6 +503,12 @@ class SharedMemoryTransportTest {
                     .isError())
             .isFalse();
         client.grant(5000); // never used: freed by the close
+        // Unused grants count against the connection's memory limit (1 MiB in this test).
+        assertThat(
+                client
+                    .call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(2 << 20))
+                    .errorCode())
+            .isEqualTo(ErrorCode.OUT_OF_MEMORY.value());
         assertThat(client.call(MessageDescriptor.TYPE_PING, new byte[0]).isError()).isFalse();
         assertThat(server.sharedMemoryStats().grants()).isEqualTo(1);
       }

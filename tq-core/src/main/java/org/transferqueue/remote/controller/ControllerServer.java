@@ -48,6 +48,7 @@ import org.transferqueue.remote.controller.ControllerProtocol.Op;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestHandler;
+import org.transferqueue.transport.SharedMemoryStats;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
 
@@ -249,6 +250,16 @@ public final class ControllerServer implements AutoCloseable {
    */
   public HostPort address() {
     return server.address();
+  }
+
+  /**
+   * The shared-memory pool of this server's transport and the grants and leases its connections
+   * hold (docs/PROTOCOL.md section 4.2).
+   *
+   * @return a snapshot; {@link SharedMemoryStats#OFF} when shared memory is off
+   */
+  public SharedMemoryStats sharedMemoryStats() {
+    return server.sharedMemoryStats();
   }
 
   /**

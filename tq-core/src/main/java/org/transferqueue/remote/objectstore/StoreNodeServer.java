@@ -25,6 +25,7 @@ import org.transferqueue.remote.StorageHandlers;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestBodyAllocator;
+import org.transferqueue.transport.SharedMemoryStats;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
 
@@ -134,6 +135,16 @@ public final class StoreNodeServer implements AutoCloseable {
   /** The transport server, for protocol tests that call its handlers in-process. */
   TransportServer transport() {
     return server;
+  }
+
+  /**
+   * The shared-memory pool of this server's transport and the grants and leases its connections
+   * hold (docs/PROTOCOL.md section 4.2).
+   *
+   * @return a snapshot; {@link SharedMemoryStats#OFF} when shared memory is off
+   */
+  public SharedMemoryStats sharedMemoryStats() {
+    return server.sharedMemoryStats();
   }
 
   /**

@@ -37,6 +37,7 @@ import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.ReceivedRequest;
 import org.transferqueue.transport.Reply;
 import org.transferqueue.transport.RequestBodyAllocator;
+import org.transferqueue.transport.SharedMemoryStats;
 import org.transferqueue.transport.TransportConfig;
 import org.transferqueue.transport.TransportServer;
 
@@ -176,6 +177,16 @@ public final class StorageUnitServer implements AutoCloseable {
    */
   public int heldPuts() {
     return held.size();
+  }
+
+  /**
+   * The shared-memory pool of this server's transport and the grants and leases its connections
+   * hold (docs/PROTOCOL.md section 4.2).
+   *
+   * @return a snapshot; {@link SharedMemoryStats#OFF} when shared memory is off
+   */
+  public SharedMemoryStats sharedMemoryStats() {
+    return server.sharedMemoryStats();
   }
 
   /**
