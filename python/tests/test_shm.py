@@ -285,3 +285,29 @@ def test_a_sealed_lease_makes_no_new_views():
     lease.seal()
     with pytest.raises(RuntimeError):
         lease.view(shm.SegmentRef(3, b"k" * 16, 1 << 20), 64, 10)
+
+
+def test_a_forked_child_never_writes_releases_on_its_parents_connection():
+    server = FakeServer()
+    conn = _connect(server)
+    try:
+        reply = _echo(conn, [np.full(4096, 1, dtype=np.uint8)])
+        lease_id = reply.lease.lease_id
+        child = os.fork()
+        if child == 0:  # the child drops its copy of the views and releases what it can
+            try:
+                del reply
+                gc.collect()
+                shm.RELEASER.flush()
+                conn.send_release([lease_id])
+            finally:
+                os._exit(0)
+        os.waitpid(child, 0)
+        assert all(lease_id not in ids for ids in server.released)
+        assert int(_echo(conn, [np.full(4096, 2, dtype=np.uint8)]).bodies[0][0]) == 2  # the stream is intact
+        del reply
+        gc.collect()
+        _until(lambda: any(lease_id in ids for ids in server.released), "the parent's release")
+    finally:
+        conn.close()
+        server.close()

@@ -103,6 +103,7 @@ class Connection:
                  max_frame_bytes: int = wire.MAX_FRAME_BYTES_DEFAULT, shared_memory: bool = False,
                  shared_memory_min_bytes: int = shm.MIN_BYTES_DEFAULT):
         self.address = f"{host}:{port}"
+        self._owner_pid = os.getpid()
         self.max_frame_bytes = max_frame_bytes
         self.shared_memory_min_bytes = shared_memory_min_bytes
         #: the server's segments this connection mapped; not None once attached
@@ -278,8 +279,8 @@ class Connection:
 
     def send_release(self, ids: list[int]):
         """SHM_RELEASE of lease and grant ids, without waiting for the reply (a closed connection
-        released them all already)."""
-        if not ids or self._closed:
+        released them all already). A no-op in a forked child: the socket is its parent's."""
+        if not ids or self._closed or os.getpid() != self._owner_pid:
             return
         timeout = 60.0
         self.start(wire.TYPE_SHM_RELEASE, wire.packb([list(ids)]), (), time.monotonic() + timeout, timeout)
