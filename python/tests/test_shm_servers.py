@@ -239,3 +239,35 @@ def test_server_with_shared_memory_off_serves_over_tcp(tcp_server):
         assert conns and not any(c.attached for c in conns)
     finally:
         client.close()
+
+
+def test_client_in_another_pid_namespace_falls_back_to_tcp(tq, pid):
+    """The server's /proc/<pid>/fd is not there from another pid namespace: the offer cannot be
+    mapped, SHM_ATTACH declines, and everything goes over TCP."""
+    import shutil
+    if tq.system.backend != "SimpleStorage":
+        pytest.skip("one backend is enough: the negotiation is the transport's")
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) for a new pid namespace")
+    script = textwrap.dedent("""
+        import sys, torch
+        import transferqueue_jvm as tq
+        tq.init(sys.argv[1])
+        x = torch.arange(1 << 18, dtype=torch.float32).reshape(4, -1)
+        tq.kv_batch_put(["a", "b", "c", "d"], sys.argv[2], {"x": x})
+        ok = torch.equal(tq.kv_batch_get(["a", "b", "c", "d"], sys.argv[2])["x"], x)
+        client = tq.get_client()
+        conns = [c for c in client._pool.connections() if c.address in set(client.storage.addresses)]
+        print("equal", ok, "attached", any(c.attached for c in conns), "connections", len(conns), flush=True)
+        tq.close()
+    """)
+    env = dict(os.environ)
+    if os.environ.get("TQ_PYTHON_INSTALLED") != "1":
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src")
+    r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", script,
+                        str(tq.system.config), pid], capture_output=True, text=True, env=env, timeout=120)
+    if r.returncode != 0 and "unshare" in r.stderr and "Operation not permitted" in r.stderr:
+        pytest.skip(f"no new pid namespace here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr[-4000:]
+    words = r.stdout.split()
+    assert words[:4] == ["equal", "True", "attached", "False"] and int(words[5]) >= 1, r.stdout
