@@ -39,9 +39,10 @@ class FakeServer:
     """Listens on 127.0.0.1; ``offer``: False sends no offer, ``corrupt``: the offer's key is wrong."""
 
     def __init__(self, offer: bool = True, corrupt: bool = False, min_bytes: int = 1024,
-                 segment_bytes: int = 1 << 22, grant_limit: int | None = None):
+                 segment_bytes: int = 1 << 22, grant_limit: int | None = None, bad_lease: bool = False):
         self.offer, self.corrupt, self.min_bytes = offer, corrupt, min_bytes
         self.grant_limit = grant_limit
+        self.bad_lease = bad_lease  # shared replies name an offset outside the segment
         self.segment = FakeSegment(segment_bytes)
         self.lock = threading.Lock()
         self.grants: dict[int, tuple[int, int]] = {}
@@ -152,7 +153,7 @@ class FakeServer:
                             for b in bodies:
                                 at = self._alloc(len(b))
                                 self.segment.mm[at:at + len(b)] = b
-                                places.append([self.segment.ref(), at])
+                                places.append([self.segment.ref(), self.segment.size if self.bad_lease else at])
                             lease = next(self.ids)
                             self.leases.add(lease)
                         prefix = wire.shared_frame_prefix(h.type, wire.FLAG_RESPONSE, h.correlation_id, app,

@@ -311,3 +311,18 @@ def test_a_forked_child_never_writes_releases_on_its_parents_connection():
     finally:
         conn.close()
         server.close()
+
+
+def test_a_malformed_shared_reply_fails_its_call_only_and_its_lease_is_released():
+    server = FakeServer(bad_lease=True)
+    conn = _connect(server)
+    try:
+        with pytest.raises(ProtocolError, match="outside"):
+            _echo(conn, [np.zeros(4096, dtype=np.uint8)])
+        assert conn.is_open
+        lease = max(server.leases)
+        _until(lambda: any(lease in ids for ids in server.released), "the refused lease's release")
+        assert _echo(conn, [np.zeros(10, dtype=np.uint8)]).shared is None  # the stream is intact
+    finally:
+        conn.close()
+        server.close()

@@ -403,10 +403,15 @@ class Connection:
 
         A malformed item or a segment that cannot be mapped fails the call with PROTOCOL_ERROR (the
         stream itself is intact); its lease is released at once whenever its id could be read."""
-        table, item, app = wire.split_shared_section(section, header.body_length,
-                                                     max_segment_bytes=self.max_frame_bytes)
         with self._lock:
             call = self._pending.pop(header.correlation_id, None)
+        try:
+            table, item, app = wire.split_shared_section(section, header.body_length,
+                                                         max_segment_bytes=self.max_frame_bytes)
+        except TQError as e:  # no body bytes follow: the stream stays readable, only this call fails
+            if call is not None:
+                call.complete(None, e)
+            return
         lease_id = item[0] if isinstance(item, list) and item and shm._is_int(item[0]) else None
         lease = None
         try:
