@@ -48,6 +48,7 @@ class FakeServer:
         self.grants: dict[int, tuple[int, int]] = {}
         self.leases: set[int] = set()
         self.released: list[list[int]] = []
+        self.issued: list[int] = []  # lease ids, in order
         self.requests: list[tuple[int, int]] = []  # (type, flags) of every request
         self.ids = iter(range(1, 1 << 30))
         self.sock = socket.socket()
@@ -156,6 +157,7 @@ class FakeServer:
                                 places.append([self.segment.ref(), self.segment.size if self.bad_lease else at])
                             lease = next(self.ids)
                             self.leases.add(lease)
+                            self.issued.append(lease)
                         prefix = wire.shared_frame_prefix(h.type, wire.FLAG_RESPONSE, h.correlation_id, app,
                                                           [len(b) for b in bodies], wire.packb([lease, places]))
                         c.sendall(prefix)
