@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
@@ -47,6 +48,9 @@ final class ClientConnection {
   /** The most ids one SHM_RELEASE carries (the server accepts up to 2^20). */
   static final int MAX_RELEASE_IDS = 65_536;
 
+  /** The largest request whose grant is asked for ahead of time (a spare grant). */
+  static final long SPARE_GRANT_MAX_BYTES = 8L << 20;
+
   private final HostPort address;
   private final SocketChannel channel;
   private final TransportConfig config;
@@ -71,6 +75,11 @@ final class ClientConnection {
   private final ConcurrentLinkedQueue<Long> releases = new ConcurrentLinkedQueue<>();
 
   private final AtomicBoolean releaseScheduled = new AtomicBoolean();
+
+  /** A grant asked for ahead of the next shared request ({@link #refillSpare}), or null. */
+  private final AtomicReference<SharedMessages.Grant> spare = new AtomicReference<>();
+
+  private final AtomicBoolean spareRequested = new AtomicBoolean();
 
   private ClientConnection(
       HostPort address,
@@ -300,10 +309,12 @@ final class ClientConnection {
     }
     long[] offsets = SharedMessages.requestOffsets(lengths);
     long need = Math.max(1, offsets[lengths.length - 1] + lengths[lengths.length - 1]);
-    SharedMessages.Grant grant = null;
+    SharedMessages.Grant grant = takeSpare(need);
     ClientMappings.Mapping mapping = null;
     try {
-      grant = requestGrant(need);
+      if (grant == null) {
+        grant = requestGrant(need);
+      }
       if (grant.length() < need) {
         throw new ProtocolException(
             ErrorCode.PROTOCOL_ERROR,
@@ -335,6 +346,7 @@ final class ClientConnection {
     } finally {
       mapping.release();
     }
+    refillSpare(need);
     byte[] section =
         SharedMessages.sharedRequestSection(lengths, grant.grantId(), call.applicationMetadata);
     writer.enqueue(
@@ -355,6 +367,50 @@ final class ClientConnection {
                 call.onWriteEnd(failure);
               }
             }));
+  }
+
+  /**
+   * The spare grant if it holds {@code need} bytes; a spare that is too small is released. Null
+   * when there is none (the caller asks for a grant and waits for it).
+   */
+  private SharedMessages.Grant takeSpare(long need) {
+    SharedMessages.Grant grant = spare.getAndSet(null);
+    if (grant != null && grant.length() < need) {
+      releaseShared(grant.grantId());
+      return null;
+    }
+    return grant;
+  }
+
+  /**
+   * Asks, in the background, for a spare grant for the next request of about {@code need} bytes, so
+   * that it need not wait a round trip for its own: one per connection, for requests up to {@link
+   * #SPARE_GRANT_MAX_BYTES} (above that the copy dwarfs the round trip), sized to the next power of
+   * two. A failure just leaves no spare.
+   */
+  private void refillSpare(long need) {
+    if (need > SPARE_GRANT_MAX_BYTES
+        || spare.get() != null
+        || !spareRequested.compareAndSet(false, true)) {
+      return;
+    }
+    long size = Long.highestOneBit(need) == need ? need : Long.highestOneBit(need) << 1;
+    Thread.ofVirtual()
+        .name("tq-shm-spare-" + address)
+        .start(
+            () -> {
+              try {
+                SharedMessages.Grant grant = requestGrant(size);
+                if (closed.get() || !spare.compareAndSet(null, grant)) {
+                  releaseShared(grant.grantId());
+                }
+              } catch (TqException e) {
+                // No spare: the next request asks for its own grant.
+                LOG.log(System.Logger.Level.DEBUG, "no spare grant from " + address + ": " + e);
+              } finally {
+                spareRequested.set(false);
+              }
+            });
   }
 
   /** Asks for a region of {@code length} bytes and waits at most the connect timeout. */

@@ -276,10 +276,10 @@ final class ServerSharedMemory {
   /**
    * The grants and leases outstanding on this connection.
    *
-   * @return {@code [grants, leases]}
+   * @return {@code [grants, leases, bytes of the grants]}
    */
   synchronized long[] outstanding() {
-    return new long[] {grants.size(), leases.size()};
+    return new long[] {grants.size(), leases.size(), grantedBytes};
   }
 
   /** Frees the probe, every grant and every lease. Idempotent. */

@@ -10,7 +10,9 @@ package org.transferqueue.transport;
  *     still held (for example as stored cells)
  * @param regions live regions
  * @param attachedConnections connections whose client proved it maps the segments
- * @param grants regions granted to clients and not yet used by a request
+ * @param grants regions granted to clients and not yet used by a request (a Java client keeps one
+ *     spare grant of up to 8 MiB per connection, for its next request)
+ * @param grantBytes the bytes of those regions
  * @param leases reply-body leases clients have not released yet
  */
 public record SharedMemoryStats(
@@ -21,8 +23,19 @@ public record SharedMemoryStats(
     long regions,
     long attachedConnections,
     long grants,
+    long grantBytes,
     long leases) {
 
   /** The statistics of a server with shared memory off. */
-  public static final SharedMemoryStats OFF = new SharedMemoryStats(false, 0, 0, 0, 0, 0, 0, 0);
+  public static final SharedMemoryStats OFF = new SharedMemoryStats(false, 0, 0, 0, 0, 0, 0, 0, 0);
+
+  /**
+   * Whether nothing but unused grants holds pool memory: no lease, and the regions in use are the
+   * grants' (a client's spare grant stays until its connection closes).
+   *
+   * @return true when idle
+   */
+  public boolean idle() {
+    return leases == 0 && usedBytes == grantBytes;
+  }
 }

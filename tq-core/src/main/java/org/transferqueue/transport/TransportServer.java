@@ -190,6 +190,7 @@ public final class TransportServer implements AutoCloseable {
       return SharedMemoryStats.OFF;
     }
     long grants = 0;
+    long grantBytes = 0;
     long leases = 0;
     long attached = 0;
     for (ServerConnection connection : connections) {
@@ -198,6 +199,7 @@ public final class TransportServer implements AutoCloseable {
         long[] outstanding = shared.outstanding();
         grants += outstanding[0];
         leases += outstanding[1];
+        grantBytes += outstanding[2];
         attached += shared.attached() ? 1 : 0;
       }
     }
@@ -209,6 +211,7 @@ public final class TransportServer implements AutoCloseable {
         sharedMemory.regionCount(),
         attached,
         grants,
+        grantBytes,
         leases);
   }
 

@@ -79,7 +79,7 @@ class SharedMemoryObjectStoreTest extends ObjectStoreContract<RemoteObjectStore>
     for (StoreNodeServer server : servers) {
       attached += (int) server.transport().sharedMemoryStats().attachedConnections();
       Await.until(
-          () -> server.transport().sharedMemoryStats().usedBytes() == 0,
+          () -> server.transport().sharedMemoryStats().idle(),
           "the pool of " + server.address() + " empty: " + server.transport().sharedMemoryStats());
       SharedMemoryStats stats = server.transport().sharedMemoryStats();
       assertThat(stats.leases()).isZero();

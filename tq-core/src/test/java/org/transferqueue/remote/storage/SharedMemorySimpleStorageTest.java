@@ -71,7 +71,7 @@ class SharedMemorySimpleStorageTest extends StorageManagerContract {
         assertThat(stats.attachedConnections()).as(stats.toString()).isPositive();
         // The units copied the put's rows into their own cells; every lease has been released.
         Await.until(
-            () -> server.transport().sharedMemoryStats().usedBytes() == 0,
+            () -> server.transport().sharedMemoryStats().idle(),
             "the pool of "
                 + server.address()
                 + " empty: "
