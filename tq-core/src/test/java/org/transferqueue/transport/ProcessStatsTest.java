@@ -93,7 +93,7 @@ class ProcessStatsTest {
 
     byte[] on =
         ControlMessages.processStatsMetadata(
-            new ProcessStats(42), new SharedMemoryStats(true, 1, 4096, 640, 3, 1, 2, 5));
+            new ProcessStats(42), new SharedMemoryStats(true, 1, 4096, 640, 3, 1, 2, 128, 5));
     MsgpackReader in = new MsgpackReader(on, "process stats");
     assertThat(in.readArrayHeader()).isEqualTo(2);
     assertThat(in.readLong()).isEqualTo(42);
