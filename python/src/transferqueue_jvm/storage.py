@@ -120,6 +120,8 @@ class ReadPlan:
             return False
         if len(body) != self.row_views[i].nbytes:
             return False
+        if not len(body):
+            return True  # nothing to place: the row's (empty) view is already right
         if self.shared is None:
             self.shared = {}
         self.shared[i] = (reply, k)
@@ -132,11 +134,12 @@ class ReadPlan:
             return
         shared, self.shared = self.shared, None
         n = len(self.row_views)
-        if self.rows is None and len(shared) == n and self.storage.numel():
-            first_reply, k0 = shared[0]
+        filled = [i for i in range(n) if self.row_views[i].nbytes]
+        if self.rows is None and len(shared) == len(filled) and filled:
+            first_reply, k0 = shared[filled[0]]
             seg, start = first_reply.shared[k0]
             at = start
-            for i in range(n):
+            for i in filled:
                 reply, k = shared[i]
                 s, o = reply.shared[k]
                 if reply.lease is not first_reply.lease or s is not seg or o != at:
