@@ -12,7 +12,8 @@ import org.transferqueue.codec.MsgpackWriter;
 /**
  * Application metadata of the transport's own messages ({@link MessageDescriptor}): error replies
  * {@code [code, message]}, HELLO {@code [token or nil]} and PROCESS_STATS replies {@code
- * [heap_allocated_bytes]}, written and read with the {@code codec} cursor. Stateless.
+ * [heap_allocated_bytes]} (plus the shared-memory pool's figures when it is on), written and read
+ * with the {@code codec} cursor. Stateless.
  */
 final class ControlMessages {
   /** Longest error message sent, so an error reply always fits the metadata limit. */
