@@ -31,6 +31,7 @@ class ArchitectureTest {
     {"org.transferqueue.metrics.."},
     {"org.transferqueue.meta.."},
     {"org.transferqueue.codec.."},
+    {"org.transferqueue.journal.."},
     {"org.transferqueue.sampler.."},
     {"org.transferqueue.controller.."},
     {"org.transferqueue.storage.."},

@@ -18,6 +18,7 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.metrics.ControllerRequests;
 import org.transferqueue.remote.controller.RemoteController;
 import org.transferqueue.storage.StorageContext;
 import org.transferqueue.storage.StorageManager;
@@ -72,7 +73,13 @@ public final class TqClient implements AutoCloseable {
     controller.controllerId();
     this.storage =
         builder.startStorage(
-            new StorageContext(allocator, new ControllerNotifier(controller)),
+            new StorageContext(
+                allocator,
+                new ControllerNotifier(
+                    controller,
+                    ControllerRequests.NOOP,
+                    config.client().requestTimeout(),
+                    Clock.SYSTEM)),
             () -> ConfigMapper.clientBackends(config),
             cleanup);
     this.client = new LocalMetaClient(controller, storage, allocator);

@@ -13,6 +13,7 @@ import org.transferqueue.CloseStack;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.config.Durability;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
@@ -66,7 +67,17 @@ public final class TransferQueueSystem implements AutoCloseable {
     this.allocator = allocator;
     Sampler sampler =
         builder.sampler != null ? builder.sampler : Samplers.create(config.controller());
-    this.controller = new Controller(ConfigMapper.controller(config), sampler, builder.clock);
+    // With controller.durability: journal, the embedded controller recovers from and journals
+    // into <durability.journal_dir>/controller, as `tq controller` does.
+    this.controller =
+        cleanup.push(
+            config.controller().durability() == Durability.JOURNAL
+                ? Controller.recover(
+                    ConfigMapper.controller(config),
+                    sampler,
+                    builder.clock,
+                    ConfigMapper.journal(config.durability(), "controller"))
+                : new Controller(ConfigMapper.controller(config), sampler, builder.clock));
     this.metrics =
         builder.meterRegistry == null ? null : new SystemMetrics(builder.meterRegistry, clock);
     this.requests = metrics == null ? ControllerRequests.NOOP : metrics.controllerRequests();
@@ -320,7 +331,7 @@ public final class TransferQueueSystem implements AutoCloseable {
     if (metrics != null) {
       order.add(metrics);
     }
-    order.addAll(List.of(kv, client, storage, allocator));
+    order.addAll(List.of(kv, client, storage, controller, allocator));
     Closeables.closeAll(order);
   }
 

@@ -47,6 +47,10 @@ public final class ConfigKey<T> {
       new Type<>(
           "a storage backend",
           (raw, text) -> StorageBackend.fromConfigName(ConfigValues.toText(raw, text).strip()));
+  private static final Type<Durability> DURABILITY =
+      new Type<>(
+          "a durability",
+          (raw, text) -> Durability.fromConfigName(ConfigValues.toText(raw, text).strip()));
   private static final Type<Map<String, Object>> MAPPING =
       new Type<>("a mapping of names to values", ConfigValues::toMapping, true);
   private static final Type<Map<String, String>> TEXT_MAPPING =
@@ -147,6 +151,11 @@ public final class ConfigKey<T> {
             ControllerConfig.SAMPLER_ARGS_PROP_NAME,
             MAPPING,
             (b, v) -> b.controller.samplerArgs(v)),
+        env(
+            ControllerConfig.DURABILITY_PROP_NAME,
+            "TQ_CONTROLLER_DURABILITY",
+            DURABILITY,
+            (b, v) -> b.controller.durability(v)),
         // backend
         key(
             BackendConfig.STORAGE_BACKEND_PROP_NAME,
@@ -281,6 +290,11 @@ public final class ConfigKey<T> {
             "TQ_DATA_UPDATE_RESPONSE_TIMEOUT",
             DURATION,
             (b, v) -> b.storage.dataUpdateResponseTimeout(v)),
+        env(
+            StorageConfig.DURABILITY_PROP_NAME,
+            "TQ_STORAGE_DURABILITY",
+            DURABILITY,
+            (b, v) -> b.storage.durability(v)),
         // client
         env(
             ClientConfig.NUM_THREADS_PROP_NAME,
@@ -345,7 +359,33 @@ public final class ConfigKey<T> {
         key(
             NetworkConfig.SHARED_MEMORY_MIN_BYTES_PROP_NAME,
             LONG,
-            (b, v) -> b.network.sharedMemoryMinBytes(v)));
+            (b, v) -> b.network.sharedMemoryMinBytes(v)),
+        // durability
+        env(
+            DurabilityConfig.JOURNAL_DIR_PROP_NAME,
+            "TQ_JOURNAL_DIR",
+            STRING,
+            (b, v) -> b.durability.journalDir(v)),
+        env(
+            DurabilityConfig.SYNC_PROP_NAME,
+            "TQ_DURABILITY_SYNC",
+            STRING,
+            (b, v) -> b.durability.sync(v)),
+        env(
+            DurabilityConfig.SYNC_INTERVAL_PROP_NAME,
+            "TQ_DURABILITY_SYNC_INTERVAL",
+            DURATION,
+            (b, v) -> b.durability.syncInterval(v)),
+        env(
+            DurabilityConfig.MAX_BYTES_PROP_NAME,
+            "TQ_DURABILITY_MAX_BYTES",
+            LONG,
+            (b, v) -> b.durability.maxBytes(v)),
+        env(
+            DurabilityConfig.SEGMENT_BYTES_PROP_NAME,
+            "TQ_DURABILITY_SEGMENT_BYTES",
+            LONG,
+            (b, v) -> b.durability.segmentBytes(v)));
   }
 
   private static MooncakeStoreConfig.Builder mc(TqConfig.Builder b) {

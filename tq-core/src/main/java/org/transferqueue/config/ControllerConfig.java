@@ -30,6 +30,9 @@ import java.util.regex.Pattern;
  *     names to booleans, integers ({@code Long}), numbers ({@code Double}) or strings, for example
  *     {@code n_samples_per_prompt} of {@code GRPOGroupNSampler}; which names a sampler takes is
  *     checked when the controller starts
+ * @param durability {@code none}, or {@code journal}: the controller journals every acknowledged
+ *     change under {@code <durability.journal_dir>/controller} and recovers from it when it starts
+ *     ({@code TQ_CONTROLLER_DURABILITY}; docs/RELIABILITY.md)
  */
 public record ControllerConfig(
     String sampler,
@@ -37,7 +40,8 @@ public record ControllerConfig(
     int preallocSampleNum,
     Duration getMetadataTimeout,
     Duration getMetadataCheckInterval,
-    Map<String, Object> samplerArgs) {
+    Map<String, Object> samplerArgs,
+    Durability durability) {
 
   /** Key of {@link #sampler()}. */
   public static final String SAMPLER_PROP_NAME = "controller.sampler";
@@ -77,6 +81,12 @@ public record ControllerConfig(
   /** Default of {@link #samplerArgs()}: none. */
   public static final Map<String, Object> SAMPLER_ARGS_DEFAULT = Map.of();
 
+  /** Key of the controller's durability mode. */
+  public static final String DURABILITY_PROP_NAME = "controller.durability";
+
+  /** Default durability: no journal. */
+  public static final Durability DURABILITY_DEFAULT = Defaults.CONTROLLER_DURABILITY;
+
   /**
    * Validates every component.
    *
@@ -100,6 +110,7 @@ public record ControllerConfig(
     } else {
       samplerArgs = checkSamplerArgs(p, samplerArgs);
     }
+    p.notNull(DURABILITY_PROP_NAME, durability);
     p.throwIfAny();
   }
 
@@ -165,8 +176,20 @@ public record ControllerConfig(
     private Duration getMetadataTimeout = GET_METADATA_TIMEOUT_DEFAULT;
     private Duration getMetadataCheckInterval = GET_METADATA_CHECK_INTERVAL_DEFAULT;
     private Map<String, Object> samplerArgs = SAMPLER_ARGS_DEFAULT;
+    private Durability durability = DURABILITY_DEFAULT;
 
     Builder() {}
+
+    /**
+     * Sets {@value #DURABILITY_PROP_NAME}.
+     *
+     * @param durability none or journal
+     * @return this builder
+     */
+    public Builder durability(Durability durability) {
+      this.durability = Objects.requireNonNull(durability, "durability");
+      return this;
+    }
 
     /**
      * Sets {@value #SAMPLER_PROP_NAME}.
@@ -250,7 +273,8 @@ public record ControllerConfig(
           preallocSampleNum,
           getMetadataTimeout,
           getMetadataCheckInterval,
-          samplerArgs);
+          samplerArgs,
+          durability);
     }
   }
 }

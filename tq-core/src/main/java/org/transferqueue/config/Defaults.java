@@ -83,4 +83,22 @@ public final class Defaults {
 
   /** {@code network.shared_memory_min_bytes}: frames with fewer body bytes stay on the socket. */
   public static final long SHARED_MEMORY_MIN_BYTES = 64L << 10;
+
+  /** {@code durability.journal_dir}: each role journals into a sub-directory of it. */
+  public static final String JOURNAL_DIR = "tq-journal";
+
+  /** {@code durability.sync}: one fsync per group commit. */
+  public static final String DURABILITY_SYNC = "fsync";
+
+  /** {@code durability.sync_interval}: the loss window of the {@code interval} sync policy. */
+  public static final Duration DURABILITY_SYNC_INTERVAL = Duration.ofMillis(10);
+
+  /** {@code durability.max_bytes}: 4 GiB of journal segments per role. */
+  public static final long DURABILITY_MAX_BYTES = 4L << 30;
+
+  /** {@code durability.segment_bytes}: 64 MiB per segment file. */
+  public static final long DURABILITY_SEGMENT_BYTES = 64L << 20;
+
+  /** {@code controller.durability}: no journal. */
+  public static final Durability CONTROLLER_DURABILITY = Durability.NONE;
 }

@@ -16,13 +16,16 @@ import java.util.Objects;
  *     TQ_STORAGE_HANDSHAKE_MAX_RETRIES})
  * @param dataUpdateResponseTimeout wait for the controller's acknowledgement of written data; a put
  *     fails when it passes ({@code TQ_DATA_UPDATE_RESPONSE_TIMEOUT})
+ * @param durability whether storage units and store nodes journal their data ({@code
+ *     TQ_STORAGE_DURABILITY}; see {@link DurabilityConfig})
  */
 public record StorageConfig(
     Duration pollerTimeout,
     Duration handshakeTimeout,
     Duration handshakeRetryInterval,
     int handshakeMaxRetries,
-    Duration dataUpdateResponseTimeout) {
+    Duration dataUpdateResponseTimeout,
+    Durability durability) {
 
   /** Key of {@link #pollerTimeout()}. */
   public static final String POLLER_TIMEOUT_PROP_NAME = "storage.poller_timeout";
@@ -56,6 +59,12 @@ public record StorageConfig(
   /** Default of {@link #dataUpdateResponseTimeout()}. */
   public static final Duration DATA_UPDATE_RESPONSE_TIMEOUT_DEFAULT = Duration.ofSeconds(30);
 
+  /** Key of {@link #durability()}. */
+  public static final String DURABILITY_PROP_NAME = "storage.durability";
+
+  /** Default of {@link #durability()}: memory only. */
+  public static final Durability DURABILITY_DEFAULT = Durability.NONE;
+
   /**
    * Validates every component.
    *
@@ -68,6 +77,7 @@ public record StorageConfig(
     p.positive(HANDSHAKE_RETRY_INTERVAL_PROP_NAME, handshakeRetryInterval);
     p.atLeast(HANDSHAKE_MAX_RETRIES_PROP_NAME, handshakeMaxRetries, 0);
     p.positive(DATA_UPDATE_RESPONSE_TIMEOUT_PROP_NAME, dataUpdateResponseTimeout);
+    p.notNull(DURABILITY_PROP_NAME, durability);
     p.throwIfAny();
   }
 
@@ -87,6 +97,7 @@ public record StorageConfig(
     private Duration handshakeRetryInterval = HANDSHAKE_RETRY_INTERVAL_DEFAULT;
     private int handshakeMaxRetries = HANDSHAKE_MAX_RETRIES_DEFAULT;
     private Duration dataUpdateResponseTimeout = DATA_UPDATE_RESPONSE_TIMEOUT_DEFAULT;
+    private Durability durability = DURABILITY_DEFAULT;
 
     Builder() {}
 
@@ -148,6 +159,17 @@ public record StorageConfig(
     }
 
     /**
+     * Sets {@value #DURABILITY_PROP_NAME}.
+     *
+     * @param durability none or journal
+     * @return this builder
+     */
+    public Builder durability(Durability durability) {
+      this.durability = Objects.requireNonNull(durability, "durability");
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @return the configuration
@@ -159,7 +181,8 @@ public record StorageConfig(
           handshakeTimeout,
           handshakeRetryInterval,
           handshakeMaxRetries,
-          dataUpdateResponseTimeout);
+          dataUpdateResponseTimeout,
+          durability);
     }
   }
 }

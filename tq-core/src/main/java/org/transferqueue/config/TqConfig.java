@@ -34,6 +34,7 @@ import java.util.function.Consumer;
  * @param client the {@code client} section
  * @param memory the {@code memory} section
  * @param network the {@code network} section
+ * @param durability the {@code durability} section (the journals of the roles that keep one)
  */
 public record TqConfig(
     MetricsConfig metrics,
@@ -43,7 +44,8 @@ public record TqConfig(
     StorageConfig storage,
     ClientConfig client,
     MemoryConfig memory,
-    NetworkConfig network) {
+    NetworkConfig network,
+    DurabilityConfig durability) {
 
   /**
    * Checks the settings that span sections (each section validated itself when it was built).
@@ -60,6 +62,7 @@ public record TqConfig(
     Objects.requireNonNull(client, "client");
     Objects.requireNonNull(memory, "memory");
     Objects.requireNonNull(network, "network");
+    Objects.requireNonNull(durability, "durability");
     Problems p = new Problems();
     crossCheck(p, backend, network);
     p.throwIfAny();
@@ -164,6 +167,7 @@ public record TqConfig(
     final ClientConfig.Builder client = ClientConfig.builder();
     final MemoryConfig.Builder memory = MemoryConfig.builder();
     final NetworkConfig.Builder network = NetworkConfig.builder();
+    final DurabilityConfig.Builder durability = DurabilityConfig.builder();
 
     Builder() {}
 
@@ -256,6 +260,17 @@ public record TqConfig(
     }
 
     /**
+     * Changes the {@code durability} section.
+     *
+     * @param change applied to the section builder
+     * @return this builder
+     */
+    public Builder durability(Consumer<DurabilityConfig.Builder> change) {
+      change.accept(durability);
+      return this;
+    }
+
+    /**
      * Sets one key from a structured value as a YAML reader produces it ({@code Boolean}, {@code
      * Integer}, {@code Long}, {@code Double}, {@code String}, {@code List}, or null).
      *
@@ -320,9 +335,10 @@ public record TqConfig(
       ClientConfig cl = p.collect(client::build);
       MemoryConfig mem = p.collect(memory::build);
       NetworkConfig n = p.collect(network::build);
+      DurabilityConfig d = p.collect(durability::build);
       p.throwIfAny();
       // Sections are valid here; the constructor checks the settings that span them.
-      return new TqConfig(m, l, c, b, s, cl, mem, n);
+      return new TqConfig(m, l, c, b, s, cl, mem, n, d);
     }
   }
 }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -13,6 +14,7 @@ import org.transferqueue.Clock;
 import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
+import org.transferqueue.journal.JournalSettings;
 import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.meta.FieldSchema;
 import org.transferqueue.meta.ProductionUpdate;
@@ -59,6 +61,13 @@ import org.transferqueue.sampler.SequentialSampler;
  * (for example from a user sampler) are wrapped with {@link ErrorCode#INTERNAL} or {@link
  * ErrorCode#INVALID_ARGUMENT}, and the controller keeps serving.
  *
+ * <p><b>Durability.</b> A controller opened with {@link #recover} journals every change: the
+ * operation appends its record under the lock right after the change ({@code ChangeRecorder},
+ * {@code ControllerRecords}), leaves the lock, and waits until the journal holds the record durably
+ * before it returns; every operation, reads included, waits for the records appended before it left
+ * the lock, so no reply shows a change that a crash could take back ({@code ControllerJournal}).
+ * Without a journal nothing of this runs.
+ *
  * <h2>Cost</h2>
  *
  * <p>A fetch costs O(batch x fields) plus the sampler's own work: ready sets per (task, field set)
@@ -74,7 +83,7 @@ import org.transferqueue.sampler.SequentialSampler;
  * BatchMeta batch = controller.getMetadata(GetMetadataRequest.fetch("train", fields, "actor", 8));
  * }</pre>
  */
-public final class Controller implements ControllerApi {
+public final class Controller implements ControllerApi, AutoCloseable {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stateChanged = lock.newCondition();
   private final ControllerOptions config;
@@ -88,6 +97,9 @@ public final class Controller implements ControllerApi {
 
   // Written by whoever starts the process's metrics endpoint, read by any request thread.
   private volatile String metricsEndpoint;
+
+  // Runs the journaled table operations; holds the journal (none unless recover() attached one).
+  private final ChangeRecorder changes;
 
   /**
    * Creates a controller with the system clock and the sequential sampler.
@@ -112,8 +124,82 @@ public final class Controller implements ControllerApi {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.tables = new ControllerTables(config, clock);
     this.sampling = new SamplingStep(tables);
+    this.changes = new ChangeRecorder(tables, config);
     this.controllerId =
         "TQ_CONTROLLER_" + String.format("%08x", ThreadLocalRandom.current().nextInt());
+  }
+
+  /**
+   * Opens a durable controller: restores the newest checkpoint in {@code journal.directory()},
+   * replays the journal after it, and from then on journals every change before it acknowledges it
+   * (docs/RELIABILITY.md, 5.7). A directory without a journal starts an empty controller. Close the
+   * controller to take a last checkpoint and release the directory.
+   *
+   * @param config the settings
+   * @param sampler the sampler; it must be the one the journal was written with for its cached
+   *     results to be recovered
+   * @param clock the time source
+   * @param journal the journal's settings; its directory is the controller's own ({@code
+   *     <durability.journal_dir>/controller})
+   * @return the recovered controller; the caller closes it
+   * @throws TqException {@code CORRUPT_DATA} naming the file and record when the checkpoint or the
+   *     journal is damaged (nothing is served then), {@code ILLEGAL_STATE} when another process
+   *     holds the directory, {@code INVALID_CONFIGURATION} for a checkpoint of another sampler
+   */
+  public static Controller recover(
+      ControllerOptions config, Sampler sampler, Clock clock, JournalSettings journal) {
+    Objects.requireNonNull(config, "config");
+    Objects.requireNonNull(sampler, "sampler");
+    Objects.requireNonNull(clock, "clock");
+    Objects.requireNonNull(journal, "journal");
+    return ControllerJournal.recover(config, sampler, clock, journal);
+  }
+
+  /**
+   * Whether this controller journals its changes ({@link #recover}).
+   *
+   * @return true for a durable controller
+   */
+  public boolean durable() {
+    return changes.journal() != null;
+  }
+
+  /**
+   * Takes a checkpoint of a durable controller now and truncates the journal it covers; writers go
+   * on meanwhile. A controller without a journal does nothing.
+   *
+   * @return the LSN the checkpoint covers, or -1 without a journal
+   */
+  public long checkpoint() {
+    ControllerJournal j = changes.journal();
+    return j == null ? -1 : j.checkpoint(this);
+  }
+
+  /**
+   * Closes a durable controller: takes a last checkpoint and releases the journal directory. Every
+   * later request fails with {@code ILLEGAL_STATE}. A controller without a journal has nothing to
+   * close. Idempotent.
+   */
+  @Override
+  public void close() {
+    ControllerJournal j = changes.journal();
+    if (j != null) {
+      j.close(this);
+    }
+  }
+
+  /** Releases the journal without a last checkpoint, as a killed process leaves it (tests). */
+  void abandon() {
+    ControllerJournal j = changes.journal();
+    if (j != null) {
+      j.close();
+    }
+  }
+
+  /** The bytes of the journal's segment files, 0 without a journal (tests, diagnostics). */
+  long journalBytes() {
+    ControllerJournal j = changes.journal();
+    return j == null ? 0 : j.diskBytes();
   }
 
   /**
@@ -135,7 +221,7 @@ public final class Controller implements ControllerApi {
   @Override
   public boolean createPartition(String partitionId) {
     Names.checkPartitionId(partitionId);
-    return locked(() -> tables.createIfAbsent(partitionId));
+    return locked(() -> changes.createPartition(partitionId));
   }
 
   @Override
@@ -166,9 +252,11 @@ public final class Controller implements ControllerApi {
     Objects.requireNonNull(update, "update");
     Names.checkPartitionId(update.partitionId());
     update.fields().keySet().forEach(Names::checkFieldName);
+    ControllerRecords.Entry entry = journaling() ? ControllerRecords.production(update) : null;
     locked(
         () -> {
           tables.updateProduction(update);
+          changes.record(entry);
           stateChanged.signalAll();
           return null;
         });
@@ -210,7 +298,7 @@ public final class Controller implements ControllerApi {
     Names.checkPartitionId(partitionId);
     Names.checkFieldNames(fields);
     Names.checkTaskName(taskName);
-    return locked(() -> tables.scanReady(partitionId, fields, taskName));
+    return locked(() -> changes.scanReady(partitionId, fields, taskName));
   }
 
   // ---- consumption --------------------------------------------------------------------------
@@ -219,7 +307,7 @@ public final class Controller implements ControllerApi {
   public Optional<ConsumptionStatus> getConsumptionStatus(String partitionId, String taskName) {
     Names.checkPartitionId(partitionId);
     Names.checkTaskName(taskName);
-    return locked(() -> tables.consumptionStatus(partitionId, taskName));
+    return locked(() -> changes.consumptionStatus(partitionId, taskName));
   }
 
   @Override
@@ -230,7 +318,7 @@ public final class Controller implements ControllerApi {
     }
     return locked(
         () -> {
-          boolean reset = tables.resetConsumption(partitionId, taskName);
+          boolean reset = changes.resetConsumption(partitionId, taskName);
           stateChanged.signalAll();
           return reset;
         });
@@ -242,7 +330,7 @@ public final class Controller implements ControllerApi {
   public BatchMeta getMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
-      case INSERT -> locked(() -> tables.insert(request));
+      case INSERT -> locked(() -> changes.insert(request));
       case FORCE_FETCH ->
           locked(() -> tables.forceFetch(request.partitionId(), request.fields(), false));
       case FETCH -> {
@@ -268,7 +356,7 @@ public final class Controller implements ControllerApi {
   public Optional<BatchMeta> tryGetMetadata(GetMetadataRequest request) {
     Objects.requireNonNull(request, "request");
     return switch (request.mode()) {
-      case INSERT -> Optional.of(locked(() -> tables.insert(request)));
+      case INSERT -> Optional.of(locked(() -> changes.insert(request)));
       case FORCE_FETCH ->
           locked(() -> tables.forceFetchIfPresent(request.partitionId(), request.fields()));
       case FETCH -> Optional.ofNullable(serve(request).meta());
@@ -301,21 +389,33 @@ public final class Controller implements ControllerApi {
     long timeoutNs = timeoutNanos(request);
     List<String> sortedFields = Partition.sortedFields(request.fields());
     long checkIntervalNs = config.checkInterval().toNanos();
+    ControllerJournal j = changes.journal();
+    CompletableFuture<Long> durable = null;
+    SamplingStep.Outcome outcome;
+    if (j != null) {
+      j.makeRoom(this);
+    }
     lock.lock();
     try {
+      if (j != null) {
+        j.requireHealthy();
+      }
       long deadline = clock.nanoTime() + timeoutNs;
       while (true) {
-        SamplingStep.Outcome outcome = sampling.attempt(request, sortedFields, sampler);
+        outcome = changes.attempt(sampling, request, sortedFields, sampler);
         if (outcome.meta() != null || config.pollingMode()) {
-          return outcome;
+          break;
         }
         long remaining = deadline - clock.nanoTime();
         if (remaining <= 0) {
-          return outcome;
+          break;
         }
         // Woken by every state change; the check interval bounds the sleep for samplers whose
         // answer changes with time although nothing in the controller does.
         stateChanged.awaitNanos(Math.min(remaining, checkIntervalNs));
+      }
+      if (j != null) {
+        durable = j.last();
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -328,6 +428,15 @@ public final class Controller implements ControllerApi {
     } finally {
       lock.unlock();
     }
+    if (durable != null) {
+      j.await(durable, this);
+    }
+    return outcome;
+  }
+
+  /** Whether this controller journals (the journal is attached before it serves). */
+  private boolean journaling() {
+    return changes.journal() != null;
   }
 
   private long timeoutNanos(GetMetadataRequest request) {
@@ -363,7 +472,15 @@ public final class Controller implements ControllerApi {
   @Override
   public int setTags(TagUpdate update) {
     Objects.requireNonNull(update, "update");
-    return locked(() -> tables.setTags(update));
+    ControllerRecords.Entry entry = journaling() ? ControllerRecords.tags(update) : null;
+    return locked(
+        () -> {
+          int written = tables.setTags(update);
+          if (written > 0) {
+            changes.record(entry);
+          }
+          return written;
+        });
   }
 
   @Override
@@ -398,7 +515,7 @@ public final class Controller implements ControllerApi {
     Names.checkPartitionId(partitionId);
     return locked(
         () -> {
-          if (!tables.clearPartition(partitionId)) {
+          if (!changes.clearPartition(partitionId)) {
             return false;
           }
           sampler.clearCache(partitionId);
@@ -410,16 +527,28 @@ public final class Controller implements ControllerApi {
   @Override
   public int markClearing(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
-    return locked(() -> tables.markClearing(request));
+    ControllerRecords.Entry entry =
+        journaling() ? ControllerRecords.clear(ControllerRecords.MARK_CLEARING, request) : null;
+    return locked(
+        () -> {
+          int marked = tables.markClearing(request);
+          if (marked > 0) {
+            changes.record(entry);
+          }
+          return marked;
+        });
   }
 
   @Override
   public int clearSamples(ClearSamplesRequest request) {
     Objects.requireNonNull(request, "request");
+    ControllerRecords.Entry entry =
+        journaling() ? ControllerRecords.clear(ControllerRecords.CLEAR_SAMPLES, request) : null;
     return locked(
         () -> {
           int cleared = tables.clearSamples(request);
           if (cleared > 0) {
+            changes.record(entry);
             stateChanged.signalAll();
           }
           return cleared;
@@ -431,7 +560,10 @@ public final class Controller implements ControllerApi {
   @Override
   public BatchMeta resolveKeys(String partitionId, List<String> keys, boolean create) {
     ResolveKeysRequest request = new ResolveKeysRequest(partitionId, keys);
-    return locked(() -> tables.resolveKeys(request.partitionId(), request.keys(), create));
+    if (!create) {
+      return locked(() -> tables.resolveKeys(request.partitionId(), request.keys(), false));
+    }
+    return locked(() -> changes.resolveKeysCreating(request));
   }
 
   @Override
@@ -440,8 +572,7 @@ public final class Controller implements ControllerApi {
     Objects.requireNonNull(fields, "fields");
     ResolveKeysRequest request = new ResolveKeysRequest(partitionId, keys);
     Names.checkFieldNames(fields.keySet());
-    return locked(
-        () -> tables.resolveKeysForPut(request.partitionId(), request.keys(), fields, sampleCount));
+    return locked(() -> changes.resolveKeysForPut(request, fields, sampleCount));
   }
 
   @Override
@@ -493,19 +624,76 @@ public final class Controller implements ControllerApi {
 
   @Override
   public ControllerState snapshotState() {
-    return locked(
-        () ->
-            new ControllerState(
-                controllerId,
-                tables.snapshotPartitions(),
-                tables.allocatorSnapshot(),
-                sampler.name(),
-                sampler.saveState()));
+    return locked(this::stateUnderLock);
+  }
+
+  private ControllerState stateUnderLock() {
+    return new ControllerState(
+        controllerId,
+        tables.snapshotPartitions(),
+        tables.allocatorSnapshot(),
+        sampler.name(),
+        sampler.saveState());
+  }
+
+  /**
+   * A checkpoint's cut: the state and the future of the last record it includes, taken under one
+   * lock.
+   *
+   * @param state the state
+   * @param lsn completes with the LSN of the last record the state includes once it is durable
+   */
+  record Cut(ControllerState state, CompletableFuture<Long> lsn) {}
+
+  /** Takes a checkpoint's cut (a journaling controller only). */
+  Cut cut() {
+    lock.lock();
+    try {
+      return new Cut(stateUnderLock(), changes.journal().last());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The replay of journal records into this controller, before it serves. */
+  ControllerReplay replay() {
+    return new ControllerReplay(
+        tables,
+        sampling,
+        sampler,
+        id -> {
+          lock.lock();
+          try {
+            controllerId = id;
+          } finally {
+            lock.unlock();
+          }
+        },
+        this::restoreState);
+  }
+
+  /**
+   * Starts journaling into a recovered journal; a new journal first records the controller's id.
+   */
+  void attach(ControllerJournal recovered, boolean fresh) {
+    lock.lock();
+    try {
+      changes.attach(recovered);
+      if (fresh) {
+        recovered.append(ControllerRecords.identity(controllerId, sampler.name()));
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (fresh) {
+      recovered.await(recovered.last(), this);
+    }
   }
 
   @Override
   public void restoreState(ControllerState state) {
     Objects.requireNonNull(state, "state");
+    ControllerRecords.Entry entry = journaling() ? ControllerRecords.restore(state) : null;
     locked(
         () -> {
           if (!sampler.name().equals(state.samplerType())) {
@@ -522,6 +710,7 @@ public final class Controller implements ControllerApi {
           }
           tables.restore(state.partitions(), state.allocator());
           controllerId = state.controllerId();
+          changes.record(entry);
           stateChanged.signalAll();
           return null;
         });
@@ -545,10 +734,27 @@ public final class Controller implements ControllerApi {
 
   // ---- plumbing -----------------------------------------------------------------------------
 
+  /**
+   * Runs an operation under the lock; with a journal, then waits outside the lock until every
+   * record appended up to the operation's end is durable, so its reply never shows a change that a
+   * crash could take back.
+   */
   private <T> T locked(Supplier<T> body) {
+    ControllerJournal j = changes.journal();
+    CompletableFuture<Long> durable = null;
+    T result;
+    if (j != null) {
+      j.makeRoom(this);
+    }
     lock.lock();
     try {
-      return body.get();
+      if (j != null) {
+        j.requireHealthy();
+      }
+      result = body.get();
+      if (j != null) {
+        durable = j.last();
+      }
     } catch (TqException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -556,6 +762,10 @@ public final class Controller implements ControllerApi {
     } finally {
       lock.unlock();
     }
+    if (durable != null) {
+      j.await(durable, this);
+    }
+    return result;
   }
 
   private static TqException wrap(RuntimeException e) {

@@ -30,7 +30,8 @@ import org.transferqueue.tensor.DType;
  *                                  jagged: [gi] } ],
  *                      consumption: { task: [gi] }, backend_meta: { gi: map },
  *                      tags: { gi: map }, keys: { key: gi },
- *                      inserts: { gi: [insert, row] } } ]           in creation order
+ *                      inserts: { gi: [insert, row] }, clearing: [gi] } ]
+ *                                                                   in creation order
  *  allocator       { owners: { partition: [gi] }, pool: [gi], counter: int,
  *                    generations: { gi: int } }                     indexes above generation 0
  *  sampler_type    str
@@ -41,9 +42,10 @@ import org.transferqueue.tensor.DType;
  * generations}) is still read: every index is then at generation 0 and no sample counts as put
  * jagged. {@code inserts} holds the {@link org.transferqueue.sampler.InsertPosition} of every
  * sample an insert created; a partition without the entry (written before it existed) restores with
- * none. Tag and backend-metadata values are stored as they are (strings, numbers, booleans, byte
- * strings, lists, maps; integers come back as {@code Long}); tensors inside them are rejected.
- * Stateless and thread-safe.
+ * none. {@code clearing} lists the samples whose clear has begun ({@code MARK_CLEARING}); a
+ * partition without the entry restores with none. Tag and backend-metadata values are stored as
+ * they are (strings, numbers, booleans, byte strings, lists, maps; integers come back as {@code
+ * Long}); tensors inside them are rejected. Stateless and thread-safe.
  */
 public final class ControllerStateCodec {
   /** The value of the {@code format} entry. */
@@ -131,6 +133,7 @@ public final class ControllerStateCodec {
     Map<Long, Object> inserts = new LinkedHashMap<>();
     p.insertPositions().forEach((gi, at) -> inserts.put(gi, List.of(at.insert(), (long) at.row())));
     out.put("inserts", inserts);
+    out.put("clearing", indexes(p.clearing()));
     return out;
   }
 
@@ -363,7 +366,10 @@ public final class ControllerStateCodec {
           perSample(p.get("backend_meta"), path + ".backend_meta"),
           perSample(p.get("tags"), path + ".tags"),
           keys,
-          inserts);
+          inserts,
+          p.containsKey("clearing")
+              ? indexSet(p.get("clearing"), path + ".clearing")
+              : IndexSet.empty());
     }
 
     InsertPosition insertPosition(Object o, String path) {

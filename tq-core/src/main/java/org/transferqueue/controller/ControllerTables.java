@@ -77,11 +77,17 @@ final class ControllerTables {
   }
 
   Partition createPartition(String partitionId) {
+    return createPartition(partitionId, clock.epochMillis(), config.preallocSampleNum());
+  }
+
+  /**
+   * Creates a partition as it was created once (journal replay): with its creation time and the
+   * number of indexes it reserved then, whatever the clock and the configuration say now.
+   */
+  Partition createPartition(String partitionId, long createdAtMillis, int preallocSampleNum) {
     int[] reserved =
-        config.preallocSampleNum() > 0
-            ? allocator.allocate(partitionId, config.preallocSampleNum())
-            : new int[0];
-    Partition partition = new Partition(partitionId, clock.epochMillis());
+        preallocSampleNum > 0 ? allocator.allocate(partitionId, preallocSampleNum) : new int[0];
+    Partition partition = new Partition(partitionId, createdAtMillis);
     partition.registerPreAllocated(reserved);
     partitions.put(partitionId, partition);
     return partition;

@@ -478,7 +478,8 @@ final class Partition {
         backend,
         tagCopy,
         keyCopy,
-        positionCopy);
+        positionCopy,
+        IndexSet.copyOf(clearing));
   }
 
   static Partition restore(PartitionState state) {
@@ -494,6 +495,8 @@ final class Partition {
     state.backendMeta().forEach((k, v) -> p.backendMeta.put((int) (long) k, v));
     state.tags().forEach((k, v) -> p.tags.put((int) (long) k, v));
     state.keys().forEach((k, v) -> p.putKey(k, (int) (long) v));
+    p.clearing.or(state.clearing().toBitSet());
+    p.clearing.and(p.active);
     state
         .insertPositions()
         .forEach(

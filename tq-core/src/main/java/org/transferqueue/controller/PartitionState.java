@@ -20,6 +20,8 @@ import org.transferqueue.sampler.InsertPosition;
  * @param tags per sample user metadata (only samples that have tags)
  * @param keys key to global index, in registration order
  * @param insertPositions per sample the insert that created it (only samples an insert created)
+ * @param clearing the active samples whose clear has begun ({@link ControllerApi#markClearing}): no
+ *     fetch hands them out until they are cleared
  */
 public record PartitionState(
     String partitionId,
@@ -31,7 +33,8 @@ public record PartitionState(
     Map<Long, Map<String, Object>> backendMeta,
     Map<Long, Map<String, Object>> tags,
     Map<String, Long> keys,
-    Map<Long, InsertPosition> insertPositions) {
+    Map<Long, InsertPosition> insertPositions,
+    IndexSet clearing) {
   /** Validates and copies the arguments. */
   public PartitionState {
     Objects.requireNonNull(partitionId, "partitionId");
@@ -43,6 +46,7 @@ public record PartitionState(
     tags = Map.copyOf(tags);
     keys = Collections.unmodifiableMap(new LinkedHashMap<>(keys));
     insertPositions = Map.copyOf(insertPositions);
+    Objects.requireNonNull(clearing, "clearing");
   }
 
   /**

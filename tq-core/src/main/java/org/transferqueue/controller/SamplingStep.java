@@ -39,8 +39,34 @@ final class SamplingStep {
    * @param meta the batch, or null when the fetch cannot be served now
    * @param available the number of ready samples
    * @param declined whether enough samples were ready but the sampler returned nothing
+   * @param consumed the samples the batch marked consumed (empty without a batch)
    */
-  record Outcome(BatchMeta meta, int available, boolean declined) {}
+  record Outcome(BatchMeta meta, int available, boolean declined, List<Long> consumed) {
+    static Outcome none(int available, boolean declined) {
+      return new Outcome(null, available, declined, List.of());
+    }
+  }
+
+  /**
+   * What the sampler chose for a fetch, before anything is marked consumed.
+   *
+   * @param partition the partition, or null when it does not exist
+   * @param sampled the samples to return (without those whose clear began), or null when the fetch
+   *     cannot be served now
+   * @param consumed the samples to mark consumed, or null with {@code sampled}
+   * @param available the number of ready samples
+   * @param declined whether enough samples were ready but the sampler returned nothing
+   */
+  record Choice(
+      Partition partition,
+      List<Long> sampled,
+      List<Long> consumed,
+      int available,
+      boolean declined) {
+    boolean served() {
+      return sampled != null;
+    }
+  }
 
   /** The sampler of a fetch: the configured one, or the token-budget sampler for a budget. */
   static Sampler samplerFor(GetMetadataRequest request, Sampler configured) {
@@ -58,9 +84,34 @@ final class SamplingStep {
    *     sample of the partition; nothing is consumed then
    */
   Outcome attempt(GetMetadataRequest request, List<String> sortedFields, Sampler configured) {
+    Choice choice = choose(request, sortedFields, configured);
+    if (!choice.served()) {
+      return Outcome.none(choice.available(), choice.declined());
+    }
+    Partition partition = choice.partition();
+    partition.markConsumed(request.taskName(), choice.consumed());
+    long[] indexes = choice.sampled().stream().mapToLong(Long::longValue).toArray();
+    BatchMeta.Builder builder = tables.rows(partition, indexes, request.fields()).allProduced();
+    ControllerTables.addSchemas(builder, partition, request.fields(), indexes);
+    return new Outcome(builder.build(), choice.available(), false, choice.consumed());
+  }
+
+  /**
+   * Asks the sampler which samples a fetch gets and consumes, changing nothing but the task's
+   * registration, the ready set's cache and the sampler's own state; {@link #attempt} then marks
+   * them consumed, and journal replay compares them with what the journal recorded.
+   *
+   * @param request a fetch request
+   * @param sortedFields its fields, sorted (the ready set's key)
+   * @param configured the controller's sampler
+   * @return the choice; not served when the fetch cannot be served now
+   * @throws TqException {@code ILLEGAL_STATE} when the sampler names an index that is not an active
+   *     sample of the partition
+   */
+  Choice choose(GetMetadataRequest request, List<String> sortedFields, Sampler configured) {
     Partition partition = tables.partition(request.partitionId());
     if (partition == null) {
-      return new Outcome(null, 0, false);
+      return new Choice(null, null, null, 0, false);
     }
     ReadySet ready = partition.readySet(request.taskName(), sortedFields);
     Sampler sampler = samplerFor(request, configured);
@@ -68,14 +119,14 @@ final class SamplingStep {
     boolean cached =
         sampler.hasCachedResult(request.partitionId(), request.taskName(), samplingConfig);
     if (!cached && ready.size() < minimumReady(request)) {
-      return new Outcome(null, ready.size(), false);
+      return new Choice(partition, null, null, ready.size(), false);
     }
     SampleResult result =
         sampler.sample(samplingRequest(request, partition, ready, samplingConfig));
     if (result.isEmpty()) {
       // "Cannot serve now", as when too few samples are ready: polling answers an empty batch, a
       // blocking fetch waits for a change that may let the sampler serve (a group completing).
-      return new Outcome(null, ready.size(), true);
+      return new Choice(partition, null, null, ready.size(), true);
     }
     checkMembers(partition, sampler, result.sampled(), "sampled");
     checkMembers(partition, sampler, result.consumed(), "consumed");
@@ -86,14 +137,10 @@ final class SamplingStep {
       sampled = withoutClearing(partition, sampled);
       consumed = withoutClearing(partition, consumed);
       if (sampled.isEmpty()) {
-        return new Outcome(null, ready.size(), true);
+        return new Choice(partition, null, null, ready.size(), true);
       }
     }
-    partition.markConsumed(request.taskName(), consumed);
-    long[] indexes = sampled.stream().mapToLong(Long::longValue).toArray();
-    BatchMeta.Builder builder = tables.rows(partition, indexes, request.fields()).allProduced();
-    ControllerTables.addSchemas(builder, partition, request.fields(), indexes);
-    return new Outcome(builder.build(), ready.size(), false);
+    return new Choice(partition, List.copyOf(sampled), List.copyOf(consumed), ready.size(), false);
   }
 
   /** The request's sampling configuration, with its token budget as a sampler option. */

@@ -1,10 +1,16 @@
 package org.transferqueue.system;
 
+import java.nio.file.Path;
 import java.util.Objects;
+import java.util.Optional;
+import org.transferqueue.config.Durability;
+import org.transferqueue.config.DurabilityConfig;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerOptions;
+import org.transferqueue.journal.JournalSettings;
+import org.transferqueue.journal.SyncPolicy;
 import org.transferqueue.objectstore.KvClientConfig;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.MasterConfig;
@@ -146,6 +152,38 @@ public final class ConfigMapper {
                 .storageUnitLimitBytes()
                 .orElse(SimpleStorageSettings.UNIT_LIMIT_BYTES_DEFAULT))
         .build();
+  }
+
+  /**
+   * The journal settings of one role from the {@code durability} section: the role journals into
+   * {@code <journal_dir>/<roleId>}.
+   *
+   * @param durability the validated durability section
+   * @param roleId the role's directory name: {@code controller}, {@code storage-unit-<rank>} or
+   *     {@code store-node-<index>}
+   * @return the settings
+   */
+  public static JournalSettings journal(DurabilityConfig durability, String roleId) {
+    return JournalSettings.builder(Path.of(durability.journalDir()).resolve(roleId))
+        .sync(SyncPolicy.fromName(durability.sync()))
+        .syncInterval(durability.syncInterval())
+        .maxBytes(durability.maxBytes())
+        .segmentBytes(durability.segmentBytes())
+        .build();
+  }
+
+  /**
+   * The journal settings of a storage role ({@code storage-unit-<rank>}, {@code
+   * store-node-<index>}) when {@code storage.durability} is {@code journal}.
+   *
+   * @param config the validated configuration
+   * @param roleId the role's directory name
+   * @return the settings, or empty when storage keeps its data in memory only
+   */
+  public static Optional<JournalSettings> storageJournal(TqConfig config, String roleId) {
+    return config.storage().durability() == Durability.JOURNAL
+        ? Optional.of(journal(config.durability(), roleId))
+        : Optional.empty();
   }
 
   /**

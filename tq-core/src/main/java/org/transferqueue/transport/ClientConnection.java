@@ -149,20 +149,23 @@ final class ClientConnection {
   private void hello(ScheduledExecutorService timer) {
     String token = config.authToken().orElse(null);
     boolean wantShm = config.sharedMemory();
+    long deadline = Clock.SYSTEM.nanoTime() + config.connectTimeout().toNanos();
     try {
-      SharedMessages.Offer offer;
+      SharedMessages.Offer offer = null;
       try (Response reply =
           controlCall(
               MessageDescriptor.TYPE_HELLO,
               wantShm
                   ? SharedMessages.helloSection(token, true)
                   : ControlMessages.helloSection(token),
-              timer)) {
-        offer =
-            wantShm ? SharedMessages.decodeHelloReply(reply.metadata(), address.toString()) : null;
+              timer,
+              deadline)) {
+        if (wantShm) {
+          offer = decodeOffer(reply.metadata());
+        }
       }
       if (offer != null) {
-        attach(offer, timer);
+        attach(offer, timer, deadline);
       }
     } catch (RuntimeException e) {
       TqException failure = Errors.unwrap(e);
@@ -181,7 +184,8 @@ final class ClientConnection {
    *
    * @return the reply, which the caller closes
    */
-  private Response controlCall(int type, byte[] section, ScheduledExecutorService timer) {
+  private Response controlCall(
+      int type, byte[] section, ScheduledExecutorService timer, long deadline) {
     String what = "message type=" + type + " to " + address;
     PendingCall call =
         new PendingCall(type, section, List.of(), BodyDestination.into(List.of()), what);
@@ -191,10 +195,21 @@ final class ClientConnection {
                 call.abandon(
                     new DeadlineExceededException(
                         what + " not answered within connectTimeout=" + config.connectTimeout())),
-            config.connectTimeout().toNanos(),
+            Math.max(0, deadline - Clock.SYSTEM.nanoTime()),
             TimeUnit.NANOSECONDS));
     send(call);
     return call.future.join();
+  }
+
+  /** The HELLO reply's offer; a malformed one counts as none (the connection stays on TCP). */
+  private SharedMessages.Offer decodeOffer(byte[] metadata) {
+    try {
+      return SharedMessages.decodeHelloReply(metadata, address.toString());
+    } catch (ProtocolException e) {
+      LOG.log(
+          System.Logger.Level.DEBUG, "ignoring the shared-memory offer of " + address + ": " + e);
+      return null;
+    }
   }
 
   /**
@@ -202,7 +217,7 @@ final class ClientConnection {
    * writes a random nonce at the probe offset and sends it. A segment that cannot be mapped, or
    * does not match its reference, declines with nil and the connection stays on TCP.
    */
-  private void attach(SharedMessages.Offer offer, ScheduledExecutorService timer) {
+  private void attach(SharedMessages.Offer offer, ScheduledExecutorService timer, long deadline) {
     ClientMappings candidate =
         new ClientMappings(mapper, offer.pid(), liveMappings, config.sharedMemoryLimitBytes());
     byte[] nonce = null;
@@ -230,7 +245,8 @@ final class ClientConnection {
         controlCall(
             MessageDescriptor.TYPE_SHM_ATTACH,
             BodyTable.encode(List.of(), SharedMessages.attachRequest(nonce)),
-            timer)) {
+            timer,
+            deadline)) {
       attached =
           nonce != null && SharedMessages.decodeAttachReply(reply.metadata(), address.toString());
     } catch (RuntimeException e) {

@@ -146,7 +146,8 @@ final class LoopbackSystem implements TestSystem {
             config.storage(),
             config.client(),
             config.memory(),
-            network);
+            network,
+            config.durability());
     TransportConfig clientTransport = ConfigMapper.transport(network);
     StorageManagerFactory factory =
         unitAddresses.isEmpty()

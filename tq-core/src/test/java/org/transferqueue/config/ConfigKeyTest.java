@@ -197,7 +197,8 @@ class ConfigKeyTest {
             "storage",
             "client",
             "memory",
-            "network");
+            "network",
+            "durability");
     assertThat(ConfigKey.childrenOf("backend"))
         .containsExactly("storage_backend", "SimpleStorage", "MooncakeStore", "Yuanrong");
   }

@@ -1,13 +1,19 @@
 package org.transferqueue.system;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.config.ConfigException;
+import org.transferqueue.config.Defaults;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.ControllerOptions;
+import org.transferqueue.journal.JournalSettings;
+import org.transferqueue.journal.SyncPolicy;
 import org.transferqueue.memory.RootAllocator;
 import org.transferqueue.objectstore.KvClientConfig;
 import org.transferqueue.objectstore.StoreConfig;
@@ -173,5 +179,37 @@ class ConfigMapperTest {
       assertThat(simple.units()).hasSize(3);
       assertThat(simple.unitStats().getFirst().capacitySamples()).hasValue(4);
     }
+  }
+
+  @Test
+  void shouldGiveEachStorageRoleItsOwnJournalDirectoryOnlyWhenDurabilityIsJournal() {
+    assertThat(ConfigMapper.storageJournal(TqConfig.defaults(), "storage-unit-0")).isEmpty();
+    TqConfig journaled =
+        TqConfig.builder()
+            .set("storage.durability", "journal")
+            .set("durability.journal_dir", "/var/lib/tq")
+            .set("durability.sync", "interval")
+            .set("durability.sync_interval", "5ms")
+            .build();
+    JournalSettings unit = ConfigMapper.storageJournal(journaled, "storage-unit-1").orElseThrow();
+    assertThat(unit.directory()).isEqualTo(Path.of("/var/lib/tq", "storage-unit-1"));
+    assertThat(unit.sync()).isEqualTo(SyncPolicy.INTERVAL);
+    assertThat(unit.syncInterval()).isEqualTo(Duration.ofMillis(5));
+    assertThat(unit.maxBytes()).isEqualTo(Defaults.DURABILITY_MAX_BYTES);
+    assertThat(unit.segmentBytes()).isEqualTo(Defaults.DURABILITY_SEGMENT_BYTES);
+    assertThatThrownBy(() -> TqConfig.builder().set("durability.sync", "sometimes").build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("durability.sync")
+        .hasMessageContaining("sometimes");
+    assertThatThrownBy(() -> TqConfig.builder().set("storage.durability", "disk").build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("storage.durability");
+    assertThatThrownBy(
+            () ->
+                TqConfig.builder()
+                    .set("durability.segment_bytes", 1 << 20)
+                    .set("durability.max_bytes", 1 << 20)
+                    .build())
+        .hasMessageContaining("durability.max_bytes");
   }
 }

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import org.transferqueue.Clock;
 import org.transferqueue.DistinctErrorLog;
+import org.transferqueue.config.Durability;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
@@ -31,7 +32,10 @@ import picocli.CommandLine.Option;
  * exactly one line {@code listening on HOST:PORT} once it accepts requests, and serves until the
  * process receives SIGTERM or SIGINT, when a shutdown hook closes the server and releases its
  * memory. With {@code metrics.enabled} it also serves Prometheus metrics (address logged, not
- * printed).
+ * printed). With {@code controller.durability: journal} it first recovers from {@code
+ * <durability.journal_dir>/controller} (the last checkpoint plus the journal after it; a damaged
+ * journal stops the start with the file and offset), then listens, and journals every change before
+ * it replies; SIGTERM takes a last checkpoint.
  */
 @Command(
     name = "controller",
@@ -73,8 +77,21 @@ final class ControllerCommand implements Callable<Integer> {
             .bindPort(bind.port())
             .build();
     Controller controller =
-        new Controller(ConfigMapper.controller(tq), Samplers.create(tq.controller()), Clock.SYSTEM);
-    RootAllocator allocator = RoleRunner.allocator(tq, "tq-controller");
+        tq.controller().durability() == Durability.JOURNAL
+            ? Controller.recover(
+                ConfigMapper.controller(tq),
+                Samplers.create(tq.controller()),
+                Clock.SYSTEM,
+                ConfigMapper.journal(tq.durability(), "controller"))
+            : new Controller(
+                ConfigMapper.controller(tq), Samplers.create(tq.controller()), Clock.SYSTEM);
+    RootAllocator allocator;
+    try {
+      allocator = RoleRunner.allocator(tq, "tq-controller");
+    } catch (RuntimeException e) {
+      controller.close();
+      throw e;
+    }
     ControllerServer server = null;
     MetricsCollector collector = null;
     try {
@@ -110,7 +127,7 @@ final class ControllerCommand implements Callable<Integer> {
             RoleRunner.reachableAddress(endpoint, tq.network().controllerAddress()));
       }
       return new RoleRunner.ServedRole(
-          server.address(), endpoint, endpoint, collector, server, allocator);
+          server.address(), endpoint, endpoint, collector, server, allocator, controller);
     } catch (RuntimeException e) {
       if (collector != null) {
         collector.close();
@@ -119,6 +136,7 @@ final class ControllerCommand implements Callable<Integer> {
         server.close();
       }
       allocator.close();
+      controller.close();
       throw e;
     }
   }

@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 import org.transferqueue.Clock;
 import org.transferqueue.CloseStack;
 import org.transferqueue.DistinctErrorLog;
+import org.transferqueue.TqException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
@@ -19,6 +20,7 @@ import org.transferqueue.remote.storage.StorageUnitServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.storage.simple.StorageUnitStats;
+import org.transferqueue.storage.simple.UnitJournal;
 import org.transferqueue.system.ConfigMapper;
 import org.transferqueue.system.MetricsCollector;
 import org.transferqueue.system.StorageUnitReport;
@@ -59,7 +61,11 @@ final class StorageUnitCommand implements Callable<Integer> {
             NetworkConfig.STORAGE_UNIT_ADDRESSES_PROP_NAME,
             "--unit",
             unit);
-    return RoleRunner.serve(commandLine.getOut(), start(tq, address, unit));
+    try {
+      return RoleRunner.serve(commandLine.getOut(), start(tq, address, unit));
+    } catch (TqException e) {
+      throw new CommandLine.ExecutionException(commandLine, e.getMessage(), e);
+    }
   }
 
   /**
@@ -69,12 +75,17 @@ final class StorageUnitCommand implements Callable<Integer> {
    * controller's) exporting the unit's gauges (capacity, active keys, utilisation, memory)
    * refreshed every {@code metrics.collect_interval} and its request meters by {@code op_type}
    * ({@code tq_storage_request_total}, {@code _duration_seconds}, {@code _errors_total}, {@code
-   * _samples_total}). The endpoint's address is logged, not printed.
+   * _samples_total}). The endpoint's address is logged, not printed. With {@code
+   * storage.durability: journal} the unit first recovers from {@code
+   * <durability.journal_dir>/storage-unit-<unit>} (last checkpoint plus journal tail), and closing
+   * the role writes a final checkpoint.
    *
    * @param tq the configuration
    * @param address the unit's configured address: clients connect to it, the server takes its port
    * @param unit the unit's index, part of its id
    * @return the started role; the caller closes it
+   * @throws TqException {@code CORRUPT_DATA} naming file and offset when the journal is damaged,
+   *     {@code ILLEGAL_STATE} when another process uses the journal directory
    */
   static RoleRunner.ServedRole start(TqConfig tq, HostPort address, int unit) {
     HostPort bind =
@@ -96,6 +107,14 @@ final class StorageUnitCommand implements Callable<Integer> {
               allocator,
               tq.memory().storageUnitLimitBytes().orElse(Long.MAX_VALUE));
       cleanup.push(storageUnit);
+      // With storage.durability: journal, the unit recovers its journal before the server listens.
+      String role = "storage-unit-" + unit;
+      UnitJournal journal =
+          ConfigMapper.storageJournal(tq, role)
+              .map(
+                  settings ->
+                      cleanup.push(UnitJournal.open(storageUnit, settings, role, Clock.SYSTEM)))
+              .orElse(null);
       PrometheusMeterRegistry registry =
           tq.metrics().enabled() ? PrometheusEndpoint.newRegistry() : null;
       DistinctErrorLog errors = new DistinctErrorLog(System.getLogger("org.transferqueue.metrics"));
@@ -135,7 +154,7 @@ final class StorageUnitCommand implements Callable<Integer> {
       }
       cleanup.release();
       return new RoleRunner.ServedRole(
-          server.address(), endpoint, endpoint, collector, server, storageUnit, allocator);
+          server.address(), endpoint, endpoint, collector, server, journal, storageUnit, allocator);
     }
   }
 }

@@ -19,6 +19,7 @@ import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
+import org.transferqueue.objectstore.engine.NodeJournal;
 import org.transferqueue.remote.objectstore.StoreNodeServer;
 import org.transferqueue.server.metrics.PrometheusEndpoint;
 import org.transferqueue.system.ConfigMapper;
@@ -72,14 +73,18 @@ final class StoreNodeCommand implements Callable<Integer> {
    * Prometheus endpoint on {@code network.bind_host} and a free port exporting the node's request
    * meters by {@code op_type} ({@code tq_storage_request_total} and its siblings, {@code
    * storage_unit_id} = {@code TQ_STORE_NODE_<node>}; writes as {@code PUT_DATA}, reads as {@code
-   * GET_DATA}, removals as {@code CLEAR_DATA}). The endpoint's address is logged, not printed.
+   * GET_DATA}, removals as {@code CLEAR_DATA}). The endpoint's address is logged, not printed. With
+   * {@code storage.durability: journal} the engine first recovers from {@code
+   * <durability.journal_dir>/store-node-<node>} (last checkpoint plus journal tail), and closing
+   * the role writes a final checkpoint.
    *
    * @param tq the configuration
    * @param address the node's configured address: clients connect to it, the server takes its port
    * @param node the node's index
    * @return the started role; the caller closes it
    * @throws TqException {@code INVALID_CONFIGURATION} when the engine refuses the sizes or the
-   *     address cannot be served; nothing is left open then
+   *     address cannot be served, {@code CORRUPT_DATA} naming file and offset when the journal is
+   *     damaged; nothing is left open then
    */
   static RoleRunner.ServedRole start(TqConfig tq, HostPort address, int node) {
     MooncakeStoreConfig mooncake = tq.backend().mooncakeStore();
@@ -114,6 +119,12 @@ final class StoreNodeCommand implements Callable<Integer> {
                 + ", local_buffer_size="
                 + mooncake.localBufferSize());
       }
+      // With storage.durability: journal, the node recovers its journal before the server listens.
+      String role = "store-node-" + node;
+      NodeJournal journal =
+          ConfigMapper.storageJournal(tq, role)
+              .map(settings -> cleanup.push(NodeJournal.open(engine, settings, role, Clock.SYSTEM)))
+              .orElse(null);
       StorageRequests requests = StorageRequests.NOOP;
       PrometheusMeterRegistry registry = null;
       if (tq.metrics().enabled()) {
@@ -135,7 +146,7 @@ final class StoreNodeCommand implements Callable<Integer> {
               : RoleRunner.startMetrics(registry, null, bind.host(), 0, "store node " + node, LOG);
       cleanup.release();
       return new RoleRunner.ServedRole(
-          server.address(), endpoint, endpoint, server, engine, allocator);
+          server.address(), endpoint, endpoint, server, journal, engine, allocator);
     }
   }
 }

@@ -91,6 +91,8 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   private BufferAllocator localBuffer;
   private StoreMaster master;
   private ExecutorService executor;
+  // Set once recovery has rebuilt the store; null while it replays and without durability.
+  private volatile NodeJournal journal;
 
   private EmbeddedObjectStore(BufferAllocator allocator, MasterConfig masterConfig) {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -274,7 +276,113 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
         master.revokeWrite(ticket);
         return TRANSFER_FAIL;
       }
+      int[] codes = new int[1];
+      finishJournaled(new WriteTicket[] {ticket}, new boolean[] {true}, codes);
+      return codes[0];
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Ends or revokes writes; with a journal, the committed writes' records are checksummed here
+   * (outside the master's lock) and the call returns once they are durable ({@code -500} for a
+   * write whose record could not be made durable).
+   */
+  private void finishJournaled(WriteTicket[] tickets, boolean[] commit, int[] codes) {
+    NodeJournal journaled = journal;
+    if (journaled == null) {
+      master.finishWrites(tickets, commit, codes);
+      return;
+    }
+    Object[] prepared = new Object[tickets.length];
+    for (int i = 0; i < tickets.length; i++) {
+      if (tickets[i] != null && commit[i]) {
+        prepared[i] = journaled.prepare(tickets[i]);
+      }
+    }
+    master.finishWrites(tickets, commit, codes, prepared);
+    if (!journaled.awaitDurable()) {
+      for (int i = 0; i < tickets.length; i++) {
+        if (tickets[i] != null && commit[i] && codes[i] == OK) {
+          codes[i] = StoreStatus.WRITE_FAIL.code();
+        }
+      }
+    }
+  }
+
+  /** Waits until removals just made are durable; {@code -500} for those that are not. */
+  private void awaitRemovals(int[] codes) {
+    NodeJournal journaled = journal;
+    if (journaled != null && !journaled.awaitDurable()) {
+      for (int i = 0; i < codes.length; i++) {
+        if (codes[i] == OK) {
+          codes[i] = StoreStatus.WRITE_FAIL.code();
+        }
+      }
+    }
+  }
+
+  /** Waits until every change journaled so far is durable (logged when it cannot be). */
+  void awaitJournal() {
+    NodeJournal journaled = journal;
+    if (journaled != null) {
+      journaled.awaitDurable();
+    }
+  }
+
+  /** Journals the store's changes from now on (after recovery). */
+  void attachJournal(NodeJournal attached) {
+    if (!enter()) {
+      throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + hostname());
+    }
+    try {
+      journal = attached;
+      master.changeLog(attached.changeLog(master));
+    } finally {
+      exit();
+    }
+  }
+
+  /** Stops journaling (the journal is closing). */
+  void detachJournal(NodeJournal attached) {
+    if (journal != attached) {
+      return;
+    }
+    journal = null;
+    if (enter()) {
+      try {
+        master.changeLog(null);
+      } finally {
+        exit();
+      }
+    }
+  }
+
+  /** Replays a journaled write (recovery only): the key gets these bytes and pins. */
+  int replayWrite(String key, ReplicateConfig config, MemorySegment bytes) {
+    if (!enter()) {
+      return INVALID;
+    }
+    try {
+      WriteTicket ticket = master.startWrite(key, bytes.byteSize(), config, true);
+      if (ticket.code() != OK) {
+        return ticket.code();
+      }
+      MemorySegment.copy(bytes, 0, ticket.allocation().memory, 0, bytes.byteSize());
       return master.endWrite(ticket);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Replays a journaled removal (recovery only). */
+  void replayRemove(String key) {
+    if (!enter()) {
+      return;
+    }
+    try {
+      master.remove(List.of(key), true, new int[1]);
     } finally {
       exit();
     }
@@ -304,7 +412,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
           copied[i] = copy(sources.get(i), tickets[i].allocation().memory, keys.get(i));
         }
       }
-      master.finishWrites(tickets, copied, codes);
+      finishJournaled(tickets, copied, codes);
       for (int i = 0; i < n; i++) {
         if (tickets[i] != null && !copied[i]) {
           codes[i] = TRANSFER_FAIL;
@@ -361,7 +469,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return;
     }
     try {
-      master.finishWrites(tickets, commit, codes);
+      finishJournaled(tickets, commit, codes);
     } finally {
       exit();
     }
@@ -566,6 +674,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
     try {
       master.remove(keys, force, codes);
+      awaitRemovals(codes);
       return codes;
     } finally {
       exit();
@@ -585,7 +694,10 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return INVALID;
     }
     try {
-      return master.removeMatching(key -> pattern.matcher(key).find(), force);
+      long removed = master.removeMatching(key -> pattern.matcher(key).find(), force);
+      int[] code = {OK};
+      awaitRemovals(code);
+      return code[0] == OK ? removed : code[0];
     } finally {
       exit();
     }
@@ -597,7 +709,10 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
       return INVALID;
     }
     try {
-      return master.removeMatching(key -> true, force);
+      long removed = master.removeMatching(key -> true, force);
+      int[] code = {OK};
+      awaitRemovals(code);
+      return code[0] == OK ? removed : code[0];
     } finally {
       exit();
     }
@@ -631,7 +746,12 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    *     writing failed
    */
   public FileDigest saveCheckpointFile(Path file) {
-    return checkpoints.saveFile(file);
+    return checkpoints.saveFile(file, () -> {});
+  }
+
+  /** As {@link #saveCheckpointFile(Path)}, running {@code underLock} as the objects are pinned. */
+  FileDigest saveCheckpointFile(Path file, Runnable underLock) {
+    return checkpoints.saveFile(file, underLock);
   }
 
   /**

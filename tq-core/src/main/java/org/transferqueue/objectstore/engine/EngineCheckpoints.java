@@ -55,7 +55,7 @@ final class EngineCheckpoints {
       throw new StorageException(ErrorCode.STORAGE_ERROR, "cannot create " + base + ": " + e, e);
     }
     Path file = base.resolve(ObjectStoreCheckpoints.nodeFileName(0));
-    digests.record(file, saveFile(file));
+    digests.record(file, saveFile(file, () -> {}));
     ObjectStoreCheckpoints.writeNodeManifest(base, List.of(store.hostname()));
   }
 
@@ -76,12 +76,12 @@ final class EngineCheckpoints {
    * @throws StorageException {@code CLOSED} for a store that is not open, {@code STORAGE_ERROR} if
    *     writing failed
    */
-  FileDigest saveFile(Path file) {
+  FileDigest saveFile(Path file, Runnable underLock) {
     if (!store.enter()) {
       throw new StorageException(ErrorCode.CLOSED, "object store is not open: " + store.hostname());
     }
     try {
-      return StoreCheckpointFile.write(file, master());
+      return StoreCheckpointFile.write(file, master(), underLock);
     } catch (IOException e) {
       throw new StorageException(
           ErrorCode.STORAGE_ERROR,
@@ -180,6 +180,7 @@ final class EngineCheckpoints {
           }
         }
       }
+      store.awaitJournal();
       return failed;
     } finally {
       store.exit();

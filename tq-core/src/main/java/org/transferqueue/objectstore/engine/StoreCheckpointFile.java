@@ -49,8 +49,16 @@ final class StoreCheckpointFile {
    * @return the file's size and CRC32C
    */
   static FileDigest write(Path file, StoreMaster master) throws IOException {
+    return write(file, master, () -> {});
+  }
+
+  /**
+   * As {@link #write(Path, StoreMaster)}, running {@code underLock} at the instant the objects are
+   * pinned (under the master's lock).
+   */
+  static FileDigest write(Path file, StoreMaster master, Runnable underLock) throws IOException {
     Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
-    List<StoreMaster.PinnedObject> objects = master.pinAllReadable();
+    List<StoreMaster.PinnedObject> objects = master.pinAllReadable(underLock);
     try {
       FileDigest digest;
       try (CheckpointFileWriter out = CheckpointFileWriter.create(temporary)) {

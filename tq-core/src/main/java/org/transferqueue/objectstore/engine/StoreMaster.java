@@ -102,6 +102,8 @@ final class StoreMaster {
     boolean hardPinned;
     boolean softPinned;
     long softPinDeadlineNs;
+    // Whether a journal holds a visible value of this entry (so its loss must be journaled too).
+    boolean journaled;
     long leaseDeadlineNs;
     // Links of the list of entries with a pending write (PendingWriteList), in the order their
     // writes began; inWriting tells whether the entry is on it.
@@ -126,11 +128,36 @@ final class StoreMaster {
    * @param key the key written
    * @param token the write's token
    * @param allocation where the bytes go
+   * @param config the write's replication settings (pins)
    */
-  record WriteTicket(int code, String key, long token, Allocation allocation) {
+  record WriteTicket(
+      int code, String key, long token, Allocation allocation, ReplicateConfig config) {
     static WriteTicket refused(StoreStatus code) {
-      return new WriteTicket(code.code(), null, 0, null);
+      return new WriteTicket(code.code(), null, 0, null, null);
     }
+  }
+
+  /**
+   * Where the master reports the changes a journal must hold, under its lock: a write that became
+   * visible, a key that lost its value. See {@link NodeJournal}.
+   */
+  interface ChangeLog {
+    /**
+     * A write is about to become visible; the log numbers its record now (and keeps the allocation
+     * pinned until the record is written).
+     *
+     * @param ticket the write
+     * @param prepared the record prepared outside the lock by the caller, or null
+     * @return false when the journal refused it: the write is then revoked
+     */
+    boolean visible(WriteTicket ticket, Object prepared);
+
+    /**
+     * A key that had a visible value lost it (removed, evicted, or an upsert replaced it).
+     *
+     * @param key the key
+     */
+    void removed(String key);
   }
 
   /**
@@ -164,6 +191,8 @@ final class StoreMaster {
   private int nextSlab;
   private long nextSweepNs;
   private final EvictionPolicy eviction;
+  // Guarded by lock: the journal's view of the master, or null.
+  private ChangeLog log;
 
   StoreMaster(List<MemorySegment> slabSegments, MasterConfig config) {
     this.slabs = new SlabAllocator[slabSegments.size()];
@@ -199,6 +228,32 @@ final class StoreMaster {
             config,
             capacity);
     this.nextSweepNs = clock.nanoTime() + SWEEP_INTERVAL_NS;
+  }
+
+  /** Reports changes to {@code changeLog} from now on (null: to nobody). */
+  void changeLog(ChangeLog changeLog) {
+    lock.lock();
+    try {
+      this.log = changeLog;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Pins an allocation for a reader that is not a client (a journal writing its bytes). */
+  void pin(Allocation allocation) {
+    allocation.readers++;
+  }
+
+  /** Drops a pin taken by {@link #pin}; under its own lock acquisition. */
+  void unpin(Allocation allocation) {
+    lock.lock();
+    try {
+      allocation.readers--;
+      maybeFreeLocked(allocation);
+    } finally {
+      lock.unlock();
+    }
   }
 
   long leaseTtlNs() {
@@ -248,17 +303,28 @@ final class StoreMaster {
   WriteTicket startWrite(String key, long size, ReplicateConfig config, boolean upsert) {
     int[] codes = new int[1];
     WriteTicket ticket = startWrites(List.of(key), new long[] {size}, config, upsert, codes)[0];
-    return ticket != null ? ticket : new WriteTicket(codes[0], null, 0, null);
+    return ticket != null ? ticket : new WriteTicket(codes[0], null, 0, null, null);
   }
 
   /** Ends (commits) or revokes the writes of non-null tickets; the outcome goes to codes[i]. */
   void finishWrites(WriteTicket[] tickets, boolean[] commit, int[] codes) {
+    finishWrites(tickets, commit, codes, null);
+  }
+
+  /**
+   * As {@link #finishWrites(WriteTicket[], boolean[], int[])}, with the journal records of the
+   * committed writes prepared by the caller outside the lock ({@code prepared[i]}, or null).
+   */
+  void finishWrites(WriteTicket[] tickets, boolean[] commit, int[] codes, Object[] prepared) {
     lock.lock();
     try {
       long now = clock.nanoTime();
       for (int i = 0; i < tickets.length; i++) {
         if (tickets[i] != null) {
-          codes[i] = commit[i] ? endLocked(tickets[i], now) : revokeLocked(tickets[i]);
+          codes[i] =
+              commit[i]
+                  ? endLocked(tickets[i], now, prepared == null ? null : prepared[i])
+                  : revokeLocked(tickets[i]);
         }
       }
       eviction.maybeEvict(now);
@@ -355,7 +421,7 @@ final class StoreMaster {
     entry.pendingInPlace = inPlace;
     entry.pendingConfig = config;
     writing.link(entry);
-    return new WriteTicket(OK, entry.key, entry.pendingToken, allocation);
+    return new WriteTicket(OK, entry.key, entry.pendingToken, allocation, config);
   }
 
   private void preemptLocked(Entry entry, long discardDeadlineNs) {
@@ -378,7 +444,7 @@ final class StoreMaster {
     writing.unlink(entry);
   }
 
-  private int endLocked(WriteTicket ticket, long now) {
+  private int endLocked(WriteTicket ticket, long now, Object prepared) {
     Allocation allocation = ticket.allocation();
     Entry entry = entries.get(ticket.key());
     int code;
@@ -386,7 +452,11 @@ final class StoreMaster {
       code = StoreStatus.OBJECT_NOT_FOUND.code();
     } else if (entry.pending != allocation || entry.pendingToken != ticket.token()) {
       code = StoreStatus.ILLEGAL_CLIENT.code();
+    } else if (log != null && !log.visible(ticket, prepared)) {
+      revokeLocked(ticket);
+      return StoreStatus.WRITE_FAIL.code();
     } else {
+      entry.journaled = log != null;
       ReplicateConfig config = entry.pendingConfig;
       boolean inPlace = entry.pendingInPlace;
       clearPendingLocked(entry);
@@ -519,9 +589,18 @@ final class StoreMaster {
    * the tickets with {@link #releaseReads}. Grants no leases (a checkpoint is not a client read).
    */
   List<PinnedObject> pinAllReadable() {
+    return pinAllReadable(() -> {});
+  }
+
+  /**
+   * As {@link #pinAllReadable()}, running {@code underLock} at the same instant (so that a
+   * journal's last LSN read there matches the pinned objects exactly).
+   */
+  List<PinnedObject> pinAllReadable(Runnable underLock) {
     List<PinnedObject> pinned = new ArrayList<>();
     lock.lock();
     try {
+      underLock.run();
       for (Entry entry : entries.values()) {
         if (entry.readable()) {
           Allocation allocation = entry.committed;
@@ -637,6 +716,9 @@ final class StoreMaster {
 
   private void removeEntryLocked(Entry entry) {
     entries.remove(entry.key);
+    if (log != null && entry.journaled) {
+      log.removed(entry.key);
+    }
     if (!entry.hardPinned) {
       eviction.unpinnedRemoved();
     }

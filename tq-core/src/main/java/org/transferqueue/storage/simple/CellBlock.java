@@ -315,6 +315,16 @@ final class CellBlock {
     return buffer.segment().asSlice(start, rowBytes(row));
   }
 
+  /**
+   * The bytes of tensor rows {@code row} to {@code row + count - 1}, which lie back to back: a view
+   * valid while the block is retained.
+   */
+  MemorySegment rowsSegment(int row, int count) {
+    long start = kind == Kind.DENSE ? row * denseRowBytes : offsets[row];
+    long end = kind == Kind.DENSE ? (row + count) * denseRowBytes : offsets[row + count];
+    return buffer.segment().asSlice(start, end - start);
+  }
+
   /** Copies tensor row {@code row} to {@code target} at {@code offset}. */
   void copyRowTo(int row, MemorySegment target, long offset) {
     long start = kind == Kind.DENSE ? row * denseRowBytes : offsets[row];

@@ -50,7 +50,7 @@ final class CommittedPut implements PutUndo {
    *
    * @return the number of cells the unit holds fewer now
    */
-  long restore(SampleSlots slots, Map<String, FieldCells> fields) {
+  long restore(SampleSlots slots, Map<String, FieldCells> fields, UnitRecords.Restored log) {
     long removedCells = 0;
     for (int f = 0; f < fieldNames.length; f++) {
       FieldCells.Replaced r = replaced[f];
@@ -60,6 +60,9 @@ final class CommittedPut implements PutUndo {
           continue; // replaced or cleared since: a later operation wins
         }
         CellBlock old = r.oldBlocks()[j];
+        if (log != null) {
+          log.cell(gis[j], fieldNames[f], old, old == null ? 0 : r.oldRows()[j]);
+        }
         r.cells().blocks[slot] = old;
         if (old != null) {
           r.cells().rows[slot] = r.oldRows()[j];
@@ -72,6 +75,9 @@ final class CommittedPut implements PutUndo {
       }
       if (r.createdField() && r.cells().held == 0 && fields.get(fieldNames[f]) == r.cells()) {
         fields.remove(fieldNames[f]);
+        if (log != null) {
+          log.removedFields.add(fieldNames[f]);
+        }
       }
     }
     for (int j = 0; j < gis.length; j++) {
@@ -79,6 +85,9 @@ final class CommittedPut implements PutUndo {
         int slot = slots.get(gis[j]);
         if (slot >= 0 && holdsNothing(fields, slot)) {
           slots.remove(gis[j]);
+          if (log != null) {
+            log.removedSamples.add(gis[j]);
+          }
         }
       }
     }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.IntSupplier;
 import org.transferqueue.ErrorCode;
@@ -68,6 +69,9 @@ public final class StorageUnit implements AutoCloseable {
   private final Map<String, FieldCells> fields = new HashMap<>();
   private long cellCount;
   private boolean closed;
+
+  // Set once recovery has rebuilt the unit; null while it replays and without durability.
+  private volatile UnitJournal journal;
 
   /**
    * Creates a unit with its own child allocator.
@@ -373,11 +377,21 @@ public final class StorageUnit implements AutoCloseable {
    * @throws StorageException with {@code CAPACITY_EXCEEDED} if the new samples do not fit
    */
   PutUndo commit(long[] gis, long[] generations, String[] fieldNames, CellBlock[] blocks) {
+    UnitJournal journaled = journal;
+    UnitRecords.Prepared record =
+        journaled == null ? null : UnitRecords.put(gis, generations, fieldNames, blocks);
+    CompletableFuture<Long> appended = null;
+    CommittedPut put;
     lock.writeLock().lock();
     try {
       ensureOpen();
       requireCurrent(gis, generations);
       requireRoom(gis);
+      if (record != null) {
+        UnitRecords.Prepared numbered = record;
+        record = null; // the journal releases it from here on
+        appended = journaled.append(numbered);
+      }
       int k = gis.length;
       boolean[] createdSample = new boolean[k];
       int[] slotOf = new int[k];
@@ -409,22 +423,114 @@ public final class StorageUnit implements AutoCloseable {
         replaced[f] = cells.install(slotOf, blocks[f], createdField);
         cellCount += replaced[f].added();
       }
-      return new CommittedPut(this, gis, createdSample, fieldNames, blocks, replaced);
+      put = new CommittedPut(this, gis, createdSample, fieldNames, blocks, replaced);
+    } finally {
+      lock.writeLock().unlock();
+      if (record != null) {
+        record.release(); // refused before it was appended
+      }
+    }
+    if (appended != null) {
+      try {
+        journaled.awaitDurable(appended);
+      } catch (RuntimeException e) {
+        put.rollback();
+        throw e;
+      }
+    }
+    return put;
+  }
+
+  /**
+   * Takes back a put of {@link #commit}, unless the unit is closed; see {@link CommittedPut}. With
+   * a journal, the rollback's effects are journaled and durable when this returns; a journal
+   * failure is logged (the unit's memory is rolled back either way).
+   */
+  void rollback(CommittedPut put) {
+    UnitJournal journaled = journal;
+    CompletableFuture<Long> appended = null;
+    lock.writeLock().lock();
+    try {
+      if (!closed) {
+        UnitRecords.Restored restored = journaled == null ? null : new UnitRecords.Restored();
+        cellCount -= put.restore(slots, fields, restored);
+        if (restored != null && !restored.isEmpty()) {
+          appended = journaled.append(UnitRecords.restore(restored));
+        }
+      }
+    } catch (TqException e) {
+      LOG.log(System.Logger.Level.ERROR, "storage unit " + id + ": rollback not journaled", e);
+    } finally {
+      lock.writeLock().unlock();
+    }
+    if (appended != null) {
+      try {
+        journaled.awaitDurable(appended);
+      } catch (TqException e) {
+        LOG.log(System.Logger.Level.ERROR, "storage unit " + id + ": rollback not durable", e);
+      }
+    }
+  }
+
+  /**
+   * Replays the effects of a journaled rollback (recovery only): each listed cell is set to the
+   * given block's row 0 or removed, then fields and samples left empty are removed.
+   */
+  void applyRestore(UnitRecords.Restored restored) {
+    lock.writeLock().lock();
+    try {
+      ensureOpen();
+      for (int i = 0; i < restored.gis.size(); i++) {
+        long gi = restored.gis.get(i);
+        int slot = slots.get(gi);
+        CellBlock block = restored.blocks.get(i);
+        if (slot < 0) {
+          if (block == null) {
+            continue;
+          }
+          slot = slots.getOrAssign(gi);
+          if (slot >= generationOf.length) {
+            generationOf = Arrays.copyOf(generationOf, Math.max(slots.slotBound(), slot + 1));
+          }
+          generationOf[slot] = -1;
+        }
+        FieldCells cells = fields.computeIfAbsent(restored.fields.get(i), name -> new FieldCells());
+        cells.ensureSlots(slots.slotBound());
+        if (cells.clearSlot(slot)) {
+          cellCount--;
+        }
+        if (block != null) {
+          block.retain();
+          cells.blocks[slot] = block;
+          cells.rows[slot] = 0;
+          cells.held++;
+          cellCount++;
+        }
+      }
+      for (String name : restored.removedFields) {
+        FieldCells cells = fields.get(name);
+        if (cells != null && cells.held == 0) {
+          fields.remove(name);
+        }
+      }
+      for (long gi : restored.removedSamples) {
+        int slot = slots.get(gi);
+        if (slot >= 0 && holdsNothing(slot)) {
+          slots.remove(gi);
+        }
+      }
     } finally {
       lock.writeLock().unlock();
     }
   }
 
-  /** Takes back a put of {@link #commit}, unless the unit is closed; see {@link CommittedPut}. */
-  void rollback(CommittedPut put) {
-    lock.writeLock().lock();
-    try {
-      if (!closed) {
-        cellCount -= put.restore(slots, fields);
+  private boolean holdsNothing(int slot) {
+    for (FieldCells cells : fields.values()) {
+      if (cells.block(slot) != null) {
+        return false;
       }
-    } finally {
-      lock.writeLock().unlock();
     }
+    return true;
   }
 
   /**
@@ -513,10 +619,15 @@ public final class StorageUnit implements AutoCloseable {
    */
   public int clear(long[] gis, long[] generations) {
     requireAligned(gis, generations);
+    UnitJournal journaled = journal;
+    CompletableFuture<Long> appended = null;
+    int removed = 0;
     lock.writeLock().lock();
     try {
       ensureOpen();
-      int removed = 0;
+      if (journaled != null && holdsAny(gis, generations)) {
+        appended = journaled.append(UnitRecords.clear(gis, generations));
+      }
       for (int j = 0; j < gis.length; j++) {
         int slot = slots.get(gis[j]);
         if (slot < 0 || older(generations[j], generationOf[slot])) {
@@ -526,10 +637,24 @@ public final class StorageUnit implements AutoCloseable {
         slots.remove(gis[j]);
         removed++;
       }
-      return removed;
     } finally {
       lock.writeLock().unlock();
     }
+    if (appended != null) {
+      journaled.awaitDurable(appended);
+    }
+    return removed;
+  }
+
+  /** Whether a clear of these samples would remove anything. Under the lock. */
+  private boolean holdsAny(long[] gis, long[] generations) {
+    for (int j = 0; j < gis.length; j++) {
+      int slot = slots.get(gis[j]);
+      if (slot >= 0 && !older(generations[j], generationOf[slot])) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Drops every cell of a slot; the slot stays assigned. Under the write lock. */
@@ -585,11 +710,20 @@ public final class StorageUnit implements AutoCloseable {
    * cells' blocks are retained, so the caller must close the contents.
    */
   UnitCheckpoint.Contents checkpointContents() {
+    return checkpointContents(() -> {});
+  }
+
+  /**
+   * As {@link #checkpointContents()}, running {@code underLock} while the contents are taken (with
+   * writers excluded), so that a journal's last LSN read there matches them exactly.
+   */
+  UnitCheckpoint.Contents checkpointContents(Runnable underLock) {
     List<UnitCheckpoint.FieldCellsData> data = new ArrayList<>();
     Map<Long, Long> generations = new HashMap<>();
     lock.readLock().lock();
     try {
       ensureOpen();
+      underLock.run();
       slots.forEach((gi, slot) -> generations.put(gi, generationOf[slot]));
       for (String name : new TreeSet<>(fields.keySet())) {
         FieldCells cells = fields.get(name);
@@ -612,8 +746,20 @@ public final class StorageUnit implements AutoCloseable {
         id, capacity == Long.MAX_VALUE ? -1 : capacity, data, generations);
   }
 
-  /** Replaces the unit's state by {@code contents}, taking ownership of its blocks. */
+  /**
+   * Replaces the unit's state by {@code contents}, taking ownership of its blocks. With a journal
+   * attached, a journal checkpoint of the new state is written before this returns (the journal
+   * holds changes, not the loaded state).
+   */
   void install(UnitCheckpoint.Contents contents) {
+    installContents(contents);
+    UnitJournal journaled = journal;
+    if (journaled != null) {
+      journaled.checkpoint();
+    }
+  }
+
+  private void installContents(UnitCheckpoint.Contents contents) {
     lock.writeLock().lock();
     try {
       if (closed) {
@@ -662,6 +808,18 @@ public final class StorageUnit implements AutoCloseable {
     fields.clear();
     slots.clear();
     cellCount = 0;
+  }
+
+  /** Journals the unit's changes from now on (after recovery). */
+  void attachJournal(UnitJournal attached) {
+    journal = attached;
+  }
+
+  /** Stops journaling (the journal is closing). */
+  void detachJournal(UnitJournal attached) {
+    if (journal == attached) {
+      journal = null;
+    }
   }
 
   /** Fails with {@code CLOSED} when the unit is closed. */
