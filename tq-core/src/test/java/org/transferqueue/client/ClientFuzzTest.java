@@ -160,6 +160,10 @@ class ClientFuzzTest {
               })
           .network(
               n -> {
+                // A handshake reply the proxy drops or misroutes (HELLO, or SHM_ATTACH of a
+                // same-host connection) holds that connection's dial until the connect timeout;
+                // keep it within the round trips' budget after fuzzing.
+                n.connectTimeout(Duration.ofSeconds(2));
                 n.controllerAddress(controllerProxy.address());
                 if (backend == StorageBackend.MOONCAKE_STORE) {
                   n.storeNodeAddresses(storage);

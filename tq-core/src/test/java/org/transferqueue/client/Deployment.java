@@ -5,15 +5,23 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.sampler.Sampler;
 
 /**
- * Where the scenarios' system runs: {@link #EMBEDDED} in one {@link TransferQueueSystem}, or {@link
- * #LOOPBACK}, as servers in this JVM (a controller server, storage-unit or store-node servers on
- * 127.0.0.1 ephemeral ports) that the scenario reaches only through a remote client ({@link
- * TqClient}). Scenario classes run once per deployment with
+ * Where the scenarios' system runs: {@link #EMBEDDED} in one {@link TransferQueueSystem}, or as
+ * servers in this JVM (a controller server, storage-unit or store-node servers on 127.0.0.1
+ * ephemeral ports) that the scenario reaches only through a remote client ({@link TqClient}), with
+ * every byte over TCP ({@link #LOOPBACK}) or through the servers' shared memory ({@link #SHM}).
+ * Scenario classes run once per deployment with
  * {@code @ParameterizedClass @EnumSource(Deployment.class)}.
  */
 enum Deployment {
   EMBEDDED,
-  LOOPBACK;
+  /** Servers over loopback sockets, shared memory off on every side: every byte over TCP. */
+  LOOPBACK,
+  /**
+   * The servers of {@link #LOOPBACK} with shared memory on in them and in the client, for bodies of
+   * every size ({@code network.shared_memory_min_bytes: 1}) and with small segments, so that the
+   * scenarios' small tensors take the shared path and larger ones get segments of their own.
+   */
+  SHM;
 
   /** FRESH: a new SYS (SimpleStorage, 2 units, 200 samples, polling mode). */
   TestSystem fresh() {
@@ -45,7 +53,8 @@ enum Deployment {
         }
         yield new TestSystem.Embedded(builder.start());
       }
-      case LOOPBACK -> LoopbackSystem.start(config, policy, sampler);
+      case LOOPBACK -> LoopbackSystem.start(config, policy, sampler, false);
+      case SHM -> LoopbackSystem.start(config, policy, sampler, true);
     };
   }
 }

@@ -25,9 +25,10 @@ import org.transferqueue.tensor.ObjectColumn;
 import org.transferqueue.tensor.Tensor;
 
 /**
- * Bad input gets the same outcome embedded and over loopback: the same exception type and {@link
- * org.transferqueue.ErrorCode} (the scenario suites accept either of two codes in places; here the
- * two deployments must agree exactly), or the same answer where the input is accepted.
+ * Bad input gets the same outcome embedded, over loopback TCP and over shared memory: the same
+ * exception type and {@link org.transferqueue.ErrorCode} (the scenario suites accept either of two
+ * codes in places; here the deployments must agree exactly), or the same answer where the input is
+ * accepted.
  */
 @ExtendWith(LeakCheckExtension.class)
 class DeploymentEquivalenceTest {
@@ -182,11 +183,13 @@ class DeploymentEquivalenceTest {
 
   @ParameterizedTest
   @EnumSource(Backend.class)
-  void shouldGiveTheSameOutcomeOfBadInputEmbeddedAndOverLoopback(
+  void shouldGiveTheSameOutcomeOfBadInputEmbeddedOverLoopbackAndOverSharedMemory(
       Backend backend, BufferAllocator allocator) {
     Map<String, String> embedded = outcomes(Deployment.EMBEDDED, backend, allocator);
     Map<String, String> loopback = outcomes(Deployment.LOOPBACK, backend, allocator);
+    Map<String, String> shm = outcomes(Deployment.SHM, backend, allocator);
     assertThat(loopback).containsExactlyEntriesOf(embedded);
+    assertThat(shm).as("over shared memory").containsExactlyEntriesOf(embedded);
     assertThat(embedded.values()).anyMatch(o -> !o.startsWith("ok"));
     assertThat(embedded)
         .containsEntry("put values under an empty key", "TqException INVALID_ARGUMENT")

@@ -6,10 +6,12 @@ import static org.transferqueue.client.Rows.longRows;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.TqConfig;
@@ -21,9 +23,10 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 
 /**
- * What the network deployment adds to the integrity promises: a value no frame can carry is refused
- * at once with the limit it exceeds (never retried as a connection failure), a batch larger than a
- * frame is split, and losing one store node loses only the samples it held.
+ * What the network deployment adds to the integrity promises, over loopback TCP and over shared
+ * memory alike: a value no frame can carry is refused at once with the limit it exceeds (never
+ * retried as a connection failure), a batch larger than a frame is split, and losing one store node
+ * loses only the samples it held.
  */
 @ExtendWith(LeakCheckExtension.class)
 class LoopbackIntegrityTest {
@@ -40,11 +43,17 @@ class LoopbackIntegrityTest {
     return builder.network(n -> n.maxFrameBytes(MAX_FRAME_BYTES)).build();
   }
 
+  /** Each backend over loopback TCP and over shared memory. */
+  static Stream<Arguments> remote() {
+    return Stream.of(Deployment.LOOPBACK, Deployment.SHM)
+        .flatMap(d -> Stream.of(Backend.values()).map(b -> Arguments.of(d, b)));
+  }
+
   @ParameterizedTest
-  @EnumSource(Backend.class)
+  @MethodSource("remote")
   void shouldRefuseAValueLargerThanAFrameWithFrameTooLongAndKeepServing(
-      Backend backend, BufferAllocator allocator) {
-    try (TestSystem tq = Deployment.LOOPBACK.start(smallFrames(backend));
+      Deployment deployment, Backend backend, BufferAllocator allocator) {
+    try (TestSystem tq = deployment.start(smallFrames(backend));
         Tensor big = Tensor.zeros(allocator, DType.INT64, 1, (2 * MAX_FRAME_BYTES) / 8);
         Batch data = Batch.builder().dense("x", big).build();
         Tensor small = Tensor.ofLongs(allocator, DType.INT64, new long[] {4, 2}, 1, 2);
@@ -63,16 +72,16 @@ class LoopbackIntegrityTest {
   }
 
   @ParameterizedTest
-  @EnumSource(Backend.class)
+  @MethodSource("remote")
   void shouldSplitABatchLargerThanAFrameIntoSeveralRequests(
-      Backend backend, BufferAllocator allocator) {
+      Deployment deployment, Backend backend, BufferAllocator allocator) {
     int rows = 8;
     long width = (MAX_FRAME_BYTES / 3) / 8; // each row a third of a frame: 8 rows need 3 frames
     Tensor values = Tensor.zeros(allocator, DType.INT64, rows, width);
     for (int r = 0; r < rows; r++) {
       values.setLong(r * width, r + 1);
     }
-    try (TestSystem tq = Deployment.LOOPBACK.start(smallFrames(backend));
+    try (TestSystem tq = deployment.start(smallFrames(backend));
         Batch data = Batch.builder().dense("x", values).build()) {
       BatchMeta meta = tq.client().put(data, "p");
       try (Batch read = tq.client().getData(meta)) {
@@ -85,9 +94,13 @@ class LoopbackIntegrityTest {
     }
   }
 
-  @Test
-  void shouldKeepTheSamplesOfTheOtherNodeWholeWhenOneStoreNodeIsLost(BufferAllocator allocator) {
-    try (TestSystem tq = Deployment.LOOPBACK.fresh(Backend.MOONCAKE_STORE);
+  @ParameterizedTest
+  @EnumSource(
+      value = Deployment.class,
+      names = {"LOOPBACK", "SHM"})
+  void shouldKeepTheSamplesOfTheOtherNodeWholeWhenOneStoreNodeIsLost(
+      Deployment deployment, BufferAllocator allocator) {
+    try (TestSystem tq = deployment.fresh(Backend.MOONCAKE_STORE);
         Tensor ids = Tensor.ofLongs(allocator, DType.INT64, new long[] {0, 1, 2, 3, 4, 5}, 6, 1);
         Tensor mask = Tensor.ofLongs(allocator, DType.INT64, new long[] {9, 9, 9, 9, 9, 9}, 6, 1);
         Batch data = Batch.builder().dense("ids", ids).dense("mask", mask).build()) {

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.transferqueue.Clock;
 import org.transferqueue.Closeables;
 import org.transferqueue.ErrorCode;
@@ -33,6 +34,7 @@ import org.transferqueue.storage.StorageManagerFactory;
 import org.transferqueue.storage.StorageManagerRegistry;
 import org.transferqueue.storage.simple.StorageUnit;
 import org.transferqueue.system.ConfigMapper;
+import org.transferqueue.transport.SharedMemoryStats;
 import org.transferqueue.transport.TransportConfig;
 
 /**
@@ -54,6 +56,15 @@ final class LoopbackSystem implements TestSystem {
   /** The number of store nodes a MooncakeStore deployment shards its keys over. */
   static final int STORE_NODES = 2;
 
+  /** {@code network.shared_memory_min_bytes} of a shared-memory system: bodies of every size. */
+  static final long SHARED_MEMORY_MIN_BYTES = 1;
+
+  /**
+   * {@code network.shared_memory_segment_bytes} of a shared-memory system: 1 MiB, so that a
+   * scenario's larger tensors get segments of their own.
+   */
+  static final long SHARED_MEMORY_SEGMENT_BYTES = 1L << 20;
+
   /**
    * The controller server's logger, kept (loggers are held weakly) at WARNING: each of the hundreds
    * of loopback systems the suites start would otherwise log its address at INFO.
@@ -70,6 +81,7 @@ final class LoopbackSystem implements TestSystem {
   private final List<AutoCloseable> started = new ArrayList<>();
   private final List<StorageUnit> units = new ArrayList<>();
   private final List<StoreNodeServer> storeNodes = new ArrayList<>();
+  private final List<Supplier<SharedMemoryStats>> pools = new ArrayList<>();
   private Controller controller;
   private TqClient client;
   private volatile StorageManager storage;
@@ -87,11 +99,17 @@ final class LoopbackSystem implements TestSystem {
             .build();
   }
 
-  /** Starts the servers of {@code config} and connects a client to them. */
-  static LoopbackSystem start(TqConfig config, MissingKeyPolicy policy, Sampler sampler) {
+  /**
+   * Starts the servers of {@code config} and connects a client to them; with {@code sharedMemory}
+   * the servers and the client use shared memory for bodies of every size ({@code
+   * network.shared_memory_min_bytes: 1}, 1 MiB segments), without it every byte goes over TCP
+   * ({@code network.shared_memory: false}), whatever the configuration says.
+   */
+  static LoopbackSystem start(
+      TqConfig config, MissingKeyPolicy policy, Sampler sampler, boolean sharedMemory) {
     LoopbackSystem system = new LoopbackSystem(config);
     try {
-      system.startServers(sampler, policy);
+      system.startServers(sampler, policy, sharedMemory);
       return system;
     } catch (RuntimeException | Error e) {
       try {
@@ -103,9 +121,16 @@ final class LoopbackSystem implements TestSystem {
     }
   }
 
-  private void startServers(Sampler sampler, MissingKeyPolicy policy) {
+  private void startServers(Sampler sampler, MissingKeyPolicy policy, boolean sharedMemory) {
+    NetworkConfig n = config.network();
     TransportConfig transport =
-        ConfigMapper.transportBuilder(config.network()).bindHost("127.0.0.1").bindPort(0).build();
+        ConfigMapper.transportBuilder(n)
+            .bindHost("127.0.0.1")
+            .bindPort(0)
+            .sharedMemory(sharedMemory)
+            .sharedMemoryMinBytes(SHARED_MEMORY_MIN_BYTES)
+            .sharedMemorySegmentBytes(SHARED_MEMORY_SEGMENT_BYTES)
+            .build();
     controller =
         new Controller(
             ConfigMapper.controller(config),
@@ -116,6 +141,7 @@ final class LoopbackSystem implements TestSystem {
     ControllerServer controllerServer =
         ControllerServer.start(controller, transport, serverAllocator);
     started.add(controllerServer);
+    pools.add(controllerServer::sharedMemoryStats);
     List<HostPort> unitAddresses = List.of();
     List<HostPort> nodes = List.of();
     if (config.backend().storageBackend() == StorageBackend.MOONCAKE_STORE) {
@@ -123,7 +149,6 @@ final class LoopbackSystem implements TestSystem {
     } else {
       unitAddresses = startStorageUnits(transport);
     }
-    NetworkConfig n = config.network();
     NetworkConfig network =
         new NetworkConfig(
             n.bindHost(),
@@ -133,10 +158,10 @@ final class LoopbackSystem implements TestSystem {
             nodes,
             n.connectTimeout(),
             n.maxFrameBytes(),
-            n.sharedMemory(),
+            sharedMemory,
             n.sharedMemoryLimitBytes(),
-            n.sharedMemorySegmentBytes(),
-            n.sharedMemoryMinBytes());
+            SHARED_MEMORY_SEGMENT_BYTES,
+            SHARED_MEMORY_MIN_BYTES);
     TqConfig clientConfig =
         new TqConfig(
             config.metrics(),
@@ -191,6 +216,7 @@ final class LoopbackSystem implements TestSystem {
       units.add(unit);
       StorageUnitServer server = StorageUnitServer.start(unit, transport, serverAllocator);
       started.add(server);
+      pools.add(server::sharedMemoryStats);
       addresses.add(server.address());
     }
     return addresses;
@@ -215,6 +241,7 @@ final class LoopbackSystem implements TestSystem {
       }
       StoreNodeServer server = StoreNodeServer.start(engine, transport, serverAllocator);
       started.add(server);
+      pools.add(server::sharedMemoryStats);
       storeNodes.add(server);
       addresses.add(server.address());
     }
@@ -280,9 +307,41 @@ final class LoopbackSystem implements TestSystem {
   @Override
   public long storedBytes() {
     if (units.isEmpty()) {
-      return serverAllocator.allocatedBytes();
+      // The servers' shared-memory segments count in their allocator too; they hold no object.
+      return serverAllocator.allocatedBytes() - sharedMemory().segmentBytes();
     }
     return units.stream().mapToLong(u -> u.stats().allocatedBytes()).sum();
+  }
+
+  /**
+   * The shared-memory pools of every server (controller, storage units or store nodes) summed.
+   *
+   * @return the sums; not enabled when shared memory is off
+   */
+  SharedMemoryStats sharedMemory() {
+    boolean enabled = false;
+    int segments = 0;
+    long segmentBytes = 0;
+    long usedBytes = 0;
+    long regions = 0;
+    long attached = 0;
+    long grants = 0;
+    long grantBytes = 0;
+    long leases = 0;
+    for (Supplier<SharedMemoryStats> pool : pools) {
+      SharedMemoryStats s = pool.get();
+      enabled |= s.enabled();
+      segments += s.segments();
+      segmentBytes += s.segmentBytes();
+      usedBytes += s.usedBytes();
+      regions += s.regions();
+      attached += s.attachedConnections();
+      grants += s.grants();
+      grantBytes += s.grantBytes();
+      leases += s.leases();
+    }
+    return new SharedMemoryStats(
+        enabled, segments, segmentBytes, usedBytes, regions, attached, grants, grantBytes, leases);
   }
 
   /** The remote client the scenario talks through. */
@@ -309,6 +368,9 @@ final class LoopbackSystem implements TestSystem {
 
   @Override
   public String toString() {
-    return "LoopbackSystem[" + config.backend().storageBackend() + "]";
+    return "LoopbackSystem["
+        + config.backend().storageBackend()
+        + (clientConfig != null && clientConfig.network().sharedMemory() ? ", shm" : ", tcp")
+        + "]";
   }
 }

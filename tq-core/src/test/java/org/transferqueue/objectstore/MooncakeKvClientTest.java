@@ -45,7 +45,7 @@ import org.transferqueue.transport.TransportConfig;
 /**
  * Scenarios 5.I: the MooncakeStore client against a counting store over the embedded engine, and
  * over two store-node servers in this JVM reached through a {@link RemoteObjectStore} on loopback
- * sockets (the same segment capacity in total).
+ * sockets (the same segment capacity in total), with every byte over TCP or through shared memory.
  */
 @ParameterizedClass
 @EnumSource(MooncakeKvClientTest.Deployment.class)
@@ -54,10 +54,14 @@ class MooncakeKvClientTest {
   private static final long SEGMENT = 32L << 20;
   private static final int NODES = 2;
 
-  /** Where the store runs: the engine in this client, or store nodes over loopback. */
+  /**
+   * Where the store runs: the engine in this client, or store nodes over loopback (every byte over
+   * TCP, or bodies of every size through the nodes' shared memory).
+   */
   enum Deployment {
     EMBEDDED,
-    LOOPBACK
+    LOOPBACK,
+    SHARED_MEMORY
   }
 
   @Parameter Deployment deployment;
@@ -99,6 +103,9 @@ class MooncakeKvClientTest {
               .bindHost("127.0.0.1")
               .bindPort(0)
               .defaultCallTimeout(Duration.ofSeconds(20))
+              .sharedMemory(deployment == Deployment.SHARED_MEMORY)
+              .sharedMemoryMinBytes(1)
+              .sharedMemorySegmentBytes(1L << 20)
               .build();
       for (EmbeddedObjectStore engine : engines) {
         servers.add(StoreNodeServer.start(engine, loopback, allocator));

@@ -38,7 +38,7 @@ public final class RemoteUnits implements AutoCloseable {
 
   /**
    * Starts {@code count} units and their servers, and a router over them, all with {@code
-   * transport}.
+   * transport} (e.g. {@link #sharedMemoryConfig()}).
    *
    * @param allocator the units' and the transport's allocator
    * @param count how many units
@@ -67,16 +67,39 @@ public final class RemoteUnits implements AutoCloseable {
   }
 
   /**
-   * Loopback transport settings with an ephemeral port and test deadlines.
+   * Loopback transport settings with an ephemeral port and test deadlines, shared memory off: every
+   * byte over TCP.
    *
    * @return the settings
    */
   public static TransportConfig config() {
-    return builder().build();
+    return builder().sharedMemory(false).build();
   }
 
   /**
-   * {@link #config()} as a builder, for tests that change a setting.
+   * {@link #config()} with shared memory on, for bodies of every size ({@code sharedMemoryMinBytes}
+   * 1) and small segments (1 MiB, so that larger bodies get segments of their own), as the
+   * shared-memory variants of the loopback suites run.
+   *
+   * @return the settings
+   */
+  public static TransportConfig sharedMemoryConfig() {
+    return builder()
+        .sharedMemory(true)
+        .sharedMemoryMinBytes(SHARED_MEMORY_MIN_BYTES)
+        .sharedMemorySegmentBytes(SHARED_MEMORY_SEGMENT_BYTES)
+        .build();
+  }
+
+  /** The smallest total body length the shared-memory variants send through shared memory. */
+  public static final long SHARED_MEMORY_MIN_BYTES = 1;
+
+  /** The standard segment size of the shared-memory variants. */
+  public static final long SHARED_MEMORY_SEGMENT_BYTES = 1L << 20;
+
+  /**
+   * The loopback settings of {@link #config()} as a builder with the transport's defaults for
+   * shared memory, for tests that change a setting.
    *
    * @return the builder
    */

@@ -96,8 +96,11 @@ final class BenchCommand implements Callable<Integer> {
       names = "--mode",
       defaultValue = "embedded",
       description =
-          "embedded, loopback or all (default ${DEFAULT-VALUE}); loopback starts the controller"
-              + " and two storage servers as child processes on 127.0.0.1.")
+          "embedded, loopback, shm, a comma-separated list (e.g. loopback,shm) or all (default"
+              + " ${DEFAULT-VALUE}); loopback starts the controller and two storage servers as"
+              + " child processes on 127.0.0.1 and moves every byte over TCP, shm starts the same"
+              + " servers with shared memory on and compares with a memory copy and, when both"
+              + " run, with loopback.")
   String mode;
 
   @Option(names = "--config", description = "YAML configuration every case starts from.")

@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -20,6 +22,8 @@ import org.transferqueue.JsonWriter;
 import org.transferqueue.TqException;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.bench.BenchBackend;
+import org.transferqueue.server.stress.ChaosPlan;
+import org.transferqueue.server.stress.ChaosRole;
 import org.transferqueue.server.stress.StressFlow;
 import org.transferqueue.server.stress.StressOp;
 import org.transferqueue.server.stress.StressPlan;
@@ -34,8 +38,12 @@ import picocli.CommandLine.Option;
  * their own partitions and a shared one, against a running system ({@code --config}) or against
  * servers it starts as child processes on 127.0.0.1 for each {@code --backend}. Prints operations,
  * bytes, latency percentiles, errors by code, lost and corrupted rows and the peak memory of every
- * process, optionally as JSON too. Exit status: 0 for a clean run, 1 when anything was lost or
- * corrupted, an error happened or memory leaked, 2 for bad options (one line on standard error).
+ * process, optionally as JSON too. With {@code --chaos} it kills one of the server processes with
+ * SIGKILL every interval and restarts it while the clients run, and reports the kills, the recovery
+ * times, acknowledged writes lost and wrong reads. Exit status: 0 for a clean run, 1 when anything
+ * was lost or corrupted, an error happened (without {@code --chaos}: with it, errors of calls in
+ * flight are expected, but every role must come back) or memory leaked, 2 for bad options (one line
+ * on standard error).
  */
 @Command(
     name = "stress",
@@ -126,10 +134,58 @@ final class StressCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Write the plan and every figure to this file.")
   Path json;
 
+  @Option(
+      names = "--chaos",
+      description =
+          "Kill a server process with SIGKILL every --chaos-interval and restart it on its address"
+              + " and journal while the clients run and verify; report acknowledged writes lost,"
+              + " wrong reads and recovery times (loopback child processes only).")
+  boolean chaos;
+
+  @Option(
+      names = "--chaos-role",
+      defaultValue = "all",
+      description =
+          "Kinds of process to kill, comma-separated: controller, storage-unit, store-node, or all"
+              + " (default ${DEFAULT-VALUE}: each kind in turn).")
+  String chaosRole;
+
+  @Option(
+      names = "--chaos-interval",
+      defaultValue = "20s",
+      description = "Time between kills (default ${DEFAULT-VALUE}).")
+  String chaosInterval;
+
+  @Option(
+      names = "--durability",
+      description =
+          "How the child processes keep state: journal (write-ahead journal of every acknowledged"
+              + " change, the default with --chaos) or none (a killed role restarts empty).")
+  String durability;
+
+  @Option(
+      names = "--journal-dir",
+      description = "Base directory of the journals (default: a temporary directory per backend).")
+  Path journalDir;
+
+  @Option(
+      names = "--journal-sync",
+      description = "Sync policy of the journals: fsync or interval (default: the journal's).")
+  String journalSync;
+
+  @Option(
+      names = "--recovery-timeout",
+      defaultValue = "60s",
+      description =
+          "How long a client retries reads of acknowledged rows while a role is down or"
+              + " recovering before it counts them as lost (default ${DEFAULT-VALUE}).")
+  String recoveryTimeout;
+
   @Override
   public Integer call() {
     StressPlan plan = plan();
-    List<BenchBackend> backends = backends();
+    Optional<ChaosPlan> chaosPlan = chaosPlan();
+    List<BenchBackend> backends = backends(chaosPlan);
     TqConfig connectTo = config == null ? null : RoleRunner.load(spec.commandLine(), config);
     checkWritable();
     PrintWriter out = spec.commandLine().getOut();
@@ -148,6 +204,14 @@ final class StressCommand implements Callable<Integer> {
         plan.valueBytes(),
         String.join(",", plan.flows().stream().map(StressFlow::label).toList()),
         plan.verify() ? "on" : "off");
+    chaosPlan.ifPresent(
+        c ->
+            out.printf(
+                "chaos: SIGKILL of %s every %s, durability %s, clients retry for up to %s%n",
+                String.join(",", c.roles().stream().map(ChaosRole::label).toList()),
+                describe(c.interval()),
+                c.durability(),
+                describe(c.recoveryTimeout())));
     out.flush();
     StressRunner runner = new StressRunner(plan, Clock.SYSTEM);
     List<StressResult> results = new ArrayList<>();
@@ -156,7 +220,10 @@ final class StressCommand implements Callable<Integer> {
         results.add(runner.run(connectTo, Map::of));
       } else {
         for (BenchBackend each : backends) {
-          results.add(runner.runLoopback(ChildProcesses.javaCommand(), each));
+          results.add(
+              chaosPlan.isPresent()
+                  ? runner.runChaos(ChildProcesses.javaCommand(), each, chaosPlan.get())
+                  : runner.runLoopback(ChildProcesses.javaCommand(), each));
         }
       }
     } catch (TqException e) {
@@ -170,7 +237,8 @@ final class StressCommand implements Callable<Integer> {
       try {
         Files.writeString(
             json,
-            JsonWriter.COMPACT.write(StressReport.json(command(), plan, results)),
+            JsonWriter.COMPACT.write(
+                StressReport.json(command(), plan, chaosPlan.orElse(null), results)),
             StandardCharsets.UTF_8);
         out.println("wrote " + json);
       } catch (IOException e) {
@@ -200,18 +268,63 @@ final class StressCommand implements Callable<Integer> {
     }
   }
 
-  private List<BenchBackend> backends() {
+  private Optional<ChaosPlan> chaosPlan() {
+    if (!chaos) {
+      if (durability != null || journalDir != null || journalSync != null) {
+        throw usage("--durability, --journal-dir and --journal-sync apply only with --chaos");
+      }
+      return Optional.empty();
+    }
+    if (config != null) {
+      throw usage("--chaos kills the servers it starts itself: it does not apply with --config");
+    }
+    String mode = durability == null ? "journal" : durability.trim().toLowerCase(Locale.ROOT);
+    if (!mode.equals("journal") && !mode.equals("none")) {
+      throw usage("--durability=" + durability + " is not one of [none, journal]");
+    }
+    try {
+      return Optional.of(
+          new ChaosPlan(
+              ChaosRole.parse(chaosRole),
+              parseDuration("--chaos-interval", chaosInterval),
+              mode.equals("journal"),
+              Optional.ofNullable(journalDir),
+              Optional.ofNullable(journalSync),
+              parseDuration("--recovery-timeout", recoveryTimeout)));
+    } catch (TqException e) {
+      throw usage(e.getMessage());
+    }
+  }
+
+  private List<BenchBackend> backends(Optional<ChaosPlan> chaosPlan) {
     if (config != null) {
       if (backend != null) {
         throw usage("--backend applies only without --config (the file names the backend)");
       }
       return List.of();
     }
+    List<BenchBackend> chosen;
     try {
-      return BenchBackend.parse(backend == null ? "all" : backend);
+      chosen = BenchBackend.parse(backend == null ? "all" : backend);
     } catch (TqException e) {
       throw usage("--backend: " + e.getMessage());
     }
+    if (chaosPlan.isEmpty()) {
+      return chosen;
+    }
+    // Only backends in which some chosen role runs (the storage roles belong to one backend each).
+    Set<ChaosRole> roles = chaosPlan.get().roles();
+    List<BenchBackend> out =
+        chosen.stream().filter(b -> roles.stream().anyMatch(r -> r.runsIn(b))).toList();
+    if (out.isEmpty()) {
+      throw usage(
+          "--chaos-role="
+              + chaosRole
+              + " has no process in --backend="
+              + backend
+              + " (storage-unit is SimpleStorage's, store-node MooncakeStore's)");
+    }
+    return out;
   }
 
   private void checkWritable() {

@@ -2,11 +2,15 @@ package org.transferqueue.cli;
 
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.transferqueue.server.stress.ChaosFigures;
+import org.transferqueue.server.stress.ChaosPlan;
+import org.transferqueue.server.stress.ChaosRole;
 import org.transferqueue.server.stress.StressFlow;
 import org.transferqueue.server.stress.StressPlan;
 import org.transferqueue.server.stress.StressResult;
@@ -88,10 +92,99 @@ final class StressReport {
               + String.join(", ", rss)
               + "; client off-heap peak "
               + mib(r.offHeapPeakBytes()));
+      r.chaos().ifPresent(c -> printChaos(out, r, c));
       for (String problem : r.problems()) {
         out.println(r.backend() + ": " + problem.replaceAll("\\R", " "));
       }
     }
+  }
+
+  /** The kills of a chaos run, one line per recovery, and the summary figures. */
+  private static void printChaos(PrintWriter out, StressResult r, ChaosFigures c) {
+    out.println();
+    TextTable kills =
+        new TextTable("backend", "killed", "ready ms", "answering ms", "first op ms", "failure");
+    for (ChaosFigures.Recovery k : c.recoveries()) {
+      kills.row(
+          r.backend(),
+          k.name(),
+          ms(k.readyNanos()),
+          ms(k.answeringNanos()),
+          ms(k.firstOpNanos()),
+          k.failure() == null ? "" : k.failure().replaceAll("\\R", " "));
+    }
+    kills.print(out);
+    List<String> byRole = new ArrayList<>();
+    c.killsByRole().forEach((role, n) -> byRole.add(role.label() + " " + n));
+    out.printf(
+        "%s: chaos: durability %s, a SIGKILL every %s; kills: %s%n",
+        r.backend(),
+        c.durability(),
+        StressCommand.describe(Duration.ofMillis(c.intervalMillis())),
+        byRole.isEmpty() ? "none" : String.join(", ", byRole));
+    out.printf(
+        "%s: recovery, kill to PING answered: %s; kill to first client op: %s%n",
+        r.backend(), percentiles(c.answering()), percentiles(c.firstOp()));
+    out.printf(
+        "%s: acknowledged writes lost: %d, wrong reads: %d, stranded rows: %d (of at most %d)%n",
+        r.backend(), r.lost(), r.corrupted(), c.strandedRows(), c.strandedAllowance());
+  }
+
+  private static String percentiles(ChaosFigures.Percentiles p) {
+    return p.count() == 0
+        ? "n/a"
+        : "p50 "
+            + ms(p.p50Nanos())
+            + " ms, p99 "
+            + ms(p.p99Nanos())
+            + " ms, max "
+            + ms(p.maxNanos())
+            + " ms ("
+            + p.count()
+            + ")";
+  }
+
+  private static Map<String, Object> chaosJson(StressResult r, ChaosFigures c) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("durability", c.durability());
+    m.put("intervalSeconds", c.intervalMillis() / 1000.0);
+    Map<String, Object> kills = new LinkedHashMap<>();
+    c.killsByRole().forEach((role, n) -> kills.put(role.label(), n));
+    m.put("kills", kills);
+    List<Object> recoveries = new ArrayList<>();
+    for (ChaosFigures.Recovery k : c.recoveries()) {
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("role", k.role().label());
+      o.put("process", k.name());
+      o.put("readyMs", millis(k.readyNanos()));
+      o.put("answeringMs", millis(k.answeringNanos()));
+      o.put("firstOpMs", millis(k.firstOpNanos()));
+      o.put("failure", k.failure());
+      recoveries.add(o);
+    }
+    m.put("recoveries", recoveries);
+    m.put("recoveryAnsweringMs", percentilesJson(c.answering()));
+    m.put("recoveryFirstOpMs", percentilesJson(c.firstOp()));
+    m.put("acknowledgedWritesLost", r.lost());
+    m.put("wrongReads", r.corrupted());
+    m.put("strandedRows", c.strandedRows());
+    m.put("strandedAllowance", c.strandedAllowance());
+    m.put("restartFailures", c.failures());
+    return m;
+  }
+
+  private static Map<String, Object> percentilesJson(ChaosFigures.Percentiles p) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("count", p.count());
+    m.put("p50", millis(p.p50Nanos()));
+    m.put("p99", millis(p.p99Nanos()));
+    m.put("max", millis(p.maxNanos()));
+    return m;
+  }
+
+  /** Milliseconds, or null for an unknown (-1) duration. */
+  private static Double millis(long nanos) {
+    return nanos < 0 ? null : nanos / 1e6;
   }
 
   /**
@@ -99,10 +192,12 @@ final class StressReport {
    *
    * @param command the command line as typed
    * @param plan the plan
+   * @param chaos the chaos plan, or null without {@code --chaos}
    * @param results one per backend
    * @return a tree of maps, lists, strings and numbers for {@link Json#write}
    */
-  static Map<String, Object> json(String command, StressPlan plan, List<StressResult> results) {
+  static Map<String, Object> json(
+      String command, StressPlan plan, ChaosPlan chaos, List<StressResult> results) {
     Map<String, Object> doc = new LinkedHashMap<>();
     doc.put("command", command);
     Map<String, Object> p = new LinkedHashMap<>();
@@ -116,6 +211,15 @@ final class StressReport {
     p.put("flows", plan.flows().stream().map(StressFlow::label).toList());
     p.put("seed", plan.seed());
     doc.put("plan", p);
+    if (chaos != null) {
+      Map<String, Object> c = new LinkedHashMap<>();
+      c.put("roles", chaos.roles().stream().map(ChaosRole::label).toList());
+      c.put("intervalSeconds", chaos.interval().toMillis() / 1000.0);
+      c.put("durability", chaos.durability());
+      c.put("journalSync", chaos.sync().orElse("default"));
+      c.put("recoveryTimeoutSeconds", chaos.recoveryTimeout().toMillis() / 1000.0);
+      doc.put("chaos", c);
+    }
     Map<String, Object> machine = new LinkedHashMap<>();
     machine.put("jdk", System.getProperty("java.runtime.version"));
     machine.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
@@ -154,6 +258,7 @@ final class StressReport {
       m.put("offHeapPeakBytes", r.offHeapPeakBytes());
       m.put("peakRssBytes", new LinkedHashMap<>(r.peakRssBytes()));
       m.put("problems", r.problems());
+      r.chaos().ifPresent(c -> m.put("chaos", chaosJson(r, c)));
       m.put("clean", r.clean());
       out.add(m);
     }
@@ -172,7 +277,7 @@ final class StressReport {
   }
 
   private static String ms(long nanos) {
-    return String.format(Locale.ROOT, "%.2f", nanos / 1e6);
+    return nanos < 0 ? "-" : String.format(Locale.ROOT, "%.2f", nanos / 1e6);
   }
 
   private static String mib(long bytes) {

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.transferqueue.server.bench.Baseline;
 import org.transferqueue.server.bench.ChartReporter;
 import org.transferqueue.server.bench.CsvReporter;
 import org.transferqueue.server.bench.MemoryProbe;
@@ -204,8 +205,8 @@ class BenchCommandTest {
   }
 
   @Test
-  void shouldMeasureBothBackendsOverLoopbackAgainstARawSocketWhenModeAll(@TempDir Path dir)
-      throws IOException {
+  void shouldMeasureBothBackendsOverLoopbackAndSharedMemoryAgainstTheirBaselinesWhenModeAll(
+      @TempDir Path dir) throws IOException {
     Path json = dir.resolve("loopback.json");
     Run run =
         bench(
@@ -224,14 +225,21 @@ class BenchCommandTest {
     assertThat(run.out())
         .contains("SimpleStorage/loopback")
         .contains("MooncakeStore/loopback")
-        .contains("loopback baseline: loopback socket");
+        .contains("loopback baseline: loopback socket")
+        .contains("SimpleStorage/shm")
+        .contains("MooncakeStore/shm")
+        .contains("shm baseline: memory copy")
+        .contains("SimpleStorage shm vs tcp")
+        .contains("MooncakeStore shm vs tcp");
     Map<String, Object> report = parseJson(json);
     assertThat(map(report.get("configuration")).get("modes"))
-        .isEqualTo(List.of("embedded", "loopback"));
+        .isEqualTo(List.of("embedded", "loopback", "shm"));
     Map<String, Object> size = map(list(report.get("sizes")).getFirst());
     double bytes = number(size.get("bytes"));
     Map<String, Object> baselines = map(size.get("baselines"));
-    assertThat(baselines).containsOnlyKeys("embedded", "loopback");
+    assertThat(baselines).containsOnlyKeys("embedded", "loopback", "shm");
+    assertThat(String.valueOf(map(baselines.get("shm")).get("kind")))
+        .isEqualTo(Baseline.MEMORY_COPY);
     Map<String, Object> loopback = map(baselines.get("loopback"));
     assertThat(String.valueOf(loopback.get("kind"))).startsWith("loopback socket");
     assertThat(number(loopback.get("bytes"))).isEqualTo(bytes);
@@ -252,9 +260,11 @@ class BenchCommandTest {
             "SimpleStorage/embedded",
             "MooncakeStore/embedded",
             "SimpleStorage/loopback",
-            "MooncakeStore/loopback");
+            "MooncakeStore/loopback",
+            "SimpleStorage/shm",
+            "MooncakeStore/shm");
     assertThat(results).allSatisfy(r -> assertThat(list(r.get("warmup"))).hasSize(2));
-    for (Map<String, Object> result : results.subList(2, 4)) {
+    for (Map<String, Object> result : results.subList(2, 6)) {
       assertThat(result.get("verified")).isEqualTo(true);
       Map<String, Object> mean = map(result.get("mean"));
       mean.values().forEach(v -> assertThat(number(v)).isPositive());
@@ -290,6 +300,50 @@ class BenchCommandTest {
         double expected = number(it.get("totalGbPerSec")) / own;
         assertThat(number(it.get("totalRatio"))).isCloseTo(expected, relative(expected));
       }
+    }
+    // Each backend's shm case next to its TCP case, both against the memory copy.
+    List<Map<String, Object>> transports =
+        list(size.get("shmVsTcp")).stream().map(BenchCommandTest::map).toList();
+    assertThat(transports)
+        .extracting(t -> t.get("backend"))
+        .containsExactly("SimpleStorage", "MooncakeStore");
+    for (Map<String, Object> t : transports) {
+      Map<String, Object> shm =
+          results.stream()
+              .filter(r -> r.get("backend").equals(t.get("backend")) && r.get("mode").equals("shm"))
+              .findFirst()
+              .orElseThrow();
+      Map<String, Object> tcp =
+          results.stream()
+              .filter(
+                  r ->
+                      r.get("backend").equals(t.get("backend")) && r.get("mode").equals("loopback"))
+              .findFirst()
+              .orElseThrow();
+      double copy = number(t.get("memoryCopyGbPerSec"));
+      assertThat(copy).isEqualTo(number(map(shm.get("baseline")).get("gbPerSec")));
+      double shmPut = number(map(shm.get("mean")).get("putGbPerSec"));
+      double tcpPut = number(map(tcp.get("mean")).get("putGbPerSec"));
+      double shmGet = number(map(shm.get("mean")).get("getGbPerSec"));
+      double tcpGet = number(map(tcp.get("mean")).get("getGbPerSec"));
+      assertThat(number(t.get("shmPutToMemoryCopy")))
+          .isCloseTo(shmPut / copy, relative(shmPut / copy));
+      assertThat(number(t.get("tcpGetToMemoryCopy")))
+          .isCloseTo(tcpGet / copy, relative(tcpGet / copy));
+      assertThat(number(t.get("putShmToTcp")))
+          .isCloseTo(shmPut / tcpPut, relative(shmPut / tcpPut));
+      assertThat(number(t.get("getShmToTcp")))
+          .isCloseTo(shmGet / tcpGet, relative(shmGet / tcpGet));
+      for (String key :
+          List.of(
+              "shmPutCpuSeconds",
+              "shmGetCpuSeconds",
+              "tcpPutCpuSeconds",
+              "tcpGetCpuSeconds",
+              "memoryCopyCpuSeconds")) {
+        assertThat(number(t.get(key))).as(key).isNotNegative();
+      }
+      assertThat(t).containsKeys("putCpuShmToTcp", "getCpuShmToTcp", "shmGetToMemoryCopy");
     }
   }
 

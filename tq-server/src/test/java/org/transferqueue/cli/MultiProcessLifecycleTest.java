@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,7 +18,8 @@ import org.transferqueue.config.StorageBackend;
  * The deployment as separate processes on loopback: a controller, two storage units and two store
  * nodes; a writer process and a reader process run the whole life cycle (put, fetch, get, verify,
  * clear) on each backend; then a storage unit is killed with SIGKILL while client processes run a
- * workload, and every client reports a typed error, not a hang.
+ * workload, and every client reports a typed error, not a hang. Every byte over TCP, and in the
+ * slow profile once more through shared memory.
  */
 class MultiProcessLifecycleTest {
   private static final Pattern ERROR = Pattern.compile("error (\\w+) (\\d+) (\\d+) .*");
@@ -28,6 +30,24 @@ class MultiProcessLifecycleTest {
   @Timeout(value = 180, unit = TimeUnit.SECONDS)
   void shouldRunTheLifecycleOnBothBackendsThenFailTypedWhenAUnitIsKilled(@TempDir Path dir) {
     try (ProcessCluster cluster = new ProcessCluster(dir, 2, 2, "")) {
+      lifecycle(cluster, StorageBackend.SIMPLE_STORAGE);
+      lifecycle(cluster, StorageBackend.MOONCAKE_STORE);
+      killUnitDuringWorkload(cluster, 2);
+    }
+  }
+
+  /**
+   * The same with shared memory on in every process, for bodies of every size: the writer's and
+   * reader's rows travel through the servers' segments, and a killed unit still gives typed errors.
+   * In the slow profile; the default suite covers shared memory across processes with {@link
+   * SharedMemoryKillTest} and {@link SharedMemoryFallbackTest}.
+   */
+  @Test
+  @Tag("slow")
+  @Timeout(value = 180, unit = TimeUnit.SECONDS)
+  void shouldRunTheLifecycleOverSharedMemoryThenFailTypedWhenAUnitIsKilled(@TempDir Path dir) {
+    try (ProcessCluster cluster =
+        new ProcessCluster(dir, 2, 2, true, "  shared_memory_min_bytes: 1\n")) {
       lifecycle(cluster, StorageBackend.SIMPLE_STORAGE);
       lifecycle(cluster, StorageBackend.MOONCAKE_STORE);
       killUnitDuringWorkload(cluster, 2);

@@ -23,6 +23,7 @@ import org.transferqueue.server.config.TqConfigs;
  */
 final class ProcessCluster implements AutoCloseable {
   private final Path dir;
+  private final boolean sharedMemory;
   private final HostPort controllerAddress;
   private final List<HostPort> unitAddresses = new ArrayList<>();
   private final List<HostPort> nodeAddresses = new ArrayList<>();
@@ -34,7 +35,8 @@ final class ProcessCluster implements AutoCloseable {
   private final List<RoleProcess> others = new ArrayList<>();
 
   /**
-   * Writes the configuration files and starts every role, waiting until each listens.
+   * Writes the configuration files and starts every role with shared memory off (every byte over
+   * TCP), waiting until each listens.
    *
    * @param dir where configuration files and process output go
    * @param unitCount storage units
@@ -42,7 +44,22 @@ final class ProcessCluster implements AutoCloseable {
    * @param extraYaml extra top-level YAML sections (e.g. a {@code client:} block), or ""
    */
   ProcessCluster(Path dir, int unitCount, int nodeCount, String extraYaml) {
+    this(dir, unitCount, nodeCount, false, extraYaml);
+  }
+
+  /**
+   * Writes the configuration files and starts every role, waiting until each listens.
+   *
+   * @param dir where configuration files and process output go
+   * @param unitCount storage units
+   * @param nodeCount store nodes
+   * @param sharedMemory {@code network.shared_memory} of the roles and of the clients that load the
+   *     files (false: every byte over TCP)
+   * @param extraYaml extra top-level YAML sections (e.g. a {@code client:} block), or ""
+   */
+  ProcessCluster(Path dir, int unitCount, int nodeCount, boolean sharedMemory, String extraYaml) {
     this.dir = dir;
+    this.sharedMemory = sharedMemory;
     List<Integer> ports = freePorts(1 + unitCount + nodeCount);
     controllerAddress = new HostPort("127.0.0.1", ports.get(0));
     for (int i = 0; i < unitCount; i++) {
@@ -97,6 +114,9 @@ final class ProcessCluster implements AutoCloseable {
         + list(nodeAddresses)
         + "\n"
         + "  connect_timeout: 2s\n"
+        + "  shared_memory: "
+        + sharedMemory
+        + "\n"
         + extraYaml;
   }
 

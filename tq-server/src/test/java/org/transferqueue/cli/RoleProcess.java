@@ -54,6 +54,17 @@ final class RoleProcess implements AutoCloseable {
     return new RoleProcess(name, dir, ChildJvm.plainCommand(mainClass, SMALL_JVM, List.of(args)));
   }
 
+  /**
+   * Starts {@code mainClass ARGS} in a small JVM run by a wrapping command, e.g. {@code unshare
+   * --pid --fork}: the wrapper's words come first, then the JVM's command line.
+   */
+  static RoleProcess wrapped(
+      String name, Path dir, List<String> wrapper, Class<?> mainClass, String... args) {
+    List<String> command = new java.util.ArrayList<>(wrapper);
+    command.addAll(ChildJvm.plainCommand(mainClass, SMALL_JVM, List.of(args)));
+    return new RoleProcess(name, dir, command);
+  }
+
   /** Starts {@code tq ARGS} in a JVM with default options; its stderr file is in {@code dir}. */
   static RoleProcess role(Path dir, String... args) {
     return new RoleProcess(

@@ -29,11 +29,13 @@ import org.transferqueue.tensor.DType;
 import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.TransportClient;
+import org.transferqueue.transport.TransportConfig;
 
 /**
  * The object-store client semantics through a remote store over two nodes on loopback: the {@link
  * ObjectStoreContract} and what only the remote store shows (sharding, a stopped node, malformed
- * requests, the key-value client across nodes).
+ * requests, the key-value client across nodes). Every byte travels over TCP here; {@link
+ * RemoteObjectStoreSharedMemoryTest} runs the same with shared memory.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RemoteObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
@@ -54,14 +56,19 @@ class RemoteObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
                       .localBufferSize(SEGMENT)
                       .build()))
           .isZero();
-      servers.add(StoreNodeServer.start(engine, RemoteUnits.config(), allocator));
+      servers.add(StoreNodeServer.start(engine, transport(), allocator));
     }
   }
 
   @Override
   protected RemoteObjectStore newStore(BufferAllocator allocator) {
     List<HostPort> nodes = servers.stream().map(StoreNodeServer::address).toList();
-    return RemoteObjectStore.connect(nodes, RemoteUnits.config(), allocator);
+    return RemoteObjectStore.connect(nodes, transport(), allocator);
+  }
+
+  /** The nodes' and the remote store's transport settings: every byte over TCP. */
+  TransportConfig transport() {
+    return RemoteUnits.config();
   }
 
   @Override
@@ -108,7 +115,7 @@ class RemoteObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
   @Test
   void shouldAnswerMalformedRequestsWithAnErrorAndKeepServing() {
     HostPort address = servers.getFirst().address();
-    try (TransportClient client = new TransportClient(RemoteUnits.config(), allocator)) {
+    try (TransportClient client = new TransportClient(transport(), allocator)) {
       for (int type = StoreNodeProtocol.WRITE.typeId();
           type <= StoreNodeProtocol.ABORT_LOAD.typeId();
           type++) {

@@ -14,13 +14,22 @@ import org.transferqueue.storage.PutResult;
 import org.transferqueue.storage.StorageManager;
 import org.transferqueue.storage.StorageManagerContract;
 import org.transferqueue.tensor.Batch;
+import org.transferqueue.transport.TransportConfig;
 
-/** SimpleStorage over two remote units (loopback) against the storage-manager contract. */
+/**
+ * SimpleStorage over two remote units (loopback, every byte over TCP) against the storage-manager
+ * contract; {@link RemoteSimpleStorageSharedMemoryContractTest} runs it with shared memory.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RemoteSimpleStorageContractTest extends StorageManagerContract {
   @Override
   protected StorageManager create(BufferAllocator allocator, ProductionNotifier notifier) {
-    return new Closing(new RemoteUnits(allocator, 2, OptionalLong.empty(), notifier));
+    return new Closing(new RemoteUnits(allocator, 2, OptionalLong.empty(), notifier, transport()));
+  }
+
+  /** The units' and the router's transport settings. */
+  TransportConfig transport() {
+    return RemoteUnits.config();
   }
 
   /** The router, closing its servers and units with it. */

@@ -18,13 +18,17 @@ import org.transferqueue.transport.TransportConfig;
 /**
  * SimpleStorage as the round-trip scenarios use it: the in-process {@link SimpleStorageManager}, or
  * a {@link RemoteSimpleStorageManager} routing to storage-unit servers on 127.0.0.1 ephemeral ports
- * in this JVM. Closing closes the router, the servers and the units.
+ * in this JVM, over TCP or through shared memory. Closing closes the router, the servers and the
+ * units.
  */
 final class RouterUnderTest implements AutoCloseable {
-  /** Where the units run. */
+  /** Where the units run, and how the bytes reach them. */
   enum Placement {
     IN_PROCESS,
-    LOOPBACK
+    /** Storage-unit servers on loopback, every byte over TCP. */
+    LOOPBACK,
+    /** The servers of {@link #LOOPBACK} with shared memory on, for bodies of every size. */
+    SHARED_MEMORY
   }
 
   private final StorageManager manager;
@@ -55,6 +59,9 @@ final class RouterUnderTest implements AutoCloseable {
             .bindHost("127.0.0.1")
             .bindPort(0)
             .defaultCallTimeout(Duration.ofSeconds(20))
+            .sharedMemory(placement == Placement.SHARED_MEMORY)
+            .sharedMemoryMinBytes(1)
+            .sharedMemorySegmentBytes(1L << 20)
             .build();
     List<StorageUnit> units = new ArrayList<>();
     List<StorageUnitServer> servers = new ArrayList<>();

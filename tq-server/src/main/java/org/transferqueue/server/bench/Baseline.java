@@ -19,10 +19,11 @@ import org.transferqueue.tensor.ObjectColumn;
 
 /**
  * What a mode's figures are compared with: the bandwidth of moving the workload's bytes by the
- * mode's plain mechanism, without the system. For {@link BenchMode#EMBEDDED} that is {@link
- * MemorySegment#copy} between pre-touched segments, one copy per field ({@link
- * #measureMemoryCopy}): the best an in-process put or get of the same data could do with one copy
- * per direction. For {@link BenchMode#LOOPBACK} it is the same bytes written over a plain loopback
+ * mode's plain mechanism, without the system. For {@link BenchMode#EMBEDDED} and {@link
+ * BenchMode#SHM} that is {@link MemorySegment#copy} between pre-touched segments, one copy per
+ * field ({@link #measureMemoryCopy}): the best an in-process put or get of the same data could do
+ * with one copy per direction, and what a put through shared memory (one copy into the segment)
+ * approaches. For {@link BenchMode#LOOPBACK} it is the same bytes written over a plain loopback
  * socket to a receiver in another process ({@link #measureLoopback}).
  *
  * @param kind what was measured, e.g. {@value #MEMORY_COPY}

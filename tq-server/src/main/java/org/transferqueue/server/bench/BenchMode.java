@@ -7,15 +7,23 @@ import java.util.Optional;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
-/** Where the storage runs relative to the benchmark's client. */
+/** Where the storage runs relative to the benchmark's client, and how the bytes travel. */
 public enum BenchMode {
   /** Controller, storage and client in this JVM; data moves by memory copy. */
   EMBEDDED("embedded", null),
   /**
    * Controller and storage servers as child processes on this machine, reached over loopback
-   * sockets through a {@code TqClient}.
+   * sockets through a {@code TqClient}, with shared memory off on both sides: every body byte
+   * crosses the socket.
    */
-  LOOPBACK("loopback", null);
+  LOOPBACK("loopback", null),
+  /**
+   * The servers of {@link #LOOPBACK}, with shared memory on in the servers and the client ({@code
+   * network.shared_memory: true}): the socket carries the control frames, the bodies travel through
+   * the servers' shared-memory segments. Compared with a memory copy of the same bytes in one
+   * process and, when {@link #LOOPBACK} runs in the same plan, with it.
+   */
+  SHM("shm", System.getProperty("os.name", "").startsWith("Linux") ? null : notOnLinux());
 
   private final String optionName;
   private final String missing;
@@ -25,13 +33,26 @@ public enum BenchMode {
     this.missing = missing;
   }
 
+  private static String notOnLinux() {
+    return "shm mode needs Linux (memfd segments mapped through /proc/<pid>/fd)";
+  }
+
   /**
    * The command-line name.
    *
-   * @return {@code embedded} or {@code loopback}
+   * @return {@code embedded}, {@code loopback} or {@code shm}
    */
   public String optionName() {
     return optionName;
+  }
+
+  /**
+   * Whether the mode's servers run as child processes reached over loopback sockets.
+   *
+   * @return true for {@link #LOOPBACK} and {@link #SHM}
+   */
+  public boolean servedByChildProcesses() {
+    return this != EMBEDDED;
   }
 
   /**
@@ -46,10 +67,12 @@ public enum BenchMode {
   /**
    * The modes named by a command-line value.
    *
-   * @param value {@code embedded}, {@code loopback} or {@code all}, in any case
-   * @return for a single mode, that mode if it can run; for {@code all}, every mode that can run
-   * @throws TqException {@code INVALID_ARGUMENT} for an unknown value, and {@code
-   *     UNSUPPORTED_OPERATION} with {@link #missing()} for a single mode that cannot run in this
+   * @param value {@code embedded}, {@code loopback}, {@code shm}, a comma-separated list of them
+   *     (e.g. {@code loopback,shm}), or {@code all}, in any case
+   * @return the named modes that can run, in the order given, without repeats; for {@code all},
+   *     every mode that can run
+   * @throws TqException {@code INVALID_ARGUMENT} for an unknown or empty value, and {@code
+   *     UNSUPPORTED_OPERATION} with {@link #missing()} for a named mode that cannot run in this
    *     build
    */
   public static List<BenchMode> parse(String value) {
@@ -63,22 +86,37 @@ public enum BenchMode {
       }
       return List.copyOf(runnable);
     }
+    List<BenchMode> modes = new ArrayList<>();
+    for (String name : wanted.split(",", -1)) {
+      BenchMode mode = named(name.trim(), value);
+      if (mode.missing != null) {
+        throw new TqException(ErrorCode.UNSUPPORTED_OPERATION, mode.missing);
+      }
+      if (!modes.contains(mode)) {
+        modes.add(mode);
+      }
+    }
+    return List.copyOf(modes);
+  }
+
+  private static BenchMode named(String name, String value) {
     for (BenchMode mode : values()) {
-      if (mode.optionName.equals(wanted)) {
-        if (mode.missing != null) {
-          throw new TqException(ErrorCode.UNSUPPORTED_OPERATION, mode.missing);
-        }
-        return List.of(mode);
+      if (mode.optionName.equals(name)) {
+        return mode;
       }
     }
     throw new TqException(
         ErrorCode.INVALID_ARGUMENT,
-        "unknown mode '" + value + "' (choose one of embedded, loopback or all)");
+        "unknown mode '"
+            + name
+            + "' in '"
+            + value
+            + "' (choose embedded, loopback, shm, a comma-separated list of them, or all)");
   }
 
   /**
    * The modes a command-line value asked for that this build cannot run: for {@code all}, every
-   * mode with something {@link #missing()}; for a single mode, none (an unavailable single mode is
+   * mode with something {@link #missing()}; for named modes, none (an unavailable named mode is
    * rejected by {@link #parse}).
    *
    * @param value the command-line value

@@ -7,6 +7,7 @@ import java.util.Objects;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.config.MooncakeStoreConfig;
+import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.SimpleStorageConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.server.config.TqConfigs;
@@ -91,6 +92,33 @@ public record BenchPlan(
    * @return the validated configuration
    */
   public TqConfig caseConfig(BenchBackend backend, BenchSize size, long bytes) {
+    return caseConfig(backend, size, bytes, Map.of());
+  }
+
+  /**
+   * The configuration of one case in {@code mode}: {@link #caseConfig(BenchBackend, BenchSize,
+   * long)}, and for the modes whose servers are child processes {@code network.shared_memory} on
+   * for {@link BenchMode#SHM} and off for {@link BenchMode#LOOPBACK}, whatever the YAML says (the
+   * mode decides how the bytes travel; the other shared-memory keys come from the YAML).
+   *
+   * @param backend the case's backend
+   * @param mode the case's mode
+   * @param size the case's size
+   * @param bytes the bytes of one batch
+   * @return the validated configuration
+   */
+  public TqConfig caseConfig(BenchBackend backend, BenchMode mode, BenchSize size, long bytes) {
+    return mode.servedByChildProcesses()
+        ? caseConfig(
+            backend,
+            size,
+            bytes,
+            Map.of(NetworkConfig.SHARED_MEMORY_PROP_NAME, mode == BenchMode.SHM))
+        : caseConfig(backend, size, bytes);
+  }
+
+  private TqConfig caseConfig(
+      BenchBackend backend, BenchSize size, long bytes, Map<String, Object> modeOverrides) {
     Map<String, Object> overrides = new LinkedHashMap<>();
     overrides.put("backend.storage_backend", backend.configName());
     overrides.put(
@@ -100,6 +128,7 @@ public record BenchPlan(
     overrides.put(
         MooncakeStoreConfig.LOCAL_BUFFER_SIZE_PROP_NAME,
         Math.max(MooncakeStoreConfig.LOCAL_BUFFER_SIZE_DEFAULT, segment));
+    overrides.putAll(modeOverrides);
     return TqConfigs.parse(configYaml, configSource, environment, overrides);
   }
 }

@@ -33,7 +33,10 @@ import org.transferqueue.tensor.Batch;
  * baseline, then for every backend starts a system and runs the iterations of upstream's perftest
  * on it. Embedded mode starts the system in this JVM; loopback mode starts the controller and two
  * storage units (SimpleStorage) or two store nodes (MooncakeStore) as child processes on 127.0.0.1
- * and drives them through a {@link TqClient}, and always stops them at the end of the case:
+ * and drives them through a {@link TqClient} with shared memory off (every byte over TCP); shm mode
+ * starts the same servers with shared memory on in them and in the client (bodies through the
+ * servers' segments, its baseline is a memory copy in this process). A case's servers are always
+ * stopped at its end:
  *
  * <pre>
  *   t0  kv.batchPut(keys, "train_0", batch)     timed: put
@@ -80,14 +83,14 @@ public final class BenchRunner {
   }
 
   /**
-   * Creates a runner that can run {@link BenchMode#LOOPBACK}.
+   * Creates a runner that can run {@link BenchMode#LOOPBACK} and {@link BenchMode#SHM}.
    *
    * @param plan what to run
    * @param probe the machine's memory, checked before each size
    * @param listener receives progress
    * @param nanoClock the time source of every measurement, e.g. {@code Clock.SYSTEM}
-   * @param loopback how to start the child processes of loopback mode, or null when the plan has no
-   *     loopback mode
+   * @param loopback how to start the child processes of loopback and shm mode, or null when the
+   *     plan has neither
    */
   public BenchRunner(
       BenchPlan plan,
@@ -99,8 +102,9 @@ public final class BenchRunner {
     this.probe = Objects.requireNonNull(probe, "probe");
     this.listener = Objects.requireNonNull(listener, "listener");
     this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
-    if (loopback == null && plan.modes().contains(BenchMode.LOOPBACK)) {
-      throw new IllegalArgumentException("a plan with loopback mode needs the loopback commands");
+    if (loopback == null && plan.modes().stream().anyMatch(BenchMode::servedByChildProcesses)) {
+      throw new IllegalArgumentException(
+          "a plan with loopback or shm mode needs the loopback commands");
     }
     this.loopback = loopback;
   }
@@ -173,7 +177,7 @@ public final class BenchRunner {
   /** The plain mechanism of a mode moving the workload's bytes. */
   private Baseline measureBaseline(BenchMode mode, RootAllocator allocator, Workload workload) {
     return switch (mode) {
-      case EMBEDDED ->
+      case EMBEDDED, SHM ->
           Baseline.measureMemoryCopy(
               allocator, workload, Baseline.REPETITIONS, nanoClock, new CpuMeter()::cpuNanos);
       case LOOPBACK -> measureLoopback(allocator, workload);
@@ -202,7 +206,7 @@ public final class BenchRunner {
       Workload workload, BenchBackend backend, BenchMode mode, Baseline baseline) {
     String label = workload.size().name() + " " + backend.configName() + "/" + mode.optionName();
     step(label + ": starting");
-    TqConfig config = plan.caseConfig(backend, workload.size(), workload.bytes());
+    TqConfig config = plan.caseConfig(backend, mode, workload.size(), workload.bytes());
     List<IterationResult> warmup = new ArrayList<>();
     List<IterationResult> iterations = new ArrayList<>();
     List<HeapAllocation> heap = new ArrayList<>();
@@ -225,7 +229,7 @@ public final class BenchRunner {
               heap);
         }
       }
-      case LOOPBACK -> {
+      case LOOPBACK, SHM -> {
         Path dir = tempDir();
         try (LoopbackServers servers = LoopbackServers.start(loopback.tq(), backend, config, dir);
             TqClient client = TransferQueueSystem.connect(servers.clientConfig());

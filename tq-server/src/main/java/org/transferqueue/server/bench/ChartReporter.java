@@ -73,7 +73,7 @@ public final class ChartReporter {
         + mode.optionName()
         + ")"
         + switch (mode) {
-          case EMBEDDED -> ": memory copy";
+          case EMBEDDED, SHM -> ": memory copy";
           case LOOPBACK -> ": raw loopback socket";
         };
   }

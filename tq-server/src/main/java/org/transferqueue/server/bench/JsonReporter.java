@@ -21,7 +21,8 @@ import org.transferqueue.JsonWriter;
  *   "sizes": [ { "name", "batch", "fields", "seqLen", "bytes", "gib",
  *                "baselines": { "embedded": { "kind", "bytes", "seconds": [..], "gbPerSec" } },
  *                "results": [ { "backend", "mode", "verified", "mean": {..}, "steady": {..},
- *                               "iterations": [ {..}, .. ], "warmup": [ {..}, .. ] } ] } ] }
+ *                               "iterations": [ {..}, .. ], "warmup": [ {..}, .. ] } ],
+ *                "shmVsTcp": [ { "backend", "memoryCopyGbPerSec", "putShmToTcp", .. } ] } ] }
  * </pre>
  */
 public final class JsonReporter {
@@ -211,6 +212,37 @@ public final class JsonReporter {
       results.add(result);
     }
     out.put("results", results);
+    List<Object> transports = new ArrayList<>();
+    for (TransportComparison c : TransportComparison.of(size)) {
+      transports.add(transport(c));
+    }
+    out.put("shmVsTcp", transports);
+    return out;
+  }
+
+  private static Map<String, Object> transport(TransportComparison c) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("backend", c.backend().configName());
+    out.put("memoryCopyGbPerSec", c.memoryCopyGbPerSec());
+    if (!c.shm().baseline().cpuSeconds().isEmpty()) {
+      out.put("memoryCopyCpuSeconds", c.shm().baseline().medianCpuSeconds());
+    }
+    out.put("shmPutGbPerSec", c.shm().mean(IterationResult::putGbPerSec));
+    out.put("shmGetGbPerSec", c.shm().mean(IterationResult::getGbPerSec));
+    out.put("tcpPutGbPerSec", c.tcp().mean(IterationResult::putGbPerSec));
+    out.put("tcpGetGbPerSec", c.tcp().mean(IterationResult::getGbPerSec));
+    out.put("shmPutToMemoryCopy", c.shmPutToMemoryCopy());
+    out.put("shmGetToMemoryCopy", c.shmGetToMemoryCopy());
+    out.put("tcpPutToMemoryCopy", c.tcpPutToMemoryCopy());
+    out.put("tcpGetToMemoryCopy", c.tcpGetToMemoryCopy());
+    out.put("putShmToTcp", c.putShmToTcp());
+    out.put("getShmToTcp", c.getShmToTcp());
+    out.put("shmPutCpuSeconds", c.shm().mean(IterationResult::putCpuSeconds));
+    out.put("shmGetCpuSeconds", c.shm().mean(IterationResult::getCpuSeconds));
+    out.put("tcpPutCpuSeconds", c.tcp().mean(IterationResult::putCpuSeconds));
+    out.put("tcpGetCpuSeconds", c.tcp().mean(IterationResult::getCpuSeconds));
+    out.put("putCpuShmToTcp", c.putCpuShmToTcp());
+    out.put("getCpuShmToTcp", c.getCpuShmToTcp());
     return out;
   }
 

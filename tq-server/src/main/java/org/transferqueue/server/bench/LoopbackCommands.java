@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The command lines {@link BenchMode#LOOPBACK} starts its child processes with: the JVM, its
- * options and class path, then the main class.
+ * The command lines {@link BenchMode#LOOPBACK} and {@link BenchMode#SHM} start their child
+ * processes with: the JVM, its options and class path, then the main class.
  *
  * @param tq runs {@code tq}; the role's subcommand and options are appended
  * @param receiver runs the loopback baseline's receiver, which prints {@code listening on

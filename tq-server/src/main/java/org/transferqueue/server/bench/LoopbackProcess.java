@@ -14,8 +14,8 @@ import org.transferqueue.server.process.ChildJvm;
 /**
  * A server child process of a loopback case: started from a command line, ready once it printed
  * {@code listening on HOST:PORT} as its first line (the rest of its output is drained), its errors
- * kept in a file. Closing stops it (SIGTERM, then a forced kill after a grace period). Not
- * thread-safe.
+ * kept in a file. Closing stops it (SIGTERM, then a forced kill after a grace period); {@link
+ * #kill} and {@link #restart} serve {@code tq stress --chaos}. Not thread-safe.
  */
 final class LoopbackProcess implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(LoopbackProcess.class.getName());
@@ -23,10 +23,14 @@ final class LoopbackProcess implements AutoCloseable {
 
   private final ChildJvm child;
   private final HostPort address;
+  private final List<String> command;
+  private final Path errors;
 
-  private LoopbackProcess(ChildJvm child, HostPort address) {
+  private LoopbackProcess(ChildJvm child, HostPort address, List<String> command, Path errors) {
     this.child = child;
     this.address = address;
+    this.command = List.copyOf(command);
+    this.errors = errors;
   }
 
   /**
@@ -64,7 +68,48 @@ final class LoopbackProcess implements AutoCloseable {
           name + " failed to start; first line: " + line + "; its errors: " + tail(errors));
     }
     return new LoopbackProcess(
-        child, HostPort.parse(line.substring(ChildJvm.LISTENING.length()).trim()));
+        child, HostPort.parse(line.substring(ChildJvm.LISTENING.length()).trim()), command, errors);
+  }
+
+  /**
+   * Starts this child's command again (after {@link #kill}), its errors appended to the same file,
+   * and waits for its {@code listening on} line.
+   *
+   * @return the new child
+   * @throws TqException {@code CONNECTION_FAILED} as {@link #start}
+   */
+  LoopbackProcess restart() {
+    return start(child.name(), command, errors);
+  }
+
+  /**
+   * Kills the child with SIGKILL (no shutdown hook runs, nothing is flushed) and waits until it has
+   * exited, so that its port and files are free.
+   *
+   * @throws TqException {@code ILLEGAL_STATE} when it has not exited within the stop grace period
+   */
+  void kill() {
+    child.kill();
+    boolean exited;
+    try {
+      exited = child.awaitExit(ChildJvm.STOP_GRACE);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      exited = false;
+    }
+    if (!exited) {
+      throw new TqException(
+          ErrorCode.ILLEGAL_STATE, child.name() + " did not exit within " + ChildJvm.STOP_GRACE);
+    }
+  }
+
+  /**
+   * Whether the child is running.
+   *
+   * @return false once it exited
+   */
+  boolean isAlive() {
+    return child.isAlive();
   }
 
   /**

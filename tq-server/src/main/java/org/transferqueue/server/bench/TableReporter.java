@@ -3,6 +3,7 @@ package org.transferqueue.server.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.ToDoubleFunction;
 
 /** Renders a report as the text table {@code tq bench} prints. Stateless. */
 public final class TableReporter {
@@ -111,6 +112,7 @@ public final class TableReporter {
         }
       }
       cpu(out, size);
+      transports(out, size);
     }
     report
         .unavailableModes()
@@ -153,6 +155,71 @@ public final class TableReporter {
               base,
               compilation(c)));
     }
+  }
+
+  /**
+   * Each backend's shared-memory case next to its TCP case and the memory copy measured before the
+   * shm case: throughput, ratios and CPU seconds of a put and a get.
+   */
+  private static void transports(StringBuilder out, SizeResult size) {
+    for (TransportComparison c : TransportComparison.of(size)) {
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "  %s shm vs tcp (memory copy of the same bytes %.2f GB/s, CPU %.3f s):%n",
+              c.backend().configName(),
+              c.memoryCopyGbPerSec(),
+              c.shm().baseline().medianCpuSeconds()));
+      line(
+          out,
+          "put",
+          c.shm(),
+          c.tcp(),
+          IterationResult::putGbPerSec,
+          IterationResult::putCpuSeconds,
+          c.shmPutToMemoryCopy(),
+          c.tcpPutToMemoryCopy(),
+          c.putShmToTcp(),
+          c.putCpuShmToTcp());
+      line(
+          out,
+          "get",
+          c.shm(),
+          c.tcp(),
+          IterationResult::getGbPerSec,
+          IterationResult::getCpuSeconds,
+          c.shmGetToMemoryCopy(),
+          c.tcpGetToMemoryCopy(),
+          c.getShmToTcp(),
+          c.getCpuShmToTcp());
+    }
+  }
+
+  private static void line(
+      StringBuilder out,
+      String what,
+      CaseResult shm,
+      CaseResult tcp,
+      ToDoubleFunction<IterationResult> gbPerSec,
+      ToDoubleFunction<IterationResult> cpuSeconds,
+      double shmToCopy,
+      double tcpToCopy,
+      double shmToTcp,
+      double cpuShmToTcp) {
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "    %s  shm %.3f GB/s = %.3f x copy, CPU %.3f s | tcp %.3f GB/s = %.3f x copy,"
+                + " CPU %.3f s | shm/tcp %.2f x, CPU %.2f x%n",
+            what,
+            shm.mean(gbPerSec),
+            shmToCopy,
+            shm.mean(cpuSeconds),
+            tcp.mean(gbPerSec),
+            tcpToCopy,
+            tcp.mean(cpuSeconds),
+            shmToTcp,
+            cpuShmToTcp));
   }
 
   /**

@@ -1,9 +1,11 @@
 package org.transferqueue.server.stress;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Which rows of the shared partition were written and not yet read, so that every read row can be
@@ -13,6 +15,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * marks the rows uncertain when the put failed. A reader claims each row it read: the claim fails
  * for a row never written or already read (misdelivery), and for a row read under another global
  * index than the one its put returned. Thread-safe.
+ *
+ * <p>Across crashes: a row whose put failed is uncertain (it may or may not have been stored, so
+ * reading it once is fine and not reading it is too). A fetch that failed because its role was
+ * unreachable may have consumed rows whose metadata never reached a client (the controller recorded
+ * the consumption, then died before its reply left); such rows are never fetched again, but they
+ * are not lost if they still read back by index after the run. Each such failed fetch, and each
+ * read given up after a fetch, adds its batch size to {@link #strandedAllowance()}: at most that
+ * many rows may end up {@link #stranded} rather than read; the rest are lost. A row read twice is
+ * always wrong: the controller journals a consumption before its reply leaves, so a consumption a
+ * client saw is never undone by a crash.
  */
 final class SharedLedger {
   /** The global index of a row whose put has not returned yet. */
@@ -20,6 +32,8 @@ final class SharedLedger {
 
   private final Map<Long, Long> pending = new ConcurrentHashMap<>();
   private final Set<Long> uncertain = ConcurrentHashMap.newKeySet();
+  private final LongAdder strandedAllowance = new LongAdder();
+  private final LongAdder stranded = new LongAdder();
 
   /** What a claim found. */
   enum Claim {
@@ -67,6 +81,63 @@ final class SharedLedger {
     return placedAt == UNPLACED || placedAt == globalIndex ? Claim.OK : Claim.WRONG_INDEX;
   }
 
+  /**
+   * A fetch failed with its role unreachable, or a read after a fetch was given up: up to {@code
+   * rows} rows may be consumed without any client having read them.
+   */
+  void mayHaveConsumed(int rows) {
+    strandedAllowance.add(rows);
+  }
+
+  /** The rows failed fetches and given-up reads could have consumed unread. */
+  long strandedAllowance() {
+    return strandedAllowance.sum();
+  }
+
+  /**
+   * A pending row read back intact by its index after the run: acknowledged and kept, but consumed
+   * without reaching a reader. Claims it.
+   *
+   * @return whether the row was pending at that index
+   */
+  boolean stranded(long clientId, long sequence, long globalIndex) {
+    long id = rowId(clientId, sequence);
+    if (pending.remove(id, globalIndex)) {
+      stranded.increment();
+      return true;
+    }
+    return false;
+  }
+
+  /** Rows found {@link #stranded}. */
+  long strandedRows() {
+    return stranded.sum();
+  }
+
+  /**
+   * The pending rows by the global index their put returned.
+   *
+   * @return global index to row id ({@link #writer} and {@link #sequence} take it apart)
+   */
+  Map<Long, Long> pendingByIndex() {
+    Map<Long, Long> out = new HashMap<>();
+    pending.forEach(
+        (id, index) -> {
+          if (index != UNPLACED) {
+            out.put(index, id);
+          }
+        });
+    return out;
+  }
+
+  static long writer(long rowId) {
+    return rowId >>> 40;
+  }
+
+  static long sequence(long rowId) {
+    return rowId & ((1L << 40) - 1);
+  }
+
   /** Rows written and acknowledged that nobody read (yet). */
   int unread() {
     return pending.size();
@@ -76,7 +147,7 @@ final class SharedLedger {
   List<String> sampleUnread(int max) {
     return pending.keySet().stream()
         .limit(max)
-        .map(id -> "client " + (id >>> 40) + " sequence " + (id & ((1L << 40) - 1)))
+        .map(id -> "client " + writer(id) + " sequence " + sequence(id))
         .toList();
   }
 }

@@ -2,12 +2,17 @@ package org.transferqueue.server.stress;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 import org.transferqueue.Clock;
+import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.client.KvApi;
 import org.transferqueue.client.MetaClient;
@@ -33,8 +38,15 @@ import org.transferqueue.tensor.Tensor;
  * <p>A batch has three fields: {@code payload} ({@code uint8 [rows, width]}, see {@link
  * StressPayload}), {@code tag} ({@code int64 [rows, 2]}: client id and sequence) and {@code note}
  * (a string {@code c<id>/s<sequence>} per row), so a row whose fields come from different samples
- * is caught too. An error ends the iteration: it is counted by code, the client's own partition is
- * cleared, and the next iteration starts afresh. Not thread-safe: one thread runs it.
+ * is caught too. An error ends the iteration: it is counted by code, and the next iteration starts
+ * afresh (on a new own partition when the old one may hold rows of a failed put).
+ *
+ * <p>Rows whose put was acknowledged must read back: when the fetch or the read after an
+ * acknowledged put fails, the client reads the rows by their global indexes (the controller's
+ * current metadata of the partition, then storage, consuming nothing) and counts those that are
+ * gone as lost. In a chaos run ({@link Outages#retries()}) a call that failed because a role was
+ * unreachable is retried, once the role answers again, until the recovery timeout; every failed
+ * attempt is counted by code. Not thread-safe: one thread runs it.
  */
 final class StressClient implements Runnable {
   static final String TASK = "stress";
@@ -47,16 +59,19 @@ final class StressClient implements Runnable {
   private final StressPlan plan;
   private final StressStats stats;
   private final SharedLedger ledger;
+  private final Outages outages;
   private final Clock nanoClock;
   private final long deadlineNanos;
   private final SplittableRandom random;
-  private final String ownPartition;
+  private final String ownPartitionBase;
   private final String sharedPartition;
   private final String kvPartition;
   private final int ownWidth;
   // Owned by the running thread.
   private long nextSequence;
   private long iterations;
+  private int ownEpoch;
+  private final List<String> ownLeftovers = new ArrayList<>();
 
   StressClient(
       int id,
@@ -66,6 +81,7 @@ final class StressClient implements Runnable {
       StressPlan plan,
       StressStats stats,
       SharedLedger ledger,
+      Outages outages,
       Clock nanoClock,
       long deadlineNanos,
       String runTag) {
@@ -76,10 +92,11 @@ final class StressClient implements Runnable {
     this.plan = plan;
     this.stats = stats;
     this.ledger = ledger;
+    this.outages = outages;
     this.nanoClock = nanoClock;
     this.deadlineNanos = deadlineNanos;
     this.random = new SplittableRandom(plan.seed() * 1_000_003L + id);
-    this.ownPartition = "stress_" + runTag + "_own_" + id;
+    this.ownPartitionBase = "stress_" + runTag + "_own_" + id;
     this.sharedPartition = sharedPartition(runTag);
     this.kvPartition = kvPartition(runTag);
     this.ownWidth = plan.ownWidth(id);
@@ -107,7 +124,7 @@ final class StressClient implements Runnable {
         if (guarded(this::ownIteration)) {
           iterations++;
         } else {
-          guarded(() -> client.clearPartition(ownPartition));
+          abandonOwnPartition();
         }
       }
       if (plan.flows().contains(StressFlow.SHARED) && guarded(this::sharedIteration)) {
@@ -117,49 +134,186 @@ final class StressClient implements Runnable {
         iterations++;
       }
     }
-    guarded(() -> client.clearPartition(ownPartition));
+    ownLeftovers.add(ownPartition());
+    for (String partition : ownLeftovers) {
+      guarded(() -> retrying(() -> clearPartition(partition)));
+    }
   }
 
-  /** Runs a step, counting any error by code; true when it completed. */
+  /** The own partition of this epoch: a new one after each failed own iteration. */
+  private String ownPartition() {
+    return ownEpoch == 0 ? ownPartitionBase : ownPartitionBase + "_" + ownEpoch;
+  }
+
+  /**
+   * Moves to a new own partition: the old one may hold rows of a put that failed (stored but not
+   * acknowledged), which a fetch must not mistake for this epoch's. Clears the old one now if it
+   * can, else after the run.
+   */
+  private void abandonOwnPartition() {
+    String old = ownPartition();
+    ownEpoch++;
+    if (!guarded(() -> retrying(() -> clearPartition(old)))) {
+      ownLeftovers.add(old);
+    }
+  }
+
+  private Void clearPartition(String partition) {
+    client.clearPartition(partition);
+    return null;
+  }
+
+  /**
+   * Runs a step, counting any error by code; true when it completed. In a chaos run an error that
+   * says a role was unreachable waits until the role answers again before the next step.
+   */
   private boolean guarded(Runnable step) {
     try {
       step.run();
       return true;
     } catch (TqException e) {
       stats.error(e.code().name(), "client " + id + ": " + e.getMessage());
+      // A put whose production update hit a dead controller fails with NOTIFICATION_FAILED.
+      if (Outages.unreachable(e) || e.code() == ErrorCode.NOTIFICATION_FAILED) {
+        outages.awaitRetry(0, nanoClock.nanoTime());
+      }
     } catch (RuntimeException e) {
       stats.error(e.getClass().getSimpleName(), "client " + id + ": " + e);
     }
     return false;
   }
 
+  /**
+   * Calls {@code call} until it succeeds; in a chaos run retries it after an error that says a role
+   * was unreachable (counting each such error) until the recovery timeout, then throws the last
+   * error. Only for calls that may run twice: reads, clears, checks.
+   */
+  private <T> T retrying(Supplier<T> call) {
+    long since = 0;
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return call.get();
+      } catch (TqException e) {
+        if (!Outages.unreachable(e) || !outages.retries()) {
+          throw e;
+        }
+        if (attempt == 0) {
+          since = nanoClock.nanoTime();
+        }
+        if (!outages.awaitRetry(attempt, since)) {
+          throw e;
+        }
+        stats.error(e.code().name(), "client " + id + " (retried): " + e.getMessage());
+      }
+    }
+  }
+
   private void ownIteration() {
+    String partition = ownPartition();
     long first = nextSequence;
     nextSequence += plan.rows();
-    BatchMeta written = put(ownPartition, ownWidth, first);
+    BatchMeta written = put(partition, ownWidth, first);
     Map<Long, Long> expected = new HashMap<>();
     for (int i = 0; i < written.size(); i++) {
       expected.put(written.globalIndex(i), first + i);
     }
-    BatchMeta fetched = fetch(ownPartition);
-    long start = nanoClock.nanoTime();
-    try (Batch read = client.getData(fetched)) {
-      stats.operation(StressOp.GET, nanoClock.nanoTime() - start, bytes(read));
-      for (int p = 0; p < read.rowCount(); p++) {
-        long globalIndex = fetched.globalIndex(p);
-        Long sequence = expected.remove(globalIndex);
-        String where = ownPartition + " index " + globalIndex;
-        if (sequence == null) {
-          stats.corrupted(where + ": fetched a sample this client did not just write");
-        } else if (plan.verify()) {
-          verifyRow(read, p, ownWidth, where, id, sequence);
+    try {
+      BatchMeta fetched = fetch(partition);
+      long start = nanoClock.nanoTime();
+      try (Batch read = retrying(() -> client.getData(fetched))) {
+        stats.operation(StressOp.GET, nanoClock.nanoTime() - start, bytes(read));
+        outages.succeeded(StressOp.GET, start, fetched);
+        for (int p = 0; p < read.rowCount(); p++) {
+          long globalIndex = fetched.globalIndex(p);
+          Long sequence = expected.remove(globalIndex);
+          String where = partition + " index " + globalIndex;
+          if (sequence == null) {
+            stats.corrupted(where + ": fetched a sample this client did not just write");
+          } else if (plan.verify()) {
+            verifyRow(read, p, ownWidth, where, id, sequence);
+          }
         }
+      }
+    } catch (TqException e) {
+      // The rows were acknowledged: whatever failed, they must still be there.
+      stats.error(e.code().name(), "client " + id + ": " + e.getMessage());
+    }
+    if (!expected.isEmpty()) {
+      recheck(partition, expected, ownWidth);
+    }
+    clear(written);
+  }
+
+  /**
+   * Reads acknowledged rows of this client's own partition by global index without consuming them
+   * (the controller's current metadata of the partition, then storage), verifies those found and
+   * counts the rest as lost.
+   *
+   * @param expected global index to sequence; emptied
+   */
+  private void recheck(String partition, Map<Long, Long> expected, int width) {
+    for (Map.Entry<Long, Long> e : readByIndex(partition, expected.keySet(), width).entrySet()) {
+      long globalIndex = e.getKey();
+      if (e.getValue() == SharedLedger.rowId(id, expected.get(globalIndex))) {
+        expected.remove(globalIndex);
+        stats.verified(1);
       }
     }
     if (!expected.isEmpty()) {
-      stats.lost(expected.size(), ownPartition + ": indexes " + expected.keySet() + " not fetched");
+      stats.lost(
+          expected.size(),
+          partition + ": acknowledged rows at indexes " + expected.keySet() + " do not read back");
+      expected.clear();
     }
-    clear(fetched);
+  }
+
+  /**
+   * Which rows are at some global indexes of a partition, for the samples the controller reports
+   * produced and storage returns whole (a row that fails its checksum or whose fields disagree
+   * counts as corrupted), read without consuming anything; indexes with no such row are left out. A
+   * row need not be the one the caller expects: after a controller lost its state an index may name
+   * another sample.
+   *
+   * @return global index to the {@link SharedLedger#rowId} of the row found there
+   */
+  Map<Long, Long> readByIndex(String partition, Set<Long> indexes, int width) {
+    Map<Long, Long> out = new HashMap<>();
+    Optional<BatchMeta> all =
+        retrying(() -> client.tryGetMeta(GetMetadataRequest.forceFetch(partition, FIELDS)));
+    if (all.isEmpty()) {
+      return out;
+    }
+    BatchMeta meta = all.get();
+    List<Integer> positions = new ArrayList<>();
+    for (int i = 0; i < meta.size(); i++) {
+      if (indexes.contains(meta.globalIndex(i)) && meta.isProduced(i)) {
+        positions.add(i);
+      }
+    }
+    // One read per sample, so that one missing sample does not hide the others.
+    for (int position : positions) {
+      BatchMeta one = meta.selectSamples(position);
+      String where = partition + " index " + one.globalIndex(0) + " (read by index)";
+      try (Batch read = retrying(() -> client.getData(one))) {
+        MemorySegment row = payloadRow(read, 0, width, where);
+        if (row == null) {
+          continue;
+        }
+        StressPayload.Verdict verdict = StressPayload.check(row);
+        if (verdict != StressPayload.Verdict.OK) {
+          stats.corrupted(where + ": payload " + verdict);
+          continue;
+        }
+        long writer = StressPayload.clientId(row);
+        long sequence = StressPayload.sequence(row);
+        if (verifyFields(read, 0, where, writer, sequence)) {
+          out.put(one.globalIndex(0), SharedLedger.rowId(writer, sequence));
+        }
+      } catch (TqException e) {
+        stats.error(e.code().name(), "client " + id + ": " + where + ": " + e.getMessage());
+      }
+    }
+    return out;
   }
 
   private void sharedIteration() {
@@ -180,15 +334,90 @@ final class StressClient implements Runnable {
     if (plan.verify()) {
       ledger.placed(id, first, written.globalIndexes());
     }
-    BatchMeta fetched = fetch(sharedPartition);
+    BatchMeta fetched;
+    try {
+      fetched = fetch(sharedPartition);
+    } catch (TqException e) {
+      if (Outages.unreachable(e)) {
+        ledger.mayHaveConsumed(plan.rows());
+      }
+      throw e;
+    }
     long start = nanoClock.nanoTime();
-    try (Batch read = client.getData(fetched)) {
+    Batch read;
+    try {
+      read = retrying(() -> client.getData(fetched));
+    } catch (TqException e) {
+      // Consumed and not read: the rows stay pending, and the check after the run finds them.
+      ledger.mayHaveConsumed(fetched.size());
+      throw e;
+    }
+    try (read) {
       stats.operation(StressOp.GET, nanoClock.nanoTime() - start, bytes(read));
+      outages.succeeded(StressOp.GET, start, fetched);
       if (plan.verify()) {
         verifyShared(read, fetched);
       }
     }
     clear(fetched);
+  }
+
+  /**
+   * After the run: fetches what clients left ready in the shared partition (after an error stopped
+   * a client between its put and its fetch) and claims it, then reads the rows still pending by
+   * their global indexes: those found intact are stranded (consumed by a fetch whose reply was
+   * lost), the rest are lost. Stranded rows beyond the {@link SharedLedger#strandedAllowance} are
+   * lost too.
+   */
+  void drainShared(Duration wait) {
+    try {
+      while (ledger.unread() > 0) {
+        // Answers empty when nothing is ready by the wait, instead of failing.
+        Optional<BatchMeta> ready =
+            retrying(
+                () ->
+                    client.tryGetMeta(
+                        GetMetadataRequest.fetch(sharedPartition, FIELDS, TASK, 1)
+                            .withTimeout(wait)));
+        if (ready.isEmpty() || ready.get().isEmpty()) {
+          break;
+        }
+        BatchMeta fetched = ready.get();
+        try (Batch read = retrying(() -> client.getData(fetched))) {
+          verifyShared(read, fetched);
+        }
+        clear(fetched);
+      }
+    } finally {
+      checkPending();
+    }
+  }
+
+  private void checkPending() {
+    Map<Long, Long> pending = ledger.pendingByIndex();
+    if (pending.isEmpty()) {
+      return;
+    }
+    Map<Long, Long> found = readByIndex(sharedPartition, pending.keySet(), plan.valueBytes());
+    found.forEach(
+        (globalIndex, row) -> {
+          if (row.equals(pending.get(globalIndex))
+              && ledger.stranded(
+                  SharedLedger.writer(row), SharedLedger.sequence(row), globalIndex)) {
+            stats.verified(1);
+          }
+        });
+    long beyond = ledger.strandedRows() - ledger.strandedAllowance();
+    if (beyond > 0) {
+      stats.lost(
+          beyond,
+          sharedPartition
+              + ": "
+              + ledger.strandedRows()
+              + " rows read back by index but never delivered, more than the "
+              + ledger.strandedAllowance()
+              + " that failed fetches could have consumed");
+    }
   }
 
   /**
@@ -211,7 +440,7 @@ final class StressClient implements Runnable {
       stats.written(batch.rowCount());
     }
     long start = nanoClock.nanoTime();
-    try (Batch read = kv.batchGet(keys, kvPartition, null)) {
+    try (Batch read = retrying(() -> kv.batchGet(keys, kvPartition, null))) {
       stats.operation(StressOp.KV_GET, nanoClock.nanoTime() - start, bytes(read));
       if (read.rowCount() != keys.size()) {
         stats.lost(
@@ -223,10 +452,40 @@ final class StressClient implements Runnable {
           verifyRow(read, p, plan.valueBytes(), kvPartition + " key " + keys.get(p), id, first + p);
         }
       }
+    } catch (TqException e) {
+      // The keys were acknowledged: find out, key by key, which ones are gone.
+      stats.error(e.code().name(), "client " + id + ": " + e.getMessage());
+      recheckKeys(keys, first);
     }
     start = nanoClock.nanoTime();
-    kv.clear(keys, kvPartition);
+    retrying(() -> kvClear(keys));
     stats.operation(StressOp.KV_CLEAR, nanoClock.nanoTime() - start, 0);
+  }
+
+  private Void kvClear(List<String> keys) {
+    kv.clear(keys, kvPartition);
+    return null;
+  }
+
+  /** Reads acknowledged keys one by one; counts those that do not read back as lost. */
+  private void recheckKeys(List<String> keys, long first) {
+    for (int i = 0; i < keys.size(); i++) {
+      String key = keys.get(i);
+      String where = kvPartition + " key " + key + " (read alone)";
+      boolean found;
+      try (Batch read = retrying(() -> kv.batchGet(List.of(key), kvPartition, null))) {
+        found = read.rowCount() == 1;
+        if (found && plan.verify()) {
+          verifyRow(read, 0, plan.valueBytes(), where, id, first + i);
+        }
+      } catch (TqException e) {
+        stats.error(e.code().name(), "client " + id + ": " + where + ": " + e.getMessage());
+        found = false;
+      }
+      if (!found) {
+        stats.lost(1, where + ": acknowledged, does not read back");
+      }
+    }
   }
 
   private BatchMeta put(String partition, int width, long firstSequence) {
@@ -235,6 +494,7 @@ final class StressClient implements Runnable {
       BatchMeta written = client.put(batch, partition);
       stats.operation(StressOp.PUT, nanoClock.nanoTime() - start, bytes(batch));
       stats.written(batch.rowCount());
+      outages.succeeded(StressOp.PUT, start, written);
       return written;
     }
   }
@@ -246,6 +506,7 @@ final class StressClient implements Runnable {
     long start = nanoClock.nanoTime();
     BatchMeta fetched = client.getMeta(request);
     stats.operation(StressOp.FETCH, nanoClock.nanoTime() - start, 0);
+    outages.succeeded(StressOp.FETCH, start, fetched);
     if (fetched.size() != plan.rows()) {
       // A blocking fetch returns its batch size or fails; rows it did not return stay ready
       // (the own flow and the drain count them as lost if nobody reads them).
@@ -256,9 +517,13 @@ final class StressClient implements Runnable {
     return fetched;
   }
 
-  private void clear(BatchMeta fetched) {
+  private void clear(BatchMeta samples) {
     long start = nanoClock.nanoTime();
-    client.clearSamples(fetched);
+    retrying(
+        () -> {
+          client.clearSamples(samples);
+          return null;
+        });
     stats.operation(StressOp.CLEAR, nanoClock.nanoTime() - start, 0);
   }
 
@@ -317,6 +582,20 @@ final class StressClient implements Runnable {
                 + seq);
         return false;
       }
+      if (!verifyFields(read, p, where, writer, seq)) {
+        return false;
+      }
+      stats.verified(1);
+      return true;
+    } catch (RuntimeException e) {
+      stats.corrupted(where + ": unreadable row: " + e);
+      return false;
+    }
+  }
+
+  /** Checks that the tag and note of row {@code p} name the writer and sequence. */
+  private boolean verifyFields(Batch read, int p, String where, long writer, long seq) {
+    try {
       Tensor tag = ((DenseColumn) read.column("tag")).tensor();
       Object note = ((ObjectColumn) read.column("note")).values().get(p);
       if (tag.getLong(2L * p) != writer
@@ -336,7 +615,6 @@ final class StressClient implements Runnable {
                 + note);
         return false;
       }
-      stats.verified(1);
       return true;
     } catch (RuntimeException e) {
       stats.corrupted(where + ": unreadable row: " + e);

@@ -2,7 +2,6 @@ package org.transferqueue.server.stress;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,25 +11,24 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.transferqueue.Clock;
-import org.transferqueue.DeadlineExceededException;
 import org.transferqueue.TqException;
 import org.transferqueue.client.MetaClient;
 import org.transferqueue.client.TqClient;
 import org.transferqueue.config.TqConfig;
-import org.transferqueue.controller.GetMetadataRequest;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
-import org.transferqueue.meta.BatchMeta;
 import org.transferqueue.server.bench.BenchBackend;
 import org.transferqueue.server.bench.LoopbackServers;
 import org.transferqueue.server.bench.PeakRss;
 import org.transferqueue.server.config.TqConfigs;
-import org.transferqueue.tensor.Batch;
-import org.transferqueue.tensor.DenseColumn;
+import org.transferqueue.system.ConfigMapper;
+import org.transferqueue.transport.TransportClient;
 
 /**
  * Runs a {@link StressPlan} against a running system: connects {@code connections} clients, starts
@@ -69,16 +67,60 @@ public final class StressRunner {
    * @throws TqException {@code CONNECTION_FAILED} when a server does not start
    */
   public StressResult runLoopback(List<String> tq, BenchBackend backend) {
-    Path dir;
-    try {
-      dir = Files.createTempDirectory("tq-stress");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    Path dir = tempDirectory();
     try (LoopbackServers servers = LoopbackServers.start(tq, backend, serverConfig(backend), dir)) {
-      return run(servers.clientConfig(), servers::peakRssBytes);
+      return run(servers.clientConfig(), servers::peakRssBytes, Outages.none(nanoClock), null);
     } finally {
       deleteTree(dir);
+    }
+  }
+
+  /**
+   * Starts the servers of a backend as child processes with the durability of a chaos plan, runs
+   * the plan against them while a {@link ChaosConductor} kills one of them with SIGKILL every
+   * interval and restarts it, and stops them.
+   *
+   * @param tq the command that runs {@code tq} in a child JVM
+   * @param backend the backend
+   * @param chaos which roles to kill, how often, with which durability
+   * @return the figures, with the chaos figures: kills, recovery times, stranded rows
+   * @throws TqException {@code CONNECTION_FAILED} when a server does not start
+   */
+  public StressResult runChaos(List<String> tq, BenchBackend backend, ChaosPlan chaos) {
+    Path dir = tempDirectory();
+    try {
+      Path journals =
+          chaos.journalDir().isPresent()
+              ? Files.createTempDirectory(
+                  Files.createDirectories(chaos.journalDir().get()),
+                  "tq-stress-" + backend.configName() + "-")
+              : dir.resolve("journal");
+      try (LoopbackServers servers =
+              LoopbackServers.start(tq, backend, serverConfig(backend), chaos.yaml(journals), dir);
+          RootAllocator pings =
+              RootAllocator.builder().name("stress-chaos").leakPolicy(LeakPolicy.LOG).build();
+          TransportClient pinger =
+              new TransportClient(
+                  ConfigMapper.transport(servers.clientConfig().network()), pings)) {
+        Outages outages = Outages.chaos(nanoClock, chaos, servers.size() - 1);
+        return run(
+            servers.clientConfig(),
+            servers::peakRssBytes,
+            outages,
+            new Chaos(chaos, () -> new ChaosConductor(servers, chaos, outages, pinger, nanoClock)));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      deleteTree(dir);
+    }
+  }
+
+  private static Path tempDirectory() {
+    try {
+      return Files.createTempDirectory("tq-stress");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -111,6 +153,14 @@ public final class StressRunner {
    * @throws TqException when the controller cannot be reached
    */
   public StressResult run(TqConfig config, ServerMemory serverPeakRss) {
+    return run(config, serverPeakRss, Outages.none(nanoClock), null);
+  }
+
+  /** The chaos of a run: its plan and how to start its conductor once the clients run. */
+  private record Chaos(ChaosPlan plan, Supplier<ChaosConductor> conductor) {}
+
+  private StressResult run(
+      TqConfig config, ServerMemory serverPeakRss, Outages outages, Chaos chaos) {
     StressStats stats = new StressStats();
     SharedLedger ledger = new SharedLedger();
     List<TqClient> connections = new ArrayList<>();
@@ -139,12 +189,19 @@ public final class StressRunner {
                   plan,
                   stats,
                   ledger,
+                  outages,
                   nanoClock,
                   deadline,
                   runTag));
         }
+        ChaosConductor conductor = chaos == null ? null : chaos.conductor().get();
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
           clients.forEach(threads::execute);
+        } finally {
+          // Stops the kills and brings every role back before the drain.
+          if (conductor != null) {
+            conductor.close();
+          }
         }
         seconds = (nanoClock.nanoTime() - start) / 1e9;
         for (StressClient client : clients) {
@@ -152,7 +209,7 @@ public final class StressRunner {
         }
         MetaClient first = connections.getFirst().client();
         String shared = StressClient.sharedPartition(runTag);
-        counted(stats, () -> drainShared(first, shared, stats, ledger));
+        counted(stats, () -> clients.getFirst().drainShared(DRAIN_WAIT));
         counted(stats, () -> first.clearPartition(shared));
         counted(stats, () -> first.clearPartition(StressClient.kvPartition(runTag)));
       } finally {
@@ -167,6 +224,16 @@ public final class StressRunner {
     if (ledger.unread() > 0) {
       stats.lost(ledger.unread(), "shared rows never read, e.g. " + ledger.sampleUnread(5));
     }
+    Optional<ChaosFigures> chaosFigures =
+        chaos == null
+            ? Optional.empty()
+            : Optional.of(
+                new ChaosFigures(
+                    chaos.plan().durability(),
+                    chaos.plan().interval().toMillis(),
+                    outages.recoveries(),
+                    ledger.strandedRows(),
+                    ledger.strandedAllowance()));
     Map<String, Long> rss = new LinkedHashMap<>();
     rss.put("client", PeakRss.ownPeakRssBytes());
     rss.putAll(serverPeakRss.peakRssBytes());
@@ -187,7 +254,8 @@ public final class StressRunner {
         leaked,
         offHeapPeak,
         rss,
-        stats.problems());
+        stats.problems(),
+        chaosFigures);
   }
 
   /** The peak resident memory of the servers of a run. */
@@ -199,45 +267,6 @@ public final class StressRunner {
      * @return bytes by server name, -1 where unknown
      */
     Map<String, Long> peakRssBytes();
-  }
-
-  /**
-   * Reads what clients left ready in the shared partition (after an error stopped a client between
-   * its put and its fetch), so that only rows nobody can read count as lost.
-   */
-  private void drainShared(
-      MetaClient client, String partition, StressStats stats, SharedLedger ledger) {
-    while (ledger.unread() > 0) {
-      BatchMeta fetched;
-      try {
-        fetched =
-            client.getMeta(
-                GetMetadataRequest.fetch(partition, StressClient.FIELDS, StressClient.TASK, 1)
-                    .withTimeout(DRAIN_WAIT));
-      } catch (DeadlineExceededException e) {
-        return; // nothing ready: what the ledger still holds is lost
-      }
-      if (fetched.isEmpty()) {
-        return;
-      }
-      try (Batch read = client.getData(fetched)) {
-        long writer = -1;
-        long sequence = -1;
-        if (read.rowCount() == 1) {
-          MemorySegment row = ((DenseColumn) read.column("payload")).tensor().segment();
-          if (StressPayload.check(row) == StressPayload.Verdict.OK) {
-            writer = StressPayload.clientId(row);
-            sequence = StressPayload.sequence(row);
-          }
-        }
-        if (writer < 0
-            || ledger.claim(writer, sequence, fetched.globalIndex(0))
-                == SharedLedger.Claim.NOT_PENDING) {
-          stats.corrupted(partition + " index " + fetched.globalIndex(0) + ": bad row in drain");
-        }
-      }
-      client.clearSamples(fetched);
-    }
   }
 
   /** Runs an end-of-run step, counting its error by code instead of ending the report. */

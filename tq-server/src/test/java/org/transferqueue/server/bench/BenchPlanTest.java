@@ -1,10 +1,13 @@
 package org.transferqueue.server.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.transferqueue.ErrorCode;
+import org.transferqueue.TqException;
 import org.transferqueue.config.StorageBackend;
 import org.transferqueue.config.TqConfig;
 
@@ -28,7 +31,15 @@ class BenchPlanTest {
 
   @Test
   void shouldExpandAllToTheRunnableModesAndListTheOthers() {
-    assertThat(BenchMode.parse("ALL")).containsExactly(BenchMode.EMBEDDED, BenchMode.LOOPBACK);
+    assertThat(BenchMode.parse("ALL"))
+        .containsExactly(BenchMode.EMBEDDED, BenchMode.LOOPBACK, BenchMode.SHM);
+    assertThat(BenchMode.parse("loopback, SHM,loopback"))
+        .containsExactly(BenchMode.LOOPBACK, BenchMode.SHM);
+    assertThat(BenchMode.parse("shm")).containsExactly(BenchMode.SHM);
+    assertThatThrownBy(() -> BenchMode.parse("loopback,tcp"))
+        .isInstanceOfSatisfying(
+            TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining("'tcp'");
     assertThat(BenchMode.skipped("all")).isEmpty();
     assertThat(BenchMode.parse("loopback")).containsExactly(BenchMode.LOOPBACK);
     assertThat(BenchMode.parse("Embedded")).containsExactly(BenchMode.EMBEDDED);

@@ -15,21 +15,25 @@ class LoopbackServersTest {
   private static final List<Integer> PORTS = List.of(47001, 47002, 47003);
 
   private static TqConfig caseConfig(BenchBackend backend) {
+    return caseConfig(backend, BenchMode.LOOPBACK, "");
+  }
+
+  private static TqConfig caseConfig(BenchBackend backend, BenchMode mode, String networkYaml) {
     BenchPlan plan =
         new BenchPlan(
             List.of(BenchSize.TINY),
             false,
             List.of(backend),
-            List.of(BenchMode.LOOPBACK),
+            List.of(mode),
             List.of(),
             3,
             WarmupPolicy.fixed(1),
             1L,
-            "memory:\n  limit_bytes: 4294967296\n",
+            "memory:\n  limit_bytes: 4294967296\n" + networkYaml,
             null,
             Map.of(),
             "tq bench");
-    return plan.caseConfig(backend, BenchSize.TINY, 2L << 20);
+    return plan.caseConfig(backend, mode, BenchSize.TINY, 2L << 20);
   }
 
   @Test
@@ -71,5 +75,40 @@ class LoopbackServersTest {
         .isEqualTo(config.backend().mooncakeStore().globalSegmentSize());
     assertThat(written.backend().mooncakeStore().localBufferSize())
         .isEqualTo(config.backend().mooncakeStore().localBufferSize());
+  }
+
+  @Test
+  void shouldTurnSharedMemoryOffForLoopbackAndOnForShmWhateverTheYamlSays() {
+    String network =
+        "network:\n"
+            + "  shared_memory: true\n"
+            + "  shared_memory_segment_bytes: 8388608\n"
+            + "  shared_memory_min_bytes: 4096\n";
+    TqConfig tcp = caseConfig(BenchBackend.SIMPLE_STORAGE, BenchMode.LOOPBACK, network);
+    TqConfig shm =
+        caseConfig(
+            BenchBackend.MOONCAKE_STORE,
+            BenchMode.SHM,
+            network.replace("shared_memory: true", "shared_memory: false"));
+
+    TqConfig writtenTcp =
+        TqConfigs.parse(
+            LoopbackServers.yaml(BenchBackend.SIMPLE_STORAGE, tcp, PORTS),
+            null,
+            Map.of(),
+            Map.of());
+    TqConfig writtenShm =
+        TqConfigs.parse(
+            LoopbackServers.yaml(BenchBackend.MOONCAKE_STORE, shm, PORTS),
+            null,
+            Map.of(),
+            Map.of());
+
+    assertThat(writtenTcp.network().sharedMemory()).isFalse();
+    assertThat(writtenShm.network().sharedMemory()).isTrue();
+    for (TqConfig written : List.of(writtenTcp, writtenShm)) {
+      assertThat(written.network().sharedMemorySegmentBytes()).isEqualTo(8L << 20);
+      assertThat(written.network().sharedMemoryMinBytes()).isEqualTo(4096);
+    }
   }
 }

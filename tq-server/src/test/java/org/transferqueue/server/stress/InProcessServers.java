@@ -3,6 +3,7 @@ package org.transferqueue.server.stress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.TqConfig;
@@ -23,20 +24,41 @@ import org.transferqueue.transport.TransportConfig;
 /**
  * The servers {@code tq up} starts, in the test JVM on ephemeral loopback ports: a controller and
  * two storage units (SimpleStorage) or two store nodes (MooncakeStore), and the configuration a
- * client connects with. Closing stops them in reverse order.
+ * client connects with, every byte over TCP or through the servers' shared memory. Closing stops
+ * them in reverse order.
  */
 final class InProcessServers implements AutoCloseable {
   private static final long SEGMENT_BYTES = 256L << 20;
 
   private final List<AutoCloseable> started = new ArrayList<>();
   private final List<AutoCloseable> storageServers = new ArrayList<>();
+  private final List<LongSupplier> segmentBytes = new ArrayList<>();
   private final TqConfig clientConfig;
 
   InProcessServers(BenchBackend backend, BufferAllocator allocator) {
-    TransportConfig loopback = TransportConfig.builder().bindHost("127.0.0.1").bindPort(0).build();
+    this(backend, allocator, false);
+  }
+
+  /**
+   * Starts the servers.
+   *
+   * @param backend the storage servers' backend
+   * @param allocator the servers' allocator
+   * @param sharedMemory false: every byte over TCP; true: the servers and the client configuration
+   *     use shared memory for bodies of every size ({@code shared_memory_min_bytes: 1})
+   */
+  InProcessServers(BenchBackend backend, BufferAllocator allocator, boolean sharedMemory) {
+    TransportConfig loopback =
+        TransportConfig.builder()
+            .bindHost("127.0.0.1")
+            .bindPort(0)
+            .sharedMemory(sharedMemory)
+            .sharedMemoryMinBytes(1)
+            .build();
     try {
       Controller controller = new Controller(ControllerOptions.defaults());
       ControllerServer controllerServer = ControllerServer.start(controller, loopback, allocator);
+      segmentBytes.add(() -> controllerServer.sharedMemoryStats().segmentBytes());
       started.add(controllerServer);
       List<HostPort> addresses = new ArrayList<>();
       for (int i = 0; i < 2; i++) {
@@ -48,6 +70,7 @@ final class InProcessServers implements AutoCloseable {
           started.add(server);
           storageServers.add(server);
           addresses.add(server.address());
+          segmentBytes.add(() -> server.sharedMemoryStats().segmentBytes());
         } else {
           EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
           started.add(engine);
@@ -65,6 +88,7 @@ final class InProcessServers implements AutoCloseable {
           started.add(server);
           storageServers.add(server);
           addresses.add(server.address());
+          segmentBytes.add(() -> server.sharedMemoryStats().segmentBytes());
         }
       }
       String list = addresses.stream().map(a -> "\"" + a + "\"").collect(Collectors.joining(", "));
@@ -76,7 +100,9 @@ final class InProcessServers implements AutoCloseable {
                   + SEGMENT_BYTES
                   + "\n    local_buffer_size: "
                   + SEGMENT_BYTES
-                  + "\nnetwork:\n  controller_address: \""
+                  + "\nnetwork:\n  shared_memory: "
+                  + sharedMemory
+                  + "\n  shared_memory_min_bytes: 1\n  controller_address: \""
                   + controllerServer.address()
                   + "\"\n  "
                   + (backend == BenchBackend.SIMPLE_STORAGE
@@ -94,6 +120,14 @@ final class InProcessServers implements AutoCloseable {
   /** Stops the server of storage unit or store node {@code i}; its data stays until close. */
   void stopStorageServer(int i) throws Exception {
     storageServers.get(i).close();
+  }
+
+  /**
+   * The bytes of the servers' shared-memory segments, which their allocator counts too (a pool
+   * keeps its first segment once created).
+   */
+  long sharedMemorySegmentBytes() {
+    return segmentBytes.stream().mapToLong(LongSupplier::getAsLong).sum();
   }
 
   TqConfig clientConfig() {

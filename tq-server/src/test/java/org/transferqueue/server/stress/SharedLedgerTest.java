@@ -50,4 +50,37 @@ class SharedLedgerTest {
     assertThat(ledger.unread()).isEqualTo(1);
     assertThat(ledger.sampleUnread(5)).containsExactly("client 3 sequence 7");
   }
+
+  @Test
+  void shouldCountARowReadBackByIndexAsStrandedOnceAndOnlyAtItsIndex() {
+    SharedLedger ledger = new SharedLedger();
+    ledger.announce(4, 20, 2);
+    ledger.placed(4, 20, List.of(8L, 9L));
+    ledger.mayHaveConsumed(4);
+
+    assertThat(ledger.pendingByIndex()).containsEntry(8L, SharedLedger.rowId(4, 20));
+    assertThat(ledger.stranded(4, 20, 9)).as("at another index").isFalse();
+    assertThat(ledger.stranded(4, 20, 8)).isTrue();
+    assertThat(ledger.stranded(4, 20, 8)).as("twice").isFalse();
+    assertThat(ledger.strandedRows()).isEqualTo(1);
+    assertThat(ledger.strandedAllowance()).isEqualTo(4);
+    assertThat(ledger.unread()).isEqualTo(1);
+    assertThat(ledger.claim(4, 20, 8)).isEqualTo(SharedLedger.Claim.NOT_PENDING);
+  }
+
+  @Test
+  void shouldTakeARowIdApartIntoWriterAndSequence() {
+    long id = SharedLedger.rowId(8191, (1L << 40) - 1);
+
+    assertThat(SharedLedger.writer(id)).isEqualTo(8191);
+    assertThat(SharedLedger.sequence(id)).isEqualTo((1L << 40) - 1);
+  }
+
+  @Test
+  void shouldLeaveRowsWhosePutHasNotReturnedOutOfTheIndexMap() {
+    SharedLedger ledger = new SharedLedger();
+    ledger.announce(1, 0, 1);
+
+    assertThat(ledger.pendingByIndex()).isEmpty();
+  }
 }

@@ -6,11 +6,14 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
@@ -19,13 +22,24 @@ import org.transferqueue.testing.Await;
 
 /**
  * Many concurrent clients against a controller and two storage servers of each backend, in this JVM
- * over loopback sockets: nothing lost, nothing corrupted, no error, no client memory left.
+ * over loopback sockets, every byte over TCP or through shared memory: nothing lost, nothing
+ * corrupted, no error, no client memory left.
  */
 @ExtendWith(LeakCheckExtension.class)
 class StressRunnerTest {
 
+  /** Each backend over loopback TCP ({@code false}) and through shared memory ({@code true}). */
+  static Stream<Arguments> transports() {
+    return Stream.of(false, true)
+        .flatMap(shm -> Stream.of(BenchBackend.values()).map(b -> Arguments.of(b, shm)));
+  }
+
   private static StressResult run(
-      BenchBackend backend, BufferAllocator allocator, int clients, Duration duration) {
+      BenchBackend backend,
+      boolean sharedMemory,
+      BufferAllocator allocator,
+      int clients,
+      Duration duration) {
     StressPlan plan =
         new StressPlan(
             clients,
@@ -37,15 +51,22 @@ class StressRunnerTest {
             true,
             7L,
             EnumSet.allOf(StressFlow.class));
-    try (InProcessServers servers = new InProcessServers(backend, allocator)) {
+    try (InProcessServers servers = new InProcessServers(backend, allocator, sharedMemory)) {
       long idle = allocator.allocatedBytes();
       StressResult result =
           new StressRunner(plan, System::nanoTime).run(servers.clientConfig(), Map::of);
       // Every partition was cleared and every client closed: the servers hold what they held
-      // before the run (their connections close asynchronously).
+      // before the run (their connections close asynchronously), besides the first segment of
+      // each shared-memory pool, which stays once created.
       Await.until(
-          () -> allocator.allocatedBytes() == idle,
-          "server memory back to " + idle + " bytes, now " + allocator.allocatedBytes());
+          () -> allocator.allocatedBytes() - servers.sharedMemorySegmentBytes() == idle,
+          "server memory back to "
+              + idle
+              + " bytes and the pools' segments, now "
+              + allocator.allocatedBytes()
+              + " with "
+              + servers.sharedMemorySegmentBytes()
+              + " in segments");
       return result;
     }
   }
@@ -79,12 +100,12 @@ class StressRunnerTest {
     assertThat(result.peakRssBytes()).containsKey("client");
   }
 
-  @ParameterizedTest
-  @EnumSource(BenchBackend.class)
+  @ParameterizedTest(name = "{0}, shared memory {1}")
+  @MethodSource("transports")
   @Timeout(60)
   void shouldLoseAndCorruptNothingWhen64ClientsShareTheServers(
-      BenchBackend backend, BufferAllocator allocator) {
-    StressResult result = run(backend, allocator, 64, Duration.ofSeconds(3));
+      BenchBackend backend, boolean sharedMemory, BufferAllocator allocator) {
+    StressResult result = run(backend, sharedMemory, allocator, 64, Duration.ofSeconds(3));
 
     assertClean(result, 64);
     assertThat(result.backend()).isEqualTo(backend.configName());
@@ -123,12 +144,12 @@ class StressRunnerTest {
   }
 
   @Tag("slow")
-  @ParameterizedTest
-  @EnumSource(BenchBackend.class)
+  @ParameterizedTest(name = "{0}, shared memory {1}")
+  @MethodSource("transports")
   @Timeout(300)
   void shouldLoseAndCorruptNothingWhen1024ClientsShareTheServers(
-      BenchBackend backend, BufferAllocator allocator) {
-    StressResult result = run(backend, allocator, 1024, Duration.ofSeconds(20));
+      BenchBackend backend, boolean sharedMemory, BufferAllocator allocator) {
+    StressResult result = run(backend, sharedMemory, allocator, 1024, Duration.ofSeconds(20));
 
     assertClean(result, 1024);
   }
