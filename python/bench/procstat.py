@@ -55,8 +55,9 @@ def cpu_seconds(pids) -> float:
         f = _stat_fields(pid)
         if f is None:
             continue
-        # after comm: state(1) ppid(2) .. utime(13) stime(14) cutime(15) cstime(16)
-        total += int(f[13]) + int(f[14]) + int(f[15]) + int(f[16])
+        # f[0] is comm, then from state on: state f[1], ppid f[2], ..., utime f[12], stime f[13],
+        # cutime f[14], cstime f[15] (proc(5) fields 14 to 17; f[16] is the priority)
+        total += int(f[12]) + int(f[13]) + int(f[14]) + int(f[15])
     return total / _TICKS
 
 

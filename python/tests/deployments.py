@@ -38,8 +38,9 @@ def java_base(java: str | None = None) -> list[str]:
     return [java or launcher.find_java(), "--enable-native-access=ALL-UNNAMED"]
 
 
-def write_config(directory: Path, backend: str, units: int = 2) -> Path:
-    """A tq.yaml naming free loopback addresses for a controller and ``units`` storage servers."""
+def write_config(directory: Path, backend: str, units: int = 2, network: dict | None = None) -> Path:
+    """A tq.yaml naming free loopback addresses for a controller and ``units`` storage servers;
+    ``network``: more keys of the ``network`` section."""
     ports = free_ports(1 + units)
     servers = [f"127.0.0.1:{p}" for p in ports[1:]]
     conf = {
@@ -48,7 +49,8 @@ def write_config(directory: Path, backend: str, units: int = 2) -> Path:
                     "MooncakeStore": {"global_segment_size": 512 << 20, "local_buffer_size": 64 << 20}},
         "network": {"controller_address": f"127.0.0.1:{ports[0]}",
                     "storage_unit_addresses": servers if backend == "SimpleStorage" else [],
-                    "store_node_addresses": servers if backend == "MooncakeStore" else []},
+                    "store_node_addresses": servers if backend == "MooncakeStore" else [],
+                    **(network or {})},
     }
     path = directory / f"tq-{backend}.yaml"
     path.write_text(yaml.safe_dump(conf), encoding="utf-8")
@@ -58,13 +60,14 @@ def write_config(directory: Path, backend: str, units: int = 2) -> Path:
 class UpSystem:
     """``java -jar tq-server.jar up --config FILE`` running in its own process group."""
 
-    def __init__(self, backend: str, directory: Path | None = None, timeout: float = 90.0, java: str | None = None):
+    def __init__(self, backend: str, directory: Path | None = None, timeout: float = 90.0, java: str | None = None,
+                 network: dict | None = None):
         self.backend = backend
         self._tmp = None
         if directory is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="tq-up-")
             directory = Path(self._tmp.name)
-        self.config = write_config(directory, backend)
+        self.config = write_config(directory, backend, network=network)
         self.log = directory / f"up-{backend}.log"
         self.addresses: dict[str, str] = {}
         with open(self.log, "wb") as err:

@@ -1,6 +1,9 @@
-"""Zero copy in Python, on both backends: a put sends the bytes of each tensor
+"""Zero copy in Python over TCP, on both backends: a put sends the bytes of each tensor
 from the tensor's own memory, a get receives them into the tensors it returns, and a get of
-256 x 1 MiB allocates less than 1 MiB of Python heap besides those tensors (tracemalloc)."""
+256 x 1 MiB allocates less than 1 MiB of Python heap besides those tensors (tracemalloc).
+
+These are statements about the socket path: the client runs with ``network.shared_memory: false``
+(the shared-memory path is test_shm_servers.py's)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import tracemalloc
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from transferqueue_jvm import transport
 
@@ -23,6 +27,14 @@ def _address(buffer) -> tuple[int, int]:
     return np.frombuffer(view, dtype=np.uint8).ctypes.data if view.nbytes else 0, view.nbytes
 
 
+def tcp_only(config_path) -> dict:
+    """The configuration of a ``tq up`` system with shared memory off for this client."""
+    with open(config_path, encoding="utf-8") as f:
+        conf = yaml.safe_load(f)
+    conf.setdefault("network", {})["shared_memory"] = False
+    return conf
+
+
 def _inside(span: tuple[int, int], tensor: torch.Tensor) -> bool:
     start = tensor.untyped_storage().data_ptr()
     return start <= span[0] and span[0] + span[1] <= start + tensor.untyped_storage().nbytes()
@@ -33,7 +45,7 @@ def tq(request, up_system):
     """Both backends on ``tq up`` systems (moving 256 MiB once per backend is enough)."""
     import transferqueue_jvm as tq
     tq.close()
-    tq.init(str(up_system(request.param).config))
+    tq.init(tcp_only(up_system(request.param).config))
     yield tq
     tq.close()
 
@@ -166,7 +178,9 @@ def test_put_and_get_of_256_mib_add_no_copy_to_the_peak_rss(up_system, backend, 
     env = dict(os.environ)
     if os.environ.get("TQ_PYTHON_INSTALLED") != "1":
         env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src")
-    r = subprocess.run([sys.executable, "-c", script, str(up_system(backend).config)], capture_output=True,
+    config = tmp_path / "tq-tcp.yaml"
+    config.write_text(yaml.safe_dump(tcp_only(up_system(backend).config)), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-c", script, str(config)], capture_output=True,
                        text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-4000:]
     grew = json.loads(r.stdout.strip().splitlines()[-1])

@@ -63,6 +63,10 @@ class Deployment:
     connections_per_peer: int = 2
     always_nested: bool = False
     strict_missing_keys: bool = False
+    #: ``network.shared_memory``: ask same-host servers for shared memory (False: TCP only, byte for byte as before)
+    shared_memory: bool = True
+    #: ``network.shared_memory_min_bytes``: requests with fewer body bytes stay on the socket
+    shared_memory_min_bytes: int = 65536
 
 
 def _check_name(value, what: str):
@@ -98,7 +102,8 @@ class TransferQueueClient:
     def __init__(self, client_id: str, deployment: Deployment):
         self.client_id = client_id
         self.deployment = d = deployment
-        self._pool = Pool(d.auth_token, d.connect_timeout, d.connections_per_peer, d.max_frame_bytes)
+        self._pool = Pool(d.auth_token, d.connect_timeout, d.connections_per_peer, d.max_frame_bytes,
+                          d.shared_memory, d.shared_memory_min_bytes)
         if d.storage_backend == "SimpleStorage":
             self.storage = SimpleStorage(d.storage_unit_addresses, self._pool, d.storage_timeout, d.max_frame_bytes)
         elif d.storage_backend == "MooncakeStore":

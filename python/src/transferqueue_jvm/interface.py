@@ -57,7 +57,27 @@ def _deployment(conf: dict) -> Deployment:
         connections_per_peer=int(py.get("connections_per_peer", 2)),
         always_nested=bool(py.get("always_nested")),
         strict_missing_keys=bool(py.get("strict_missing_keys")),
+        shared_memory=_flag(net.get("shared_memory", True), "network.shared_memory"),
+        shared_memory_min_bytes=_positive(net.get("shared_memory_min_bytes", 65536), "network.shared_memory_min_bytes"),
     )
+
+
+def _flag(value, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise InvalidConfigurationError(f"{key}: {value!r} is not true or false")
+
+
+def _positive(value, key: str) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if isinstance(value, bool) or n < 1:
+        raise InvalidConfigurationError(f"{key}: {value!r} is not a positive number of bytes")
+    return n
 
 
 def _on_ray(conf: dict) -> bool:

@@ -8,7 +8,10 @@
   cells packed buffers whose size goes to the controller as ``{"packed_size": n}``.
 
 Both send tensor bytes straight from the columns' memory and receive them straight into columns
-allocated once per field from the metadata's dtypes and shapes.
+allocated once per field from the metadata's dtypes and shapes. Rows that arrive through shared
+memory (:mod:`.shm`) become the column itself where the field's rows lie back to back in one
+segment region of one lease (the result tensor is a view of the server's segment, no copy);
+otherwise each row is copied once into the column and the lease is released at once.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import dtypes, values, wire
+from . import dtypes, shm, values, wire
 from .batch import DENSE, JAGGED, OBJECT, Column
 from .errors import (CorruptDataError, FrameTooLongError, NotFoundError, StorageError, TQError,
                      error_for)
@@ -65,6 +68,7 @@ class ReadPlan:
     storage: torch.Tensor | None = None   # dense: [n, ...]; jagged: flat values
     row_views: list[memoryview] | None = None
     rows: list | None = None              # filled row by row where the views could not be used
+    shared: dict | None = None            # row -> (reply, body index): rows that came in shared memory
 
     @staticmethod
     def of(name: str, schema: dict, n: int) -> "ReadPlan":
@@ -106,6 +110,60 @@ class ReadPlan:
 
     def row_bytes(self, i: int) -> int:
         return self.row_views[i].nbytes
+
+    def take(self, i: int, body, reply, k: int, dtype_name: str | None = None, shape=None) -> bool:
+        """Row ``i`` arrived as ``reply.bodies[k]``; True when it is kept for the column (a shared body
+        of the expected type and size, placed by :meth:`place_shared`), False when the caller decides."""
+        if reply.shared is None or self.kind == OBJECT:
+            return False
+        if dtype_name is not None and (dtype_name != dtypes.name_of(self.dtype) or tuple(shape) != self.shapes[i]):
+            return False
+        if len(body) != self.row_views[i].nbytes:
+            return False
+        if not len(body):
+            return True  # nothing to place: the row's (empty) view is already right
+        if self.shared is None:
+            self.shared = {}
+        self.shared[i] = (reply, k)
+        return True
+
+    def place_shared(self):
+        """Makes the column a view of the shared rows when they lie back to back in one region of one
+        lease; else copies each into the column (one copy; the leases go with the replies)."""
+        if not self.shared:
+            return
+        shared, self.shared = self.shared, None
+        n = len(self.row_views)
+        filled = [i for i in range(n) if self.row_views[i].nbytes]
+        if self.rows is None and len(shared) == len(filled) and filled:
+            first_reply, k0 = shared[filled[0]]
+            seg, start = first_reply.shared[k0]
+            at = start
+            for i in filled:
+                reply, k = shared[i]
+                s, o = reply.shared[k]
+                if reply.lease is not first_reply.lease or s is not seg or o != at:
+                    break
+                at += self.row_views[i].nbytes
+            else:
+                # The bodies are slices of the lease's array over the segment: so is the whole run.
+                span = first_reply.bodies[k0].base[start:at]
+                flat = torch.from_numpy(span).view(self.dtype)
+                self.storage = flat.view(self.storage.shape)
+                return
+        if self.storage.numel():
+            shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
+        spans: dict[int, list] = {}  # segment -> [segment, lowest offset, highest end] of the rows read
+        for i, (reply, k) in shared.items():
+            seg, offset = reply.shared[k]
+            span = spans.setdefault(id(seg), [seg, offset, offset])
+            span[1] = min(span[1], offset)
+            span[2] = max(span[2], offset + self.row_views[i].nbytes)
+        for seg, lo, hi in spans.values():
+            if seg.mm is not None:
+                seg.prefetch(lo, hi - lo)
+        for i, (reply, k) in shared.items():
+            self.row_views[i][:] = reply.bodies[k]
 
     def set_row(self, i: int, tensor: torch.Tensor):
         """A row that arrived with another shape than expected: kept as its own tensor."""
@@ -293,6 +351,9 @@ class SimpleStorage:
             raise failure
         for piece, reply in replies:
             self._assemble(plans, fields, piece, reply)
+        del replies
+        for plan in plans.values():
+            plan.place_shared()
         return {f: plans[f].result() for f in fields}
 
     def _get_pieces(self, plans, positions):
@@ -357,7 +418,7 @@ class SimpleStorage:
                 at += 1
                 if plan.kind == OBJECT:
                     raise CorruptDataError(f"field '{f}' is recorded as objects but the unit holds tensors")
-                if body is plan.row_views[p]:
+                if body is plan.row_views[p] or (kind == plan.kind and plan.take(p, body, reply, at - 1, dtype, shape)):
                     continue
                 plan.set_row(p, _tensor_from_body(body, dtypes.to_torch(dtype), shape))
 
@@ -532,7 +593,7 @@ class MooncakeStore:
                 failure = failure or e
                 continue
             results = _unpack(reply.app_meta)[0]
-            for (key, cap, f, p), r, body in zip(batch, results, reply.bodies):
+            for k, ((key, cap, f, p), r, body) in enumerate(zip(batch, results, reply.bodies)):
                 plan = plans[f]
                 if r != cap:
                     missing[key] = r
@@ -540,13 +601,16 @@ class MooncakeStore:
                 if plan.kind == OBJECT:
                     main, aux = values.unpack(body)
                     plan.rows[p] = values.decode_value(main, aux)
-                elif body is not plan.row_views[p]:
+                elif body is not plan.row_views[p] and not plan.take(p, body, reply, k):
                     memoryview(plan.row_views[p])[:] = memoryview(body).cast("B")
+            del reply
         if failure is not None:
             raise failure
         if missing:
             shown = {k: f"{c} {STORE_CODES.get(c, '')}".strip() for k, c in list(missing.items())[:10]}
             raise NotFoundError(f"{len(missing)} cells could not be read: {shown}")
+        for plan in plans.values():
+            plan.place_shared()
         return {f: plans[f].result() for f in fields}
 
     def clear(self, meta):

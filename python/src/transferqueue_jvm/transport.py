@@ -15,6 +15,15 @@ still being written, or while the reply's bodies are being read, the whole conne
 (half a frame cannot be withdrawn) and its other outstanding calls fail with
 :class:`ConnectionFailed`. A :class:`Pool` keeps ``connections_per_peer`` connections per address,
 spreads calls round-robin and replaces a broken connection on the next call.
+
+Shared memory (docs/PROTOCOL.md section 4.2, :mod:`.shm`). With ``shared_memory`` on, the HELLO
+asks for it; a server on the same host offers a segment, the connection maps it, proves that with
+a nonce (SHM_ATTACH) and is *attached*. An attached connection sends a request whose bodies add up
+to at least ``shared_memory_min_bytes`` through a granted region (SHM_GRANT, one copy from the
+callers' buffers into the region, then a frame with ``FLAG_SHARED_BODY`` and no body bytes); a
+reply with ``FLAG_SHARED_BODY`` arrives as views over the server's segment (no copy) under a lease
+that is released when the last view is garbage. Anything that fails on the way (no offer, a
+segment that cannot be mapped, a refused grant) leaves that call, or the whole connection, on TCP.
 """
 
 from __future__ import annotations
@@ -25,9 +34,14 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from . import wire
+import logging
+import os
+
+from . import shm, wire
 from .errors import (ConnectionFailed, DeadlineExceeded, FrameTooLongError, ProtocolError, TQError,
                      ClosedError)
+
+logger = logging.getLogger(__name__)
 
 _IOV_MAX = 512
 _POLL_SECONDS = 0.5
@@ -36,14 +50,21 @@ Sink = Callable[[list[int], bytes], Sequence | None]
 
 
 class Reply:
-    """A reply: its header, application metadata and bodies (buffers the caller owns)."""
+    """A reply: its header, application metadata and bodies (buffers the caller owns).
 
-    __slots__ = ("header", "app_meta", "bodies")
+    A reply that came through shared memory has ``shared``: per body its ``(segment, offset)``;
+    its bodies are then uint8 numpy views over the segment, and ``lease`` makes more views of it
+    (:meth:`shm.Lease.view`). Its lease is released once every view is garbage.
+    """
 
-    def __init__(self, header, app_meta, bodies):
+    __slots__ = ("header", "app_meta", "bodies", "shared", "lease")
+
+    def __init__(self, header, app_meta, bodies, shared=None, lease=None):
         self.header = header
         self.app_meta = app_meta
         self.bodies = bodies
+        self.shared = shared
+        self.lease = lease
 
 
 class Call:
@@ -79,9 +100,17 @@ class Connection:
     """One connection to one server: HELLO on open, then pipelined calls."""
 
     def __init__(self, host: str, port: int, token: str | None, connect_timeout: float,
-                 max_frame_bytes: int = wire.MAX_FRAME_BYTES_DEFAULT):
+                 max_frame_bytes: int = wire.MAX_FRAME_BYTES_DEFAULT, shared_memory: bool = False,
+                 shared_memory_min_bytes: int = shm.MIN_BYTES_DEFAULT):
         self.address = f"{host}:{port}"
+        self._owner_pid = os.getpid()
         self.max_frame_bytes = max_frame_bytes
+        self.shared_memory_min_bytes = shared_memory_min_bytes
+        #: the server's segments this connection mapped; not None once attached
+        self.segments: shm.Segments | None = None
+        #: requests sent and replies received with shared bodies (tests, benchmarks; not exact under races)
+        self.shared_sent = 0
+        self.shared_received = 0
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._pending: dict[int, Call] = {}
@@ -98,11 +127,48 @@ class Connection:
         self._reader.start()
         deadline = time.monotonic() + connect_timeout
         try:
-            self.call(wire.TYPE_HELLO, wire.hello_metadata(token), (), deadline, connect_timeout)
+            hello = self.call(wire.TYPE_HELLO, wire.hello_metadata(token, shared_memory), (), deadline, connect_timeout)
+            if shared_memory:
+                self._attach(hello.app_meta, deadline, connect_timeout)
         except BaseException:
             self.close()
             raise
 
+    def _attach(self, hello_meta: bytes, deadline: float, timeout: float):
+        """Maps the offered segment and proves it (SHM_ATTACH); on any failure the connection stays on TCP."""
+        try:
+            offer = shm.parse_offer(hello_meta)
+        except ProtocolError as e:
+            logger.warning("%s: malformed shared-memory offer, staying on TCP: %s", self.address, e)
+            self.call(wire.TYPE_SHM_ATTACH, wire.packb([None]), (), deadline, timeout)
+            return
+        if offer is None:
+            return
+        segments = shm.Segments(offer.pid)
+        nonce = os.urandom(shm.NONCE_BYTES)
+        try:
+            segments.acquire(offer.segment, pin=True).write_nonce(offer.probe_offset, nonce)
+        except ProtocolError as e:
+            logger.info("%s: shared memory not usable, staying on TCP: %s", self.address, e)
+            segments.close()
+            segments, nonce = None, None
+        try:
+            reply = self.call(wire.TYPE_SHM_ATTACH, wire.packb([nonce]), (), deadline, timeout)
+            attached = wire.unpackb(reply.app_meta) if reply.app_meta else None
+        except (ConnectionFailed, DeadlineExceeded):
+            raise
+        except TQError as e:
+            logger.info("%s: SHM_ATTACH failed, staying on TCP: %s", self.address, e)
+            attached = None
+        if segments is not None and isinstance(attached, list) and attached[:1] == [True]:
+            self.segments = segments
+        elif segments is not None:
+            segments.close()
+
+    @property
+    def attached(self) -> bool:
+        """Whether bodies may go through shared memory on this connection."""
+        return self.segments is not None
     # -- state
     @property
     def is_open(self) -> bool:
@@ -122,6 +188,8 @@ class Connection:
         except OSError:
             pass  # already disconnected: closing is all that is left
         self._sock.close()
+        if self.segments is not None:
+            self.segments.close()
         for call in pending:
             call.complete(None, ConnectionFailed(f"connection to {self.address} closed"
                                                  + (f": {error}" if error else "")))
@@ -145,8 +213,17 @@ class Connection:
         views = [b if type(b) is memoryview and b.format == "B" and b.ndim == 1 else memoryview(b).cast("B")
                  for b in bodies]
         lengths = [v.nbytes for v in views]
-        prefix = wire.frame_prefix(type_, 0, 0, app_meta, lengths)
-        total = len(prefix) + sum(lengths)
+        grant_id = None
+        if self.segments is not None and type_ >= 16 and sum(lengths) >= self.shared_memory_min_bytes:
+            grant_id = self._place_shared(views, lengths, deadline, timeout)
+        if grant_id is not None:
+            self.shared_sent += 1
+            prefix = wire.shared_frame_prefix(type_, 0, 0, app_meta, lengths, wire.packb([grant_id]))
+            views = []
+            total = len(prefix)
+        else:
+            prefix = wire.frame_prefix(type_, 0, 0, app_meta, lengths)
+            total = len(prefix) + sum(lengths)
         m = len(prefix) - wire.HEADER_LENGTH
         if total > self.max_frame_bytes:
             raise FrameTooLongError(f"request of type {type_} is {total} bytes > max_frame_bytes={self.max_frame_bytes}")
@@ -174,6 +251,39 @@ class Connection:
                 self.close(e)
                 raise ConnectionFailed(f"cannot send to {self.address}: {e}") from None
         return call
+
+    def _place_shared(self, views: list[memoryview], lengths: list[int], deadline: float, timeout: float) -> int | None:
+        """SHM_GRANT for the bodies, then one copy of each into the region; the grant id, or None
+        when the server cannot grant it (the request then goes over TCP)."""
+        offsets, span = wire.shared_offsets(lengths)
+        try:
+            reply = self.call(wire.TYPE_SHM_GRANT, wire.packb([span]), (), deadline, timeout)
+        except (ConnectionFailed, DeadlineExceeded):
+            raise
+        except TQError as e:
+            logger.debug("%s: SHM_GRANT of %d bytes refused, sending over TCP: %s", self.address, span, e)
+            return None
+        grant = None
+        try:
+            grant = shm.parse_grant(reply.app_meta, span)
+            seg = self.segments.acquire(grant.segment)
+            try:
+                seg.write(grant.offset, offsets, views)
+            finally:
+                self.segments.release(seg)
+        except BaseException:
+            if grant is not None:
+                shm.RELEASER.release_ids(self, [grant.grant_id])
+            raise
+        return grant.grant_id
+
+    def send_release(self, ids: list[int]):
+        """SHM_RELEASE of lease and grant ids, without waiting for the reply (a closed connection
+        released them all already). A no-op in a forked child: the socket is its parent's."""
+        if not ids or self._closed or os.getpid() != self._owner_pid:
+            return
+        timeout = 60.0
+        self.start(wire.TYPE_SHM_RELEASE, wire.packb([list(ids)]), (), time.monotonic() + timeout, timeout)
 
     def finish(self, call: Call, deadline: float, timeout: float) -> Reply:
         if not call.wait(deadline):
@@ -247,6 +357,9 @@ class Connection:
                     raise FrameTooLongError(f"reply frame of {header.body_length} body bytes > max_frame_bytes")
                 section = bytearray(header.padded_metadata)
                 self._recv_exact(memoryview(section))
+                if header.is_shared and not header.is_error:
+                    self._shared_reply(header, memoryview(section)[:header.metadata_length])
+                    continue
                 table, app = wire.split_section(memoryview(section)[:header.metadata_length], header.body_length,
                                                 max_segment_bytes=self.max_frame_bytes)
                 with self._lock:
@@ -285,13 +398,57 @@ class Connection:
             if not self._closed:
                 self.close(e)
 
+    def _shared_reply(self, header, section: memoryview):
+        """A reply whose bodies lie in the server's segments: views over the mapping under a lease.
+
+        A malformed item or a segment that cannot be mapped fails the call with PROTOCOL_ERROR (the
+        stream itself is intact); its lease is released at once whenever its id could be read."""
+        with self._lock:
+            call = self._pending.pop(header.correlation_id, None)
+        try:
+            table, item, app = wire.split_shared_section(section, header.body_length,
+                                                         max_segment_bytes=self.max_frame_bytes)
+        except TQError as e:  # no body bytes follow: the stream stays readable, only this call fails
+            if call is not None:
+                call.complete(None, e)
+            return
+        lease_id = item[0] if isinstance(item, list) and item and shm._is_int(item[0]) else None
+        lease = None
+        try:
+            if self.segments is None:
+                raise ProtocolError("a reply with shared bodies on a connection that is not attached")
+            lease_id, places = shm.parse_lease(item, table)
+            if call is None:  # abandoned: nothing will read it
+                shm.RELEASER.release_ids(self, [lease_id])
+                return
+            lease = shm.Lease(lease_id, self, self.segments)
+            bodies, shared = [], []
+            try:
+                for (ref, offset), length in zip(places, table):
+                    seg, body = lease.view(ref, offset, length)
+                    bodies.append(body)
+                    shared.append((seg, offset))
+            finally:
+                lease.seal()  # on failure the views made so far are dropped: that releases the lease
+        except ProtocolError as e:
+            if lease_id is not None and lease is None:
+                shm.RELEASER.release_ids(self, [lease_id])
+            if call is not None:
+                call.complete(None, e)
+            return
+        self.shared_received += 1
+        call.complete(Reply(header, app, bodies, shared, lease), None)
+
 
 class Pool:
     """Connections per server address, opened on first use, round-robin, replaced when broken."""
 
     def __init__(self, token: str | None, connect_timeout: float = 10.0, connections_per_peer: int = 2,
-                 max_frame_bytes: int = wire.MAX_FRAME_BYTES_DEFAULT):
+                 max_frame_bytes: int = wire.MAX_FRAME_BYTES_DEFAULT, shared_memory: bool = False,
+                 shared_memory_min_bytes: int = shm.MIN_BYTES_DEFAULT):
         self.token = token
+        self.shared_memory = shared_memory
+        self.shared_memory_min_bytes = shared_memory_min_bytes
         self.connect_timeout = connect_timeout
         self.per_peer = max(1, connections_per_peer)
         self.max_frame_bytes = max_frame_bytes
@@ -323,7 +480,8 @@ class Pool:
                 if conn is not None and conn.is_open:
                     return conn
             host, _, port = address.rpartition(":")
-            conn = Connection(host.strip("[]"), int(port), self.token, self.connect_timeout, self.max_frame_bytes)
+            conn = Connection(host.strip("[]"), int(port), self.token, self.connect_timeout, self.max_frame_bytes,
+                              self.shared_memory, self.shared_memory_min_bytes)
             with self._lock:
                 if self._closed:
                     conn.close()
@@ -351,6 +509,11 @@ class Pool:
     def finish(started) -> Reply:
         conn, call, deadline, timeout = started
         return conn.finish(call, deadline, timeout)
+
+    def connections(self) -> list[Connection]:
+        """The open connections (tests and benchmarks)."""
+        with self._lock:
+            return [c for slots in self._conns.values() for c in slots if c is not None and c.is_open]
 
     def close(self):
         with self._lock:

@@ -8,7 +8,7 @@ body segments back to back::
          0    4 magic 'TQFR'         16    8 correlation id
          4    2 version (1)          24    8 body length B
          6    2 type                 32    M metadata section
-         8    4 flags (1 RESPONSE, 2 ERROR)
+         8    4 flags (1 RESPONSE, 2 ERROR, 4 SHARED_BODY)
         12    4 metadata length M
 
 Nothing here does I/O: :mod:`transferqueue_jvm.transport` moves the bytes.
@@ -30,10 +30,15 @@ HEADER_LENGTH = 32
 BODY_ALIGNMENT = 64
 FLAG_RESPONSE = 1
 FLAG_ERROR = 2
+#: the bodies lie in a shared-memory region, not on the socket (section 4.2; :mod:`.shm`)
+FLAG_SHARED_BODY = 4
 
 TYPE_HELLO = 1
 TYPE_PING = 2
 TYPE_PROCESS_STATS = 3
+TYPE_SHM_ATTACH = 4
+TYPE_SHM_GRANT = 5
+TYPE_SHM_RELEASE = 6
 
 # Limits (section 6): what this client accepts and sends by default.
 MAX_FRAME_BYTES_DEFAULT = 1 << 30
@@ -101,6 +106,10 @@ class Header:
         return bool(self.flags & FLAG_ERROR)
 
     @property
+    def is_shared(self) -> bool:
+        return bool(self.flags & FLAG_SHARED_BODY)
+
+    @property
     def padded_metadata(self) -> int:
         """Bytes after the header up to the body: metadata plus padding."""
         return body_offset(self.metadata_length) - HEADER_LENGTH
@@ -133,6 +142,27 @@ def frame_prefix(type_: int, flags: int, correlation_id: int, app_meta: bytes, b
     return header + section + _ZEROS[:pad]
 
 
+def shared_frame_prefix(type_: int, flags: int, correlation_id: int, app_meta: bytes, body_lengths,
+                        shared_item: bytes) -> bytes:
+    """A whole frame whose bodies lie in shared memory: flag ``FLAG_SHARED_BODY``, body length 0,
+    metadata section = body table (the logical lengths), the shared-body item, the application metadata."""
+    section = pack_body_table(body_lengths) + shared_item + app_meta
+    header = encode_header(type_, flags | FLAG_SHARED_BODY, correlation_id, len(section), 0)
+    pad = body_offset(len(section)) - HEADER_LENGTH - len(section)
+    return header + section + _ZEROS[:pad]
+
+
+def shared_offsets(body_lengths) -> tuple[list[int], int]:
+    """Offsets of bodies in a granted region (``o_0 = 0``, ``o_{i+1} = align64(o_i + len_i)``) and
+    the bytes they span (the end of the last body)."""
+    offsets, at, end = [], 0, 0
+    for length in body_lengths:
+        offsets.append(at)
+        end = at + length
+        at = align64(end)
+    return offsets, end
+
+
 def encode_frame(type_: int, flags: int, correlation_id: int, app_meta: bytes, bodies=()) -> bytes:
     """A whole frame as one bytes object (tests and small messages; puts send bodies by reference)."""
     bodies = [bytes(b) for b in bodies]
@@ -160,6 +190,26 @@ def split_section(section, body_length: int, max_segments: int = MAX_BODY_SEGMEN
 # msgpack integer markers a body length may use: (size, struct format); negative values are refused
 _INT_MARKERS = {0xcc: (1, ">B"), 0xcd: (2, ">H"), 0xce: (4, ">I"), 0xcf: (8, ">Q"),
                 0xd0: (1, ">b"), 0xd1: (2, ">h"), 0xd2: (4, ">i"), 0xd3: (8, ">q")}
+
+
+def split_shared_section(section, body_length: int, max_segments: int = MAX_BODY_SEGMENTS_DEFAULT,
+                         max_segment_bytes: int = MAX_FRAME_BYTES_DEFAULT) -> tuple[list[int], object, bytes]:
+    """Splits the metadata section of a ``FLAG_SHARED_BODY`` frame into the body table, the decoded
+    shared-body item and the raw application metadata (:class:`ProtocolError` when malformed)."""
+    if body_length != 0:
+        raise ProtocolError(f"a frame with shared bodies has body length {body_length}, not 0")
+    table, end = _body_table(section, max_segments)
+    for length in table:
+        if length > max_segment_bytes:
+            raise FrameTooLongError(f"body segment of {length} bytes > max={max_segment_bytes}")
+    rest = bytes(memoryview(section).cast("B")[end:])
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, use_list=True, max_buffer_size=max(1, len(rest)))
+    try:
+        unpacker.feed(rest)
+        item = unpacker.unpack()
+    except (ValueError, msgpack.OutOfData, msgpack.UnpackException) as e:
+        raise ProtocolError(f"malformed shared-body item: {e!r}") from None
+    return table, item, rest[unpacker.tell():]
 
 
 def _body_table(section, max_segments: int) -> tuple[list[int], int]:
@@ -215,9 +265,9 @@ def unpackb(data):
         raise ProtocolError(f"malformed application metadata: {e}") from None
 
 
-def hello_metadata(token: str | None) -> bytes:
-    """Application metadata of a HELLO: ``[token|nil]``."""
-    return packb([token])
+def hello_metadata(token: str | None, want_shm: bool = False) -> bytes:
+    """Application metadata of a HELLO: ``[token|nil]``, or ``[token|nil, true]`` asking for shared memory."""
+    return packb([token, True] if want_shm else [token])
 
 
 def error_metadata(code: int, message: str) -> bytes:

@@ -12,7 +12,8 @@ import org.transferqueue.codec.MsgpackWriter;
 /**
  * Application metadata of the transport's own messages ({@link MessageDescriptor}): error replies
  * {@code [code, message]}, HELLO {@code [token or nil]} and PROCESS_STATS replies {@code
- * [heap_allocated_bytes]}, written and read with the {@code codec} cursor. Stateless.
+ * [heap_allocated_bytes]} (plus the shared-memory pool's figures when it is on), written and read
+ * with the {@code codec} cursor. Stateless.
  */
 final class ControlMessages {
   /** Longest error message sent, so an error reply always fits the metadata limit. */
@@ -102,9 +103,24 @@ final class ControlMessages {
 
   /** The application metadata of a PROCESS_STATS reply: {@code [heap_allocated_bytes]}. */
   static byte[] processStatsMetadata(ProcessStats stats) {
-    MsgpackWriter out = new MsgpackWriter(10);
-    out.writeArrayHeader(1);
+    return processStatsMetadata(stats, SharedMemoryStats.OFF);
+  }
+
+  /**
+   * The application metadata of a PROCESS_STATS reply: {@code [heap_allocated_bytes]} with shared
+   * memory off, else {@code [heap_allocated_bytes, [segment_bytes, used_bytes, grants, leases]]}.
+   */
+  static byte[] processStatsMetadata(ProcessStats stats, SharedMemoryStats shared) {
+    MsgpackWriter out = new MsgpackWriter(48);
+    out.writeArrayHeader(shared.enabled() ? 2 : 1);
     out.writeLong(stats.heapAllocatedBytes());
+    if (shared.enabled()) {
+      out.writeArrayHeader(4);
+      out.writeLong(shared.segmentBytes());
+      out.writeLong(shared.usedBytes());
+      out.writeLong(shared.grants());
+      out.writeLong(shared.leases());
+    }
     return out.toByteArray();
   }
 

@@ -82,7 +82,8 @@ public final class TransportServer implements AutoCloseable {
         RequestHandler.replying(
             request ->
                 new Reply(
-                    ControlMessages.processStatsMetadata(ProcessStats.current()),
+                    ControlMessages.processStatsMetadata(
+                        ProcessStats.current(), sharedMemoryStats()),
                     List.of(),
                     List.of())));
     this.handlers = Map.copyOf(all);

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.ProtocolException;
 import org.transferqueue.TqException;
+import org.transferqueue.codec.MsgpackReader;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 
@@ -82,5 +83,24 @@ class ProcessStatsTest {
                     ControlMessages.processStatsMetadata(new ProcessStats(42)), "x")
                 .heapAllocatedBytes())
         .isEqualTo(42);
+  }
+
+  @Test
+  void shouldAppendThePoolOnlyWhenSharedMemoryIsOn() {
+    byte[] off = ControlMessages.processStatsMetadata(new ProcessStats(42), SharedMemoryStats.OFF);
+    assertThat(off).isEqualTo(ControlMessages.processStatsMetadata(new ProcessStats(42)));
+    assertThat(off).containsExactly(0x91, 42);
+
+    byte[] on =
+        ControlMessages.processStatsMetadata(
+            new ProcessStats(42), new SharedMemoryStats(true, 1, 4096, 640, 3, 1, 2, 128, 5));
+    MsgpackReader in = new MsgpackReader(on, "process stats");
+    assertThat(in.readArrayHeader()).isEqualTo(2);
+    assertThat(in.readLong()).isEqualTo(42);
+    assertThat(in.readArrayHeader()).isEqualTo(4);
+    assertThat(new long[] {in.readLong(), in.readLong(), in.readLong(), in.readLong()})
+        .containsExactly(4096, 640, 2, 5);
+    assertThat(in.hasRemaining()).isFalse();
+    assertThat(ControlMessages.decodeProcessStats(on, "x").heapAllocatedBytes()).isEqualTo(42);
   }
 }
