@@ -108,7 +108,9 @@ class SharedMemoryKillTest {
             .as("leases and grants the servers keep for the holder")
             .allSatisfy(
                 s -> {
-                  assertThat(s.grants()).isEqualTo(GRANTS);
+                  // The holder's raw grants, plus at most one spare grant per Java client
+                  // connection (the other client's and the holder's own TqClient).
+                  assertThat(s.grants()).isBetween((long) GRANTS, GRANTS + s.attachedConnections());
                   assertThat(s.leases()).isPositive();
                   assertThat(s.usedBytes()).isGreaterThanOrEqualTo(GRANTS * GRANT_BYTES);
                 });
@@ -167,12 +169,13 @@ class SharedMemoryKillTest {
               + baseline
               + ", now "
               + (allocator.allocatedBytes() - servers.segmentBytes()));
-      assertThat(servers.sharedMemory())
-          .allSatisfy(
-              s -> {
-                assertThat(s.grants()).isZero();
-                assertThat(s.leases()).isZero();
-              });
+      // Connections close asynchronously: every grant and lease of the killed client goes with its
+      // connections. What may stay is the spare grant the live client keeps per connection.
+      Await.until(
+          () ->
+              servers.sharedMemory().stream()
+                  .allMatch(s -> s.idle() && s.grants() <= s.attachedConnections()),
+          "no lease and no grant but the live client's spares left on the servers");
       assertThat(SharedMappings.tqFilesInDevShm()).isEmpty();
     }
   }
