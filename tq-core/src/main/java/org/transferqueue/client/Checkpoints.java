@@ -5,14 +5,11 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -26,6 +23,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 import org.transferqueue.Clock;
+import org.transferqueue.DurableFiles;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 import org.transferqueue.codec.EncodedValue;
@@ -330,16 +328,7 @@ final class Checkpoints {
       dirs = walk.filter(Files::isDirectory).sorted().toList().reversed();
     }
     for (Path dir : dirs) {
-      syncDirectory(dir);
-    }
-  }
-
-  private static void syncDirectory(Path dir) {
-    try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-      channel.force(true);
-    } catch (IOException e) {
-      // Some platforms cannot open or fsync directories; the files themselves are synced.
-      LOG.log(System.Logger.Level.DEBUG, "cannot fsync directory {0}: {1}", dir, e);
+      DurableFiles.syncDirectory(dir);
     }
   }
 
@@ -348,7 +337,7 @@ final class Checkpoints {
     Path parent = target.getParent();
     if (!Files.exists(target)) {
       Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-      syncDirectory(parent);
+      DurableFiles.syncDirectory(parent);
       return;
     }
     Path old = parent.resolve("." + target.getFileName() + ".old-" + suffix);
@@ -363,31 +352,13 @@ final class Checkpoints {
       }
       throw e;
     }
-    syncDirectory(parent);
+    DurableFiles.syncDirectory(parent);
     deleteQuietly(old);
   }
 
   static void deleteQuietly(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
     try {
-      Files.walkFileTree(
-          root,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-                throws IOException {
-              Files.delete(file);
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-              Files.delete(dir);
-              return FileVisitResult.CONTINUE;
-            }
-          });
+      DurableFiles.deleteTree(root);
     } catch (IOException e) {
       LOG.log(System.Logger.Level.WARNING, "cannot delete {0}: {1}", root, e);
     }

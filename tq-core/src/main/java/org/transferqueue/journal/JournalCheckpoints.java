@@ -1,20 +1,16 @@
 package org.transferqueue.journal;
 
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.transferqueue.DurableFiles;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
@@ -136,25 +132,25 @@ public final class JournalCheckpoints {
     Path target = null;
     long lsn;
     try {
-      deleteTree(temp);
+      DurableFiles.deleteTree(temp);
       Files.createDirectories(temp);
       lsn = writer.write(temp);
       target = journalDir.resolve("checkpoint-" + String.format("%020d", lsn));
       if (Files.exists(target)) {
         // The same LSN was checkpointed before: that state is this one; keep the complete copy.
-        deleteTree(temp);
+        DurableFiles.deleteTree(temp);
         return new Checkpoint(target, lsn);
       }
-      fsync(temp);
+      DurableFiles.syncDirectory(temp);
       try {
         Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
       } catch (AtomicMoveNotSupportedException e) {
         Files.move(temp, target);
       }
-      fsync(journalDir);
+      DurableFiles.syncDirectory(journalDir);
     } catch (IOException | RuntimeException e) {
       try {
-        deleteTree(temp);
+        DurableFiles.deleteTree(temp);
       } catch (IOException suppressed) {
         e.addSuppressed(suppressed);
       }
@@ -178,42 +174,11 @@ public final class JournalCheckpoints {
         boolean older = matcher.matches() && Long.parseLong(matcher.group(1)) < lsn;
         boolean leftover = file.startsWith(TEMP_PREFIX) && file.endsWith(".tmp");
         if (older || leftover) {
-          deleteTree(path);
+          DurableFiles.deleteTree(path);
         }
       }
     } catch (IOException e) {
       LOG.log(System.Logger.Level.WARNING, "cannot delete old checkpoints in " + journalDir, e);
     }
-  }
-
-  private static void fsync(Path directory) {
-    try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
-      channel.force(true);
-    } catch (IOException e) {
-      // Some file systems cannot open or force a directory; the files themselves are synced.
-      LOG.log(System.Logger.Level.DEBUG, "cannot fsync directory " + directory, e);
-    }
-  }
-
-  private static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    Files.walkFileTree(
-        root,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-              throws IOException {
-            Files.delete(file);
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-            Files.delete(dir);
-            return FileVisitResult.CONTINUE;
-          }
-        });
   }
 }

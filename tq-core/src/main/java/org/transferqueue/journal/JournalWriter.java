@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.transferqueue.Clock;
+import org.transferqueue.DurableFiles;
 import org.transferqueue.ErrorCode;
 import org.transferqueue.TqException;
 
@@ -111,7 +112,7 @@ final class JournalWriter implements Runnable {
     }
     channel.force(true);
     fsyncs.incrementAndGet();
-    syncDirectory(settings.directory());
+    DurableFiles.syncDirectory(settings.directory());
     active = new Segment(path, firstLsn, headerBytes);
     journal.addSegment(active);
     journal.reserveHeader(headerBytes);
@@ -328,14 +329,5 @@ final class JournalWriter implements Runnable {
       LOG.log(System.Logger.Level.WARNING, "cannot close journal segment " + active, e);
     }
     channel = null;
-  }
-
-  private static void syncDirectory(Path directory) {
-    try (FileChannel dir = FileChannel.open(directory, StandardOpenOption.READ)) {
-      dir.force(true);
-    } catch (IOException e) {
-      // Some file systems cannot open or force a directory; the segment file itself is synced.
-      LOG.log(System.Logger.Level.DEBUG, "cannot fsync directory " + directory, e);
-    }
   }
 }
