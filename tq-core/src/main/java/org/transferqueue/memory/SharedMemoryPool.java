@@ -28,7 +28,7 @@ import org.transferqueue.TqException;
  * <p>Thread-safe: allocation, release and lookup take the pool's lock for a few map operations (a
  * new segment is created under it: memfd, truncate and map, no page touched). {@link #close()}
  * stops allocation; segments still holding regions are closed when their last region is released,
- * and the child allocator then reports what was still outstanding.
+ * and the child allocator with the last of them.
  */
 public final class SharedMemoryPool implements AutoCloseable {
   private static final long ALIGNMENT = BufferAllocator.ALIGNMENT_BYTES;
@@ -121,6 +121,37 @@ public final class SharedMemoryPool implements AutoCloseable {
         }
       }
       return carve(grow(length), length);
+    }
+  }
+
+  /**
+   * Gives the tail of a live region back to the pool: the region keeps its first {@code keepBytes}
+   * (rounded up to 64, at least 64) and the rest may be handed out again. For a granted region that
+   * a request filled only partly and whose bytes a handler keeps. The buffer's segment keeps its
+   * length: its holders must not touch the bytes beyond {@code keepBytes} any more.
+   *
+   * @param region a live region of this pool (any handle)
+   * @param keepBytes the bytes still used from its start
+   * @return the bytes given back (0 when the region is unknown or nothing is to give)
+   */
+  public long trim(NativeBuffer region, long keepBytes) {
+    long keep = Math.max(ALIGNMENT, align(Math.max(0, keepBytes)));
+    long address = region.segment().address();
+    synchronized (lock) {
+      Map.Entry<Long, Slot> entry = slots.floorEntry(address);
+      if (entry == null) {
+        return 0;
+      }
+      Slot slot = entry.getValue();
+      Region live = slot.live.get(address - slot.base);
+      if (live == null || live.length() <= keep) {
+        return 0;
+      }
+      long tail = live.length() - keep;
+      slot.live.put(live.offset(), new Region(live.offset(), keep, live.buffer()));
+      usedBytes -= tail;
+      giveBack(slot, live.offset() + keep, tail);
+      return tail;
     }
   }
 
@@ -291,6 +322,7 @@ public final class SharedMemoryPool implements AutoCloseable {
 
   private void release(Slot slot, long offset) {
     NativeBuffer emptied = null;
+    boolean last = false;
     synchronized (lock) {
       Region region = slot.live.remove(offset);
       if (region == null) {
@@ -303,10 +335,14 @@ public final class SharedMemoryPool implements AutoCloseable {
         slots.remove(slot.base);
         totalBytes -= slot.segment.size();
         emptied = slot.accounted;
+        last = slots.isEmpty();
       }
     }
     if (emptied != null) {
       emptied.close();
+    }
+    if (last) {
+      accounting.close();
     }
   }
 
@@ -386,12 +422,15 @@ public final class SharedMemoryPool implements AutoCloseable {
 
   /**
    * Stops allocation and closes every empty segment; a segment that still holds regions is closed
-   * at its last region's release. Closes the accounting allocator, which reports the regions still
-   * outstanding as a leak by the root's policy. Idempotent.
+   * at its last region's release. The accounting allocator is closed when no segment is left: at
+   * once, or at the last release of a region that a holder kept beyond the pool's close (a storage
+   * unit's cells stored from shared puts); a region never released shows as an open child of the
+   * parent allocator. Idempotent.
    */
   @Override
   public void close() {
     List<NativeBuffer> emptied = new ArrayList<>();
+    boolean last;
     synchronized (lock) {
       if (closed) {
         return;
@@ -404,9 +443,12 @@ public final class SharedMemoryPool implements AutoCloseable {
           emptied.add(slot.accounted);
         }
       }
+      last = slots.isEmpty();
     }
     emptied.forEach(NativeBuffer::close);
-    accounting.close();
+    if (last) {
+      accounting.close();
+    }
   }
 
   @Override

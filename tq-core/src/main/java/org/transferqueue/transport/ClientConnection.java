@@ -323,8 +323,8 @@ final class ClientConnection {
     for (int i = 0; i < lengths.length; i++) {
       lengths[i] = call.bodies.get(i).byteSize();
     }
-    long[] offsets = SharedMessages.requestOffsets(lengths);
-    long need = Math.max(1, offsets[lengths.length - 1] + lengths[lengths.length - 1]);
+    long[] offsets = SharedMessages.requestLayout(call.bodies);
+    long need = Math.max(1, offsets[lengths.length]);
     SharedMessages.Grant grant = takeSpare(need);
     ClientMappings.Mapping mapping = null;
     try {
@@ -364,7 +364,8 @@ final class ClientConnection {
     }
     refillSpare(need);
     byte[] section =
-        SharedMessages.sharedRequestSection(lengths, grant.grantId(), call.applicationMetadata);
+        SharedMessages.sharedRequestSection(
+            lengths, grant.grantId(), offsets, call.applicationMetadata);
     writer.enqueue(
         new FrameWriter.OutboundFrame(
             call.type,

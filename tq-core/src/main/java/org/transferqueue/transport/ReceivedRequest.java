@@ -23,6 +23,7 @@ public final class ReceivedRequest {
   private final List<MemorySegment> bodies;
   private final List<NativeBuffer> owned;
   private final SocketAddress remoteAddress;
+  private final boolean sharedBodies;
 
   ReceivedRequest(
       int type,
@@ -36,7 +37,8 @@ public final class ReceivedRequest {
         metadata,
         bodies.stream().map(NativeBuffer::segment).toList(),
         bodies,
-        remoteAddress);
+        remoteAddress,
+        false);
   }
 
   ReceivedRequest(
@@ -45,13 +47,27 @@ public final class ReceivedRequest {
       byte[] metadata,
       List<MemorySegment> bodies,
       List<NativeBuffer> owned,
-      SocketAddress remoteAddress) {
+      SocketAddress remoteAddress,
+      boolean sharedBodies) {
     this.type = type;
     this.correlationId = correlationId;
     this.metadata = metadata;
     this.bodies = List.copyOf(bodies);
     this.owned = List.copyOf(owned);
     this.remoteAddress = remoteAddress;
+    this.sharedBodies = sharedBodies;
+  }
+
+  /**
+   * Whether the bodies lie in a shared-memory region the client wrote them into (docs/PROTOCOL.md
+   * section 4.2): then {@link #bodyBuffers()} is that one region, which the client never writes
+   * again, so a handler may keep slices of it as its own storage ({@link NativeBuffer#retain()}),
+   * and a later reply body that lies in it is lent to a same-host client without a copy.
+   *
+   * @return true for shared bodies
+   */
+  public boolean sharedBodies() {
+    return sharedBodies;
   }
 
   /**

@@ -347,7 +347,7 @@ final class ServerConnection {
         item =
             SharedMessages.decodeItem(
                 table.applicationMetadata(), false, table.bodyLengths().length, remote.toString());
-        placed = sharedBodies(item.id(), table.bodyLengths());
+        placed = sharedBodies(item.id(), item.offsets(), table.bodyLengths());
       } catch (TqException e) {
         sendError(id, type, e.code(), e.getMessage());
         return true;
@@ -369,7 +369,7 @@ final class ServerConnection {
    * The bodies of a request flagged {@code FLAG_SHARED_BODY}: its grant's region, sliced. The grant
    * is consumed whatever happens.
    */
-  private RequestBodyAllocator.Placed sharedBodies(long grantId, long[] lengths) {
+  private RequestBodyAllocator.Placed sharedBodies(long grantId, long[] offsets, long[] lengths) {
     if (shared == null) {
       throw new ProtocolException(
           ErrorCode.PROTOCOL_ERROR,
@@ -377,7 +377,7 @@ final class ServerConnection {
               + grantId
               + ") but this server has shared memory off");
     }
-    return shared.takeGrant(grantId, lengths);
+    return shared.takeGrant(grantId, offsets, lengths);
   }
 
   /** Answers SHM_ATTACH, SHM_GRANT and SHM_RELEASE on the reader thread (no blocking work). */
@@ -503,7 +503,13 @@ final class ServerConnection {
     }
     ReceivedRequest request =
         new ReceivedRequest(
-            header.type(), id, table.applicationMetadata(), placed.segments(), bodies, remote);
+            header.type(),
+            id,
+            table.applicationMetadata(),
+            placed.segments(),
+            bodies,
+            remote,
+            shm != null);
     ServerExchange exchange = new ServerExchange(this, request);
     holds.incrementAndGet();
     exchanges.add(exchange);

@@ -63,9 +63,9 @@ final class ServerExchange implements Responder {
     }
     ServerSharedMemory shared = connection.shared();
     if (shared != null) {
-      byte[] sharedSection;
+      ServerSharedMemory.SharedReply sharedReply;
       try {
-        sharedSection = shared.share(reply);
+        sharedReply = shared.share(reply);
       } catch (RuntimeException e) {
         closeAll(reply.resources());
         TqException error =
@@ -79,14 +79,14 @@ final class ServerExchange implements Responder {
             List.of(),
             List.of());
       }
-      if (sharedSection != null) {
-        // The bodies are in the pool now (copied or leased in place): the reply's own resources
-        // can go as soon as the small frame is written.
+      if (sharedReply != null) {
+        // The bodies are in the pool now. Copied: the reply's own resources can go as soon as the
+        // small frame is written. Leased in place: the lease holds them until the client releases.
         return send(
             FrameDescriptor.FLAG_RESPONSE | FrameDescriptor.FLAG_SHARED_BODY,
-            sharedSection,
+            sharedReply.section(),
             List.of(),
-            reply.resources());
+            sharedReply.keepsResources() ? List.of() : reply.resources());
       }
     }
     return send(FrameDescriptor.FLAG_RESPONSE, section, reply.bodies(), reply.resources());

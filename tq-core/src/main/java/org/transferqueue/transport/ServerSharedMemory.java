@@ -25,13 +25,15 @@ import org.transferqueue.memory.SharedSegment;
  * grants} or {@code leases}, so {@link #close()} returns all of it.
  */
 final class ServerSharedMemory {
+  private static final System.Logger LOG = System.getLogger(ServerSharedMemory.class.getName());
+
   /** The most ids one SHM_RELEASE may name. */
   static final int MAX_RELEASE_IDS = 1 << 20;
 
   private final SharedMemoryPool pool;
   private final TransportConfig config;
   private final Map<Long, NativeBuffer> grants = new HashMap<>();
-  private final Map<Long, List<NativeBuffer>> leases = new HashMap<>();
+  private final Map<Long, List<AutoCloseable>> leases = new HashMap<>();
   private long grantedBytes;
   private NativeBuffer probe;
   private SharedMemoryPool.Location probeLocation;
@@ -127,13 +129,16 @@ final class ServerSharedMemory {
 
   /**
    * Takes the grant a request names and slices its bodies out of it; the grant is consumed whether
-   * or not the slicing succeeds.
+   * or not the slicing succeeds. The region's unused tail (beyond the last body, rounded up to 64)
+   * goes back to the pool at once, so that a handler keeping the bodies (a storage unit's cells)
+   * holds only their bytes.
    *
+   * @param offsets the bodies' explicit offsets in the region, or null for the implicit layout
    * @return the bodies, owned by the request (one buffer: the region)
    * @throws ProtocolException {@code PROTOCOL_ERROR} for an unattached connection, an unknown or
-   *     used grant id, or bodies that overflow the region
+   *     used grant id, or bodies that overlap or overflow the region
    */
-  RequestBodyAllocator.Placed takeGrant(long grantId, long[] lengths) {
+  RequestBodyAllocator.Placed takeGrant(long grantId, long[] offsets, long[] lengths) {
     NativeBuffer region;
     synchronized (this) {
       if (!attached) {
@@ -150,30 +155,41 @@ final class ServerSharedMemory {
       throw new ProtocolException(
           ErrorCode.PROTOCOL_ERROR, "grant_id=" + grantId + " is unknown or already used");
     }
-    long[] offsets = SharedMessages.requestOffsets(lengths);
-    long end = lengths.length == 0 ? 0 : offsets[lengths.length - 1] + lengths[lengths.length - 1];
-    if (end > region.lengthBytes()) {
+    long[] at = offsets;
+    long end;
+    try {
+      if (at == null) {
+        at = SharedMessages.requestOffsets(lengths);
+        end = lengths.length == 0 ? 0 : at[lengths.length - 1] + lengths[lengths.length - 1];
+        if (end > region.lengthBytes()) {
+          throw new ProtocolException(
+              ErrorCode.PROTOCOL_ERROR,
+              "bodies of "
+                  + end
+                  + " bytes (64-byte aligned) overflow grant_id="
+                  + grantId
+                  + " of "
+                  + region.lengthBytes()
+                  + " bytes");
+        }
+      } else {
+        end = SharedMessages.checkRequestOffsets(at, lengths, region.lengthBytes(), grantId);
+      }
+    } catch (ProtocolException e) {
       region.close();
-      throw new ProtocolException(
-          ErrorCode.PROTOCOL_ERROR,
-          "bodies of "
-              + end
-              + " bytes (64-byte aligned) overflow grant_id="
-              + grantId
-              + " of "
-              + region.lengthBytes()
-              + " bytes");
+      throw e;
     }
+    pool.trim(region, end);
     List<MemorySegment> bodies = new ArrayList<>(lengths.length);
     for (int i = 0; i < lengths.length; i++) {
-      bodies.add(region.segment().asSlice(offsets[i], lengths[i]));
+      bodies.add(region.segment().asSlice(at[i], lengths[i]));
     }
     return new RequestBodyAllocator.Placed(bodies, List.of(region));
   }
 
   /** Releases leases and unused grants by id; unknown ids are ignored. */
   void release(long[] ids) {
-    List<NativeBuffer> freed = new ArrayList<>();
+    List<AutoCloseable> freed = new ArrayList<>();
     synchronized (this) {
       for (long id : ids) {
         NativeBuffer grant = grants.remove(id);
@@ -181,31 +197,38 @@ final class ServerSharedMemory {
           grantedBytes -= grant.lengthBytes();
           freed.add(grant);
         }
-        List<NativeBuffer> lease = leases.remove(id);
+        List<AutoCloseable> lease = leases.remove(id);
         if (lease != null) {
           freed.addAll(lease);
         }
       }
     }
-    freed.forEach(NativeBuffer::close);
+    closeAll(freed);
   }
+
+  /** A reply put into shared memory. */
+  record SharedReply(byte[] section, boolean keepsResources) {}
 
   /**
    * Puts a reply's bodies into shared memory: a body already inside a live pool region is leased in
-   * place, the others are copied into one fresh region.
+   * place, the others are copied into one fresh region. A lease in place also takes over the
+   * reply's resources (the cells or read tickets that keep those bytes unchanged), so they are
+   * closed when the client releases the lease, not when the frame is written.
    *
-   * @return the metadata section of the shared reply, or null to send it over the socket (not
-   *     attached, too small, or no room in the pool)
+   * @return the metadata section of the shared reply and whether the lease took the reply's
+   *     resources, or null to send it over the socket (not attached, too small, or no room in the
+   *     pool)
    */
-  byte[] share(Reply reply) {
+  SharedReply share(Reply reply) {
     List<MemorySegment> bodies = reply.bodies();
     if (bodies.isEmpty() || reply.bodyLength() < config.sharedMemoryMinBytes() || !attached()) {
       return null;
     }
-    List<NativeBuffer> held = new ArrayList<>();
+    List<AutoCloseable> held = new ArrayList<>();
     SharedMessages.Placement[] placements = new SharedMessages.Placement[bodies.size()];
     long[] lengths = new long[bodies.size()];
     long copyBytes = 0;
+    int inPlace = 0;
     try {
       for (int i = 0; i < bodies.size(); i++) {
         MemorySegment body = bodies.get(i);
@@ -214,6 +237,7 @@ final class ServerSharedMemory {
         NativeBuffer hold = location == null ? null : retainQuietly(location.region());
         if (hold != null) {
           held.add(hold);
+          inPlace++;
           placements[i] =
               new SharedMessages.Placement(
                   SharedMessages.SegmentRef.of(location.segment()), location.offset());
@@ -221,12 +245,12 @@ final class ServerSharedMemory {
           copyBytes = SharedMessages.align64(copyBytes) + lengths[i];
         }
       }
-      if (copyBytes > 0 || held.size() < bodies.size()) {
+      if (inPlace < bodies.size()) {
         NativeBuffer copies;
         try {
           copies = pool.allocate(copyBytes);
         } catch (TqException e) {
-          held.forEach(NativeBuffer::close);
+          closeAll(held);
           return null;
         }
         held.add(copies);
@@ -243,13 +267,20 @@ final class ServerSharedMemory {
         }
       }
     } catch (RuntimeException e) {
-      held.forEach(NativeBuffer::close);
+      closeAll(held);
       throw e;
+    }
+    boolean keepsResources = inPlace > 0 && !reply.resources().isEmpty();
+    if (keepsResources) {
+      held.addAll(reply.resources());
     }
     long leaseId;
     synchronized (this) {
       if (closed) {
-        held.forEach(NativeBuffer::close);
+        if (keepsResources) {
+          held.removeAll(reply.resources());
+        }
+        closeAll(held);
         return null;
       }
       leaseId = nextId++;
@@ -259,10 +290,29 @@ final class ServerSharedMemory {
         SharedMessages.sharedReplySection(lengths, leaseId, List.of(placements), reply.metadata());
     if (section.length > config.maxMetadataBytes()) {
       // Too many placements for one metadata section: the reply goes over the socket instead.
-      release(new long[] {leaseId});
+      synchronized (this) {
+        leases.remove(leaseId);
+      }
+      if (keepsResources) {
+        held.removeAll(reply.resources());
+      }
+      closeAll(held);
       return null;
     }
-    return section;
+    return new SharedReply(section, keepsResources);
+  }
+
+  private static void closeAll(List<AutoCloseable> resources) {
+    for (AutoCloseable resource : resources) {
+      try {
+        resource.close();
+      } catch (Exception e) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "closing a shared-memory lease's resource failed: " + Errors.describe(e),
+            e);
+      }
+    }
   }
 
   private static NativeBuffer retainQuietly(NativeBuffer region) {
@@ -284,7 +334,7 @@ final class ServerSharedMemory {
 
   /** Frees the probe, every grant and every lease. Idempotent. */
   void close() {
-    List<NativeBuffer> freed = new ArrayList<>();
+    List<AutoCloseable> freed = new ArrayList<>();
     synchronized (this) {
       if (closed) {
         return;
@@ -301,7 +351,7 @@ final class ServerSharedMemory {
       leases.values().forEach(freed::addAll);
       leases.clear();
     }
-    freed.forEach(NativeBuffer::close);
+    closeAll(freed);
   }
 
   private void ensureOpen() {

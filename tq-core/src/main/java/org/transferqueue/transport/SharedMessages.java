@@ -1,5 +1,6 @@
 package org.transferqueue.transport;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -96,8 +97,17 @@ final class SharedMessages {
    */
   record Placement(SegmentRef segment, long offset) {}
 
-  /** A decoded shared-body item and the application metadata after it. */
-  record SharedItem(long id, List<Placement> placements, byte[] applicationMetadata) {}
+  /**
+   * A decoded shared-body item and the application metadata after it.
+   *
+   * @param id the grant id (request) or lease id (reply)
+   * @param placements a reply's body placements; empty for a request
+   * @param offsets a request's explicit body offsets in its grant, or null for the implicit layout
+   *     ({@link #requestOffsets(long[])})
+   * @param applicationMetadata the bytes after the item
+   */
+  record SharedItem(
+      long id, List<Placement> placements, long[] offsets, byte[] applicationMetadata) {}
 
   /** The whole metadata section of a HELLO: {@code [token]} or {@code [token, true]}. */
   static byte[] helloSection(String token, boolean wantShm) {
@@ -304,12 +314,19 @@ final class SharedMessages {
     }
   }
 
-  /** The metadata section of a request whose bodies lie in grant {@code grantId}. */
-  static byte[] sharedRequestSection(long[] lengths, long grantId, byte[] appMeta) {
-    MsgpackWriter out = new MsgpackWriter(16 + 9 * lengths.length + appMeta.length);
+  /**
+   * The metadata section of a request whose bodies lie in grant {@code grantId} at {@code offsets}
+   * (item {@code [grant_id, [o_0, o_1, ...]]}).
+   */
+  static byte[] sharedRequestSection(long[] lengths, long grantId, long[] offsets, byte[] appMeta) {
+    MsgpackWriter out = new MsgpackWriter(24 + 18 * lengths.length + appMeta.length);
     writeTable(out, lengths);
-    out.writeArrayHeader(1);
+    out.writeArrayHeader(2);
     out.writeLong(grantId);
+    out.writeArrayHeader(lengths.length);
+    for (int i = 0; i < lengths.length; i++) {
+      out.writeLong(offsets[i]);
+    }
     out.writeRaw(appMeta, 0, appMeta.length);
     return out.toByteArray();
   }
@@ -343,7 +360,7 @@ final class SharedMessages {
    *
    * @param afterTable the bytes after the body table
    * @param reply true for a reply item {@code [lease_id, [[seg, off]...]]}, false for a request
-   *     item {@code [grant_id]}
+   *     item {@code [grant_id]} or {@code [grant_id, [o_0, o_1, ...]]}
    * @param bodies the body table's entry count (a reply item has one placement each)
    * @throws ProtocolException {@code PROTOCOL_ERROR} for a malformed item
    */
@@ -352,6 +369,7 @@ final class SharedMessages {
     try {
       long id;
       List<Placement> placements = List.of();
+      long[] offsets = null;
       if (reply) {
         if (in.readArrayHeader() != 2) {
           throw new MsgpackException("shared-body item", in.offset(), "is not [lease, bodies]");
@@ -373,13 +391,28 @@ final class SharedMessages {
           placements.add(new Placement(segment, in.readLong()));
         }
       } else {
-        if (in.readArrayHeader() != 1) {
-          throw new MsgpackException("shared-body item", in.offset(), "is not [grant_id]");
+        int size = in.readArrayHeader();
+        if (size != 1 && size != 2) {
+          throw new MsgpackException(
+              "shared-body item", in.offset(), "is not [grant_id] or [grant_id, offsets]");
         }
         id = in.readLong();
+        if (size == 2) {
+          int count = in.readArrayHeader();
+          if (count != bodies) {
+            throw new MsgpackException(
+                "shared-body item",
+                in.offset(),
+                "has " + count + " offsets, the body table has " + bodies);
+          }
+          offsets = new long[count];
+          for (int i = 0; i < count; i++) {
+            offsets[i] = in.readLong();
+          }
+        }
       }
       byte[] rest = Arrays.copyOfRange(afterTable, (int) in.offset(), afterTable.length);
-      return new SharedItem(id, placements, rest);
+      return new SharedItem(id, placements, offsets, rest);
     } catch (MsgpackException e) {
       throw malformed(where, "shared-body item", e);
     }
@@ -395,6 +428,61 @@ final class SharedMessages {
       offsets[i + 1] = align64(offsets[i] + lengths[i]);
     }
     return offsets;
+  }
+
+  /**
+   * Where a client lays out a request's bodies in its grant: a body that continues the previous one
+   * in the caller's memory (it starts where that one ends, as the rows of one tensor do) follows it
+   * back to back, so the run keeps the caller's layout and a server can keep it as one block; any
+   * other body starts a new run at the next multiple of 64.
+   *
+   * @return {@code n + 1} offsets: body {@code i} at {@code offsets[i]}, the bytes used at {@code
+   *     offsets[n]}
+   */
+  static long[] requestLayout(List<MemorySegment> bodies) {
+    int n = bodies.size();
+    long[] offsets = new long[n + 1];
+    long end = 0;
+    for (int i = 0; i < n; i++) {
+      MemorySegment body = bodies.get(i);
+      boolean continues =
+          i > 0
+              && body.isNative()
+              && bodies.get(i - 1).isNative()
+              && body.address() == bodies.get(i - 1).address() + bodies.get(i - 1).byteSize();
+      offsets[i] = continues ? end : align64(end);
+      end = offsets[i] + body.byteSize();
+    }
+    offsets[n] = end;
+    return offsets;
+  }
+
+  /**
+   * Checks a request's explicit body offsets against its grant: in order, not overlapping, within
+   * {@code regionBytes}.
+   *
+   * @return the end of the last body
+   * @throws ProtocolException {@code PROTOCOL_ERROR} naming the first offending body
+   */
+  static long checkRequestOffsets(long[] offsets, long[] lengths, long regionBytes, long grantId) {
+    long end = 0;
+    for (int i = 0; i < lengths.length; i++) {
+      if (offsets[i] < end || offsets[i] > regionBytes || lengths[i] > regionBytes - offsets[i]) {
+        throw new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR,
+            "body "
+                + i
+                + " at offset="
+                + offsets[i]
+                + " length="
+                + lengths[i]
+                + (offsets[i] < end
+                    ? " overlaps the body before it (which ends at " + end + ")"
+                    : " overflows grant_id=" + grantId + " of " + regionBytes + " bytes"));
+      }
+      end = offsets[i] + lengths[i];
+    }
+    return end;
   }
 
   static long align64(long x) {

@@ -92,8 +92,10 @@ public final class TransportServer implements AutoCloseable {
         builder.allocator.newChildAllocator(builder.name, builder.allocator.limitBytes());
     this.sharedMemory =
         config.sharedMemory() && SHARED_MEMORY_SUPPORTED
+            // A child of the caller's allocator, not of this server's: handlers may keep regions
+            // (cells stored from shared puts) beyond the server's close.
             ? new SharedMemoryPool(
-                allocator,
+                builder.allocator,
                 builder.name + "-shared-memory",
                 config.sharedMemoryLimitBytes(),
                 config.sharedMemorySegmentBytes())

@@ -48,9 +48,12 @@ import org.transferqueue.transport.TransportServer;
  * <p>Data path: a put's row bodies are read from the socket straight into buffers of the unit's
  * allocator, which the unit keeps as its cells ({@link StorageUnit#putCells}; that read is the only
  * copy on this hop); a get's reply is written straight from the stored cells ({@link
- * StorageUnit#readCells}), which stay retained until the reply has been written. A malformed
- * request gets a {@code PROTOCOL_ERROR} reply and changes nothing; unit errors ({@code
- * CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, ...) travel with their codes.
+ * StorageUnit#readCells}), which stay retained until the reply has been written. Same host (shared
+ * memory, docs/PROTOCOL.md section 4.2): a put's rows that the client wrote back to back into a
+ * granted region are kept there as the cells (no copy on the server; the unit accounts them), and a
+ * get lends such cells to the client in place, the cells staying retained until the client releases
+ * the lease. A malformed request gets a {@code PROTOCOL_ERROR} reply and changes nothing; unit
+ * errors ({@code CAPACITY_EXCEEDED}, {@code UNKNOWN_FIELD}, ...) travel with their codes.
  *
  * <p>Held puts wait for a FINISH naming the token the router chose for them; a FINISH may come
  * before or without the put's own reply (for example after its deadline), and tokens it names that
@@ -278,13 +281,61 @@ public final class StorageUnitServer implements AutoCloseable {
     return new RequestBodyAllocator.Placed(Arrays.asList(segments), owned);
   }
 
-  /** The request buffer whose bytes start where {@code rows} start, or null. */
-  private static NativeBuffer backingOf(
-      Map<Long, NativeBuffer> byAddress, List<MemorySegment> rows) {
-    return rows.isEmpty() ? null : byAddress.get(rows.getFirst().address());
+  private Reply onPut(ReceivedRequest request, LongConsumer samples) {
+    List<NativeBuffer> kept = new ArrayList<>();
+    try {
+      return put(request, samples, kept);
+    } finally {
+      kept.forEach(NativeBuffer::close);
+    }
   }
 
-  private Reply onPut(ReceivedRequest request, LongConsumer samples) {
+  /**
+   * The buffer a tensor field's rows are kept in without a copy: for rows received into the unit's
+   * allocator (placePut), that buffer; for rows a same-host client wrote back to back into a shared
+   * region, a buffer of the unit's allocator over exactly those bytes, which holds the region until
+   * the cells go (so the unit accounts them like its own, and a read lends them in place). Null
+   * when the rows must be copied.
+   *
+   * @param kept collects the wrapping buffers this call creates, closed when the put is done
+   */
+  private NativeBuffer backingOf(
+      ReceivedRequest request,
+      Map<Long, NativeBuffer> byAddress,
+      List<MemorySegment> rows,
+      List<NativeBuffer> kept) {
+    if (rows.isEmpty()) {
+      return null;
+    }
+    if (!request.sharedBodies()) {
+      return byAddress.get(rows.getFirst().address());
+    }
+    NativeBuffer region = request.bodyBuffers().getFirst();
+    MemorySegment whole = region.segment();
+    long start = rows.getFirst().address() - whole.address();
+    long end = start;
+    for (MemorySegment row : rows) {
+      if (row.address() - whole.address() != end) {
+        return null; // not back to back: the unit copies them into a block of its own
+      }
+      end += row.byteSize();
+    }
+    if (start < 0 || end > whole.byteSize() || end == start) {
+      return null;
+    }
+    NativeBuffer hold = region.retain();
+    try {
+      NativeBuffer wrapped =
+          unit.allocator().wrapForeign(whole.asSlice(start, end - start), end - start, hold::close);
+      kept.add(wrapped);
+      return wrapped;
+    } catch (RuntimeException e) {
+      hold.close();
+      throw e;
+    }
+  }
+
+  private Reply put(ReceivedRequest request, LongConsumer samples, List<NativeBuffer> kept) {
     List<CellColumn> columns = new ArrayList<>();
     // The buffers placePut allocated from the unit's allocator hold whole fields; the unit keeps
     // them instead of copying (CellBlock checks that the rows really lie in them).
@@ -347,7 +398,12 @@ public final class StorageUnitServer implements AutoCloseable {
           body += rows;
           columns.add(
               CellColumn.tensors(
-                  name, kind, dtype, shapes, segments, backingOf(byAddress, segments)));
+                  name,
+                  kind,
+                  dtype,
+                  shapes,
+                  segments,
+                  backingOf(request, byAddress, segments, kept)));
         }
       }
       if (body != request.bodyCount()) {
