@@ -323,7 +323,7 @@ final class ClientConnection {
     for (int i = 0; i < lengths.length; i++) {
       lengths[i] = call.bodies.get(i).byteSize();
     }
-    long[] offsets = SharedMessages.requestLayout(call.bodies);
+    long[] offsets = SharedMessages.requestLayout(lengths);
     long need = Math.max(1, offsets[lengths.length]);
     SharedMessages.Grant grant = takeSpare(need);
     ClientMappings.Mapping mapping = null;

@@ -1,6 +1,5 @@
 package org.transferqueue.transport;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -398,8 +397,9 @@ final class SharedMessages {
         }
         id = in.readLong();
         if (size == 2) {
+          // Checked against the body table by the grant's taker, which consumes the grant first.
           int count = in.readArrayHeader();
-          if (count != bodies) {
+          if (count > bodies) {
             throw new MsgpackException(
                 "shared-body item",
                 in.offset(),
@@ -431,27 +431,23 @@ final class SharedMessages {
   }
 
   /**
-   * Where a client lays out a request's bodies in its grant: a body that continues the previous one
-   * in the caller's memory (it starts where that one ends, as the rows of one tensor do) follows it
-   * back to back, so the run keeps the caller's layout and a server can keep it as one block; any
-   * other body starts a new run at the next multiple of 64.
+   * Where a client lays out a request's bodies in its grant: a body as long as the previous one
+   * follows it back to back (the rows of a dense tensor field, which a storage unit then keeps as
+   * one block without a copy); any other body starts a new run at the next multiple of 64. Every
+   * body of a run lies at {@code start + k * length} with a 64-aligned start, so each stays aligned
+   * for its element type (an element's size divides 64 and the body's length).
    *
+   * @param lengths the bodies' lengths in bytes
    * @return {@code n + 1} offsets: body {@code i} at {@code offsets[i]}, the bytes used at {@code
    *     offsets[n]}
    */
-  static long[] requestLayout(List<MemorySegment> bodies) {
-    int n = bodies.size();
+  static long[] requestLayout(long[] lengths) {
+    int n = lengths.length;
     long[] offsets = new long[n + 1];
     long end = 0;
     for (int i = 0; i < n; i++) {
-      MemorySegment body = bodies.get(i);
-      boolean continues =
-          i > 0
-              && body.isNative()
-              && bodies.get(i - 1).isNative()
-              && body.address() == bodies.get(i - 1).address() + bodies.get(i - 1).byteSize();
-      offsets[i] = continues ? end : align64(end);
-      end = offsets[i] + body.byteSize();
+      offsets[i] = i > 0 && lengths[i] == lengths[i - 1] ? end : align64(end);
+      end = offsets[i] + lengths[i];
     }
     offsets[n] = end;
     return offsets;
@@ -465,6 +461,16 @@ final class SharedMessages {
    * @throws ProtocolException {@code PROTOCOL_ERROR} naming the first offending body
    */
   static long checkRequestOffsets(long[] offsets, long[] lengths, long regionBytes, long grantId) {
+    if (offsets.length != lengths.length) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR,
+          "grant_id="
+              + grantId
+              + ": "
+              + offsets.length
+              + " offsets, the body table has "
+              + lengths.length);
+    }
     long end = 0;
     for (int i = 0; i < lengths.length; i++) {
       if (offsets[i] < end || offsets[i] > regionBytes || lengths[i] > regionBytes - offsets[i]) {

@@ -67,6 +67,10 @@ class SharedMemoryTransportTest {
     final Map<String, Cell> cells = new ConcurrentHashMap<>();
     final AtomicReference<MemorySegment> lastStored = new AtomicReference<>();
 
+    /** LOAD replies whose resources have not been closed yet. */
+    final java.util.concurrent.atomic.AtomicInteger openLoads =
+        new java.util.concurrent.atomic.AtomicInteger();
+
     record Cell(NativeBuffer holder, MemorySegment bytes) {}
 
     TransportServer.Builder register(TransportServer.Builder builder) {
@@ -89,7 +93,9 @@ class SharedMemoryTransportTest {
                   r -> {
                     Cell cell = cells.get(new String(r.metadata()));
                     NativeBuffer hold = cell.holder().retain();
-                    return Reply.of(new byte[0], cell.bytes()).releasing(hold);
+                    openLoads.incrementAndGet();
+                    return Reply.of(new byte[0], cell.bytes())
+                        .releasing(hold, openLoads::decrementAndGet);
                   }))
           .handler(
               DROP,
@@ -232,8 +238,12 @@ class SharedMemoryTransportTest {
         client.call(server.address(), Request.of(DROP, "k".getBytes())).close();
         SharedMemoryStats dropped = server.sharedMemoryStats();
         assertThat(dropped.usedBytes() - dropped.grantBytes()).isEqualTo(1 << 20);
+        // The lease holds what the reply held (for a store, the read pins) until it is released,
+        // not only until the frame was written.
+        assertThat(cells.openLoads.get()).as("the reply's resources, held by the lease").isOne();
       }
       awaitIdle(server);
+      Await.until(() -> cells.openLoads.get() == 0, "the reply's resources closed with the lease");
     }
   }
 
@@ -478,6 +488,23 @@ class SharedMemoryTransportTest {
       return raw.readReply();
     }
 
+    /** A flagged request whose item names explicit body offsets: {@code [grant_id, offsets]}. */
+    RawConnection.RawReply sharedAt(
+        int type, long[] lengths, long grantId, long[] offsets, byte[] appMeta) throws IOException {
+      MsgpackWriter item = new MsgpackWriter(32 + 9 * offsets.length + appMeta.length);
+      item.writeArrayHeader(2);
+      item.writeLong(grantId);
+      item.writeArrayHeader(offsets.length);
+      for (long offset : offsets) {
+        item.writeLong(offset);
+      }
+      item.writeRaw(appMeta, 0, appMeta.length);
+      raw.write(
+          RawConnection.frame(
+              type, FrameDescriptor.FLAG_SHARED_BODY, nextId++, lengths, item.toByteArray()));
+      return raw.readReply();
+    }
+
     SharedMessages.Grant grant(long length) throws IOException {
       RawConnection.RawReply reply =
           call(MessageDescriptor.TYPE_SHM_GRANT, SharedMessages.grantRequest(length));
@@ -558,6 +585,68 @@ class SharedMemoryTransportTest {
       }
       awaitEmpty(server);
       assertThat(server.openConnections()).isZero();
+    }
+  }
+
+  @Test
+  void shouldReadBodiesAtTheirExplicitOffsetsAndRefuseBadOffsets(BufferAllocator allocator)
+      throws IOException {
+    AtomicReference<List<byte[]>> received = new AtomicReference<>();
+    RequestHandler recording =
+        RequestHandler.replying(
+            r -> {
+              List<byte[]> bodies = new ArrayList<>();
+              for (int i = 0; i < r.bodyCount(); i++) {
+                bodies.add(r.body(i).toArray(ValueLayout.JAVA_BYTE));
+              }
+              received.set(bodies);
+              return Reply.empty();
+            });
+    try (TransportServer server =
+            TransportServer.builder(config().build(), allocator).handler(ECHO, recording).start();
+        RawAttached client = new RawAttached(server.address(), true)) {
+      long[] lengths = {100, 100, 10};
+      long[] layout = SharedMessages.requestLayout(lengths);
+      // docs/PROTOCOL.md's example: same-length bodies back to back, others at the next 64.
+      assertThat(layout).containsExactly(0, 100, 256, 266);
+      long[] offsets = java.util.Arrays.copyOf(layout, 3);
+      SharedMessages.Grant grant = client.grant(4096);
+      SharedSegment segment = client.map(grant.segment());
+      for (int i = 0; i < 3; i++) {
+        segment.memory().asSlice(grant.offset() + offsets[i], lengths[i]).fill((byte) (i + 1));
+      }
+      RawConnection.RawReply placed =
+          client.sharedAt(ECHO, lengths, grant.grantId(), offsets, new byte[0]);
+      assertThat(placed.isError()).as(String.valueOf(placed.errorMessage())).isFalse();
+      for (int i = 0; i < 3; i++) {
+        byte[] expected = new byte[(int) lengths[i]];
+        java.util.Arrays.fill(expected, (byte) (i + 1));
+        assertThat(received.get().get(i)).as("body " + i).isEqualTo(expected);
+      }
+      // The unused tail of the 4096-byte grant went back to the pool with the request.
+      Await.until(
+          () -> server.sharedMemoryStats().usedBytes() == 0, "the request's region released");
+
+      RawConnection.RawReply overlap =
+          client.sharedAt(
+              ECHO, lengths, client.grant(4096).grantId(), new long[] {0, 50, 256}, new byte[0]);
+      assertThat(overlap.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+      assertThat(overlap.errorMessage()).contains("body 1").contains("overlaps");
+      SharedMessages.Grant small = client.grant(256);
+      RawConnection.RawReply overflow =
+          client.sharedAt(ECHO, lengths, small.grantId(), new long[] {0, 100, 250}, new byte[0]);
+      assertThat(overflow.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+      assertThat(overflow.errorMessage())
+          .contains("body 2")
+          .contains("overflows grant_id=" + small.grantId());
+      RawConnection.RawReply count =
+          client.sharedAt(
+              ECHO, lengths, client.grant(4096).grantId(), new long[] {0, 100}, new byte[0]);
+      assertThat(count.errorCode()).isEqualTo(ErrorCode.PROTOCOL_ERROR.value());
+      assertThat(count.errorMessage()).contains("2 offsets");
+      assertThat(client.call(MessageDescriptor.TYPE_PING, new byte[0]).isError()).isFalse();
+      // Every refused request consumed its grant.
+      assertThat(server.sharedMemoryStats().grants()).isZero();
     }
   }
 

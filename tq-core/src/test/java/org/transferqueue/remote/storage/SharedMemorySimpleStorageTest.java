@@ -61,15 +61,27 @@ class SharedMemorySimpleStorageTest extends StorageManagerContract {
       try (Batch batch =
           Batch.builder().rowCount(6).dense("big", big).dense("small", small).build()) {
         remote.manager.put(batch, meta(List.of(), gis));
+        long bigRowBytes = big.nbytes() / 6;
+        for (int u = 0; u < remote.servers.size(); u++) {
+          SharedMemoryStats stats = remote.servers.get(u).transport().sharedMemoryStats();
+          assertThat(stats.attachedConnections()).as(stats.toString()).isPositive();
+          // Each unit holds 3 of the 6 rows. The client wrote each field's rows back to back into
+          // the granted region, and the unit kept them there as its cells: no copy of its own.
+          assertThat(stats.usedBytes() - stats.grantBytes())
+              .as("unit " + u + " keeps its rows of 'big' in the pool: " + stats)
+              .isGreaterThanOrEqualTo(3 * bigRowBytes);
+          assertThat(remote.units.get(u).stats().allocatedBytes())
+              .as("the unit accounts the cells it keeps in shared memory")
+              .isGreaterThanOrEqualTo(3 * bigRowBytes);
+        }
         try (Batch read = remote.manager.get(meta(List.of("big", "small"), gis), allocator)) {
           assertThat(read.column("big").contentEquals(batch.column("big"))).isTrue();
           assertThat(read.column("small").contentEquals(batch.column("small"))).isTrue();
         }
+        remote.manager.clear(meta(List.of("big", "small"), gis));
       }
       for (StorageUnitServer server : remote.servers) {
-        SharedMemoryStats stats = server.transport().sharedMemoryStats();
-        assertThat(stats.attachedConnections()).as(stats.toString()).isPositive();
-        // The units copied the put's rows into their own cells; every lease has been released.
+        // Cleared, every lease released: only a spare grant holds pool memory.
         Await.until(
             () -> server.transport().sharedMemoryStats().idle(),
             "the pool of "
