@@ -50,6 +50,7 @@ class FakeServer:
         self.released: list[list[int]] = []
         self.issued: list[int] = []  # lease ids, in order
         self.requests: list[tuple[int, int]] = []  # (type, flags) of every request
+        self.items: list = []  # the shared-body items of shared requests
         self.ids = iter(range(1, 1 << 30))
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -105,9 +106,14 @@ class FakeServer:
                 self.requests.append((h.type, h.flags))
                 if h.is_shared:
                     table, item, app = wire.split_shared_section(section, h.body_length)
-                    offsets, _ = wire.shared_offsets(table)
+                    self.items.append(item)
                     with self.lock:
-                        at, _ = self.grants.pop(item[0])
+                        at, granted = self.grants.pop(item[0])
+                    offsets = item[1] if len(item) > 1 else wire.shared_offsets(table)[0]
+                    end = 0
+                    for o, n in zip(offsets, table):  # in order, not overlapping, within the grant
+                        assert end <= o and o + n <= granted, (offsets, table, granted)
+                        end = o + n
                     bodies = [bytes(self.segment.mm[at + o:at + o + n]) for o, n in zip(offsets, table)]
                 else:
                     table, app = wire.split_section(section, h.body_length)

@@ -20,9 +20,10 @@ Shared memory (docs/PROTOCOL.md section 4.2, :mod:`.shm`). With ``shared_memory`
 asks for it; a server on the same host offers a segment, the connection maps it, proves that with
 a nonce (SHM_ATTACH) and is *attached*. An attached connection sends a request whose bodies add up
 to at least ``shared_memory_min_bytes`` through a granted region (SHM_GRANT, one copy from the
-callers' buffers into the region, then a frame with ``FLAG_SHARED_BODY`` and no body bytes); a
-reply with ``FLAG_SHARED_BODY`` arrives as views over the server's segment (no copy) under a lease
-that is released when the last view is garbage. Anything that fails on the way (no offer, a
+callers' buffers into the region, laid out as :func:`shm.request_layout` says, then a frame with
+``FLAG_SHARED_BODY``, the bodies' explicit offsets and no body bytes); a reply with
+``FLAG_SHARED_BODY`` arrives as views over the server's segment (no copy) under a lease that is
+released when the last view is garbage. Anything that fails on the way (no offer, a
 segment that cannot be mapped, a refused grant) leaves that call, or the whole connection, on TCP.
 """
 
@@ -36,6 +37,8 @@ from typing import Callable, Sequence
 
 import logging
 import os
+
+import numpy as np
 
 from . import shm, wire
 from .errors import (ConnectionFailed, DeadlineExceeded, FrameTooLongError, ProtocolError, TQError,
@@ -52,19 +55,29 @@ Sink = Callable[[list[int], bytes], Sequence | None]
 class Reply:
     """A reply: its header, application metadata and bodies (buffers the caller owns).
 
-    A reply that came through shared memory has ``shared``: per body its ``(segment, offset)``;
-    its bodies are then uint8 numpy views over the segment, and ``lease`` makes more views of it
-    (:meth:`shm.Lease.view`). Its lease is released once every view is garbage.
+    A reply that came through shared memory has ``shared``: per body its ``(segment, offset)``,
+    and ``addresses``: per body where it lies in this process (int64); its bodies are then uint8
+    numpy views over the segment, and ``lease`` makes more views of it (:meth:`shm.Lease.view`).
+    Its lease is released once every view is garbage.
     """
 
-    __slots__ = ("header", "app_meta", "bodies", "shared", "lease")
+    __slots__ = ("header", "app_meta", "bodies", "shared", "lease", "addresses", "_spans")
 
-    def __init__(self, header, app_meta, bodies, shared=None, lease=None):
+    def __init__(self, header, app_meta, bodies, shared=None, lease=None, addresses=None, spans=None):
         self.header = header
         self.app_meta = app_meta
         self.bodies = bodies
         self.shared = shared
         self.lease = lease
+        self.addresses = addresses
+        self._spans = spans
+
+    def prefetch(self):
+        """Faults the pages of a shared reply's bodies in ahead of reading them all (once)."""
+        spans, self._spans = self._spans, None
+        for seg, lo, hi in spans or ():
+            if seg.mm is not None:
+                seg.prefetch(lo, hi - lo)
 
 
 class Call:
@@ -213,12 +226,12 @@ class Connection:
         views = [b if type(b) is memoryview and b.format == "B" and b.ndim == 1 else memoryview(b).cast("B")
                  for b in bodies]
         lengths = [v.nbytes for v in views]
-        grant_id = None
+        item = None
         if self.segments is not None and type_ >= 16 and sum(lengths) >= self.shared_memory_min_bytes:
-            grant_id = self._place_shared(views, lengths, deadline, timeout)
-        if grant_id is not None:
+            item = self._place_shared(views, lengths, deadline, timeout)
+        if item is not None:
             self.shared_sent += 1
-            prefix = wire.shared_frame_prefix(type_, 0, 0, app_meta, lengths, wire.packb([grant_id]))
+            prefix = wire.shared_frame_prefix(type_, 0, 0, app_meta, lengths, wire.shared_request_item(*item))
             views = []
             total = len(prefix)
         else:
@@ -252,10 +265,13 @@ class Connection:
                 raise ConnectionFailed(f"cannot send to {self.address}: {e}") from None
         return call
 
-    def _place_shared(self, views: list[memoryview], lengths: list[int], deadline: float, timeout: float) -> int | None:
-        """SHM_GRANT for the bodies, then one copy of each into the region; the grant id, or None
-        when the server cannot grant it (the request then goes over TCP)."""
-        offsets, span = wire.shared_offsets(lengths)
+    def _place_shared(self, views: list[memoryview], lengths: list[int], deadline: float,
+                      timeout: float) -> tuple[int, list[int]] | None:
+        """SHM_GRANT for the bodies laid out as :func:`shm.request_layout` says, then one copy of
+        each run of them into the region; ``(grant_id, offsets)``, or None when the server cannot
+        grant it (the request then goes over TCP)."""
+        offsets, span = shm.request_layout(lengths)
+        span = max(1, span)
         try:
             reply = self.call(wire.TYPE_SHM_GRANT, wire.packb([span]), (), deadline, timeout)
         except (ConnectionFailed, DeadlineExceeded):
@@ -275,7 +291,7 @@ class Connection:
             if grant is not None:
                 shm.RELEASER.release_ids(self, [grant.grant_id])
             raise
-        return grant.grant_id
+        return grant.grant_id, offsets.tolist()
 
     def send_release(self, ids: list[int]):
         """SHM_RELEASE of lease and grant ids, without waiting for the reply (a closed connection
@@ -422,12 +438,19 @@ class Connection:
                 shm.RELEASER.release_ids(self, [lease_id])
                 return
             lease = shm.Lease(lease_id, self, self.segments)
-            bodies, shared = [], []
+            bodies, shared, addresses, spans = [], [], [], {}
             try:
                 for (ref, offset), length in zip(places, table):
                     seg, body = lease.view(ref, offset, length)
                     bodies.append(body)
                     shared.append((seg, offset))
+                    addresses.append(seg.addr + offset)
+                    span = spans.get(ref)
+                    if span is None:
+                        spans[ref] = [seg, offset, offset + length]
+                    else:
+                        span[1] = min(span[1], offset)
+                        span[2] = max(span[2], offset + length)
             finally:
                 lease.seal()  # on failure the views made so far are dropped: that releases the lease
         except ProtocolError as e:
@@ -437,7 +460,8 @@ class Connection:
                 call.complete(None, e)
             return
         self.shared_received += 1
-        call.complete(Reply(header, app, bodies, shared, lease), None)
+        call.complete(Reply(header, app, bodies, shared, lease, np.asarray(addresses, dtype=np.int64),
+                            list(spans.values())), None)
 
 
 class Pool:
