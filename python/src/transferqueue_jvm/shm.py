@@ -65,12 +65,8 @@ MIN_BYTES_DEFAULT = 65536
 #: madvise advice (Linux 5.14+): fault a range in with one call, not one trap per page
 MADV_POPULATE_READ = 22
 MADV_POPULATE_WRITE = 23
-#: madvise advice: back a range with transparent huge pages where the kernel allows it
-MADV_HUGEPAGE = 14
 _PAGE = mmap.PAGESIZE
-_HUGE = 2 << 20
 _populate_works = True
-_huge_works = True
 #: a run of at least this many bytes is copied with torch (several threads), a shorter one with memmove
 TORCH_COPY_BYTES = 1 << 20
 
@@ -89,40 +85,14 @@ def _populate(mm: mmap.mmap, start: int, length: int, advice: int):
 
 
 def populate_memory(address: int, length: int):
-    """Prepares memory this process allocated (a result tensor) for being filled by a copy.
-
-    Where transparent huge pages are on (``always`` or ``madvise``), a range of several huge pages
-    is advised ``MADV_HUGEPAGE``: the copy then faults it in 2 MiB pages, on every copying thread,
-    which costs about two thirds of faulting it in 4 KiB pages. Otherwise the range is faulted in
-    ahead of the copy with one call (:func:`_populate`)."""
-    global _populate_works, _huge_works
-    if length < 16 * _PAGE or _libc() is None:
+    """:func:`_populate` for memory this process allocated (a result tensor about to be filled)."""
+    global _populate_works
+    if not _populate_works or length < 16 * _PAGE:
         return
     lo = (address + _PAGE - 1) // _PAGE * _PAGE
     hi = (address + length) // _PAGE * _PAGE
-    if hi <= lo:
-        return
-    if _huge_works and hi - lo >= 4 * _HUGE and _huge_pages_on():
-        if _libc().madvise(lo, hi - lo, MADV_HUGEPAGE) == 0:
-            return
-        _huge_works = False
-    if _populate_works and _libc().madvise(lo, hi - lo, MADV_POPULATE_WRITE) != 0:
+    if hi > lo and _libc() is not None and _libc().madvise(lo, hi - lo, MADV_POPULATE_WRITE) != 0:
         _populate_works = False
-
-
-_THP = []
-
-
-def _huge_pages_on() -> bool:
-    """Whether the kernel gives transparent huge pages to ranges advised so."""
-    if not _THP:
-        try:
-            with open("/sys/kernel/mm/transparent_hugepage/enabled", encoding="ascii") as f:
-                setting = f.read()
-            _THP.append("[always]" in setting or "[madvise]" in setting)
-        except OSError:
-            _THP.append(False)
-    return _THP[0]
 
 
 _LIBC = []

@@ -74,6 +74,7 @@ class ReadPlan:
     row_lengths: np.ndarray | None = None  # each row's bytes (int64)
     rows: list | None = None              # filled row by row where the views could not be used
     shared: dict | None = None            # id(reply) -> (reply, rows, body indexes) that came in shared memory
+    prepared: bool = False                # storage's pages are ready for the copies (prepare, populate_memory)
 
     @staticmethod
     def of(name: str, schema: dict, n: int) -> "ReadPlan":
@@ -140,23 +141,34 @@ class ReadPlan:
         entry[2].append(k)
         return True
 
-    def place_shared(self):
-        """Makes the column a view of the shared rows when they lie back to back in one region of one
-        lease; else copies them into the column, run by run (one copy each; the leases go with the
-        replies)."""
+    def prepare(self):
+        """Faults the column's memory in now (while the servers work on the replies), for a read
+        whose rows will be copied in from shared memory."""
+        if self.kind != OBJECT and not self.prepared and self.storage.numel():
+            shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
+        self.prepared = True
+
+    def place_shared(self, view: bool = True):
+        """Places the shared rows taken so far (:meth:`take`). With ``view``, when the column's rows all
+        lie back to back in one region of one lease, the column becomes a view of it (no copy);
+        otherwise they are copied into the column, run by run (one copy each; the leases go with
+        the replies). Called once per reply when several come (their copies then overlap the wait
+        for the others), or once at the end."""
         if not self.shared:
             return
         shared, self.shared = list(self.shared.values()), None
         rows = np.concatenate([np.asarray(r, dtype=np.int64) for _, r, _ in shared])
         src = np.concatenate([reply.addresses[np.asarray(ks, dtype=np.int64)] for reply, _, ks in shared])
         lengths = self.row_lengths[rows]
-        if len(shared) == 1 and self.rows is None and len(rows) == np.count_nonzero(self.row_lengths):
-            view = self._view_of(shared[0], rows, src, lengths)
-            if view is not None:
-                self.storage = view
+        if view and len(shared) == 1 and self.rows is None and len(rows) == np.count_nonzero(self.row_lengths):
+            whole = self._view_of(shared[0], rows, src, lengths)
+            if whole is not None:
+                self.storage = whole
                 return
-        if self.storage.numel():
-            shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
+        if not self.prepared:
+            self.prepared = True
+            if self.storage.numel():
+                shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
         for reply, _, _ in shared:
             reply.prefetch()
         order = np.argsort(src, kind="stable")  # rows that lie back to back in a segment form runs
@@ -206,6 +218,18 @@ class ReadPlan:
                 return DENSE, torch.stack(rows)
             return JAGGED, rows
         return JAGGED, rows
+
+
+def _prepare(pool: Pool, plans: dict, requests: int) -> bool:
+    """Whether a read of ``requests`` replies places shared rows reply by reply: when there are
+    several and the pool's connections may bring them through shared memory (no single lease can
+    then hold a whole column, so the columns are filled by copies). Their memory is then faulted in
+    at once, while the servers work."""
+    if requests < 2 or not any(c.attached for c in pool.connections()):
+        return False
+    for plan in plans.values():
+        plan.prepare()
+    return True
 
 
 def _tensor_from_body(body, dtype: torch.dtype, shape) -> torch.Tensor:
@@ -353,18 +377,22 @@ class SimpleStorage:
                 req = _packb([[meta.global_indexes[p] for p in piece], [meta.generations[p] for p in piece], fields])
                 sink = self._sink(plans, fields, piece)
                 starts.append((piece, self.pool.start(self.addresses[unit], GET, req, (), self.timeout, sink)))
+        several = _prepare(self.pool, plans, len(starts))
         failure = None
-        replies = []
-        for piece, s in starts:
+        for piece, s in starts:  # each reply placed as it comes, while the others are on their way
             try:
-                replies.append((piece, Pool.finish(s)))
+                reply = Pool.finish(s)
             except TQError as e:
                 failure = failure or e
+                continue
+            if failure is None:
+                self._assemble(plans, fields, piece, reply)
+                if several:
+                    for plan in plans.values():
+                        plan.place_shared(view=False)
+            del reply
         if failure is not None:
             raise failure
-        for piece, reply in replies:
-            self._assemble(plans, fields, piece, reply)
-        del replies
         for plan in plans.values():
             plan.place_shared()
         return {f: plans[f].result() for f in fields}
@@ -598,8 +626,9 @@ class MooncakeStore:
                 req = _packb([keys, caps])
                 starts.append((batch, self.pool.start(self.addresses[node], READ, req, (), self.timeout,
                                                       lambda table, app, d=dests: d)))
+        several = _prepare(self.pool, plans, len(starts))
         missing, failure = {}, None
-        for batch, s in starts:
+        for batch, s in starts:  # each reply placed as it comes, while the others are on their way
             try:
                 reply = Pool.finish(s)
             except TQError as e:
@@ -616,6 +645,9 @@ class MooncakeStore:
                     plan.rows[p] = values.decode_value(main, aux)
                 elif body is not plan.row_views[p] and not plan.take(p, body, reply, k):
                     memoryview(plan.row_views[p])[:] = memoryview(body).cast("B")
+            if several:
+                for plan in plans.values():
+                    plan.place_shared(view=False)
             del reply
         if failure is not None:
             raise failure
