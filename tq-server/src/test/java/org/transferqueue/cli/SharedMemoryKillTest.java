@@ -144,11 +144,12 @@ class SharedMemoryKillTest {
         assertThat(failures).as("the other client's failures").isEmpty();
 
         // The holder's leases and grants went with its connections (the live client may keep one
-        // spare grant per connection); its rows stay stored until cleared, as any put's.
+        // spare grant per connection); its rows stay stored until cleared, as any put's (a unit
+        // keeps rows put through shared memory in the pool, so the pools are not idle yet).
         Await.until(
             () ->
                 servers.sharedMemory().stream()
-                    .allMatch(s -> s.idle() && s.grants() <= s.attachedConnections()),
+                    .allMatch(s -> s.leases() == 0 && s.grants() <= s.attachedConnections()),
             "no lease and no grant but the live client's spares left on the servers");
         other.kv().clear(ClientProcess.keys("k", KEYS), "victim");
         clearViews(other, backend, TqConfigs.load(config));
