@@ -71,9 +71,10 @@ final class ServerConnection {
       BufferAllocator allocator,
       Map<Integer, RequestHandler> handlers,
       Map<Integer, RequestBodyAllocator> bodyAllocators,
-      SharedMemoryPool pool) {
+      SharedMemoryPool pool,
+      SharedMemoryCounters counters) {
     this.server = server;
-    this.shared = pool == null ? null : new ServerSharedMemory(pool, config);
+    this.shared = pool == null ? null : new ServerSharedMemory(pool, config, counters);
     this.config = config;
     this.channel = channel;
     this.remote = remote;

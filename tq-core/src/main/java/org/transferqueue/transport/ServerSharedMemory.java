@@ -32,6 +32,7 @@ final class ServerSharedMemory {
 
   private final SharedMemoryPool pool;
   private final TransportConfig config;
+  private final SharedMemoryCounters counters;
   private final Map<Long, NativeBuffer> grants = new HashMap<>();
   private final Map<Long, List<AutoCloseable>> leases = new HashMap<>();
   private long grantedBytes;
@@ -41,9 +42,10 @@ final class ServerSharedMemory {
   private boolean closed;
   private long nextId = 1;
 
-  ServerSharedMemory(SharedMemoryPool pool, TransportConfig config) {
+  ServerSharedMemory(SharedMemoryPool pool, TransportConfig config, SharedMemoryCounters counters) {
     this.pool = pool;
     this.config = config;
+    this.counters = counters;
   }
 
   /**
@@ -180,6 +182,11 @@ final class ServerSharedMemory {
       throw e;
     }
     pool.trim(region, end);
+    long total = 0;
+    for (long length : lengths) {
+      total += length;
+    }
+    counters.requestBytesGranted.add(total);
     List<MemorySegment> bodies = new ArrayList<>(lengths.length);
     for (int i = 0; i < lengths.length; i++) {
       bodies.add(region.segment().asSlice(at[i], lengths[i]));
@@ -228,22 +235,40 @@ final class ServerSharedMemory {
     SharedMessages.Placement[] placements = new SharedMessages.Placement[bodies.size()];
     long[] lengths = new long[bodies.size()];
     long copyBytes = 0;
+    long lentBytes = 0;
     int inPlace = 0;
+    int empty = 0;
+    SharedMessages.Placement anyInPlace = null;
     try {
       for (int i = 0; i < bodies.size(); i++) {
         MemorySegment body = bodies.get(i);
         lengths[i] = body.byteSize();
+        if (lengths[i] == 0) {
+          // Lent with the others if they all are (any offset holds zero bytes), else copied.
+          empty++;
+          copyBytes = SharedMessages.align64(copyBytes);
+          continue;
+        }
         SharedMemoryPool.Location location = pool.locate(body);
         NativeBuffer hold = location == null ? null : retainQuietly(location.region());
         if (hold != null) {
           held.add(hold);
           inPlace++;
+          lentBytes += lengths[i];
           placements[i] =
               new SharedMessages.Placement(
                   SharedMessages.SegmentRef.of(location.segment()), location.offset());
+          anyInPlace = anyInPlace == null ? placements[i] : anyInPlace;
         } else {
           copyBytes = SharedMessages.align64(copyBytes) + lengths[i];
         }
+      }
+      if (anyInPlace != null && inPlace + empty == bodies.size()) {
+        // Every non-empty body is lent in place: the empty ones need no region either.
+        for (int i = 0; i < placements.length; i++) {
+          placements[i] = placements[i] == null ? anyInPlace : placements[i];
+        }
+        inPlace += empty;
       }
       if (inPlace < bodies.size()) {
         NativeBuffer copies;
@@ -299,6 +324,8 @@ final class ServerSharedMemory {
       closeAll(held);
       return null;
     }
+    counters.replyBytesLent.add(lentBytes);
+    counters.replyBytesCopied.add(reply.bodyLength() - lentBytes);
     return new SharedReply(section, keepsResources);
   }
 
