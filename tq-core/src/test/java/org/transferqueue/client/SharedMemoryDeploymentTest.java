@@ -65,11 +65,12 @@ class SharedMemoryDeploymentTest {
   }
 
   /**
-   * Store nodes keep their objects in shared memory: a get from a same-host client is lent in place
-   * (the node copies nothing into reply regions).
+   * Store nodes keep their objects in shared memory: a put from a same-host client is written
+   * straight into the engine (placed grants, one copy) and a get is lent in place (the node copies
+   * nothing into reply regions).
    */
   @Test
-  void shouldLendStoreNodeReadsInPlace(BufferAllocator allocator) {
+  void shouldPlaceStoreNodePutsAndLendStoreNodeReadsInPlace(BufferAllocator allocator) {
     try (LoopbackSystem tq = (LoopbackSystem) Deployment.SHM.fresh(Backend.MOONCAKE_STORE);
         Tensor x = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3, 4}, 2, 2);
         Batch data = Batch.builder().dense("x", x).build()) {
@@ -78,6 +79,10 @@ class SharedMemoryDeploymentTest {
           .isGreaterThanOrEqualTo(tq.config().backend().mooncakeStore().globalSegmentSize() - 64);
       tq.kv().batchPut(List.of("a", "b"), "p", data, null);
       SharedMemoryStats before = tq.storeNodeSharedMemory();
+      assertThat(before.requestBytesPlaced())
+          .as("cell bytes placed: " + before)
+          .isEqualTo(x.nbytes());
+      assertThat(before.requestBytesGranted()).as("bytes through granted regions").isZero();
       try (Batch read = tq.kv().batchGet(List.of("a", "b"), "p", List.of("x"))) {
         assertThat(longRows(read.column("x"))).isDeepEqualTo(new long[][] {{1, 2}, {3, 4}});
       }

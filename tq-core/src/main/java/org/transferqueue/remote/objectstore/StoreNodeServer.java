@@ -220,7 +220,10 @@ public final class StoreNodeServer implements AutoCloseable {
    * in the engine's segment, reserved by a two-phase write that {@link #onWrite} commits (one copy
    * on this hop, from the socket, and no registration); a refused key's body goes to a connection
    * buffer and is dropped. A request whose metadata does not parse gets the connection's buffers
-   * and {@link #onWrite} reports it.
+   * and {@link #onWrite} reports it. With shared memory, the engine's slabs lie in the pool, so a
+   * placed SHM_GRANT hands these same destinations to a same-host client, which writes each body
+   * straight into the engine (one copy, by the client); a batch with a refused key is not placed
+   * (its body would go to a connection buffer) and takes the ordinary shared path.
    */
   private RequestBodyAllocator.Placed placeWrite(
       byte[] metadata, long[] lengths, BufferAllocator connection) {
@@ -252,7 +255,16 @@ public final class StoreNodeServer implements AutoCloseable {
       throw e;
     }
     pendingWrites.put(metadata, new PlacedWrite(args, writes));
-    return new RequestBodyAllocator.Placed(segments, owned);
+    // Bodies that never arrive (a connection lost mid-body, a placed grant released unused or
+    // mismatched) revoke the writes at once: the keys stay as they were, the memory is freed.
+    return new RequestBodyAllocator.Placed(segments, owned, () -> abandonWrite(metadata));
+  }
+
+  private void abandonWrite(byte[] metadata) {
+    PlacedWrite write = pendingWrites.remove(metadata);
+    if (write != null) {
+      write.writes().close();
+    }
   }
 
   private Reply onWrite(ReceivedRequest request, LongConsumer samples) {

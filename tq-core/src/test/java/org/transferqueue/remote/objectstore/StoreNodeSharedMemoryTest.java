@@ -99,6 +99,10 @@ class StoreNodeSharedMemoryTest {
   void shouldLendAReadInPlaceAndKeepItsBytesWhileTheKeyIsOverwrittenRemovedAndEvicted() {
     TransportClient client = open();
     write(client, "k", OBJECT, (byte) 1);
+    assertThat(server.sharedMemoryStats().requestBytesPlaced())
+        .as("the put went straight into the engine")
+        .isEqualTo(OBJECT);
+    assertThat(server.sharedMemoryStats().requestBytesGranted()).isZero();
     try (Response leased = read(client, "k", OBJECT)) {
       SharedMemoryStats lent = server.sharedMemoryStats();
       assertThat(lent.leases()).isEqualTo(1);
@@ -161,7 +165,7 @@ class StoreNodeSharedMemoryTest {
       byte[] meta =
           new StoreNodeProtocol.Write(true, ReplicateConfig.DEFAULT, List.of(key)).encode();
       Request request =
-          new Request(StoreNodeProtocol.WRITE.typeId(), meta, List.of(source.segment()));
+          new Request(StoreNodeProtocol.WRITE.typeId(), meta, List.of(source.segment()), true);
       try (Response reply = client.call(server.address(), request)) {
         assertThat(StoreNodeProtocol.decodeCodes(reply.metadata(), "WRITE reply", 1))
             .containsExactly(0);
