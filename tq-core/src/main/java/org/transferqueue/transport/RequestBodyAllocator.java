@@ -13,11 +13,15 @@ import org.transferqueue.memory.NativeBuffer;
  * TransportServer.Builder#handler(int, RequestHandler, RequestBodyAllocator)}.
  *
  * <p>Called on the connection's reader thread after the request's metadata has been read and before
- * any body byte: it must not block for long. Ownership of the returned buffers passes to the
- * transport at once: they end up in the {@link ReceivedRequest} and are released like its other
- * bodies, or are released by the transport if the destinations do not fit the bodies. An exception
- * fails the request with an error reply (its {@link org.transferqueue.ErrorCode} for a {@link
- * org.transferqueue.TqException}) and the connection goes on.
+ * any body byte, or, for a same-host client that announces the request in a placed SHM_GRANT
+ * (docs/PROTOCOL.md section 4.2), before the request is even sent: when every destination then lies
+ * in the server's shared-memory pool, the client writes the bodies there itself and the request is
+ * dispatched with the very metadata array given here. It must not block for long. Ownership of the
+ * returned buffers passes to the transport at once: they end up in the {@link ReceivedRequest} and
+ * are released like its other bodies, or are released by the transport if the destinations do not
+ * fit the bodies. An exception fails the request with an error reply (its {@link
+ * org.transferqueue.ErrorCode} for a {@link org.transferqueue.TqException}) and the connection goes
+ * on.
  */
 @FunctionalInterface
 public interface RequestBodyAllocator {

@@ -45,6 +45,12 @@ import org.transferqueue.transport.TransportServer;
  * into its destination segments. Per-key results are the engine's codes; a malformed request gets a
  * {@code PROTOCOL_ERROR} reply.
  *
+ * <p>Same host (docs/PROTOCOL.md section 4.2): started with the pool its engine's slabs lie in
+ * ({@link #newSharedMemoryPool}), the node lends READ replies in place (the transport finds the
+ * bodies in its pool; the lease holds the read tickets, so the objects stay unchanged until the
+ * client releases it) and a placed SHM_GRANT hands the WRITE destinations above to the client,
+ * which then makes the only copy of the hop.
+ *
  * <p>Does not own the engine: close the server first, then the engine. Thread-safe.
  */
 public final class StoreNodeServer implements AutoCloseable {
