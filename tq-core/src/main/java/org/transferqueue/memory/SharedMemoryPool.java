@@ -25,6 +25,15 @@ import org.transferqueue.TqException;
  * are closed only when a new segment would not fit under the limit otherwise, when the allocator
  * refuses a new one, by {@link #trim()}, or at close.
  *
+ * <p><b>Storage regions.</b> A store that keeps its memory in the pool, so that same-host clients
+ * can map what it holds (a store node's engine slabs), takes it with {@link #allocateStorage}: each
+ * such region gets a dedicated segment that is never carved for anything else, is closed as soon as
+ * the region is released, and is accounted in the same child allocator as every other segment (so a
+ * slab byte is counted once, there). Storage segments do not count against {@code limitBytes},
+ * which bounds the memory that moves bodies (probes, grants, reply copies); they are reported apart
+ * ({@link #storageBytes()}) and left out of {@link #segmentBytes()}, {@link #usedBytes()}, {@link
+ * #segmentCount()} and {@link #regionCount()}.
+ *
  * <p>Thread-safe: allocation, release and lookup take the pool's lock for a few map operations (a
  * new segment is created under it: memfd, truncate and map, no page touched). {@link #close()}
  * stops allocation; segments still holding regions are closed when their last region is released,
@@ -52,6 +61,7 @@ public final class SharedMemoryPool implements AutoCloseable {
   private final TreeMap<Long, Slot> slots = new TreeMap<>();
 
   private long totalBytes;
+  private long storageBytes;
   private long usedBytes;
   private long regions;
   private boolean closed;
@@ -60,13 +70,15 @@ public final class SharedMemoryPool implements AutoCloseable {
   private static final class Slot {
     final SharedSegment segment;
     final long base;
+    final boolean storage;
     NativeBuffer accounted;
     final TreeMap<Long, Long> free = new TreeMap<>();
     final TreeMap<Long, Region> live = new TreeMap<>();
 
-    Slot(SharedSegment segment) {
+    Slot(SharedSegment segment, boolean storage) {
       this.segment = segment;
       this.base = segment.memory().address();
+      this.storage = storage;
       free.put(SharedSegment.HEADER_BYTES, segment.size() - SharedSegment.HEADER_BYTES);
     }
   }
@@ -94,7 +106,9 @@ public final class SharedMemoryPool implements AutoCloseable {
     }
     this.limitBytes = limitBytes;
     this.segmentBytes = segmentBytes;
-    this.accounting = parent.newChildAllocator(name, limitBytes);
+    // The limit of transfer segments is checked here (grow); storage segments are bounded by the
+    // parent's limit only, as the store's memory would be outside the pool.
+    this.accounting = parent.newChildAllocator(name, parent.limitBytes());
   }
 
   /**
@@ -115,12 +129,58 @@ public final class SharedMemoryPool implements AutoCloseable {
         throw new TqException(ErrorCode.CLOSED, "shared memory pool is closed");
       }
       for (Slot slot : slots.values()) {
-        NativeBuffer region = carve(slot, length);
+        NativeBuffer region = slot.storage ? null : carve(slot, length);
         if (region != null) {
           return region;
         }
       }
       return carve(grow(length), length);
+    }
+  }
+
+  /**
+   * Reserves a storage region of at least {@code lengthBytes} bytes in a segment of its own, for a
+   * store that keeps its memory where same-host clients can map it (see the class comment): not
+   * counted against {@link #limitBytes()}, accounted in the pool's child allocator, and its segment
+   * is closed at the region's last release.
+   *
+   * @param lengthBytes 1 or more; rounded up to a multiple of 64
+   * @return the region, at offset {@link SharedSegment#HEADER_BYTES} of its segment; the caller
+   *     owns it
+   * @throws TqException with {@code OUT_OF_MEMORY} when the allocator refuses the segment, {@code
+   *     CLOSED} after {@link #close()}, {@code INVALID_ARGUMENT} for a length below 1, or the error
+   *     of creating the segment (memfd, truncate, map)
+   */
+  public NativeBuffer allocateStorage(long lengthBytes) {
+    if (lengthBytes < 1) {
+      throw new TqException(ErrorCode.INVALID_ARGUMENT, "lengthBytes=" + lengthBytes + " < 1");
+    }
+    long length = align(lengthBytes);
+    long size = (length + SharedSegment.HEADER_BYTES + PAGE - 1) / PAGE * PAGE;
+    synchronized (lock) {
+      if (closed) {
+        throw new TqException(ErrorCode.CLOSED, "shared memory pool is closed");
+      }
+      SharedSegment segment = SharedSegment.create(size);
+      Slot slot = new Slot(segment, true);
+      try {
+        slot.accounted = accounting.wrapForeign(segment.memory(), size, segment::close);
+      } catch (RuntimeException e) {
+        segment.close();
+        throw e;
+      }
+      slots.put(slot.base, slot);
+      storageBytes += size;
+      NativeBuffer region;
+      try {
+        region = carve(slot, length);
+      } catch (RuntimeException e) {
+        slots.remove(slot.base);
+        storageBytes -= size;
+        slot.accounted.close();
+        throw e;
+      }
+      return region;
     }
   }
 
@@ -143,7 +203,7 @@ public final class SharedMemoryPool implements AutoCloseable {
         return 0;
       }
       Slot slot = entry.getValue();
-      Region live = slot.live.get(address - slot.base);
+      Region live = slot.storage ? null : slot.live.get(address - slot.base);
       if (live == null || live.length() <= keep) {
         return 0;
       }
@@ -210,8 +270,10 @@ public final class SharedMemoryPool implements AutoCloseable {
           throw e;
         }
         slot.live.put(offset, new Region(offset, length, buffer));
-        usedBytes += length;
-        regions++;
+        if (!slot.storage) {
+          usedBytes += length;
+          regions++;
+        }
         return buffer;
       }
     }
@@ -246,7 +308,7 @@ public final class SharedMemoryPool implements AutoCloseable {
               + ")");
     }
     SharedSegment segment = SharedSegment.create(size);
-    Slot slot = new Slot(segment);
+    Slot slot = new Slot(segment, false);
     try {
       slot.accounted = account(segment, size);
     } catch (RuntimeException e) {
@@ -275,7 +337,7 @@ public final class SharedMemoryPool implements AutoCloseable {
   private long emptyBytes() {
     long empty = 0;
     for (Slot slot : slots.values()) {
-      if (slot.live.isEmpty()) {
+      if (!slot.storage && slot.live.isEmpty()) {
         empty += slot.segment.size();
       }
     }
@@ -291,7 +353,7 @@ public final class SharedMemoryPool implements AutoCloseable {
   private long closeEmpty(long wanted) {
     List<Slot> empty = new ArrayList<>();
     for (Slot slot : slots.values()) {
-      if (slot.live.isEmpty()) {
+      if (!slot.storage && slot.live.isEmpty()) {
         empty.add(slot);
       }
     }
@@ -328,14 +390,22 @@ public final class SharedMemoryPool implements AutoCloseable {
       if (region == null) {
         return;
       }
-      usedBytes -= region.length();
-      regions--;
-      giveBack(slot, offset, region.length());
-      if (slot.live.isEmpty() && closed) {
+      if (slot.storage) {
+        // A storage segment serves its one region only: it goes with it.
         slots.remove(slot.base);
-        totalBytes -= slot.segment.size();
+        storageBytes -= slot.segment.size();
         emptied = slot.accounted;
-        last = slots.isEmpty();
+        last = closed && slots.isEmpty();
+      } else {
+        usedBytes -= region.length();
+        regions--;
+        giveBack(slot, offset, region.length());
+        if (slot.live.isEmpty() && closed) {
+          slots.remove(slot.base);
+          totalBytes -= slot.segment.size();
+          emptied = slot.accounted;
+          last = slots.isEmpty();
+        }
       }
     }
     if (emptied != null) {
@@ -368,13 +438,26 @@ public final class SharedMemoryPool implements AutoCloseable {
   }
 
   /**
-   * The bytes all segments hold (what the allocator accounts).
+   * The bytes the segments for moving bodies hold (what the allocator accounts for them; storage
+   * segments are in {@link #storageBytes()}).
    *
    * @return bytes
    */
   public long segmentBytes() {
     synchronized (lock) {
       return totalBytes;
+    }
+  }
+
+  /**
+   * The bytes the storage segments hold ({@link #allocateStorage}), accounted in the pool's child
+   * allocator like the others.
+   *
+   * @return bytes
+   */
+  public long storageBytes() {
+    synchronized (lock) {
+      return storageBytes;
     }
   }
 
@@ -390,18 +473,22 @@ public final class SharedMemoryPool implements AutoCloseable {
   }
 
   /**
-   * The number of mapped segments.
+   * The number of mapped segments for moving bodies (storage segments left out).
    *
    * @return the count
    */
   public int segmentCount() {
     synchronized (lock) {
-      return slots.size();
+      int count = 0;
+      for (Slot slot : slots.values()) {
+        count += slot.storage ? 0 : 1;
+      }
+      return count;
     }
   }
 
   /**
-   * The number of live regions.
+   * The number of live regions in the segments for moving bodies.
    *
    * @return the count
    */
@@ -437,7 +524,7 @@ public final class SharedMemoryPool implements AutoCloseable {
       }
       closed = true;
       for (Slot slot : List.copyOf(slots.values())) {
-        if (slot.live.isEmpty()) {
+        if (!slot.storage && slot.live.isEmpty()) {
           slots.remove(slot.base);
           totalBytes -= slot.segment.size();
           emptied.add(slot.accounted);
@@ -458,6 +545,8 @@ public final class SharedMemoryPool implements AutoCloseable {
           + slots.size()
           + ", segmentBytes="
           + totalBytes
+          + ", storageBytes="
+          + storageBytes
           + ", usedBytes="
           + usedBytes
           + ", regions="

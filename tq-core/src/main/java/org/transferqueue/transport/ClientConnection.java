@@ -10,7 +10,9 @@ import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledExecutorService;
@@ -325,9 +327,20 @@ final class ClientConnection {
     }
     long[] offsets = SharedMessages.requestLayout(lengths);
     long need = Math.max(1, offsets[lengths.length]);
-    SharedMessages.Grant grant = takeSpare(need);
+    SharedMessages.Grant grant = call.placedBodies ? null : takeSpare(need);
     ClientMappings.Mapping mapping = null;
     try {
+      if (grant == null && call.placedBodies) {
+        grant =
+            requestGrant(
+                SharedMessages.placedGrantRequest(
+                    need, call.type, call.applicationMetadata, lengths),
+                lengths.length);
+        if (grant.placed()) {
+          sendPlaced(call, id, grant, lengths);
+          return;
+        }
+      }
       if (grant == null) {
         grant = requestGrant(need);
       }
@@ -362,10 +375,83 @@ final class ClientConnection {
     } finally {
       mapping.release();
     }
-    refillSpare(need);
-    byte[] section =
+    if (!call.placedBodies) {
+      refillSpare(need);
+    }
+    enqueueShared(
+        call,
+        id,
         SharedMessages.sharedRequestSection(
-            lengths, grant.grantId(), offsets, call.applicationMetadata);
+            lengths, grant.grantId(), offsets, call.applicationMetadata));
+  }
+
+  /**
+   * Sends a call whose bodies the server placed: one copy of each body straight to its placement,
+   * then the frame naming the grant. If a placement cannot be mapped the grant is released before
+   * the call goes over the socket (in that order on the wire, so that the server has undone the
+   * placing before the request arrives).
+   */
+  private void sendPlaced(PendingCall call, long id, SharedMessages.Grant grant, long[] lengths) {
+    List<ClientMappings.Mapping> held = new ArrayList<>();
+    MemorySegment[] destinations = new MemorySegment[lengths.length];
+    try {
+      Map<SharedMessages.SegmentRef, ClientMappings.Mapping> bySegment = new HashMap<>();
+      for (int i = 0; i < lengths.length; i++) {
+        SharedMessages.Placement placement = grant.placements().get(i);
+        ClientMappings.Mapping mapping = bySegment.get(placement.segment());
+        if (mapping == null) {
+          mapping = mappings.acquire(placement.segment());
+          held.add(mapping);
+          bySegment.put(placement.segment(), mapping);
+        }
+        MemorySegment memory = mapping.segment().memory();
+        if (lengths[i] > memory.byteSize() - placement.offset()) {
+          throw new ProtocolException(
+              ErrorCode.PROTOCOL_ERROR,
+              "SHM_GRANT placed body "
+                  + i
+                  + " of "
+                  + lengths[i]
+                  + " bytes at offset="
+                  + placement.offset()
+                  + " beyond its segment of "
+                  + memory.byteSize()
+                  + " bytes");
+        }
+        destinations[i] = memory.asSlice(placement.offset(), lengths[i]);
+      }
+    } catch (TqException e) {
+      held.forEach(ClientMappings.Mapping::release);
+      releaseAtOnce(grant.grantId());
+      writer.enqueue(
+          new FrameWriter.OutboundFrame(call.type, 0, id, call.metadataSection, call.bodies, call));
+      return;
+    }
+    try {
+      if (!call.onWriteStart()) {
+        releaseShared(grant.grantId());
+        return;
+      }
+      try {
+        for (int i = 0; i < lengths.length; i++) {
+          MemorySegment.copy(call.bodies.get(i), 0, destinations[i], 0, lengths[i]);
+        }
+      } catch (RuntimeException e) {
+        releaseShared(grant.grantId());
+        call.onWriteEnd(new FrameWriter.UnwritableFrameException(e));
+        return;
+      }
+    } finally {
+      held.forEach(ClientMappings.Mapping::release);
+    }
+    enqueueShared(
+        call,
+        id,
+        SharedMessages.placedRequestSection(lengths, grant.grantId(), call.applicationMetadata));
+  }
+
+  /** Queues a request frame whose bodies are in shared memory already. */
+  private void enqueueShared(PendingCall call, long id, byte[] section) {
     writer.enqueue(
         new FrameWriter.OutboundFrame(
             call.type,
@@ -432,10 +518,19 @@ final class ClientConnection {
 
   /** Asks for a region of {@code length} bytes and waits at most the connect timeout. */
   private SharedMessages.Grant requestGrant(long length) {
+    return requestGrant(SharedMessages.grantRequest(length), -1);
+  }
+
+  /**
+   * Sends an SHM_GRANT and waits at most the connect timeout.
+   *
+   * @param bodies the body count of a placing request (its reply may be a placed grant), or -1
+   */
+  private SharedMessages.Grant requestGrant(byte[] request, int bodies) {
     PendingCall grantCall =
         new PendingCall(
             MessageDescriptor.TYPE_SHM_GRANT,
-            BodyTable.encode(List.of(), SharedMessages.grantRequest(length)),
+            BodyTable.encode(List.of(), request),
             List.of(),
             BodyDestination.into(List.of()),
             "SHM_GRANT to " + address);
@@ -453,7 +548,7 @@ final class ClientConnection {
       throw Errors.unwrap(e);
     }
     try (reply) {
-      return SharedMessages.decodeGrantReply(reply.metadata(), address.toString());
+      return SharedMessages.decodeGrantReply(reply.metadata(), address.toString(), bodies);
     }
   }
 
@@ -470,6 +565,27 @@ final class ClientConnection {
     if (releaseScheduled.compareAndSet(false, true)) {
       Thread.ofVirtual().name("tq-shm-release-" + address).start(this::flushReleases);
     }
+  }
+
+  /**
+   * Sends an SHM_RELEASE of one id now, ahead of whatever this thread queues next (the server reads
+   * frames in order).
+   */
+  private void releaseAtOnce(long id) {
+    PendingCall call =
+        new PendingCall(
+            MessageDescriptor.TYPE_SHM_RELEASE,
+            BodyTable.encode(List.of(), SharedMessages.releaseRequest(new long[] {id})),
+            List.of(),
+            BodyDestination.into(List.of()),
+            "SHM_RELEASE to " + address);
+    call.future.whenComplete(
+        (reply, error) -> {
+          if (reply != null) {
+            reply.close();
+          }
+        });
+    send(call);
   }
 
   private void flushReleases() {

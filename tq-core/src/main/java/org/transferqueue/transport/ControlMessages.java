@@ -108,18 +108,25 @@ final class ControlMessages {
 
   /**
    * The application metadata of a PROCESS_STATS reply: {@code [heap_allocated_bytes]} with shared
-   * memory off, else {@code [heap_allocated_bytes, [segment_bytes, used_bytes, grants, leases]]}.
+   * memory off, else {@code [heap_allocated_bytes, [segment_bytes, used_bytes, grants, leases,
+   * storage_bytes, request_bytes_granted, request_bytes_placed, reply_bytes_copied,
+   * reply_bytes_lent]]}.
    */
   static byte[] processStatsMetadata(ProcessStats stats, SharedMemoryStats shared) {
-    MsgpackWriter out = new MsgpackWriter(48);
+    MsgpackWriter out = new MsgpackWriter(96);
     out.writeArrayHeader(shared.enabled() ? 2 : 1);
     out.writeLong(stats.heapAllocatedBytes());
     if (shared.enabled()) {
-      out.writeArrayHeader(4);
+      out.writeArrayHeader(9);
       out.writeLong(shared.segmentBytes());
       out.writeLong(shared.usedBytes());
       out.writeLong(shared.grants());
       out.writeLong(shared.leases());
+      out.writeLong(shared.storageBytes());
+      out.writeLong(shared.requestBytesGranted());
+      out.writeLong(shared.requestBytesPlaced());
+      out.writeLong(shared.replyBytesCopied());
+      out.writeLong(shared.replyBytesLent());
     }
     return out.toByteArray();
   }

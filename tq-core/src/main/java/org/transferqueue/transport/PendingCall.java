@@ -33,6 +33,9 @@ final class PendingCall implements FrameWriter.Listener {
    */
   final byte[] applicationMetadata;
 
+  /** Whether the request asks for a placed grant when its bodies go through shared memory. */
+  final boolean placedBodies;
+
   final CompletableFuture<Response> future = new CompletableFuture<>();
 
   private final ReentrantLock lock = new ReentrantLock();
@@ -55,7 +58,7 @@ final class PendingCall implements FrameWriter.Listener {
       List<MemorySegment> bodies,
       BodyDestination destination,
       String description) {
-    this(type, metadataSection, null, bodies, destination, description);
+    this(type, metadataSection, null, bodies, destination, description, false);
   }
 
   PendingCall(
@@ -64,10 +67,12 @@ final class PendingCall implements FrameWriter.Listener {
       byte[] applicationMetadata,
       List<MemorySegment> bodies,
       BodyDestination destination,
-      String description) {
+      String description,
+      boolean placedBodies) {
     this.type = type;
     this.metadataSection = metadataSection;
     this.applicationMetadata = applicationMetadata;
+    this.placedBodies = placedBodies;
     this.bodies = bodies;
     this.destination = destination;
     this.description = description;

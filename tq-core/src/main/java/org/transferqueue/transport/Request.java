@@ -18,8 +18,14 @@ import org.transferqueue.TqException;
  *     MessageDescriptor#MAX_TYPE}
  * @param metadata the application metadata (msgpack by convention), possibly empty
  * @param bodies the body segments in order, possibly empty; zero-length segments are allowed
+ * @param placedBodies whether, when the bodies travel through shared memory, the client asks the
+ *     server to place them first (a placed SHM_GRANT, docs/PROTOCOL.md section 4.2) so that it
+ *     writes each body straight where the server keeps it: one copy on the hop instead of two, at
+ *     the price of a grant round trip per request. For message types whose server registered a
+ *     {@link RequestBodyAllocator} placing into its shared memory (a store node's WRITE); a server
+ *     that cannot place them grants a region as usual.
  */
-public record Request(int type, byte[] metadata, List<MemorySegment> bodies) {
+public record Request(int type, byte[] metadata, List<MemorySegment> bodies, boolean placedBodies) {
 
   /**
    * Validates the components.
@@ -31,6 +37,17 @@ public record Request(int type, byte[] metadata, List<MemorySegment> bodies) {
     MessageDescriptor.requireApplicationType(type);
     Objects.requireNonNull(metadata, "metadata");
     bodies = List.copyOf(bodies);
+  }
+
+  /**
+   * A request whose bodies are not placed ({@code placedBodies} false).
+   *
+   * @param type the message type
+   * @param metadata the application metadata
+   * @param bodies the body segments in order, borrowed until the call completes
+   */
+  public Request(int type, byte[] metadata, List<MemorySegment> bodies) {
+    this(type, metadata, bodies, false);
   }
 
   /**

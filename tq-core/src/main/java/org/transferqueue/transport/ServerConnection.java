@@ -71,9 +71,10 @@ final class ServerConnection {
       BufferAllocator allocator,
       Map<Integer, RequestHandler> handlers,
       Map<Integer, RequestBodyAllocator> bodyAllocators,
-      SharedMemoryPool pool) {
+      SharedMemoryPool pool,
+      SharedMemoryCounters counters) {
     this.server = server;
-    this.shared = pool == null ? null : new ServerSharedMemory(pool, config);
+    this.shared = pool == null ? null : new ServerSharedMemory(pool, config, counters);
     this.config = config;
     this.channel = channel;
     this.remote = remote;
@@ -342,22 +343,31 @@ final class ServerConnection {
     RequestHandler handler = handlers.get(type);
     RequestBodyAllocator.Placed placed = null;
     if (sharedBodies) {
-      SharedMessages.SharedItem item;
+      ServerSharedMemory.TakenGrant taken;
       try {
-        item =
+        SharedMessages.SharedItem item =
             SharedMessages.decodeItem(
                 table.applicationMetadata(), false, table.bodyLengths().length, remote.toString());
-        placed = sharedBodies(item.id(), item.offsets(), table.bodyLengths());
+        taken =
+            sharedBodies(
+                item.id(), item.offsets(), table.bodyLengths(), item.applicationMetadata());
+        // A placed request is dispatched with the metadata array its body allocator saw.
+        table =
+            new BodyTable(
+                table.bodyLengths(),
+                taken.placedMetadata() != null
+                    ? taken.placedMetadata()
+                    : item.applicationMetadata());
       } catch (TqException e) {
         sendError(id, type, e.code(), e.getMessage());
         return true;
       }
-      table = new BodyTable(table.bodyLengths(), item.applicationMetadata());
+      placed = taken.bodies();
     }
     if (handler == null) {
       reader.skip(header.bodyLength());
       if (placed != null) {
-        placed.owned().forEach(NativeBuffer::close);
+        placed.abandon();
       }
       sendError(id, type, ErrorCode.UNSUPPORTED_OPERATION, "no handler for message type=" + type);
       return true;
@@ -369,7 +379,8 @@ final class ServerConnection {
    * The bodies of a request flagged {@code FLAG_SHARED_BODY}: its grant's region, sliced. The grant
    * is consumed whatever happens.
    */
-  private RequestBodyAllocator.Placed sharedBodies(long grantId, long[] offsets, long[] lengths) {
+  private ServerSharedMemory.TakenGrant sharedBodies(
+      long grantId, long[] offsets, long[] lengths, byte[] appMeta) {
     if (shared == null) {
       throw new ProtocolException(
           ErrorCode.PROTOCOL_ERROR,
@@ -377,7 +388,74 @@ final class ServerConnection {
               + grantId
               + ") but this server has shared memory off");
     }
-    return shared.takeGrant(grantId, offsets, lengths);
+    return shared.take(grantId, offsets, lengths, appMeta);
+  }
+
+  /**
+   * Answers an SHM_GRANT: a placed grant when the request names a type whose body allocator puts
+   * every body inside the pool, else a region of the asked length.
+   */
+  private byte[] grant(SharedMessages.GrantRequest request) {
+    if (shared == null) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, "SHM_GRANT but this server has shared memory off");
+    }
+    if (request.placing()) {
+      ServerSharedMemory.PlacedReply placed = placeGrant(request);
+      if (placed != null) {
+        return SharedMessages.placedGrantReply(placed.grantId(), placed.placements());
+      }
+    }
+    return SharedMessages.grantReply(shared.grant(request.length()));
+  }
+
+  /**
+   * Runs the body allocator of the announced request for a placed grant; null when the type has
+   * none, it declines or fails, or a destination is outside the pool (everything it started is then
+   * abandoned and the client gets a region).
+   */
+  private ServerSharedMemory.PlacedReply placeGrant(SharedMessages.GrantRequest request) {
+    RequestBodyAllocator placer = bodyAllocators.get(request.type());
+    long[] lengths = request.bodyLengths();
+    if (placer == null || !handlers.containsKey(request.type()) || !shared.attached()) {
+      return null;
+    }
+    for (int i = 0; i < lengths.length; i++) {
+      if (lengths[i] > config.maxBodySegmentBytes()) {
+        throw new ProtocolException(
+            ErrorCode.FRAME_TOO_LONG,
+            "SHM_GRANT body "
+                + i
+                + " length="
+                + lengths[i]
+                + " > maxBodySegmentBytes="
+                + config.maxBodySegmentBytes());
+      }
+    }
+    RequestBodyAllocator.Placed destinations;
+    try {
+      destinations = placeWith(placer, request.metadata(), lengths);
+    } catch (TqException e) {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "placing SHM_GRANT bodies of type=" + request.type() + " failed, granting a region",
+          e);
+      return null;
+    }
+    if (destinations == null) {
+      return null;
+    }
+    ServerSharedMemory.PlacedReply reply;
+    try {
+      reply = shared.place(destinations, request.metadata(), lengths);
+    } catch (RuntimeException e) {
+      destinations.abandon();
+      throw e;
+    }
+    if (reply == null) {
+      destinations.abandon();
+    }
+    return reply;
   }
 
   /** Answers SHM_ATTACH, SHM_GRANT and SHM_RELEASE on the reader thread (no blocking work). */
@@ -395,14 +473,10 @@ final class ServerConnection {
               byte[] nonce = SharedMessages.decodeAttachRequest(table.applicationMetadata());
               yield SharedMessages.attachReply(shared != null && shared.attach(nonce));
             }
-            case MessageDescriptor.TYPE_SHM_GRANT -> {
-              long length = SharedMessages.decodeGrantRequest(table.applicationMetadata());
-              if (shared == null) {
-                throw new ProtocolException(
-                    ErrorCode.PROTOCOL_ERROR, "SHM_GRANT but this server has shared memory off");
-              }
-              yield SharedMessages.grantReply(shared.grant(length));
-            }
+            case MessageDescriptor.TYPE_SHM_GRANT ->
+                grant(
+                    SharedMessages.decodeGrantRequest(
+                        table.applicationMetadata(), config.maxBodySegments()));
             default -> {
               long[] ids =
                   SharedMessages.decodeReleaseRequest(
@@ -472,7 +546,7 @@ final class ServerConnection {
       permits.acquire();
     } catch (InterruptedException e) {
       if (shm != null) {
-        shm.owned().forEach(NativeBuffer::close);
+        shm.abandon();
       }
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while waiting for a request slot", e);
@@ -497,7 +571,8 @@ final class ServerConnection {
         reader.readBodies(FrameWriter.toBuffers(placed.segments()));
       }
     } catch (IOException | RuntimeException e) {
-      bodies.forEach(NativeBuffer::close);
+      // The bodies never arrived: the allocator's reservations are undone with the buffers.
+      placed.abandon();
       permits.release();
       throw e;
     }
@@ -530,9 +605,7 @@ final class ServerConnection {
   private RequestBodyAllocator.Placed place(RequestBodyAllocator placer, BodyTable table) {
     long[] lengths = table.bodyLengths();
     RequestBodyAllocator.Placed placed =
-        placer == null
-            ? null
-            : placer.allocate(table.applicationMetadata(), lengths.clone(), allocator);
+        placer == null ? null : placeWith(placer, table.applicationMetadata(), lengths);
     if (placed == null) {
       List<NativeBuffer> owned = new ArrayList<>(lengths.length);
       try {
@@ -545,6 +618,22 @@ final class ServerConnection {
       }
       return new RequestBodyAllocator.Placed(
           owned.stream().map(NativeBuffer::segment).toList(), owned);
+    }
+    return placed;
+  }
+
+  /**
+   * Runs a body allocator and checks its destinations, each sliced to exactly its body's length.
+   *
+   * @return the destinations, or null when the allocator declines
+   * @throws TqException as the allocator, or {@code INTERNAL} for destinations that do not fit (the
+   *     allocator's work is abandoned)
+   */
+  private RequestBodyAllocator.Placed placeWith(
+      RequestBodyAllocator placer, byte[] metadata, long[] lengths) {
+    RequestBodyAllocator.Placed placed = placer.allocate(metadata, lengths.clone(), allocator);
+    if (placed == null) {
+      return null;
     }
     try {
       List<MemorySegment> segments = placed.segments();
@@ -567,9 +656,9 @@ final class ServerConnection {
         }
         exact.add(segments.get(i).asSlice(0, lengths[i]));
       }
-      return new RequestBodyAllocator.Placed(exact, placed.owned());
+      return new RequestBodyAllocator.Placed(exact, placed.owned(), placed.onAbandon());
     } catch (RuntimeException e) {
-      placed.owned().forEach(NativeBuffer::close);
+      placed.abandon();
       throw e;
     }
   }

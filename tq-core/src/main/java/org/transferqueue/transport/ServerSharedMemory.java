@@ -3,6 +3,7 @@ package org.transferqueue.transport;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +23,9 @@ import org.transferqueue.memory.SharedSegment;
  * takes grants; handler threads add leases ({@link #share}); the connection's last holder calls
  * {@link #close()}. Every table is guarded by {@code this}; a lease added after close is released
  * at once. Invariant: every region of the pool this connection holds is in {@code probe}, {@code
- * grants} or {@code leases}, so {@link #close()} returns all of it.
+ * grants} or {@code leases}, and every placed grant (destinations a handler's body allocator chose
+ * inside the pool) is in {@code placed} until a request takes it or it is abandoned, so {@link
+ * #close()} returns all of it.
  */
 final class ServerSharedMemory {
   private static final System.Logger LOG = System.getLogger(ServerSharedMemory.class.getName());
@@ -32,8 +35,10 @@ final class ServerSharedMemory {
 
   private final SharedMemoryPool pool;
   private final TransportConfig config;
+  private final SharedMemoryCounters counters;
   private final Map<Long, NativeBuffer> grants = new HashMap<>();
   private final Map<Long, List<AutoCloseable>> leases = new HashMap<>();
+  private final Map<Long, PlacedGrant> placed = new HashMap<>();
   private long grantedBytes;
   private NativeBuffer probe;
   private SharedMemoryPool.Location probeLocation;
@@ -41,9 +46,10 @@ final class ServerSharedMemory {
   private boolean closed;
   private long nextId = 1;
 
-  ServerSharedMemory(SharedMemoryPool pool, TransportConfig config) {
+  ServerSharedMemory(SharedMemoryPool pool, TransportConfig config, SharedMemoryCounters counters) {
     this.pool = pool;
     this.config = config;
+    this.counters = counters;
   }
 
   /**
@@ -128,6 +134,110 @@ final class ServerSharedMemory {
   }
 
   /**
+   * A placed grant: the destinations a handler's body allocator chose for a request announced by
+   * its type, application metadata (the very array the allocator saw) and body lengths.
+   */
+  private record PlacedGrant(
+      RequestBodyAllocator.Placed placed, byte[] metadata, long[] lengths, long bytes) {}
+
+  /**
+   * Registers a placed grant when every destination lies inside a live region of the pool, so that
+   * the client can write each body straight where the handler keeps it.
+   *
+   * @param destinations the allocator's destinations, each exactly its body's length
+   * @param metadata the application metadata the allocator was given (kept by identity: the
+   *     dispatched request carries this array)
+   * @return the grant id and placements, or null when a destination is not in the pool (the caller
+   *     then abandons the destinations and grants a region instead)
+   * @throws TqException {@code PROTOCOL_ERROR} when not attached, {@code OUT_OF_MEMORY} when the
+   *     connection's unused grants would exceed its limit, {@code CLOSED} after close; the caller
+   *     abandons the destinations
+   */
+  PlacedReply place(RequestBodyAllocator.Placed destinations, byte[] metadata, long[] lengths) {
+    List<SharedMessages.Placement> placements = new ArrayList<>(lengths.length);
+    long bytes = 0;
+    for (MemorySegment destination : destinations.segments()) {
+      SharedMemoryPool.Location location = pool.locate(destination);
+      if (location == null) {
+        return null;
+      }
+      placements.add(
+          new SharedMessages.Placement(
+              SharedMessages.SegmentRef.of(location.segment()), location.offset()));
+      bytes += destination.byteSize();
+    }
+    synchronized (this) {
+      if (!attached) {
+        throw new ProtocolException(
+            ErrorCode.PROTOCOL_ERROR, "SHM_GRANT on a connection that is not attached");
+      }
+      ensureOpen();
+      if (grantedBytes + bytes > config.connectionMemoryLimitBytes()) {
+        throw new TqException(
+            ErrorCode.OUT_OF_MEMORY,
+            "SHM_GRANT of "
+                + bytes
+                + " placed bytes: the connection's unused grants hold "
+                + grantedBytes
+                + " bytes, connectionMemoryLimitBytes="
+                + config.connectionMemoryLimitBytes());
+      }
+      long id = nextId++;
+      placed.put(id, new PlacedGrant(destinations, metadata, lengths.clone(), bytes));
+      grantedBytes += bytes;
+      return new PlacedReply(id, placements);
+    }
+  }
+
+  /** A placed grant's id and where its bodies go. */
+  record PlacedReply(long grantId, List<SharedMessages.Placement> placements) {}
+
+  /**
+   * What a request naming a grant gets: its bodies, and for a placed grant the metadata array the
+   * body allocator saw (the request is dispatched with it), else null.
+   */
+  record TakenGrant(RequestBodyAllocator.Placed bodies, byte[] placedMetadata) {}
+
+  /**
+   * Takes the grant a request names: a placed grant's destinations when the request matches what
+   * the grant was placed for, or a region's bodies ({@link #takeGrant(long, long[], long[])}).
+   *
+   * @throws ProtocolException {@code PROTOCOL_ERROR} for a request that does not match its placed
+   *     grant (the placement is abandoned), and as {@link #takeGrant(long, long[], long[])}
+   */
+  TakenGrant take(long grantId, long[] offsets, long[] lengths, byte[] appMeta) {
+    PlacedGrant grant;
+    synchronized (this) {
+      grant = attached ? placed.remove(grantId) : null;
+      if (grant != null) {
+        grantedBytes -= grant.bytes();
+      }
+    }
+    if (grant == null) {
+      return new TakenGrant(takeGrant(grantId, offsets, lengths), null);
+    }
+    String mismatch =
+        offsets != null
+            ? "names placed grant_id=" + grantId + " with offsets (a placed request has none)"
+            : !Arrays.equals(lengths, grant.lengths())
+                ? "has body lengths "
+                    + Arrays.toString(lengths)
+                    + ", placed grant_id="
+                    + grantId
+                    + " was placed for "
+                    + Arrays.toString(grant.lengths())
+                : !Arrays.equals(appMeta, grant.metadata())
+                    ? "has other application metadata than placed grant_id=" + grantId + " was for"
+                    : null;
+    if (mismatch != null) {
+      grant.placed().abandon();
+      throw new ProtocolException(ErrorCode.PROTOCOL_ERROR, "a request " + mismatch);
+    }
+    counters.requestBytesPlaced.add(grant.bytes());
+    return new TakenGrant(grant.placed(), grant.metadata());
+  }
+
+  /**
    * Takes the grant a request names and slices its bodies out of it; the grant is consumed whether
    * or not the slicing succeeds. The region's unused tail (beyond the last body, rounded up to 64)
    * goes back to the pool at once, so that a handler keeping the bodies (a storage unit's cells)
@@ -180,6 +290,11 @@ final class ServerSharedMemory {
       throw e;
     }
     pool.trim(region, end);
+    long total = 0;
+    for (long length : lengths) {
+      total += length;
+    }
+    counters.requestBytesGranted.add(total);
     List<MemorySegment> bodies = new ArrayList<>(lengths.length);
     for (int i = 0; i < lengths.length; i++) {
       bodies.add(region.segment().asSlice(at[i], lengths[i]));
@@ -196,6 +311,11 @@ final class ServerSharedMemory {
         if (grant != null) {
           grantedBytes -= grant.lengthBytes();
           freed.add(grant);
+        }
+        PlacedGrant unused = placed.remove(id);
+        if (unused != null) {
+          grantedBytes -= unused.bytes();
+          freed.add(unused.placed()::abandon);
         }
         List<AutoCloseable> lease = leases.remove(id);
         if (lease != null) {
@@ -228,22 +348,40 @@ final class ServerSharedMemory {
     SharedMessages.Placement[] placements = new SharedMessages.Placement[bodies.size()];
     long[] lengths = new long[bodies.size()];
     long copyBytes = 0;
+    long lentBytes = 0;
     int inPlace = 0;
+    int empty = 0;
+    SharedMessages.Placement anyInPlace = null;
     try {
       for (int i = 0; i < bodies.size(); i++) {
         MemorySegment body = bodies.get(i);
         lengths[i] = body.byteSize();
+        if (lengths[i] == 0) {
+          // Lent with the others if they all are (any offset holds zero bytes), else copied.
+          empty++;
+          copyBytes = SharedMessages.align64(copyBytes);
+          continue;
+        }
         SharedMemoryPool.Location location = pool.locate(body);
         NativeBuffer hold = location == null ? null : retainQuietly(location.region());
         if (hold != null) {
           held.add(hold);
           inPlace++;
+          lentBytes += lengths[i];
           placements[i] =
               new SharedMessages.Placement(
                   SharedMessages.SegmentRef.of(location.segment()), location.offset());
+          anyInPlace = anyInPlace == null ? placements[i] : anyInPlace;
         } else {
           copyBytes = SharedMessages.align64(copyBytes) + lengths[i];
         }
+      }
+      if (anyInPlace != null && inPlace + empty == bodies.size()) {
+        // Every non-empty body is lent in place: the empty ones need no region either.
+        for (int i = 0; i < placements.length; i++) {
+          placements[i] = placements[i] == null ? anyInPlace : placements[i];
+        }
+        inPlace += empty;
       }
       if (inPlace < bodies.size()) {
         NativeBuffer copies;
@@ -299,6 +437,8 @@ final class ServerSharedMemory {
       closeAll(held);
       return null;
     }
+    counters.replyBytesLent.add(lentBytes);
+    counters.replyBytesCopied.add(reply.bodyLength() - lentBytes);
     return new SharedReply(section, keepsResources);
   }
 
@@ -326,10 +466,14 @@ final class ServerSharedMemory {
   /**
    * The grants and leases outstanding on this connection.
    *
-   * @return {@code [grants, leases, bytes of the grants]}
+   * @return {@code [grants (placed ones included), leases, bytes of the granted regions]}
    */
   synchronized long[] outstanding() {
-    return new long[] {grants.size(), leases.size(), grantedBytes};
+    long regionBytes = 0;
+    for (NativeBuffer grant : grants.values()) {
+      regionBytes += grant.lengthBytes();
+    }
+    return new long[] {grants.size() + placed.size(), leases.size(), regionBytes};
   }
 
   /** Frees the probe, every grant and every lease. Idempotent. */
@@ -347,6 +491,10 @@ final class ServerSharedMemory {
       }
       freed.addAll(grants.values());
       grants.clear();
+      for (PlacedGrant unused : placed.values()) {
+        freed.add(unused.placed()::abandon);
+      }
+      placed.clear();
       grantedBytes = 0;
       leases.values().forEach(freed::addAll);
       leases.clear();

@@ -79,14 +79,39 @@ final class SharedMessages {
   record Offer(long pid, SegmentRef segment, long probeOffset) {}
 
   /**
-   * A granted region.
+   * A granted region, or a placed grant.
    *
    * @param grantId the id a request names it by
-   * @param segment its segment
+   * @param segment its segment; null for a placed grant
    * @param offset its offset in the segment
-   * @param length its length (at least the length asked for)
+   * @param length its length (at least the length asked for); 0 for a placed grant
+   * @param placements where each body goes, for a placed grant; null for a region
    */
-  record Grant(long grantId, SegmentRef segment, long offset, long length) {}
+  record Grant(
+      long grantId, SegmentRef segment, long offset, long length, List<Placement> placements) {
+    Grant(long grantId, SegmentRef segment, long offset, long length) {
+      this(grantId, segment, offset, length, null);
+    }
+
+    /** Whether the server placed the bodies (each goes to its own placement). */
+    boolean placed() {
+      return placements != null;
+    }
+  }
+
+  /**
+   * An SHM_GRANT request.
+   *
+   * @param length the bytes of a region, should the server grant one
+   * @param type the message type of the request the grant is for; -1 in the short form
+   * @param metadata that request's application metadata; null in the short form
+   * @param bodyLengths that request's body lengths; null in the short form
+   */
+  record GrantRequest(long length, int type, byte[] metadata, long[] bodyLengths) {
+    boolean placing() {
+      return metadata != null;
+    }
+  }
 
   /**
    * Where one reply body lies.
@@ -236,13 +261,57 @@ final class SharedMessages {
     return out.toByteArray();
   }
 
-  static long decodeGrantRequest(byte[] appMeta) {
+  /**
+   * SHM_GRANT request in the placing form: {@code [length, type, metadata: bin, body_lengths:
+   * [int...]]}.
+   */
+  static byte[] placedGrantRequest(long length, int type, byte[] metadata, long[] bodyLengths) {
+    MsgpackWriter out = new MsgpackWriter(24 + metadata.length + 9 * bodyLengths.length);
+    out.writeArrayHeader(4);
+    out.writeLong(length);
+    out.writeLong(type);
+    out.writeBinary(metadata);
+    writeTable(out, bodyLengths);
+    return out.toByteArray();
+  }
+
+  /**
+   * An SHM_GRANT request, short ({@code [length]}) or placing ({@code [length, type, metadata,
+   * body_lengths]}, at most {@code maxBodies} lengths).
+   *
+   * @throws ProtocolException {@code PROTOCOL_ERROR} when malformed
+   */
+  static GrantRequest decodeGrantRequest(byte[] appMeta, int maxBodies) {
     MsgpackReader in = new MsgpackReader(appMeta, "SHM_GRANT");
     try {
-      if (in.readArrayHeader() != 1) {
-        throw new MsgpackException("SHM_GRANT", in.offset(), "is not [length]");
+      int size = in.readArrayHeader();
+      if (size != 1 && size != 4) {
+        throw new MsgpackException(
+            "SHM_GRANT", in.offset(), "is not [length] or [length, type, metadata, body_lengths]");
       }
-      return in.readLong();
+      long length = in.readLong();
+      if (size == 1) {
+        return new GrantRequest(length, -1, null, null);
+      }
+      long type = in.readLong();
+      if (type < MessageDescriptor.FIRST_APPLICATION_TYPE || type > MessageDescriptor.MAX_TYPE) {
+        throw new MsgpackException("SHM_GRANT", in.offset(), "type=" + type + " is not a request");
+      }
+      byte[] metadata = in.readBinary();
+      int count = in.readArrayHeader();
+      if (count < 0 || count > maxBodies) {
+        throw new MsgpackException(
+            "SHM_GRANT", in.offset(), "names " + count + " bodies > maxBodySegments=" + maxBodies);
+      }
+      long[] lengths = new long[count];
+      for (int i = 0; i < count; i++) {
+        lengths[i] = in.readLong();
+        if (lengths[i] < 0) {
+          throw new MsgpackException(
+              "SHM_GRANT", in.offset(), "body " + i + " length=" + lengths[i] + " < 0");
+        }
+      }
+      return new GrantRequest(length, (int) type, metadata, lengths);
     } catch (MsgpackException e) {
       throw malformed("client", "SHM_GRANT request", e);
     }
@@ -259,10 +328,49 @@ final class SharedMessages {
     return out.toByteArray();
   }
 
-  static Grant decodeGrantReply(byte[] appMeta, String where) {
+  /** SHM_GRANT reply of a placed grant: {@code [grant_id, [[segment, offset], ...]]}. */
+  static byte[] placedGrantReply(long grantId, List<Placement> placements) {
+    MsgpackWriter out = new MsgpackWriter(16 + 48 * placements.size());
+    out.writeArrayHeader(2);
+    out.writeLong(grantId);
+    writePlacements(out, placements);
+    return out.toByteArray();
+  }
+
+  /**
+   * An SHM_GRANT reply: a region ({@code [grant_id, segment, offset, length]}) or, to a placing
+   * request, a placed grant ({@code [grant_id, placements]}, one placement per body of {@code
+   * bodies}; -1 when the request was short and a placed grant is malformed).
+   */
+  static Grant decodeGrantReply(byte[] appMeta, String where, int bodies) {
     MsgpackReader in = new MsgpackReader(appMeta, "SHM_GRANT reply");
     try {
-      if (in.readArrayHeader() != 4) {
+      int size = in.readArrayHeader();
+      if (size == 2 && bodies >= 0) {
+        long id = in.readLong();
+        int count = in.readArrayHeader();
+        if (count != bodies) {
+          throw new MsgpackException(
+              "SHM_GRANT reply", in.offset(), "places " + count + " bodies of " + bodies);
+        }
+        List<Placement> placements = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+          if (in.readArrayHeader() != 2) {
+            throw new MsgpackException("SHM_GRANT reply", in.offset(), "is not [seg, offset]");
+          }
+          SegmentRef segment = SegmentRef.read(in);
+          long offset = in.readLong();
+          if (offset < SharedSegment.HEADER_BYTES || offset > segment.size()) {
+            throw new MsgpackException(
+                "SHM_GRANT reply",
+                in.offset(),
+                "placement offset=" + offset + " outside its segment");
+          }
+          placements.add(new Placement(segment, offset));
+        }
+        return new Grant(id, null, 0, 0, placements);
+      }
+      if (size != 4) {
         throw new MsgpackException("SHM_GRANT reply", in.offset(), "is not [id, seg, off, len]");
       }
       long id = in.readLong();
@@ -337,14 +445,31 @@ final class SharedMessages {
     writeTable(out, lengths);
     out.writeArrayHeader(2);
     out.writeLong(leaseId);
+    writePlacements(out, placements);
+    out.writeRaw(appMeta, 0, appMeta.length);
+    return out.toByteArray();
+  }
+
+  /**
+   * The metadata section of a request whose bodies lie where placed grant {@code grantId} put them
+   * (item {@code [grant_id]}).
+   */
+  static byte[] placedRequestSection(long[] lengths, long grantId, byte[] appMeta) {
+    MsgpackWriter out = new MsgpackWriter(16 + 9 * lengths.length + appMeta.length);
+    writeTable(out, lengths);
+    out.writeArrayHeader(1);
+    out.writeLong(grantId);
+    out.writeRaw(appMeta, 0, appMeta.length);
+    return out.toByteArray();
+  }
+
+  private static void writePlacements(MsgpackWriter out, List<Placement> placements) {
     out.writeArrayHeader(placements.size());
     for (Placement placement : placements) {
       out.writeArrayHeader(2);
       placement.segment().write(out);
       out.writeLong(placement.offset());
     }
-    out.writeRaw(appMeta, 0, appMeta.length);
-    return out.toByteArray();
   }
 
   private static void writeTable(MsgpackWriter out, long[] lengths) {

@@ -179,6 +179,7 @@ public final class TransportClient implements AutoCloseable {
         request.type(),
         section,
         request.metadata(),
+        request.placedBodies(),
         request.bodies(),
         destination,
         timeout);
@@ -192,7 +193,7 @@ public final class TransportClient implements AutoCloseable {
       List<MemorySegment> bodies,
       BodyDestination destination,
       Duration timeout) {
-    return send(address, type, section, null, bodies, destination, timeout);
+    return send(address, type, section, null, false, bodies, destination, timeout);
   }
 
   private CompletableFuture<Response> send(
@@ -200,12 +201,14 @@ public final class TransportClient implements AutoCloseable {
       int type,
       byte[] section,
       byte[] applicationMetadata,
+      boolean placedBodies,
       List<MemorySegment> bodies,
       BodyDestination destination,
       Duration timeout) {
     String what = "call type=" + type + " to " + address;
     PendingCall call =
-        new PendingCall(type, section, applicationMetadata, bodies, destination, what);
+        new PendingCall(
+            type, section, applicationMetadata, bodies, destination, what, placedBodies);
     outstanding.add(call);
     call.future.whenComplete((r, e) -> outstanding.remove(call));
     if (closed.get()) {

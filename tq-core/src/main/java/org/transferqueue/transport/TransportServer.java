@@ -73,6 +73,12 @@ public final class TransportServer implements AutoCloseable {
   /** The shared-memory segments offered to same-host clients; null when shared memory is off. */
   private final SharedMemoryPool sharedMemory;
 
+  /** Whether {@link #sharedMemory} is this server's to close (false for a pool given to it). */
+  private final boolean ownsSharedMemory;
+
+  /** What moved through shared memory since start; see {@link SharedMemoryStats}. */
+  private final SharedMemoryCounters sharedCounters = new SharedMemoryCounters();
+
   private TransportServer(Builder builder) {
     this.config = builder.config;
     Map<Integer, RequestHandler> all = new HashMap<>(builder.handlers);
@@ -90,16 +96,14 @@ public final class TransportServer implements AutoCloseable {
     this.bodyAllocators = Map.copyOf(builder.bodyAllocators);
     this.allocator =
         builder.allocator.newChildAllocator(builder.name, builder.allocator.limitBytes());
+    boolean on = config.sharedMemory() && SHARED_MEMORY_SUPPORTED;
+    this.ownsSharedMemory = on && builder.sharedMemory == null;
     this.sharedMemory =
-        config.sharedMemory() && SHARED_MEMORY_SUPPORTED
-            // A child of the caller's allocator, not of this server's: handlers may keep regions
-            // (cells stored from shared puts) beyond the server's close.
-            ? new SharedMemoryPool(
-                builder.allocator,
-                builder.name + "-shared-memory",
-                config.sharedMemoryLimitBytes(),
-                config.sharedMemorySegmentBytes())
-            : null;
+        !on
+            ? null
+            : builder.sharedMemory != null
+                ? builder.sharedMemory
+                : newSharedMemoryPool(config, builder.allocator, builder.name);
     try {
       this.serverChannel = ServerSocketChannel.open();
       serverChannel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -107,7 +111,7 @@ public final class TransportServer implements AutoCloseable {
       InetSocketAddress bound = (InetSocketAddress) serverChannel.getLocalAddress();
       this.address = new HostPort(bound.getAddress().getHostAddress(), bound.getPort());
     } catch (IOException | RuntimeException e) {
-      if (sharedMemory != null) {
+      if (ownsSharedMemory) {
         sharedMemory.close();
       }
       allocator.close();
@@ -122,6 +126,32 @@ public final class TransportServer implements AutoCloseable {
           e);
     }
     this.acceptor = Thread.ofVirtual().name("tq-server-acceptor-" + address).start(this::accept);
+  }
+
+  /**
+   * Creates the shared-memory pool a server with {@code config} would create for itself, for a
+   * caller that must place memory in it before the server starts (a store node's engine slabs,
+   * {@link SharedMemoryPool#allocateStorage}) and then gives it to {@link
+   * Builder#sharedMemoryPool}.
+   *
+   * @param config the server's configuration: {@code sharedMemory}, its limit and segment size
+   * @param allocator the allocator the server will be built with: the pool's child allocator is its
+   *     child, not the server's, so regions a handler keeps may outlive the server
+   * @param name the server's name ({@link Builder#name}); the pool's allocator is {@code name +
+   *     "-shared-memory"}
+   * @return a pool the caller owns and closes after the server and after the holders of its
+   *     regions; null when shared memory is off or this platform has none
+   */
+  public static SharedMemoryPool newSharedMemoryPool(
+      TransportConfig config, BufferAllocator allocator, String name) {
+    if (!config.sharedMemory() || !SHARED_MEMORY_SUPPORTED) {
+      return null;
+    }
+    return new SharedMemoryPool(
+        allocator,
+        name + "-shared-memory",
+        config.sharedMemoryLimitBytes(),
+        config.sharedMemorySegmentBytes());
   }
 
   /**
@@ -214,7 +244,12 @@ public final class TransportServer implements AutoCloseable {
         attached,
         grants,
         grantBytes,
-        leases);
+        leases,
+        sharedMemory.storageBytes(),
+        sharedCounters.requestBytesGranted.sum(),
+        sharedCounters.requestBytesPlaced.sum(),
+        sharedCounters.replyBytesCopied.sum(),
+        sharedCounters.replyBytesLent.sum());
   }
 
   /**
@@ -279,7 +314,8 @@ public final class TransportServer implements AutoCloseable {
               connectionAllocator,
               handlers,
               bodyAllocators,
-              sharedMemory);
+              sharedMemory,
+              sharedCounters);
     } catch (RuntimeException e) {
       connectionAllocator.close();
       throw e;
@@ -341,7 +377,7 @@ public final class TransportServer implements AutoCloseable {
       interrupted = true;
     }
     try {
-      if (sharedMemory != null) {
+      if (ownsSharedMemory) {
         sharedMemory.close();
       }
     } finally {
@@ -388,6 +424,7 @@ public final class TransportServer implements AutoCloseable {
     private final Map<Integer, RequestHandler> handlers = new HashMap<>();
     private final Map<Integer, RequestBodyAllocator> bodyAllocators = new HashMap<>();
     private String name = "transport-server";
+    private SharedMemoryPool sharedMemory;
 
     Builder(TransportConfig config, BufferAllocator allocator) {
       this.config = Objects.requireNonNull(config, "config");
@@ -438,6 +475,19 @@ public final class TransportServer implements AutoCloseable {
      */
     public Builder name(String name) {
       this.name = Objects.requireNonNull(name, "name");
+      return this;
+    }
+
+    /**
+     * Serves shared memory from {@code pool} instead of a pool of the server's own, so that memory
+     * placed in it before the start (a store node's engine slabs) is what same-host clients map.
+     * Used only when the configuration has shared memory on; the server never closes it.
+     *
+     * @param pool a pool from {@link #newSharedMemoryPool}, or null for the server's own
+     * @return this builder
+     */
+    public Builder sharedMemoryPool(SharedMemoryPool pool) {
+      this.sharedMemory = pool;
       return this;
     }
 

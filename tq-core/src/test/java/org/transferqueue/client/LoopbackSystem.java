@@ -20,6 +20,8 @@ import org.transferqueue.controller.ControllerApi;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakPolicy;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.memory.SharedMemoryPool;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
@@ -226,20 +228,28 @@ final class LoopbackSystem implements TestSystem {
     List<HostPort> addresses = new ArrayList<>();
     MooncakeStoreConfig mooncake = config.backend().mooncakeStore();
     for (int i = 0; i < STORE_NODES; i++) {
+      // With shared memory on, the engine's slabs lie in the node's pool (as tq store-node does).
+      String hostname = "store-node-" + i;
+      SharedMemoryPool pool =
+          StoreNodeServer.newSharedMemoryPool(transport, serverAllocator, hostname);
+      if (pool != null) {
+        started.add(pool);
+      }
       EmbeddedObjectStore engine =
-          EmbeddedObjectStore.create(serverAllocator, MasterConfig.DEFAULT);
+          EmbeddedObjectStore.create(serverAllocator, MasterConfig.DEFAULT, pool);
       started.add(engine);
       int rc =
           engine.setup(
               StoreConfig.builder()
-                  .localHostname("store-node-" + i)
+                  .localHostname(hostname)
                   .globalSegmentSize(mooncake.globalSegmentSize() / STORE_NODES)
                   .localBufferSize(mooncake.localBufferSize())
                   .build());
       if (rc != 0) {
         throw new TqException(ErrorCode.STORAGE_ERROR, "store node " + i + " setup: rc=" + rc);
       }
-      StoreNodeServer server = StoreNodeServer.start(engine, transport, serverAllocator);
+      StoreNodeServer server =
+          StoreNodeServer.start(engine, transport, serverAllocator, StorageRequests.NOOP, pool);
       started.add(server);
       pools.add(server::sharedMemoryStats);
       storeNodes.add(server);
@@ -319,29 +329,25 @@ final class LoopbackSystem implements TestSystem {
    * @return the sums; not enabled when shared memory is off
    */
   SharedMemoryStats sharedMemory() {
-    boolean enabled = false;
-    int segments = 0;
-    long segmentBytes = 0;
-    long usedBytes = 0;
-    long regions = 0;
-    long attached = 0;
-    long grants = 0;
-    long grantBytes = 0;
-    long leases = 0;
+    return sum(pools);
+  }
+
+  /**
+   * The shared-memory pools of the store nodes summed (none with SimpleStorage).
+   *
+   * @return the sums
+   */
+  SharedMemoryStats storeNodeSharedMemory() {
+    return sum(
+        storeNodes.stream().<Supplier<SharedMemoryStats>>map(n -> n::sharedMemoryStats).toList());
+  }
+
+  private static SharedMemoryStats sum(List<Supplier<SharedMemoryStats>> pools) {
+    SharedMemoryStats sum = SharedMemoryStats.OFF;
     for (Supplier<SharedMemoryStats> pool : pools) {
-      SharedMemoryStats s = pool.get();
-      enabled |= s.enabled();
-      segments += s.segments();
-      segmentBytes += s.segmentBytes();
-      usedBytes += s.usedBytes();
-      regions += s.regions();
-      attached += s.attachedConnections();
-      grants += s.grants();
-      grantBytes += s.grantBytes();
-      leases += s.leases();
+      sum = sum.plus(pool.get());
     }
-    return new SharedMemoryStats(
-        enabled, segments, segmentBytes, usedBytes, regions, attached, grants, grantBytes, leases);
+    return sum;
   }
 
   /** The remote client the scenario talks through. */

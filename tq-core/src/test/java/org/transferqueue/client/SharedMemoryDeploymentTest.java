@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.transferqueue.client.Rows.longRows;
 
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -60,6 +61,38 @@ class SharedMemoryDeploymentTest {
       tq.kv().clear(List.of("a", "b"), "p");
       org.transferqueue.testing.Await.until(
           () -> tq.sharedMemory().idle(), "only spare grants hold pool memory");
+    }
+  }
+
+  /**
+   * Store nodes keep their objects in shared memory: a put from a same-host client is written
+   * straight into the engine (placed grants, one copy) and a get is lent in place (the node copies
+   * nothing into reply regions).
+   */
+  @Test
+  void shouldPlaceStoreNodePutsAndLendStoreNodeReadsInPlace(BufferAllocator allocator) {
+    try (LoopbackSystem tq = (LoopbackSystem) Deployment.SHM.fresh(Backend.MOONCAKE_STORE);
+        Tensor x = Tensor.ofLongs(allocator, DType.INT64, new long[] {1, 2, 3, 4}, 2, 2);
+        Batch data = Batch.builder().dense("x", x).build()) {
+      assertThat(tq.storeNodeSharedMemory().storageBytes())
+          .as("the engines' slabs lie in the nodes' pools")
+          .isGreaterThanOrEqualTo(tq.config().backend().mooncakeStore().globalSegmentSize() - 64);
+      tq.kv().batchPut(List.of("a", "b"), "p", data, null);
+      SharedMemoryStats before = tq.storeNodeSharedMemory();
+      assertThat(before.requestBytesPlaced())
+          .as("cell bytes placed: " + before)
+          .isEqualTo(x.nbytes());
+      assertThat(before.requestBytesGranted()).as("bytes through granted regions").isZero();
+      try (Batch read = tq.kv().batchGet(List.of("a", "b"), "p", List.of("x"))) {
+        assertThat(longRows(read.column("x"))).isDeepEqualTo(new long[][] {{1, 2}, {3, 4}});
+      }
+      SharedMemoryStats after = tq.storeNodeSharedMemory();
+      assertThat(after.replyBytesLent() - before.replyBytesLent())
+          .as("cell bytes lent in place: " + after)
+          .isEqualTo(x.nbytes());
+      assertThat(after.replyBytesCopied()).as("bytes copied into reply regions").isZero();
+      org.transferqueue.testing.Await.until(
+          () -> tq.storeNodeSharedMemory().leases() == 0, "the leases released");
     }
   }
 

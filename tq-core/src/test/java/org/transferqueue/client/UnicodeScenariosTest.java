@@ -213,7 +213,8 @@ class UnicodeScenariosTest {
       List<Object> values = new ArrayList<>();
       List<Map<String, Object>> tags = new ArrayList<>();
       for (int i = 0; i < 12; i++) {
-        keys.add("k" + i + validString(random, 6));
+        // The separator keeps keys distinct: "k1" + "0..." never equals "k10" + "...".
+        keys.add("k" + i + "/" + validString(random, 6));
         Map<String, Object> nested = new LinkedHashMap<>();
         nested.put(validString(random, 4), List.of(validString(random, 8), validString(random, 3)));
         values.add(random.nextBoolean() ? validString(random, 40) : nested);

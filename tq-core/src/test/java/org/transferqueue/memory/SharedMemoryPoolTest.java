@@ -168,4 +168,36 @@ class SharedMemoryPoolTest {
               TqException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.PROTOCOL_ERROR));
     }
   }
+
+  /**
+   * A storage region (an engine slab) gets a segment of its own outside the pool's limit, which no
+   * transfer region shares, is accounted once in the pool's allocator and goes with its release,
+   * also after the pool closed.
+   */
+  @Test
+  void shouldKeepStorageRegionsInDedicatedSegmentsOutsideTheLimit(BufferAllocator allocator) {
+    NativeBuffer slab;
+    try (SharedMemoryPool pool = new SharedMemoryPool(allocator, "shm", SEGMENT, SEGMENT)) {
+      slab = pool.allocateStorage(3 * SEGMENT + 1);
+      assertThat(slab.lengthBytes()).isEqualTo(3 * SEGMENT + 64);
+      long storage = pool.storageBytes();
+      assertThat(storage).isGreaterThan(3 * SEGMENT).isEqualTo(allocator.allocatedBytes());
+      assertThat(pool.segmentBytes()).isZero();
+      assertThat(pool.usedBytes()).isZero();
+      assertThat(pool.regionCount()).isZero();
+      SharedMemoryPool.Location inside = pool.locate(slab.segment().asSlice(4096, 100));
+      assertThat(inside.offset()).isEqualTo(SharedSegment.HEADER_BYTES + 4096);
+      assertThat(inside.region()).isSameAs(slab);
+      // The limit is the transfers': a full standard segment still fits beside the slab.
+      try (NativeBuffer region = pool.allocate(SEGMENT - SharedSegment.HEADER_BYTES)) {
+        assertThat(pool.locate(region.segment()).segment()).isNotSameAs(inside.segment());
+        assertThat(allocator.allocatedBytes()).isEqualTo(storage + SEGMENT);
+      }
+      assertThat(pool.trim()).isEqualTo(SEGMENT);
+      assertThat(pool.trim(slab, 64)).as("a slab is never trimmed").isZero();
+    }
+    assertThat(allocator.allocatedBytes()).as("the slab outlives the pool").isPositive();
+    slab.close();
+    assertThat(allocator.allocatedBytes()).isZero();
+  }
 }

@@ -29,6 +29,8 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.LeakCheckExtension;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.SharedMemoryPool;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
 import org.transferqueue.remote.objectstore.RemoteObjectStore;
@@ -69,6 +71,7 @@ class MooncakeKvClientTest {
   private BufferAllocator allocator;
   private final List<EmbeddedObjectStore> engines = new ArrayList<>();
   private final List<StoreNodeServer> servers = new ArrayList<>();
+  private final List<SharedMemoryPool> pools = new ArrayList<>();
 
   /** The store the client runs over, without counting: the engine, or the remote store. */
   private ObjectStore backing;
@@ -82,9 +85,25 @@ class MooncakeKvClientTest {
   void setUp(BufferAllocator allocator) {
     this.allocator = allocator;
     int engineCount = deployment == Deployment.EMBEDDED ? 1 : NODES;
+    TransportConfig loopback =
+        TransportConfig.builder()
+            .bindHost("127.0.0.1")
+            .bindPort(0)
+            .defaultCallTimeout(Duration.ofSeconds(20))
+            .sharedMemory(deployment == Deployment.SHARED_MEMORY)
+            .sharedMemoryMinBytes(1)
+            .sharedMemorySegmentBytes(1L << 20)
+            .build();
     for (int i = 0; i < engineCount; i++) {
+      // Through shared memory, the engines' slabs lie in their nodes' pools (as tq store-node).
+      SharedMemoryPool pool =
+          deployment == Deployment.EMBEDDED
+              ? null
+              : StoreNodeServer.newSharedMemoryPool(loopback, allocator, "node-" + i);
+      pools.add(pool);
       EmbeddedObjectStore engine =
-          EmbeddedObjectStore.create(allocator, MasterConfig.builder().asyncThreads(1).build());
+          EmbeddedObjectStore.create(
+              allocator, MasterConfig.builder().asyncThreads(1).build(), pool);
       engines.add(engine);
       assertThat(
               engine.setup(
@@ -98,17 +117,10 @@ class MooncakeKvClientTest {
     if (deployment == Deployment.EMBEDDED) {
       backing = engines.getFirst();
     } else {
-      TransportConfig loopback =
-          TransportConfig.builder()
-              .bindHost("127.0.0.1")
-              .bindPort(0)
-              .defaultCallTimeout(Duration.ofSeconds(20))
-              .sharedMemory(deployment == Deployment.SHARED_MEMORY)
-              .sharedMemoryMinBytes(1)
-              .sharedMemorySegmentBytes(1L << 20)
-              .build();
-      for (EmbeddedObjectStore engine : engines) {
-        servers.add(StoreNodeServer.start(engine, loopback, allocator));
+      for (int i = 0; i < engines.size(); i++) {
+        servers.add(
+            StoreNodeServer.start(
+                engines.get(i), loopback, allocator, StorageRequests.NOOP, pools.get(i)));
       }
       RemoteObjectStore remote =
           RemoteObjectStore.connect(
@@ -136,6 +148,11 @@ class MooncakeKvClientTest {
     }
     servers.reversed().forEach(StoreNodeServer::close);
     engines.reversed().forEach(EmbeddedObjectStore::close);
+    for (SharedMemoryPool pool : pools) {
+      if (pool != null) {
+        pool.close();
+      }
+    }
   }
 
   private MooncakeKvClient client() {

@@ -93,13 +93,17 @@ class ProcessStatsTest {
 
     byte[] on =
         ControlMessages.processStatsMetadata(
-            new ProcessStats(42), new SharedMemoryStats(true, 1, 4096, 640, 3, 1, 2, 128, 5));
+            new ProcessStats(42),
+            new SharedMemoryStats(true, 1, 4096, 640, 3, 1, 2, 128, 5, 8192, 10, 20, 30, 40));
     MsgpackReader in = new MsgpackReader(on, "process stats");
     assertThat(in.readArrayHeader()).isEqualTo(2);
     assertThat(in.readLong()).isEqualTo(42);
-    assertThat(in.readArrayHeader()).isEqualTo(4);
-    assertThat(new long[] {in.readLong(), in.readLong(), in.readLong(), in.readLong()})
-        .containsExactly(4096, 640, 2, 5);
+    assertThat(in.readArrayHeader()).isEqualTo(9);
+    long[] figures = new long[9];
+    for (int i = 0; i < figures.length; i++) {
+      figures[i] = in.readLong();
+    }
+    assertThat(figures).containsExactly(4096, 640, 2, 5, 8192, 10, 20, 30, 40);
     assertThat(in.hasRemaining()).isFalse();
     assertThat(ControlMessages.decodeProcessStats(on, "x").heapAllocatedBytes()).isEqualTo(42);
   }

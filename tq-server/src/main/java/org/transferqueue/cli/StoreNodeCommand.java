@@ -15,6 +15,7 @@ import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.config.NetworkConfig;
 import org.transferqueue.config.TqConfig;
 import org.transferqueue.memory.RootAllocator;
+import org.transferqueue.memory.SharedMemoryPool;
 import org.transferqueue.metrics.StorageRequestMeters;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
@@ -106,8 +107,16 @@ final class StoreNodeCommand implements Callable<Integer> {
             .build();
     try (CloseStack cleanup = new CloseStack()) {
       RootAllocator allocator = cleanup.push(RoleRunner.allocator(tq, "tq-store-node-" + node));
+      // With shared memory on, the engine's slabs lie in the server's pool: same-host clients
+      // then read objects where they lie and write them where they are kept.
+      SharedMemoryPool sharedMemory =
+          StoreNodeServer.newSharedMemoryPool(transport, allocator, storeConfig.localHostname());
+      if (sharedMemory != null) {
+        cleanup.push(sharedMemory);
+      }
       EmbeddedObjectStore engine =
-          cleanup.push(EmbeddedObjectStore.create(allocator, ConfigMapper.master(mooncake)));
+          cleanup.push(
+              EmbeddedObjectStore.create(allocator, ConfigMapper.master(mooncake), sharedMemory));
       int rc = engine.setup(storeConfig);
       if (rc != 0) {
         throw new TqException(
@@ -138,7 +147,7 @@ final class StoreNodeCommand implements Callable<Integer> {
                 new DistinctErrorLog(System.getLogger("org.transferqueue.metrics")));
       }
       StoreNodeServer server =
-          cleanup.push(StoreNodeServer.start(engine, transport, allocator, requests));
+          cleanup.push(StoreNodeServer.start(engine, transport, allocator, requests, sharedMemory));
       // metrics.port is the controller's; every node takes a free port, as storage units do.
       PrometheusEndpoint endpoint =
           registry == null
@@ -146,7 +155,7 @@ final class StoreNodeCommand implements Callable<Integer> {
               : RoleRunner.startMetrics(registry, null, bind.host(), 0, "store node " + node, LOG);
       cleanup.release();
       return new RoleRunner.ServedRole(
-          server.address(), endpoint, endpoint, server, journal, engine, allocator);
+          server.address(), endpoint, endpoint, server, journal, engine, sharedMemory, allocator);
     }
   }
 }

@@ -11,6 +11,8 @@ import org.transferqueue.config.StorageBackend;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.SharedMemoryPool;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
@@ -56,7 +58,13 @@ final class InJvmServers implements AutoCloseable {
           storage.add(server.address());
           pools.add(server::sharedMemoryStats);
         } else {
-          EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
+          SharedMemoryPool pool =
+              StoreNodeServer.newSharedMemoryPool(transport, allocator, "node-" + i);
+          if (pool != null) {
+            started.add(pool);
+          }
+          EmbeddedObjectStore engine =
+              EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT, pool);
           started.add(engine);
           int rc =
               engine.setup(
@@ -68,7 +76,8 @@ final class InJvmServers implements AutoCloseable {
           if (rc != 0) {
             throw new IllegalStateException("store node setup returned " + rc);
           }
-          StoreNodeServer server = StoreNodeServer.start(engine, transport, allocator);
+          StoreNodeServer server =
+              StoreNodeServer.start(engine, transport, allocator, StorageRequests.NOOP, pool);
           started.add(server);
           storage.add(server.address());
           pools.add(server::sharedMemoryStats);

@@ -62,6 +62,18 @@ class SharedMemoryKillTest {
         .build();
   }
 
+  /** Waits until every storage server's pool satisfies {@code condition}; dumps them if not. */
+  private static void awaitPools(
+      InJvmServers servers,
+      java.util.function.Predicate<org.transferqueue.transport.SharedMemoryStats> condition,
+      String what) {
+    try {
+      Await.until(() -> servers.sharedMemory().stream().allMatch(condition), what);
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + ": " + servers.sharedMemory(), e);
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(StorageBackend.class)
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -145,10 +157,11 @@ class SharedMemoryKillTest {
 
         // The holder's leases and grants went with its connections (the live client may keep one
         // spare grant per connection); its rows stay stored until cleared, as any put's.
-        Await.until(
-            () ->
-                servers.sharedMemory().stream()
-                    .allMatch(s -> s.idle() && s.grants() <= s.attachedConnections()),
+        // (A storage unit keeps the rows a same-host client wrote as its cells, in the pool, so its
+        // pool's used bytes stay above the grants' until the rows are cleared.)
+        awaitPools(
+            servers,
+            s -> s.leases() == 0 && s.grants() <= s.attachedConnections(),
             "no lease and no grant but the live client's spares left on the servers");
         other.kv().clear(ClientProcess.keys("k", KEYS), "victim");
         clearViews(other, backend, TqConfigs.load(config));

@@ -20,6 +20,7 @@ import org.transferqueue.Threads;
 import org.transferqueue.TqException;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.SharedMemoryPool;
 import org.transferqueue.objectstore.AbstractObjectStore;
 import org.transferqueue.objectstore.CheckpointableObjectStore;
 import org.transferqueue.objectstore.ObjectStore;
@@ -54,8 +55,9 @@ import org.transferqueue.storage.checkpoint.FileDigest;
  * freed memory. Registered regions are {@link AbstractObjectStore}'s, under its own lock.
  *
  * <p><b>Ownership.</b> The slabs and the local-buffer child allocator belong to the store and are
- * freed at close; buffers returned by {@link #get} and {@link #getBatch} belong to the caller, who
- * must close them before closing the store. Registered regions stay the caller's.
+ * freed at close (a slab still lent to a reader, e.g. a store node's shared-memory reply lease, is
+ * freed at that reader's release); buffers returned by {@link #get} and {@link #getBatch} belong to
+ * the caller, who must close them before closing the store. Registered regions stay the caller's.
  *
  * <p><b>Deviations from Mooncake</b> (all in the direction of safety): a put on a present key
  * returns {@code -705} instead of a silent 0; removal and eviction never hand out memory that a
@@ -80,6 +82,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   }
 
   private final BufferAllocator allocator;
+  private final SharedMemoryPool slabPool;
   private final MasterConfig masterConfig;
   private final EngineCheckpoints checkpoints;
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
@@ -94,8 +97,10 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
   // Set once recovery has rebuilt the store; null while it replays and without durability.
   private volatile NodeJournal journal;
 
-  private EmbeddedObjectStore(BufferAllocator allocator, MasterConfig masterConfig) {
+  private EmbeddedObjectStore(
+      BufferAllocator allocator, MasterConfig masterConfig, SharedMemoryPool slabPool) {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
+    this.slabPool = slabPool;
     this.masterConfig = Objects.requireNonNull(masterConfig, "masterConfig");
     this.checkpoints = new EngineCheckpoints(this, allocator);
   }
@@ -108,7 +113,27 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
    * @return a store the caller owns and must close
    */
   public static EmbeddedObjectStore create(BufferAllocator allocator, MasterConfig masterConfig) {
-    return new EmbeddedObjectStore(allocator, masterConfig);
+    return new EmbeddedObjectStore(allocator, masterConfig, null);
+  }
+
+  /**
+   * Creates a store, not yet set up, whose slabs lie in shared memory: each slab is a storage
+   * region of {@code slabPool} ({@link SharedMemoryPool#allocateStorage}), so that a store node's
+   * same-host clients can map every stored object (docs/PROTOCOL.md section 4.2). Slab bytes are
+   * then accounted once, in the pool's child allocator (a child of the allocator the pool was
+   * given); a slab the pool cannot create (its allocator's limit, or no memfd) comes from {@code
+   * allocator} instead, accounted there, and the store works as without the pool.
+   *
+   * @param allocator where the other slabs and the copy-path buffers come from; must outlive the
+   *     store
+   * @param masterConfig leases, pins, eviction, timeouts, clock
+   * @param slabPool the pool to take slabs from, or null for {@link #create(BufferAllocator,
+   *     MasterConfig)}; not owned, must outlive the store's slabs
+   * @return a store the caller owns and must close
+   */
+  public static EmbeddedObjectStore create(
+      BufferAllocator allocator, MasterConfig masterConfig, SharedMemoryPool slabPool) {
+    return new EmbeddedObjectStore(allocator, masterConfig, slabPool);
   }
 
   @Override
@@ -124,7 +149,7 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
         long remaining = storeConfig.globalSegmentSize();
         while (remaining > 0) {
           long length = Math.min(remaining, masterConfig.maxSlabBytes());
-          NativeBuffer slab = allocator.allocate(length);
+          NativeBuffer slab = allocateSlab(length);
           slabs.add(slab);
           segments.add(slab.segment());
           remaining -= length;
@@ -177,6 +202,44 @@ public final class EmbeddedObjectStore extends AbstractObjectStore
     }
     freeMemory();
     return OK;
+  }
+
+  /** A slab: from the shared-memory pool when there is one and it has room, else the allocator. */
+  private NativeBuffer allocateSlab(long length) {
+    if (slabPool != null) {
+      try {
+        return slabPool.allocateStorage(length);
+      } catch (TqException e) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "a slab of "
+                + length
+                + " bytes does not fit in shared memory, so its objects are copied to same-host"
+                + " readers: "
+                + e.getMessage());
+      }
+    }
+    return allocator.allocate(length);
+  }
+
+  /**
+   * How many of the store's slab bytes lie in its shared-memory pool (for tests and statistics).
+   *
+   * @return bytes; 0 without a pool
+   */
+  public long sharedSlabBytes() {
+    lifecycle.readLock().lock();
+    try {
+      long bytes = 0;
+      for (NativeBuffer slab : slabs) {
+        if (slabPool != null && slabPool.locate(slab.segment()) != null) {
+          bytes += slab.lengthBytes();
+        }
+      }
+      return bytes;
+    } finally {
+      lifecycle.readLock().unlock();
+    }
   }
 
   /** Frees the local buffer allocator and the slabs, in reverse order of creation. */

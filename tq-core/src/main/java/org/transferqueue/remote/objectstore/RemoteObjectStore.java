@@ -237,7 +237,8 @@ public final class RemoteObjectStore extends AbstractObjectStore
         bodies.add(sources.get(i));
       }
       byte[] meta = new StoreNodeProtocol.Write(upsert, replicate, shardKeys).encode();
-      Request request = new Request(StoreNodeProtocol.WRITE.typeId(), meta, bodies);
+      // Placed: through shared memory, each body goes straight where the node's engine keeps it.
+      Request request = new Request(StoreNodeProtocol.WRITE.typeId(), meta, bodies, true);
       calls.add(call(shard.node(), request, BodyDestination.into(List.of())));
     }
     return collectCodes(shards, calls, codes, "WRITE reply");

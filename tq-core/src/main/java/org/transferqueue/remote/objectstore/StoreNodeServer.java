@@ -14,6 +14,7 @@ import org.transferqueue.StorageException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
 import org.transferqueue.memory.NativeBuffer;
+import org.transferqueue.memory.SharedMemoryPool;
 import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.ObjectStore;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
@@ -44,6 +45,12 @@ import org.transferqueue.transport.TransportServer;
  * into its destination segments. Per-key results are the engine's codes; a malformed request gets a
  * {@code PROTOCOL_ERROR} reply.
  *
+ * <p>Same host (docs/PROTOCOL.md section 4.2): started with the pool its engine's slabs lie in
+ * ({@link #newSharedMemoryPool}), the node lends READ replies in place (the transport finds the
+ * bodies in its pool; the lease holds the read tickets, so the objects stay unchanged until the
+ * client releases it) and a placed SHM_GRANT hands the WRITE destinations above to the client,
+ * which then makes the only copy of the hop.
+ *
  * <p>Does not own the engine: close the server first, then the engine. Thread-safe.
  */
 public final class StoreNodeServer implements AutoCloseable {
@@ -60,7 +67,8 @@ public final class StoreNodeServer implements AutoCloseable {
       ObjectStore store,
       TransportConfig config,
       BufferAllocator allocator,
-      StorageRequests requests) {
+      StorageRequests requests,
+      SharedMemoryPool sharedMemory) {
     this.store = Objects.requireNonNull(store, "store");
     Objects.requireNonNull(requests, "requests");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
@@ -70,7 +78,9 @@ public final class StoreNodeServer implements AutoCloseable {
             file -> engine().saveCheckpointFile(file),
             (file, expected) -> engine().prepareCheckpointFile(file, expected, null));
     TransportServer.Builder b =
-        TransportServer.builder(config, allocator).name("store-node-server:" + store.hostname());
+        TransportServer.builder(config, allocator)
+            .name(serverName(store.hostname()))
+            .sharedMemoryPool(sharedMemory);
     StorageHandlers.bind(
         b,
         StoreNodeProtocol.values(),
@@ -109,7 +119,38 @@ public final class StoreNodeServer implements AutoCloseable {
    */
   public static StoreNodeServer start(
       ObjectStore store, TransportConfig config, BufferAllocator allocator) {
-    return new StoreNodeServer(store, config, allocator, StorageRequests.NOOP);
+    return new StoreNodeServer(store, config, allocator, StorageRequests.NOOP, null);
+  }
+
+  /**
+   * The shared-memory pool for a store node whose engine keeps its slabs in shared memory: create
+   * it, give it to {@link EmbeddedObjectStore#create(BufferAllocator,
+   * org.transferqueue.objectstore.engine.MasterConfig, SharedMemoryPool)} before the engine's setup
+   * and to {@link #start(ObjectStore, TransportConfig, BufferAllocator, StorageRequests,
+   * SharedMemoryPool)}, so that every stored object lies in memory a same-host client maps: reads
+   * are then lent in place (no copy on the node) and writes land where the engine keeps them.
+   *
+   * <pre>{@code
+   * SharedMemoryPool pool = StoreNodeServer.newSharedMemoryPool(config, allocator, "node-0");
+   * EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, masterConfig, pool);
+   * engine.setup(storeConfig);
+   * StoreNodeServer server = StoreNodeServer.start(engine, config, allocator, requests, pool);
+   * // ... close the server, then the engine, then the pool
+   * }</pre>
+   *
+   * @param config the node's transport configuration
+   * @param allocator the allocator the server will be started with
+   * @param hostname the engine's {@code localHostname} (names the pool's allocator)
+   * @return a pool the caller owns and closes after the server and the engine; null when shared
+   *     memory is off (the engine then takes its slabs from its allocator)
+   */
+  public static SharedMemoryPool newSharedMemoryPool(
+      TransportConfig config, BufferAllocator allocator, String hostname) {
+    return TransportServer.newSharedMemoryPool(config, allocator, serverName(hostname));
+  }
+
+  private static String serverName(String hostname) {
+    return "store-node-server:" + hostname;
   }
 
   /**
@@ -129,7 +170,28 @@ public final class StoreNodeServer implements AutoCloseable {
       TransportConfig config,
       BufferAllocator allocator,
       StorageRequests requests) {
-    return new StoreNodeServer(store, config, allocator, requests);
+    return new StoreNodeServer(store, config, allocator, requests, null);
+  }
+
+  /**
+   * Starts serving {@code store} with the shared-memory pool its engine's slabs lie in ({@link
+   * #newSharedMemoryPool}).
+   *
+   * @param store a set-up engine; not owned, must outlive the server
+   * @param config bind address, token and limits
+   * @param allocator the parent of the connection allocators and of the read reply buffers
+   * @param requests where requests are measured ({@link StorageRequests#NOOP} for none)
+   * @param sharedMemory the pool, or null for one of the server's own (or none with shared memory
+   *     off); not owned: close it after the server and the engine
+   * @return the running server; the caller closes it
+   */
+  public static StoreNodeServer start(
+      ObjectStore store,
+      TransportConfig config,
+      BufferAllocator allocator,
+      StorageRequests requests,
+      SharedMemoryPool sharedMemory) {
+    return new StoreNodeServer(store, config, allocator, requests, sharedMemory);
   }
 
   /** The transport server, for protocol tests that call its handlers in-process. */
@@ -164,7 +226,10 @@ public final class StoreNodeServer implements AutoCloseable {
    * in the engine's segment, reserved by a two-phase write that {@link #onWrite} commits (one copy
    * on this hop, from the socket, and no registration); a refused key's body goes to a connection
    * buffer and is dropped. A request whose metadata does not parse gets the connection's buffers
-   * and {@link #onWrite} reports it.
+   * and {@link #onWrite} reports it. With shared memory, the engine's slabs lie in the pool, so a
+   * placed SHM_GRANT hands these same destinations to a same-host client, which writes each body
+   * straight into the engine (one copy, by the client); a batch with a refused key is not placed
+   * (its body would go to a connection buffer) and takes the ordinary shared path.
    */
   private RequestBodyAllocator.Placed placeWrite(
       byte[] metadata, long[] lengths, BufferAllocator connection) {
@@ -196,7 +261,16 @@ public final class StoreNodeServer implements AutoCloseable {
       throw e;
     }
     pendingWrites.put(metadata, new PlacedWrite(args, writes));
-    return new RequestBodyAllocator.Placed(segments, owned);
+    // Bodies that never arrive (a connection lost mid-body, a placed grant released unused or
+    // mismatched) revoke the writes at once: the keys stay as they were, the memory is freed.
+    return new RequestBodyAllocator.Placed(segments, owned, () -> abandonWrite(metadata));
+  }
+
+  private void abandonWrite(byte[] metadata) {
+    PlacedWrite write = pendingWrites.remove(metadata);
+    if (write != null) {
+      write.writes().close();
+    }
   }
 
   private Reply onWrite(ReceivedRequest request, LongConsumer samples) {

@@ -16,6 +16,8 @@ import org.transferqueue.ProtocolException;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.config.MooncakeStoreConfig;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.SharedMemoryPool;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.MooncakeKvClient;
 import org.transferqueue.objectstore.ObjectStoreContract;
 import org.transferqueue.objectstore.StoreConfig;
@@ -41,12 +43,20 @@ import org.transferqueue.transport.TransportConfig;
 class RemoteObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
   private final List<EmbeddedObjectStore> engines = new ArrayList<>();
   private final List<StoreNodeServer> servers = new ArrayList<>();
+  private final List<SharedMemoryPool> pools = new ArrayList<>();
 
   @Override
   protected void startEngine(BufferAllocator allocator) {
     for (int i = 0; i < 2; i++) {
+      // With shared memory on, the engines' slabs lie in their nodes' pools (as tq store-node).
+      SharedMemoryPool pool =
+          StoreNodeServer.newSharedMemoryPool(transport(), allocator, "node-" + i);
+      if (pool != null) {
+        pools.add(pool);
+      }
       EmbeddedObjectStore engine =
-          EmbeddedObjectStore.create(allocator, MasterConfig.builder().asyncThreads(1).build());
+          EmbeddedObjectStore.create(
+              allocator, MasterConfig.builder().asyncThreads(1).build(), pool);
       engines.add(engine);
       assertThat(
               engine.setup(
@@ -56,7 +66,8 @@ class RemoteObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
                       .localBufferSize(SEGMENT)
                       .build()))
           .isZero();
-      servers.add(StoreNodeServer.start(engine, transport(), allocator));
+      servers.add(
+          StoreNodeServer.start(engine, transport(), allocator, StorageRequests.NOOP, pool));
     }
   }
 
@@ -75,6 +86,8 @@ class RemoteObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
   protected void stopEngine() {
     servers.reversed().forEach(StoreNodeServer::close);
     engines.reversed().forEach(EmbeddedObjectStore::close);
+    pools.forEach(SharedMemoryPool::close);
+    pools.clear();
   }
 
   @Test

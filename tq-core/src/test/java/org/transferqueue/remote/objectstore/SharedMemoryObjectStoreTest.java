@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.transferqueue.config.HostPort;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.SharedMemoryPool;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.ObjectStoreContract;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
@@ -27,6 +29,7 @@ import org.transferqueue.transport.TransportConfig;
 class SharedMemoryObjectStoreTest extends ObjectStoreContract<RemoteObjectStore> {
   private final List<EmbeddedObjectStore> engines = new ArrayList<>();
   private final List<StoreNodeServer> servers = new ArrayList<>();
+  private final List<SharedMemoryPool> pools = new ArrayList<>();
 
   private static TransportConfig sharedEverything() {
     return RemoteUnits.builder()
@@ -39,8 +42,12 @@ class SharedMemoryObjectStoreTest extends ObjectStoreContract<RemoteObjectStore>
   @Override
   protected void startEngine(BufferAllocator allocator) {
     for (int i = 0; i < 2; i++) {
+      SharedMemoryPool pool =
+          StoreNodeServer.newSharedMemoryPool(sharedEverything(), allocator, "node-" + i);
+      pools.add(pool);
       EmbeddedObjectStore engine =
-          EmbeddedObjectStore.create(allocator, MasterConfig.builder().asyncThreads(1).build());
+          EmbeddedObjectStore.create(
+              allocator, MasterConfig.builder().asyncThreads(1).build(), pool);
       engines.add(engine);
       assertThat(
               engine.setup(
@@ -50,7 +57,8 @@ class SharedMemoryObjectStoreTest extends ObjectStoreContract<RemoteObjectStore>
                       .localBufferSize(SEGMENT)
                       .build()))
           .isZero();
-      servers.add(StoreNodeServer.start(engine, sharedEverything(), allocator));
+      servers.add(
+          StoreNodeServer.start(engine, sharedEverything(), allocator, StorageRequests.NOOP, pool));
     }
   }
 
@@ -64,6 +72,7 @@ class SharedMemoryObjectStoreTest extends ObjectStoreContract<RemoteObjectStore>
   protected void stopEngine() {
     servers.reversed().forEach(StoreNodeServer::close);
     engines.reversed().forEach(EmbeddedObjectStore::close);
+    pools.forEach(SharedMemoryPool::close);
   }
 
   @Test

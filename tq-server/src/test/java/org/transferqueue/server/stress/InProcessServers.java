@@ -10,6 +10,8 @@ import org.transferqueue.config.TqConfig;
 import org.transferqueue.controller.Controller;
 import org.transferqueue.controller.ControllerOptions;
 import org.transferqueue.memory.BufferAllocator;
+import org.transferqueue.memory.SharedMemoryPool;
+import org.transferqueue.metrics.StorageRequests;
 import org.transferqueue.objectstore.StoreConfig;
 import org.transferqueue.objectstore.engine.EmbeddedObjectStore;
 import org.transferqueue.objectstore.engine.MasterConfig;
@@ -72,7 +74,13 @@ final class InProcessServers implements AutoCloseable {
           addresses.add(server.address());
           segmentBytes.add(() -> server.sharedMemoryStats().segmentBytes());
         } else {
-          EmbeddedObjectStore engine = EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT);
+          SharedMemoryPool pool =
+              StoreNodeServer.newSharedMemoryPool(loopback, allocator, "stress-node-" + i);
+          if (pool != null) {
+            started.add(pool);
+          }
+          EmbeddedObjectStore engine =
+              EmbeddedObjectStore.create(allocator, MasterConfig.DEFAULT, pool);
           started.add(engine);
           int rc =
               engine.setup(
@@ -84,7 +92,8 @@ final class InProcessServers implements AutoCloseable {
           if (rc != 0) {
             throw new IllegalStateException("store node setup returned " + rc);
           }
-          StoreNodeServer server = StoreNodeServer.start(engine, loopback, allocator);
+          StoreNodeServer server =
+              StoreNodeServer.start(engine, loopback, allocator, StorageRequests.NOOP, pool);
           started.add(server);
           storageServers.add(server);
           addresses.add(server.address());
