@@ -289,6 +289,42 @@ def test_attached_connection_puts_and_gets_through_the_segment():
         server.close()
 
 
+def test_a_placed_grant_puts_each_body_where_the_server_says():
+    server = FakeServer(placing="yes")
+    conn = _connect(server)
+    try:
+        rows = torch.arange(8 * 700, dtype=torch.int32).reshape(8, 700)
+        bodies = [rows[i].numpy() for i in range(0, 8, 2)] + [np.full(100, 9, dtype=np.uint8)]
+        now = time.monotonic()
+        reply = conn.call(ECHO, wire.packb(["w"]), bodies, now + 10, 10, placed=True)
+        assert conn.shared_placed == 1 and server.items[-1] == [server.items[-1][0]]  # the short item
+        got = [np.asarray(b).view(np.int32) if reply.shared else np.frombuffer(b, np.int32) for b in reply.bodies[:4]]
+        assert all(np.array_equal(g, rows[i].numpy()) for g, i in zip(got, range(0, 8, 2)))
+        assert bytes(reply.bodies[4]) == bytes([9]) * 100
+        # without ``placed`` the same request takes an ordinary grant with explicit offsets
+        conn.call(ECHO, wire.packb(["w"]), bodies, now + 10, 10)
+        assert conn.shared_placed == 1 and len(server.items[-1]) == 2
+    finally:
+        conn.close()
+        server.close()
+
+
+def test_an_unmappable_placed_grant_is_released_before_the_request_goes_over_tcp():
+    server = FakeServer(placing="unmappable")
+    conn = _connect(server)
+    try:
+        now = time.monotonic()
+        reply = conn.call(ECHO, wire.packb(["w"]), [np.arange(5000, dtype=np.int32)], now + 10, 10, placed=True)
+        got = np.asarray(reply.bodies[0]).view(np.int32) if reply.shared else np.frombuffer(reply.bodies[0], np.int32)
+        assert np.array_equal(got, np.arange(5000, dtype=np.int32)) and conn.shared_placed == 0
+        types = [t for t, _ in server.requests]
+        assert types[-3:] == [wire.TYPE_SHM_GRANT, wire.TYPE_SHM_RELEASE, ECHO] and server.requests[-1] == (ECHO, 0)
+        assert not server.placed, "the placed grant was not released"
+    finally:
+        conn.close()
+        server.close()
+
+
 def test_small_requests_and_replies_stay_on_the_socket():
     server = FakeServer(min_bytes=1 << 20)
     conn = _connect(server, min_bytes=1 << 20)

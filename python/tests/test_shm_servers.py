@@ -340,3 +340,24 @@ def test_a_unit_keeps_the_rows_of_a_shared_put_as_its_cells(tq, pid):
     gc.collect()
     tq.kv_clear(keys, pid)
     _until(lambda: _pool_state(tq) == baseline, "the cells' regions freed with the samples")
+
+
+def test_a_store_node_write_goes_straight_into_a_placed_grant(tq, pid):
+    """A WRITE's bodies are written where the store node places them (the placed form of SHM_GRANT):
+    the nodes count them as placed bytes, not granted ones, and they read back as written."""
+    if tq.system.backend != "MooncakeStore":
+        pytest.skip("only a store node's WRITE is placed")
+    stats = [_shm_stats(tq, a) for a in tq.get_client().storage.addresses]
+    if any(s is None or len(s) < 7 for s in stats):
+        pytest.skip("the store nodes do not report placed bytes in PROCESS_STATS")
+    placed = sum(c.shared_placed for c in _storage_connections(tq))
+    n = 64
+    x = torch.randn(n, 3001, generator=torch.Generator().manual_seed(SEED))  # 12004-byte rows
+    keys = [f"w{i}" for i in range(n)]
+    tq.kv_batch_put(keys, pid, {"x": x})
+    assert sum(c.shared_placed for c in _storage_connections(tq)) > placed
+    after = [_shm_stats(tq, a) for a in tq.get_client().storage.addresses]
+    assert sum(a[6] - b[6] for a, b in zip(after, stats)) >= x.numel() * 4, (stats, after)
+    assert sum(a[5] - b[5] for a, b in zip(after, stats)) == 0, "bodies went through an ordinary grant"
+    assert torch.equal(tq.kv_batch_get(keys, pid)["x"], x)
+    tq.kv_clear(keys, pid)

@@ -291,6 +291,37 @@ def parse_grant(app_meta: bytes, requested: int) -> Grant:
     return grant
 
 
+def is_placed_grant(app_meta: bytes) -> bool:
+    """Whether an SHM_GRANT reply is the placed form ``[grant_id, placements]`` (two elements; the
+    ordinary form has four)."""
+    return bool(app_meta) and app_meta[0] == 0x92
+
+
+def parse_placed_grant(app_meta: bytes, lengths: list[int]) -> tuple[int, list[tuple[SegmentRef, int]]]:
+    """A placed SHM_GRANT reply ``[grant_id, [[segment, offset], ...]]``, one placement per body;
+    :class:`ProtocolError` when malformed or a body would lie outside its segment."""
+    item = wire.unpackb(app_meta)
+    if not isinstance(item, list) or len(item) != 2 or not _is_int(item[0]) or not isinstance(item[1], list):
+        raise ProtocolError(f"placed SHM_GRANT reply {item!r:.80} is not [grant_id, placements]")
+    grant_id, entries = item
+    if len(entries) != len(lengths):
+        raise ProtocolError(f"placed grant {grant_id}: {len(entries)} placements for {len(lengths)} bodies")
+    out, refs = [], {}
+    for i, (entry, length) in enumerate(zip(entries, lengths)):
+        if type(entry) is not list or len(entry) != 2 or not _is_int(entry[1]):
+            raise ProtocolError(f"placed grant {grant_id}: body {i} {entry!r:.80} is not [segment, offset]")
+        raw = entry[0]
+        ref = refs.get(tuple(raw)) if type(raw) is list and len(raw) == 3 and type(raw[1]) is bytes else None
+        if ref is None:
+            ref = SegmentRef.parse(raw, f"placed grant {grant_id} body {i}")
+            refs[(ref.fd, ref.key, ref.size)] = ref
+        if entry[1] < HEADER_BYTES or entry[1] + length > ref.size:
+            raise ProtocolError(f"placed grant {grant_id}: body {i} of {length} bytes at offset {entry[1]} lies "
+                                f"outside its segment of {ref.size} bytes")
+        out.append((ref, entry[1]))
+    return grant_id, out
+
+
 def parse_lease(item, lengths: list[int]) -> tuple[int, list[tuple[SegmentRef, int]]]:
     """A reply's shared-body item ``[lease_id, [[segment, offset], ...]]``, one entry per body."""
     if not isinstance(item, list) or len(item) != 2 or not _is_int(item[0]) or not isinstance(item[1], list):
@@ -372,6 +403,17 @@ class Segment:
     def prefetch(self, offset: int, length: int):
         """Faults a range in ahead of reading all of it."""
         _populate(self.mm, offset, length, MADV_POPULATE_READ)
+
+    def prefetch_write(self, addresses: np.ndarray, lengths: np.ndarray):
+        """Faults in the span of this mapping that bodies at ``addresses`` (of this process) with
+        ``lengths`` will cover, ahead of writing them; bodies elsewhere are ignored."""
+        if self.mm is None:
+            return
+        inside = (addresses >= self.addr) & (addresses < self.addr + self.ref.size)
+        if inside.any():
+            lo = int(addresses[inside].min()) - self.addr
+            hi = int((addresses[inside] + lengths[inside]).max()) - self.addr
+            _populate(self.mm, lo, hi - lo, MADV_POPULATE_WRITE)
 
     def is_current(self, pid: int) -> bool:
         """Whether the server still holds this segment under its fd (else it closed it)."""

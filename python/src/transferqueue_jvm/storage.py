@@ -568,8 +568,9 @@ class MooncakeStore:
                 keys = [k for k, _ in batch]
                 bodies = [self._joined(parts) for _, parts in batch]
                 meta = _packb([True, 1, self.hard_pin, False, keys])
+                # placed: through shared memory the node places each body in its own memory (one copy)
                 starts.append((keys, self.pool.start(self.addresses[node], WRITE, meta, bodies,
-                                                     max(0.001, deadline - time.monotonic()))))
+                                                     max(0.001, deadline - time.monotonic()), placed=True)))
         self._check_codes(starts, "write")
         return backend
 
