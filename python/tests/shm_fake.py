@@ -39,10 +39,15 @@ class FakeServer:
     """Listens on 127.0.0.1; ``offer``: False sends no offer, ``corrupt``: the offer's key is wrong."""
 
     def __init__(self, offer: bool = True, corrupt: bool = False, min_bytes: int = 1024,
-                 segment_bytes: int = 1 << 22, grant_limit: int | None = None, bad_lease: bool = False):
+                 segment_bytes: int = 1 << 22, grant_limit: int | None = None, bad_lease: bool = False,
+                 placing: str | None = None):
         self.offer, self.corrupt, self.min_bytes = offer, corrupt, min_bytes
         self.grant_limit = grant_limit
         self.bad_lease = bad_lease  # shared replies name an offset outside the segment
+        # "yes": a grant that announces its request is placed (each body on its own, last body first);
+        # "unmappable": placed in a segment the client cannot map (a wrong key)
+        self.placing = placing
+        self.placed: dict[int, tuple] = {}  # grant id -> (type, metadata, lengths, offsets)
         self.segment = FakeSegment(segment_bytes)
         self.lock = threading.Lock()
         self.grants: dict[int, tuple[int, int]] = {}
@@ -50,6 +55,7 @@ class FakeServer:
         self.released: list[list[int]] = []
         self.issued: list[int] = []  # lease ids, in order
         self.requests: list[tuple[int, int]] = []  # (type, flags) of every request
+        self.items: list = []  # the shared-body items of shared requests
         self.ids = iter(range(1, 1 << 30))
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -105,10 +111,20 @@ class FakeServer:
                 self.requests.append((h.type, h.flags))
                 if h.is_shared:
                     table, item, app = wire.split_shared_section(section, h.body_length)
-                    offsets, _ = wire.shared_offsets(table)
+                    self.items.append(item)
                     with self.lock:
-                        at, _ = self.grants.pop(item[0])
-                    bodies = [bytes(self.segment.mm[at + o:at + o + n]) for o, n in zip(offsets, table)]
+                        at, granted = self.grants.pop(item[0], (None, None))
+                    if item[0] in self.placed:
+                        type_, meta, lengths, offsets = self.placed.pop(item[0])
+                        assert len(item) == 1 and (type_, meta, lengths) == (h.type, app, table), item
+                        bodies = [bytes(self.segment.mm[o:o + n]) for o, n in zip(offsets, table)]
+                    else:
+                        offsets = item[1] if len(item) > 1 else wire.shared_offsets(table)[0]
+                        end = 0
+                        for o, n in zip(offsets, table):  # in order, not overlapping, within the grant
+                            assert end <= o and o + n <= granted, (offsets, table, granted)
+                            end = o + n
+                        bodies = [bytes(self.segment.mm[at + o:at + o + n]) for o, n in zip(offsets, table)]
                 else:
                     table, app = wire.split_section(section, h.body_length)
                     bodies = [self._read(c, n) for n in table]
@@ -128,6 +144,16 @@ class FakeServer:
                         bytes(self.segment.mm[probe:probe + 16]) == nonce
                     probe = None
                     self._reply(c, h, wire.packb([attached]))
+                elif h.type == wire.TYPE_SHM_GRANT and self.placing and len(wire.unpackb(app)) == 4:
+                    n, type_, meta, lengths = wire.unpackb(app)
+                    with self.lock:
+                        offsets = [self._alloc(max(1, k)) for k in reversed(lengths)][::-1]
+                        gid = next(self.ids)
+                        self.placed[gid] = (type_, meta, lengths, offsets)
+                    ref = self.segment.ref()
+                    if self.placing == "unmappable":
+                        ref = [ref[0], bytes(16), ref[2]]
+                    self._reply(c, h, wire.packb([gid, [[ref, o] for o in offsets]]))
                 elif h.type == wire.TYPE_SHM_GRANT:
                     n = wire.unpackb(app)[0]
                     with self.lock:
@@ -146,6 +172,7 @@ class FakeServer:
                         for i in ids:
                             self.leases.discard(i)
                             self.grants.pop(i, None)
+                            self.placed.pop(i, None)
                     self._reply(c, h)
                 elif h.type == ECHO:
                     if attached and sum(len(b) for b in bodies) >= self.min_bytes:

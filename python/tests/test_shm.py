@@ -115,6 +115,81 @@ def test_region_offsets_are_64_byte_aligned_and_the_span_ends_with_the_last_body
     assert span == offsets[-1] + lengths[-1]
 
 
+def test_request_layout_keeps_same_length_bodies_back_to_back_and_aligns_the_others():
+    # docs/PROTOCOL.md's example
+    offsets, end = shm.request_layout([100, 100, 10])
+    assert offsets.tolist() == [0, 100, 256] and end == 266
+    assert shm.request_layout([])[1] == 0
+    seed = int(os.environ.get("TQ_SEED", "20"))
+    rng = np.random.default_rng(seed)
+    for case in range(50):
+        n = int(rng.integers(1, 80))
+        lengths = [0] * n
+        for i in range(n):  # runs of equal lengths (rows of dense fields), zero lengths included
+            repeat = i > 0 and rng.random() < 0.6
+            lengths[i] = lengths[i - 1] if repeat else (0 if rng.random() < 0.2 else int(rng.integers(1, 300)))
+        offsets, end = shm.request_layout(lengths)
+        at = 0
+        for i, (o, n_i) in enumerate(zip(offsets.tolist(), lengths)):
+            follows = i > 0 and n_i == lengths[i - 1]
+            assert o == (at if follows else wire.align64(at)), (seed, case, i)
+            at = o + n_i
+        assert end == at, (seed, case)
+
+
+def _naive(src: np.ndarray, dst: np.ndarray, s_off, d_off, lengths):
+    for so, do, n in zip(s_off, d_off, lengths):
+        dst[do:do + n] = src[so:so + n]
+
+
+def test_copy_runs_copies_every_row_and_coalesces_runs():
+    seed = int(os.environ.get("TQ_SEED", "20"))
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, 256, 1 << 18, dtype=np.uint8)
+    for case in range(200):
+        n = int(rng.integers(1, 80))
+        same = case % 2 == 0
+        lengths = np.full(n, int(rng.integers(0, 400))) if same else rng.integers(0, 400, n)
+        s_off, d_off, a, b = [], [], 0, 0
+        src_step, dst_step = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        for i in range(n):  # mostly strided or back to back, with jumps now and then
+            if rng.random() < 0.15:
+                a += int(rng.integers(1, 999))
+            if rng.random() < 0.15:
+                b += int(rng.integers(1, 999))
+            s_off.append(a)
+            d_off.append(b)
+            a += int(lengths[i]) * (src_step if same else 1)
+            b += int(lengths[i]) * (dst_step if same else 1)
+        if a > len(src) or b > 1 << 18:
+            continue
+        dst = np.zeros(1 << 18, dtype=np.uint8)
+        expected = dst.copy()
+        _naive(src, expected, s_off, d_off, lengths)
+        shm.copy_runs(src.ctypes.data + np.array(s_off), dst.ctypes.data + np.array(d_off), lengths)
+        assert np.array_equal(dst, expected), (seed, case)
+    # Every other row of a tensor into consecutive rows (a unit's rows of a put), and back: one copy
+    rows = torch.from_numpy(rng.integers(0, 256, (64, 1000), dtype=np.uint8))
+    packed = torch.zeros(32, 1000, dtype=torch.uint8)
+    picked = range(1, 64, 2)
+    assert shm.copy_runs([rows[i].data_ptr() for i in picked], [packed[k].data_ptr() for k in range(32)],
+                         [1000] * 32) == 1
+    assert torch.equal(packed, rows[1::2])
+    back = torch.zeros(64, 1000, dtype=torch.uint8)
+    assert shm.copy_runs([packed[k].data_ptr() for k in range(32)], [back[i].data_ptr() for i in picked],
+                         [1000] * 32) == 1
+    assert torch.equal(back[1::2], rows[1::2]) and not back[0::2].any()
+    # Rows of several lengths back to back on both sides: one copy; a gap splits the run
+    flat = torch.zeros(3000, dtype=torch.uint8)
+    src_t = torch.from_numpy(src[:3000].copy())
+    assert shm.copy_runs([src_t.data_ptr(), src_t.data_ptr() + 100, src_t.data_ptr() + 350],
+                         [flat.data_ptr(), flat.data_ptr() + 100, flat.data_ptr() + 350], [100, 250, 7]) == 1
+    assert shm.copy_runs([src_t.data_ptr(), src_t.data_ptr() + 100, src_t.data_ptr() + 350],
+                         [flat.data_ptr(), flat.data_ptr() + 100, flat.data_ptr() + 400], [100, 250, 7]) == 2
+    assert torch.equal(flat[:350], src_t[:350]) and torch.equal(flat[400:407], src_t[350:357])
+    assert shm.copy_runs([], [], []) == 0
+
+
 def test_a_frame_with_shared_bodies_has_the_flag_no_body_bytes_and_the_item_after_the_table():
     app = wire.packb([1, "x"])
     frame = wire.shared_frame_prefix(200, 0, 42, app, [100, 0, 7], wire.packb([5]))
@@ -190,6 +265,8 @@ def test_attached_connection_puts_and_gets_through_the_segment():
         small = torch.arange(3, dtype=torch.int64)
         reply = _echo(conn, [x[i].numpy() for i in range(16)] + [small.numpy()])
         assert (ECHO, wire.FLAG_SHARED_BODY) in server.requests
+        # explicit offsets: the 16 rows back to back, the other body at the next multiple of 64
+        assert server.items[-1][1] == [4000 * i for i in range(16)] + [64000]
         assert reply.shared is not None and reply.lease is not None
         (seg,) = conn.segments.mapped()
         for i in range(16):
@@ -207,6 +284,42 @@ def test_attached_connection_puts_and_gets_through_the_segment():
         gc.collect()
         _until(lambda: any(lease_id in ids for ids in server.released), "the lease's SHM_RELEASE")
         assert lease_id not in server.leases
+    finally:
+        conn.close()
+        server.close()
+
+
+def test_a_placed_grant_puts_each_body_where_the_server_says():
+    server = FakeServer(placing="yes")
+    conn = _connect(server)
+    try:
+        rows = torch.arange(8 * 700, dtype=torch.int32).reshape(8, 700)
+        bodies = [rows[i].numpy() for i in range(0, 8, 2)] + [np.full(100, 9, dtype=np.uint8)]
+        now = time.monotonic()
+        reply = conn.call(ECHO, wire.packb(["w"]), bodies, now + 10, 10, placed=True)
+        assert conn.shared_placed == 1 and server.items[-1] == [server.items[-1][0]]  # the short item
+        got = [np.asarray(b).view(np.int32) if reply.shared else np.frombuffer(b, np.int32) for b in reply.bodies[:4]]
+        assert all(np.array_equal(g, rows[i].numpy()) for g, i in zip(got, range(0, 8, 2)))
+        assert bytes(reply.bodies[4]) == bytes([9]) * 100
+        # without ``placed`` the same request takes an ordinary grant with explicit offsets
+        conn.call(ECHO, wire.packb(["w"]), bodies, now + 10, 10)
+        assert conn.shared_placed == 1 and len(server.items[-1]) == 2
+    finally:
+        conn.close()
+        server.close()
+
+
+def test_an_unmappable_placed_grant_is_released_before_the_request_goes_over_tcp():
+    server = FakeServer(placing="unmappable")
+    conn = _connect(server)
+    try:
+        now = time.monotonic()
+        reply = conn.call(ECHO, wire.packb(["w"]), [np.arange(5000, dtype=np.int32)], now + 10, 10, placed=True)
+        got = np.asarray(reply.bodies[0]).view(np.int32) if reply.shared else np.frombuffer(reply.bodies[0], np.int32)
+        assert np.array_equal(got, np.arange(5000, dtype=np.int32)) and conn.shared_placed == 0
+        types = [t for t, _ in server.requests]
+        assert types[-3:] == [wire.TYPE_SHM_GRANT, wire.TYPE_SHM_RELEASE, ECHO] and server.requests[-1] == (ECHO, 0)
+        assert not server.placed, "the placed grant was not released"
     finally:
         conn.close()
         server.close()
@@ -326,3 +439,91 @@ def test_a_malformed_shared_reply_fails_its_call_only_and_its_lease_is_released(
     finally:
         conn.close()
         server.close()
+
+
+# ------------------------------------------------------------------ placing shared rows into a column
+
+class _Seg:
+    """Stands in for a mapped segment: a numpy array (the lease's base) and its address."""
+
+    def __init__(self, data: np.ndarray):
+        self.base = data
+        self.addr = data.ctypes.data
+        self.mm = None
+
+
+def _shared_reply(rows: list[bytes], rng) -> tuple:
+    """A shared reply whose bodies are ``rows``, in one or two segments, with gaps now and then:
+    what a server's lease may look like (rows in place, or copied into a fresh region)."""
+    from transferqueue_jvm.transport import Reply
+    segs = [_Seg(np.zeros(sum(len(r) for r in rows) + 64 * len(rows) + 64, dtype=np.uint8)) for _ in range(2)]
+    at = [64, 64]
+    bodies, shared, addresses = [], [], []
+    for r in rows:
+        k = int(rng.integers(0, 2))
+        if rng.random() < 0.2:
+            at[k] = wire.align64(at[k] + 1)
+        seg = segs[k]
+        seg.base[at[k]:at[k] + len(r)] = np.frombuffer(r, dtype=np.uint8)
+        bodies.append(seg.base[at[k]:at[k] + len(r)])
+        shared.append((seg, at[k]))
+        addresses.append(seg.addr + at[k])
+        at[k] += len(r)
+    return Reply(None, b"", bodies, shared, None, np.asarray(addresses, dtype=np.int64)), segs
+
+
+DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+          torch.bfloat16, torch.float32, torch.float64]
+
+
+@pytest.mark.parametrize("kind", ["dense", "jagged"])
+def test_scattered_shared_rows_are_placed_into_the_column_as_they_were(kind):
+    from transferqueue_jvm import dtypes
+    from transferqueue_jvm.storage import ReadPlan
+    seed = int(os.environ.get("TQ_SEED", "20"))
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    for dtype in DTYPES:
+        n = int(rng.integers(1, 40))
+        if kind == "dense":
+            shape = (int(rng.integers(1, 5)), int(rng.integers(1, 70)))
+            shapes = [shape] * n
+        else:
+            shapes = [(int(rng.integers(0, 50)), 3) for _ in range(n)]
+        rows = [(torch.rand(s, generator=gen) * 100).to(dtype) for s in shapes]
+        schema = {"dtype": dtype, "shape": shapes[0], "is_nested": kind == "jagged",
+                  "per_sample_shapes": shapes if kind == "jagged" else None}
+        plan = ReadPlan.of("x", schema, n)
+        servers = int(rng.integers(1, 4))  # rows of server u are u, u + servers, ...: one reply each
+        replies = []
+        for u in range(servers):
+            mine = list(range(u, n, servers))
+            if not mine:
+                continue
+            reply, segs = _shared_reply([dtypes.byte_view(rows[i]).tobytes() for i in mine], rng)
+            replies.append((reply, segs))
+            for k, i in enumerate(mine):
+                plan.take(i, reply.bodies[k], reply, k)
+        plan.place_shared()
+        got = plan.result()[1]
+        got = list(got) if kind == "dense" else got
+        for i in range(n):
+            assert torch.equal(got[i].view(torch.uint8) if dtype != torch.bool else got[i], rows[i].view(torch.uint8)
+                               if dtype != torch.bool else rows[i]), (seed, dtype, i)
+
+
+def test_rows_back_to_back_in_one_reply_become_a_view_of_it():
+    from transferqueue_jvm.storage import ReadPlan
+    from transferqueue_jvm.transport import Reply
+    x = torch.arange(12 * 50, dtype=torch.float32).reshape(12, 50)
+    seg = _Seg(np.zeros(64 + x.numel() * 4, dtype=np.uint8))
+    seg.base[64:] = x.view(torch.uint8).reshape(-1).numpy()
+    bodies = [seg.base[64 + 200 * i:64 + 200 * (i + 1)] for i in range(12)]
+    reply = Reply(None, b"", bodies, [(seg, 64 + 200 * i) for i in range(12)], None,
+                  np.array([seg.addr + 64 + 200 * i for i in range(12)], dtype=np.int64))
+    plan = ReadPlan.of("x", {"dtype": torch.float32, "shape": (50,)}, 12)
+    for i in reversed(range(12)):
+        plan.take(i, bodies[i], reply, i)
+    plan.place_shared()
+    got = plan.result()[1]
+    assert torch.equal(got, x) and got.data_ptr() == seg.addr + 64

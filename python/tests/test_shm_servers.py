@@ -271,3 +271,93 @@ def test_client_in_another_pid_namespace_falls_back_to_tcp(tq, pid):
     assert r.returncode == 0, r.stderr[-4000:]
     words = r.stdout.split()
     assert words[:4] == ["equal", "True", "attached", "False"] and int(words[5]) >= 1, r.stdout
+
+
+def _tcp_client(tq):
+    return TransferQueueClient(new_client_id(), _deployment(configs.load(_conf(tq.system.config, shared_memory=False))))
+
+
+def _bytes_of(t: torch.Tensor) -> torch.Tensor:
+    t = t.contiguous()
+    return t.view(torch.uint8) if t.dtype != torch.bool and t.numel() else t
+
+
+def test_scattered_shared_gets_equal_tcp_gets_byte_for_byte_and_release_their_leases(tq, pid):
+    """Rows of 1665 bytes and jagged rows, read in a random order from both servers: placed run by
+    run from the leases; the same bytes as a client on TCP reads."""
+    gen = torch.Generator().manual_seed(SEED)
+    rng = np.random.default_rng(SEED)
+    tcp = _tcp_client(tq)
+    conns = _storage_connections(tq)
+    received = sum(c.shared_received for c in conns)
+    try:
+        for dtype in DTYPES:
+            n = int(rng.integers(40, 80))
+            inner = (5, 333) if dtype.itemsize == 1 else (3, int(rng.integers(100, 700)))
+            dense = _random(dtype, (n,) + inner, gen)
+            jagged = [_random(dtype, (int(rng.integers(0, 3000)), 3), gen) for _ in range(n)]
+            keys = [f"s{dtypes.name_of(dtype)}-{k}" for k in range(n)]
+            tq.kv_batch_put(keys, pid, {"dense": dense, "jagged": jagged})
+            picked = [keys[k] for k in rng.permutation(n)[:int(rng.integers(n // 2, n + 1))]]
+            baseline = _pool_state(tq, required=False)
+            got = tq.kv_batch_get(picked, pid)
+            want = tcp.get_data(tcp.kv_retrieve_meta(picked, pid))
+            assert torch.equal(_bytes_of(got["dense"]), _bytes_of(want["dense"])), (SEED, dtype)
+            rows = [got["jagged"], want["jagged"]]
+            rows = [list(r.unbind()) if isinstance(r, torch.Tensor) and r.is_nested else list(r) for r in rows]
+            assert len(rows[0]) == len(rows[1]) == len(picked)
+            for a, b in zip(*rows):
+                assert a.shape == b.shape and torch.equal(_bytes_of(a), _bytes_of(b)), (SEED, dtype)
+            order = [keys.index(k) for k in picked]
+            assert torch.equal(_bytes_of(got["dense"]), _bytes_of(dense[order])), (SEED, dtype)
+            del got, want, rows
+            gc.collect()
+            if baseline is not None:
+                _until(lambda: _pool_state(tq) == baseline, "the get's leases released")
+            tq.kv_clear(keys, pid)
+    finally:
+        tcp.close()
+    assert sum(c.shared_received for c in _storage_connections(tq)) > received, "no reply came in shared memory"
+
+
+def test_a_unit_keeps_the_rows_of_a_shared_put_as_its_cells(tq, pid):
+    """Rows of 100 bytes (not a multiple of 64) lie back to back in the grant, so each unit keeps
+    them where they are: its pool holds them until the samples are cleared."""
+    if tq.system.backend != "SimpleStorage":
+        pytest.skip("store nodes copy a write into their own memory")
+    baseline = _pool_state(tq)
+    n = 2000
+    x = torch.randn(n, 25, generator=torch.Generator().manual_seed(SEED))
+    keys = [f"c{i}" for i in range(n)]
+    tq.kv_batch_put(keys, pid, {"x": x})
+    meta = tq.get_client().kv_retrieve_meta(keys, pid)
+    units = len(tq.get_client().storage.addresses)
+    held = _pool_state(tq)
+    for u, (before, after) in enumerate(zip(baseline, held)):
+        rows = sum(1 for gi in meta.global_indexes if gi % units == u)
+        assert after[0] - before[0] >= rows * 100, f"unit {u} keeps no cells in its pool: {before} -> {after}"
+    assert torch.equal(tq.kv_batch_get(keys, pid)["x"], x)
+    gc.collect()
+    tq.kv_clear(keys, pid)
+    _until(lambda: _pool_state(tq) == baseline, "the cells' regions freed with the samples")
+
+
+def test_a_store_node_write_goes_straight_into_a_placed_grant(tq, pid):
+    """A WRITE's bodies are written where the store node places them (the placed form of SHM_GRANT):
+    the nodes count them as placed bytes, not granted ones, and they read back as written."""
+    if tq.system.backend != "MooncakeStore":
+        pytest.skip("only a store node's WRITE is placed")
+    stats = [_shm_stats(tq, a) for a in tq.get_client().storage.addresses]
+    if any(s is None or len(s) < 7 for s in stats):
+        pytest.skip("the store nodes do not report placed bytes in PROCESS_STATS")
+    placed = sum(c.shared_placed for c in _storage_connections(tq))
+    n = 64
+    x = torch.randn(n, 3001, generator=torch.Generator().manual_seed(SEED))  # 12004-byte rows
+    keys = [f"w{i}" for i in range(n)]
+    tq.kv_batch_put(keys, pid, {"x": x})
+    assert sum(c.shared_placed for c in _storage_connections(tq)) > placed
+    after = [_shm_stats(tq, a) for a in tq.get_client().storage.addresses]
+    assert sum(a[6] - b[6] for a, b in zip(after, stats)) >= x.numel() * 4, (stats, after)
+    assert sum(a[5] - b[5] for a, b in zip(after, stats)) == 0, "bodies went through an ordinary grant"
+    assert torch.equal(tq.kv_batch_get(keys, pid)["x"], x)
+    tq.kv_clear(keys, pid)

@@ -308,3 +308,27 @@ def test_store_node_routing_matches_java():
     # Java's "plain-key".hashCode() and "caf\u00e9 \U0001F600".hashCode()
     assert java_string_hash("plain-key") == 1971124188
     assert java_string_hash("caf\u00e9 \U0001F600") == 548522946
+
+
+def test_shared_request_section_with_explicit_offsets_is_written_as_java_writes_it():
+    """PROTOCOL.md 4.2's example: bodies of 100, 100 and 10 bytes in grant 1234567 at [0, 100, 256]."""
+    from transferqueue_jvm import shm
+    section = (VECTORS / "value-shm-request-section.bin").read_bytes()
+    offsets, end = shm.request_layout([100, 100, 10])
+    assert offsets.tolist() == [0, 100, 256] and end == 266
+    mine = wire.pack_body_table([100, 100, 10]) + wire.shared_request_item(1234567, offsets.tolist()) \
+        + wire.packb(["x"])
+    assert mine == section
+    table, item, app = wire.split_shared_section(section, 0)
+    assert (table, item, app) == ([100, 100, 10], [1234567, [0, 100, 256]], wire.packb(["x"]))
+    frame = wire.shared_frame_prefix(200, 0, 9, wire.packb(["x"]), [100, 100, 10],
+                                     wire.shared_request_item(1234567, [0, 100, 256]))
+    assert frame[wire.HEADER_LENGTH:wire.HEADER_LENGTH + len(section)] == section
+
+
+def test_shared_request_layout_is_the_java_clients():
+    from transferqueue_jvm import shm
+    lengths, expected = msgpack.unpackb((VECTORS / "value-shm-request-layout.msgpack").read_bytes())
+    assert len(lengths) == 200 and len(expected) == 201
+    offsets, end = shm.request_layout(lengths)
+    assert offsets.tolist() == expected[:-1] and end == expected[-1]

@@ -24,10 +24,20 @@ Design note (threads and lifetimes):
   drops its reference when the segment is unused or the connection closes, and the views that may
   still exist hold the ``mmap`` through their base. So neither a closed client nor a dead server
   leaves a mapping behind once no result tensor references it.
+
+Design note (layout and copies): a request's bodies are laid out in its grant as the Java client
+lays them out (:func:`request_layout`): a body as long as the one before it (the rows of a dense
+field) follows it back to back, so that a storage unit can keep a field's rows as its cells where
+they lie; any other body starts at the next multiple of 64. Bytes move
+between the caller's memory and a mapping by :func:`copy_runs`: rows are coalesced into runs (back
+to back on both sides, or rows of one size at a constant stride on each side, such as every N-th
+row of a tensor) and each run is one ``memmove`` or one strided torch copy, both of which release
+the GIL. Only the run list is built per row, with numpy.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import mmap
 import os
@@ -37,6 +47,7 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from . import wire
 from .errors import ProtocolError, TQError
@@ -56,6 +67,8 @@ MADV_POPULATE_READ = 22
 MADV_POPULATE_WRITE = 23
 _PAGE = mmap.PAGESIZE
 _populate_works = True
+#: a run of at least this many bytes is copied with torch (several threads), a shorter one with memmove
+TORCH_COPY_BYTES = 1 << 20
 
 
 def _populate(mm: mmap.mmap, start: int, length: int, advice: int):
@@ -96,6 +109,110 @@ def _libc():
         except (OSError, AttributeError):
             _LIBC.append(None)
     return _LIBC[0]
+
+
+_from_buffer = ctypes.c_char.from_buffer
+
+
+def address_of(buffer) -> int:
+    """Where a buffer's first byte lies in this process (any address for an empty one)."""
+    try:
+        return ctypes.addressof(_from_buffer(buffer))
+    except (TypeError, ValueError):  # read-only or empty: numpy reads the pointer of those too
+        return np.frombuffer(buffer, dtype=np.uint8).__array_interface__["data"][0]
+
+
+def addresses_of(buffers) -> np.ndarray:
+    """:func:`address_of` of each buffer, as int64."""
+    return np.fromiter((address_of(b) for b in buffers), dtype=np.int64, count=len(buffers))
+
+
+def request_layout(lengths) -> tuple[np.ndarray, int]:
+    """Where a request's bodies go in a granted region (docs/PROTOCOL.md section 4.2), as the Java
+    client's ``SharedMessages.requestLayout`` places them: a body as long as the one before it
+    follows it back to back (the rows of a dense field, which a storage unit then keeps as its cells
+    without a copy), any other body starts at the next multiple of 64; so every body lies at
+    ``start + k * length`` from a 64-aligned run start, aligned for its element type. Returns the
+    offsets (int64) and the bytes they span (the end of the last body; 0 for no bodies)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(lengths)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    starts_run = np.ones(n, dtype=bool)
+    starts_run[1:] = lengths[1:] != lengths[:-1]
+    firsts = np.flatnonzero(starts_run)
+    run_bytes = np.add.reduceat(lengths, firsts).tolist()
+    run_at, at = [], 0
+    for b in run_bytes:  # one step per run: each starts at the next multiple of 64
+        at = (at + 63) & ~63
+        run_at.append(at)
+        at += b
+    run = np.cumsum(starts_run) - 1
+    offsets = np.asarray(run_at, dtype=np.int64)[run] + (np.arange(n) - firsts[run]) * lengths
+    return offsets, at
+
+
+class _Raw:
+    """An ``__array_interface__`` over memory at an address (no ownership: the caller keeps it alive)."""
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, address: int, shape: tuple, strides: tuple):
+        self.__array_interface__ = {"version": 3, "typestr": "|u1", "data": (address, False),
+                                    "shape": shape, "strides": strides}
+
+
+def _tensor_at(address: int, shape: tuple, strides: tuple) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(_Raw(address, shape, strides)))
+
+
+def copy_runs(src, dst, lengths) -> int:
+    """Copies ``lengths[i]`` bytes from address ``src[i]`` to address ``dst[i]`` for every ``i``
+    (ranges that do not overlap; the caller keeps both sides mapped meanwhile).
+
+    Consecutive entries form a run when they lie back to back on both sides (any lengths), or have
+    one length and a constant stride on each side (every N-th row of a tensor into consecutive rows,
+    and back); order the entries so that runs are consecutive. Each run is copied once: by
+    ``ctypes.memmove``, or by a torch copy (several threads) when it is large or strided; both
+    release the GIL. Returns the number of copies made."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if len(lengths) and not lengths.all():
+        keep = lengths > 0
+        src, dst, lengths = src[keep], dst[keep], lengths[keep]
+    m = len(lengths)
+    if m == 0:
+        return 0
+    step_src, step_dst, before = np.diff(src), np.diff(dst), lengths[:-1]
+    # pair j links entry j to entry j + 1
+    block = (step_src == before) & (step_dst == before)
+    strided = (lengths[1:] == before) & (step_src >= before) & (step_dst >= before)
+    linked = block | strided
+    key_src = np.where(block, -1, step_src)
+    key_dst = np.where(block, -1, step_dst)
+    # Entry j + 1 starts a run unless pair j links it, with the stride of the run's pairs so far.
+    changed = np.zeros(m - 1, dtype=bool)
+    changed[1:] = linked[:-1] & ((key_src[1:] != key_src[:-1]) | (key_dst[1:] != key_dst[:-1]))
+    first = np.ones(m, dtype=bool)
+    first[1:] = ~linked | changed
+    starts = np.flatnonzero(first).tolist()
+    ends = starts[1:] + [m]
+    copies = 0
+    memmove = ctypes.memmove
+    for s, e in zip(starts, ends):
+        a, b = int(src[s]), int(dst[s])
+        if e - s == 1 or key_src[s] == -1:
+            n = int(src[e - 1] + lengths[e - 1]) - a
+            if n < TORCH_COPY_BYTES:
+                memmove(b, a, n)
+            else:
+                _tensor_at(b, (n,), (1,)).copy_(_tensor_at(a, (n,), (1,)))
+        else:
+            shape = (e - s, int(lengths[s]))
+            _tensor_at(b, shape, (int(step_dst[s]), 1)).copy_(_tensor_at(a, shape, (int(step_src[s]), 1)))
+        copies += 1
+    return copies
 
 
 @dataclass(frozen=True)
@@ -174,6 +291,37 @@ def parse_grant(app_meta: bytes, requested: int) -> Grant:
     return grant
 
 
+def is_placed_grant(app_meta: bytes) -> bool:
+    """Whether an SHM_GRANT reply is the placed form ``[grant_id, placements]`` (two elements; the
+    ordinary form has four)."""
+    return bool(app_meta) and app_meta[0] == 0x92
+
+
+def parse_placed_grant(app_meta: bytes, lengths: list[int]) -> tuple[int, list[tuple[SegmentRef, int]]]:
+    """A placed SHM_GRANT reply ``[grant_id, [[segment, offset], ...]]``, one placement per body;
+    :class:`ProtocolError` when malformed or a body would lie outside its segment."""
+    item = wire.unpackb(app_meta)
+    if not isinstance(item, list) or len(item) != 2 or not _is_int(item[0]) or not isinstance(item[1], list):
+        raise ProtocolError(f"placed SHM_GRANT reply {item!r:.80} is not [grant_id, placements]")
+    grant_id, entries = item
+    if len(entries) != len(lengths):
+        raise ProtocolError(f"placed grant {grant_id}: {len(entries)} placements for {len(lengths)} bodies")
+    out, refs = [], {}
+    for i, (entry, length) in enumerate(zip(entries, lengths)):
+        if type(entry) is not list or len(entry) != 2 or not _is_int(entry[1]):
+            raise ProtocolError(f"placed grant {grant_id}: body {i} {entry!r:.80} is not [segment, offset]")
+        raw = entry[0]
+        ref = refs.get(tuple(raw)) if type(raw) is list and len(raw) == 3 and type(raw[1]) is bytes else None
+        if ref is None:
+            ref = SegmentRef.parse(raw, f"placed grant {grant_id} body {i}")
+            refs[(ref.fd, ref.key, ref.size)] = ref
+        if entry[1] < HEADER_BYTES or entry[1] + length > ref.size:
+            raise ProtocolError(f"placed grant {grant_id}: body {i} of {length} bytes at offset {entry[1]} lies "
+                                f"outside its segment of {ref.size} bytes")
+        out.append((ref, entry[1]))
+    return grant_id, out
+
+
 def parse_lease(item, lengths: list[int]) -> tuple[int, list[tuple[SegmentRef, int]]]:
     """A reply's shared-body item ``[lease_id, [[segment, offset], ...]]``, one entry per body."""
     if not isinstance(item, list) or len(item) != 2 or not _is_int(item[0]) or not isinstance(item[1], list):
@@ -237,20 +385,35 @@ class Segment:
             raise ProtocolError(f"segment {path} refused: {problem}")
         self.mm: mmap.mmap | None = mm
         self._view: memoryview | None = memoryview(mm)
+        #: where the mapping starts in this process
+        self.addr = np.frombuffer(mm, dtype=np.uint8, count=1).ctypes.data
 
-    def write(self, offset: int, offsets: list[int], views: list[memoryview]):
-        """Copies ``views[i]`` to ``offset + offsets[i]``: one memcpy each, straight from the caller's memory."""
-        target = self._view
-        if offsets:
-            _populate(self.mm, offset, offsets[-1] + views[-1].nbytes, MADV_POPULATE_WRITE)
-        for at, v in zip(offsets, views):
-            n = v.nbytes
-            if n:
-                target[offset + at:offset + at + n] = v
+    def write(self, offset: int, offsets, views: list[memoryview], addresses=None) -> int:
+        """Copies ``views[i]`` to ``offset + offsets[i]``, straight from the caller's memory, run by
+        run (:func:`copy_runs`; ``addresses`` are the views' own, when the caller has them).
+        Returns the number of copies made."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        if not len(views):
+            return 0
+        lengths = np.fromiter((v.nbytes for v in views), dtype=np.int64, count=len(views))
+        _populate(self.mm, offset, int(offsets[-1] + lengths[-1]), MADV_POPULATE_WRITE)
+        src = addresses_of(views) if addresses is None else addresses
+        return copy_runs(src, self.addr + offset + offsets, lengths)
 
     def prefetch(self, offset: int, length: int):
         """Faults a range in ahead of reading all of it."""
         _populate(self.mm, offset, length, MADV_POPULATE_READ)
+
+    def prefetch_write(self, addresses: np.ndarray, lengths: np.ndarray):
+        """Faults in the span of this mapping that bodies at ``addresses`` (of this process) with
+        ``lengths`` will cover, ahead of writing them; bodies elsewhere are ignored."""
+        if self.mm is None:
+            return
+        inside = (addresses >= self.addr) & (addresses < self.addr + self.ref.size)
+        if inside.any():
+            lo = int(addresses[inside].min()) - self.addr
+            hi = int((addresses[inside] + lengths[inside]).max()) - self.addr
+            _populate(self.mm, lo, hi - lo, MADV_POPULATE_WRITE)
 
     def is_current(self, pid: int) -> bool:
         """Whether the server still holds this segment under its fd (else it closed it)."""
@@ -269,7 +432,7 @@ class Segment:
 
     def address(self) -> int:
         """Where the mapping starts in this process."""
-        return np.frombuffer(self.mm, dtype=np.uint8, count=1).ctypes.data
+        return self.addr
 
     def close(self):
         """Drops this object's hold on the mapping: unmapped now, or when the last view over it is gone."""

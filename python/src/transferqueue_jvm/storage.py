@@ -11,7 +11,9 @@ Both send tensor bytes straight from the columns' memory and receive them straig
 allocated once per field from the metadata's dtypes and shapes. Rows that arrive through shared
 memory (:mod:`.shm`) become the column itself where the field's rows lie back to back in one
 segment region of one lease (the result tensor is a view of the server's segment, no copy);
-otherwise each row is copied once into the column and the lease is released at once.
+otherwise they are copied once into the column, run by run (rows back to back in a segment, or
+every N-th row of the column from one server, go in one copy: :func:`shm.copy_runs`), and the
+leases are released at once.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import random
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from . import dtypes, shm, values, wire
@@ -67,8 +70,11 @@ class ReadPlan:
     shapes: list[tuple] | None
     storage: torch.Tensor | None = None   # dense: [n, ...]; jagged: flat values
     row_views: list[memoryview] | None = None
+    row_offsets: np.ndarray | None = None  # where each row starts in storage (bytes, int64)
+    row_lengths: np.ndarray | None = None  # each row's bytes (int64)
     rows: list | None = None              # filled row by row where the views could not be used
-    shared: dict | None = None            # row -> (reply, body index): rows that came in shared memory
+    shared: dict | None = None            # id(reply) -> (reply, rows, body indexes) that came in shared memory
+    prepared: bool = False                # storage's pages are ready for the copies (prepare, populate_memory)
 
     @staticmethod
     def of(name: str, schema: dict, n: int) -> "ReadPlan":
@@ -98,6 +104,8 @@ class ReadPlan:
             flat = dtypes.byte_view(self.storage) if self.storage.numel() else None
             self.row_views = [flat[i * row_bytes:(i + 1) * row_bytes] if flat is not None else memoryview(b"")
                               for i in range(n)]
+            self.row_offsets = np.arange(n, dtype=np.int64) * row_bytes
+            self.row_lengths = np.full(n, row_bytes, dtype=np.int64)
         else:
             counts = [math.prod(s) for s in self.shapes]
             self.storage = torch.empty(sum(counts), dtype=self.dtype)
@@ -107,6 +115,8 @@ class ReadPlan:
                 views.append(flat[at * esize:(at + c) * esize] if flat is not None else memoryview(b""))
                 at += c
             self.row_views = views
+            self.row_lengths = np.asarray(counts, dtype=np.int64) * esize
+            self.row_offsets = np.cumsum(self.row_lengths) - self.row_lengths
 
     def row_bytes(self, i: int) -> int:
         return self.row_views[i].nbytes
@@ -124,46 +134,61 @@ class ReadPlan:
             return True  # nothing to place: the row's (empty) view is already right
         if self.shared is None:
             self.shared = {}
-        self.shared[i] = (reply, k)
+        entry = self.shared.get(id(reply))
+        if entry is None:
+            entry = self.shared[id(reply)] = (reply, [], [])
+        entry[1].append(i)
+        entry[2].append(k)
         return True
 
-    def place_shared(self):
-        """Makes the column a view of the shared rows when they lie back to back in one region of one
-        lease; else copies each into the column (one copy; the leases go with the replies)."""
+    def prepare(self):
+        """Faults the column's memory in now (while the servers work on the replies), for a read
+        whose rows will be copied in from shared memory."""
+        if self.kind != OBJECT and not self.prepared and self.storage.numel():
+            shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
+        self.prepared = True
+
+    def place_shared(self, view: bool = True):
+        """Places the shared rows taken so far (:meth:`take`). With ``view``, when the column's rows all
+        lie back to back in one region of one lease, the column becomes a view of it (no copy);
+        otherwise they are copied into the column, run by run (one copy each; the leases go with
+        the replies). Called once per reply when several come (their copies then overlap the wait
+        for the others), or once at the end."""
         if not self.shared:
             return
-        shared, self.shared = self.shared, None
-        n = len(self.row_views)
-        filled = [i for i in range(n) if self.row_views[i].nbytes]
-        if self.rows is None and len(shared) == len(filled) and filled:
-            first_reply, k0 = shared[filled[0]]
-            seg, start = first_reply.shared[k0]
-            at = start
-            for i in filled:
-                reply, k = shared[i]
-                s, o = reply.shared[k]
-                if reply.lease is not first_reply.lease or s is not seg or o != at:
-                    break
-                at += self.row_views[i].nbytes
-            else:
-                # The bodies are slices of the lease's array over the segment: so is the whole run.
-                span = first_reply.bodies[k0].base[start:at]
-                flat = torch.from_numpy(span).view(self.dtype)
-                self.storage = flat.view(self.storage.shape)
+        shared, self.shared = list(self.shared.values()), None
+        rows = np.concatenate([np.asarray(r, dtype=np.int64) for _, r, _ in shared])
+        src = np.concatenate([reply.addresses[np.asarray(ks, dtype=np.int64)] for reply, _, ks in shared])
+        lengths = self.row_lengths[rows]
+        if view and len(shared) == 1 and self.rows is None and len(rows) == np.count_nonzero(self.row_lengths):
+            whole = self._view_of(shared[0], rows, src, lengths)
+            if whole is not None:
+                self.storage = whole
                 return
-        if self.storage.numel():
-            shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
-        spans: dict[int, list] = {}  # segment -> [segment, lowest offset, highest end] of the rows read
-        for i, (reply, k) in shared.items():
-            seg, offset = reply.shared[k]
-            span = spans.setdefault(id(seg), [seg, offset, offset])
-            span[1] = min(span[1], offset)
-            span[2] = max(span[2], offset + self.row_views[i].nbytes)
-        for seg, lo, hi in spans.values():
-            if seg.mm is not None:
-                seg.prefetch(lo, hi - lo)
-        for i, (reply, k) in shared.items():
-            self.row_views[i][:] = reply.bodies[k]
+        if not self.prepared:
+            self.prepared = True
+            if self.storage.numel():
+                shm.populate_memory(self.storage.data_ptr(), self.storage.numel() * self.storage.element_size())
+        for reply, _, _ in shared:
+            reply.prefetch()
+        order = np.argsort(src, kind="stable")  # rows that lie back to back in a segment form runs
+        shm.copy_runs(src[order], self.storage.data_ptr() + self.row_offsets[rows[order]], lengths[order])
+
+    def _view_of(self, entry, rows, src, lengths) -> torch.Tensor | None:
+        """The column as a view of one reply's segment when its rows lie there back to back in
+        row order, else None."""
+        reply, _, ks = entry
+        order = np.argsort(rows, kind="stable")
+        src, lengths = src[order], lengths[order]
+        if not np.array_equal(src[1:], src[:-1] + lengths[:-1]):
+            return None
+        first, last = ks[order[0]], ks[order[-1]]
+        if reply.shared[first][0] is not reply.shared[last][0]:
+            return None  # back to back across two mappings that happen to be adjacent
+        start = reply.shared[first][1]
+        # The bodies are slices of the lease's array over the segment: so is the whole run.
+        span = reply.bodies[first].base[start:start + int(lengths.sum())]
+        return torch.from_numpy(span).view(self.dtype).view(self.storage.shape)
 
     def set_row(self, i: int, tensor: torch.Tensor):
         """A row that arrived with another shape than expected: kept as its own tensor."""
@@ -193,6 +218,18 @@ class ReadPlan:
                 return DENSE, torch.stack(rows)
             return JAGGED, rows
         return JAGGED, rows
+
+
+def _prepare(pool: Pool, plans: dict, requests: int) -> bool:
+    """Whether a read of ``requests`` replies places shared rows reply by reply: when there are
+    several and the pool's connections may bring them through shared memory (no single lease can
+    then hold a whole column, so the columns are filled by copies). Their memory is then faulted in
+    at once, while the servers work."""
+    if requests < 2 or not any(c.attached for c in pool.connections()):
+        return False
+    for plan in plans.values():
+        plan.prepare()
+    return True
 
 
 def _tensor_from_body(body, dtype: torch.dtype, shape) -> torch.Tensor:
@@ -340,18 +377,22 @@ class SimpleStorage:
                 req = _packb([[meta.global_indexes[p] for p in piece], [meta.generations[p] for p in piece], fields])
                 sink = self._sink(plans, fields, piece)
                 starts.append((piece, self.pool.start(self.addresses[unit], GET, req, (), self.timeout, sink)))
+        several = _prepare(self.pool, plans, len(starts))
         failure = None
-        replies = []
-        for piece, s in starts:
+        for piece, s in starts:  # each reply placed as it comes, while the others are on their way
             try:
-                replies.append((piece, Pool.finish(s)))
+                reply = Pool.finish(s)
             except TQError as e:
                 failure = failure or e
+                continue
+            if failure is None:
+                self._assemble(plans, fields, piece, reply)
+                if several:
+                    for plan in plans.values():
+                        plan.place_shared(view=False)
+            del reply
         if failure is not None:
             raise failure
-        for piece, reply in replies:
-            self._assemble(plans, fields, piece, reply)
-        del replies
         for plan in plans.values():
             plan.place_shared()
         return {f: plans[f].result() for f in fields}
@@ -527,8 +568,9 @@ class MooncakeStore:
                 keys = [k for k, _ in batch]
                 bodies = [self._joined(parts) for _, parts in batch]
                 meta = _packb([True, 1, self.hard_pin, False, keys])
+                # placed: through shared memory the node places each body in its own memory (one copy)
                 starts.append((keys, self.pool.start(self.addresses[node], WRITE, meta, bodies,
-                                                     max(0.001, deadline - time.monotonic()))))
+                                                     max(0.001, deadline - time.monotonic()), placed=True)))
         self._check_codes(starts, "write")
         return backend
 
@@ -585,8 +627,9 @@ class MooncakeStore:
                 req = _packb([keys, caps])
                 starts.append((batch, self.pool.start(self.addresses[node], READ, req, (), self.timeout,
                                                       lambda table, app, d=dests: d)))
+        several = _prepare(self.pool, plans, len(starts))
         missing, failure = {}, None
-        for batch, s in starts:
+        for batch, s in starts:  # each reply placed as it comes, while the others are on their way
             try:
                 reply = Pool.finish(s)
             except TQError as e:
@@ -603,6 +646,9 @@ class MooncakeStore:
                     plan.rows[p] = values.decode_value(main, aux)
                 elif body is not plan.row_views[p] and not plan.take(p, body, reply, k):
                     memoryview(plan.row_views[p])[:] = memoryview(body).cast("B")
+            if several:
+                for plan in plans.values():
+                    plan.place_shared(view=False)
             del reply
         if failure is not None:
             raise failure

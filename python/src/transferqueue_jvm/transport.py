@@ -20,9 +20,11 @@ Shared memory (docs/PROTOCOL.md section 4.2, :mod:`.shm`). With ``shared_memory`
 asks for it; a server on the same host offers a segment, the connection maps it, proves that with
 a nonce (SHM_ATTACH) and is *attached*. An attached connection sends a request whose bodies add up
 to at least ``shared_memory_min_bytes`` through a granted region (SHM_GRANT, one copy from the
-callers' buffers into the region, then a frame with ``FLAG_SHARED_BODY`` and no body bytes); a
-reply with ``FLAG_SHARED_BODY`` arrives as views over the server's segment (no copy) under a lease
-that is released when the last view is garbage. Anything that fails on the way (no offer, a
+callers' buffers into the region, laid out as :func:`shm.request_layout` says, then a frame with
+``FLAG_SHARED_BODY``, the bodies' explicit offsets and no body bytes; a store node's WRITE asks
+for a *placed* grant instead, whose bodies go straight where the node keeps them); a reply with
+``FLAG_SHARED_BODY`` arrives as views over the server's segment (no copy) under a lease that is
+released when the last view is garbage. Anything that fails on the way (no offer, a
 segment that cannot be mapped, a refused grant) leaves that call, or the whole connection, on TCP.
 """
 
@@ -36,6 +38,8 @@ from typing import Callable, Sequence
 
 import logging
 import os
+
+import numpy as np
 
 from . import shm, wire
 from .errors import (ConnectionFailed, DeadlineExceeded, FrameTooLongError, ProtocolError, TQError,
@@ -52,19 +56,29 @@ Sink = Callable[[list[int], bytes], Sequence | None]
 class Reply:
     """A reply: its header, application metadata and bodies (buffers the caller owns).
 
-    A reply that came through shared memory has ``shared``: per body its ``(segment, offset)``;
-    its bodies are then uint8 numpy views over the segment, and ``lease`` makes more views of it
-    (:meth:`shm.Lease.view`). Its lease is released once every view is garbage.
+    A reply that came through shared memory has ``shared``: per body its ``(segment, offset)``,
+    and ``addresses``: per body where it lies in this process (int64); its bodies are then uint8
+    numpy views over the segment, and ``lease`` makes more views of it (:meth:`shm.Lease.view`).
+    Its lease is released once every view is garbage.
     """
 
-    __slots__ = ("header", "app_meta", "bodies", "shared", "lease")
+    __slots__ = ("header", "app_meta", "bodies", "shared", "lease", "addresses", "_spans")
 
-    def __init__(self, header, app_meta, bodies, shared=None, lease=None):
+    def __init__(self, header, app_meta, bodies, shared=None, lease=None, addresses=None, spans=None):
         self.header = header
         self.app_meta = app_meta
         self.bodies = bodies
         self.shared = shared
         self.lease = lease
+        self.addresses = addresses
+        self._spans = spans
+
+    def prefetch(self):
+        """Faults the pages of a shared reply's bodies in ahead of reading them all (once)."""
+        spans, self._spans = self._spans, None
+        for seg, lo, hi in spans or ():
+            if seg.mm is not None:
+                seg.prefetch(lo, hi - lo)
 
 
 class Call:
@@ -108,9 +122,11 @@ class Connection:
         self.shared_memory_min_bytes = shared_memory_min_bytes
         #: the server's segments this connection mapped; not None once attached
         self.segments: shm.Segments | None = None
-        #: requests sent and replies received with shared bodies (tests, benchmarks; not exact under races)
+        #: requests sent and replies received with shared bodies, requests written into placed grants
+        #: (tests, benchmarks; not exact under races)
         self.shared_sent = 0
         self.shared_received = 0
+        self.shared_placed = 0
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._pending: dict[int, Call] = {}
@@ -198,27 +214,34 @@ class Connection:
 
     # -- calls
     def call(self, type_: int, app_meta: bytes, bodies: Sequence, deadline: float, timeout: float,
-             sink: Sink | None = None) -> Reply:
+             sink: Sink | None = None, placed: bool = False) -> Reply:
         """Sends one request and waits for its reply until ``deadline`` (time.monotonic()).
 
         ``bodies`` are buffers (bytes, memoryviews over tensors) sent without copying. Raises the
         error reply's exception, :class:`DeadlineExceeded` or :class:`ConnectionFailed`.
         """
-        call = self.start(type_, app_meta, bodies, deadline, timeout, sink)
+        call = self.start(type_, app_meta, bodies, deadline, timeout, sink, placed)
         return self.finish(call, deadline, timeout)
 
     def start(self, type_: int, app_meta: bytes, bodies: Sequence, deadline: float, timeout: float,
-              sink: Sink | None = None) -> Call:
-        """Sends a request without waiting for its reply (pipelining); :meth:`finish` waits."""
+              sink: Sink | None = None, placed: bool = False) -> Call:
+        """Sends a request without waiting for its reply (pipelining); :meth:`finish` waits.
+
+        ``placed``: when the bodies go through shared memory, ask the server to place them (a placed
+        grant, docs/PROTOCOL.md section 4.2: the server chooses where each body goes, typically its
+        final storage, so the one copy into shared memory is the only one); the server may answer
+        with an ordinary grant instead. For requests whose type places bodies (a store node's WRITE).
+        """
         views = [b if type(b) is memoryview and b.format == "B" and b.ndim == 1 else memoryview(b).cast("B")
                  for b in bodies]
         lengths = [v.nbytes for v in views]
-        grant_id = None
+        item = None
         if self.segments is not None and type_ >= 16 and sum(lengths) >= self.shared_memory_min_bytes:
-            grant_id = self._place_shared(views, lengths, deadline, timeout)
-        if grant_id is not None:
+            item = self._place_shared(views, lengths, deadline, timeout,
+                                      (type_, app_meta) if placed else None)
+        if item is not None:
             self.shared_sent += 1
-            prefix = wire.shared_frame_prefix(type_, 0, 0, app_meta, lengths, wire.packb([grant_id]))
+            prefix = wire.shared_frame_prefix(type_, 0, 0, app_meta, lengths, wire.shared_request_item(*item))
             views = []
             total = len(prefix)
         else:
@@ -252,17 +275,28 @@ class Connection:
                 raise ConnectionFailed(f"cannot send to {self.address}: {e}") from None
         return call
 
-    def _place_shared(self, views: list[memoryview], lengths: list[int], deadline: float, timeout: float) -> int | None:
-        """SHM_GRANT for the bodies, then one copy of each into the region; the grant id, or None
-        when the server cannot grant it (the request then goes over TCP)."""
-        offsets, span = wire.shared_offsets(lengths)
+    def _place_shared(self, views: list[memoryview], lengths: list[int], deadline: float, timeout: float,
+                      announce: tuple[int, bytes] | None = None) -> tuple[int, list[int] | None] | None:
+        """SHM_GRANT for the bodies, then one copy of each run of them into shared memory:
+        ``(grant_id, offsets)`` for the request's shared-body item, or None when the server cannot
+        grant it (the request then goes over TCP).
+
+        With ``announce`` (the request's type and application metadata) the grant asks the server
+        to place the bodies; a placed grant's bodies are written where the server says and the item
+        is the short ``[grant_id]`` (offsets None). Otherwise (or when the server answers with an
+        ordinary grant) they are laid out as :func:`shm.request_layout` says, with explicit offsets."""
+        offsets, span = shm.request_layout(lengths)
+        span = max(1, span)
+        request = [span] if announce is None else [span, announce[0], bytes(announce[1]), list(lengths)]
         try:
-            reply = self.call(wire.TYPE_SHM_GRANT, wire.packb([span]), (), deadline, timeout)
+            reply = self.call(wire.TYPE_SHM_GRANT, wire.packb(request), (), deadline, timeout)
         except (ConnectionFailed, DeadlineExceeded):
             raise
         except TQError as e:
             logger.debug("%s: SHM_GRANT of %d bytes refused, sending over TCP: %s", self.address, span, e)
             return None
+        if announce is not None and shm.is_placed_grant(reply.app_meta):
+            return self._write_placed(views, lengths, reply.app_meta)
         grant = None
         try:
             grant = shm.parse_grant(reply.app_meta, span)
@@ -275,7 +309,44 @@ class Connection:
             if grant is not None:
                 shm.RELEASER.release_ids(self, [grant.grant_id])
             raise
-        return grant.grant_id
+        return grant.grant_id, offsets.tolist()
+
+    def _write_placed(self, views: list[memoryview], lengths: list[int], app_meta: bytes) -> tuple[int, None] | None:
+        """Writes each body at its placement; ``(grant_id, None)``, or None when a placement cannot
+        be mapped: the grant is then released ahead of the request, which goes over TCP."""
+        try:
+            grant_id, places = shm.parse_placed_grant(app_meta, lengths)
+        except ProtocolError:
+            item = wire.unpackb(app_meta)
+            if shm._is_int(item[0]):
+                self.send_release([item[0]])
+            raise
+        held = []
+        try:
+            segs = {}
+            try:
+                for ref, _ in places:
+                    if ref not in segs:
+                        segs[ref] = self.segments.acquire(ref)
+                        held.append(segs[ref])
+            except ProtocolError as e:
+                logger.info("%s: placed grant %d not mappable, sending over TCP: %s", self.address, grant_id, e)
+                self.send_release([grant_id])  # written ahead of the request: the placing is undone first
+                return None
+            dst = np.fromiter((segs[ref].addr + offset for ref, offset in places), dtype=np.int64, count=len(places))
+            length = np.asarray(lengths, dtype=np.int64)
+            for seg in held:
+                seg.prefetch_write(dst, length)
+            order = np.argsort(dst, kind="stable")  # bodies placed back to back form runs
+            shm.copy_runs(shm.addresses_of(views)[order], dst[order], length[order])
+        except BaseException:
+            self.send_release([grant_id])
+            raise
+        finally:
+            for seg in held:
+                self.segments.release(seg)
+        self.shared_placed += 1
+        return grant_id, None
 
     def send_release(self, ids: list[int]):
         """SHM_RELEASE of lease and grant ids, without waiting for the reply (a closed connection
@@ -422,12 +493,19 @@ class Connection:
                 shm.RELEASER.release_ids(self, [lease_id])
                 return
             lease = shm.Lease(lease_id, self, self.segments)
-            bodies, shared = [], []
+            bodies, shared, addresses, spans = [], [], [], {}
             try:
                 for (ref, offset), length in zip(places, table):
                     seg, body = lease.view(ref, offset, length)
                     bodies.append(body)
                     shared.append((seg, offset))
+                    addresses.append(seg.addr + offset)
+                    span = spans.get(ref)
+                    if span is None:
+                        spans[ref] = [seg, offset, offset + length]
+                    else:
+                        span[1] = min(span[1], offset)
+                        span[2] = max(span[2], offset + length)
             finally:
                 lease.seal()  # on failure the views made so far are dropped: that releases the lease
         except ProtocolError as e:
@@ -437,7 +515,8 @@ class Connection:
                 call.complete(None, e)
             return
         self.shared_received += 1
-        call.complete(Reply(header, app, bodies, shared, lease), None)
+        call.complete(Reply(header, app, bodies, shared, lease, np.asarray(addresses, dtype=np.int64),
+                            list(spans.values())), None)
 
 
 class Pool:
@@ -493,17 +572,18 @@ class Pool:
         return conn
 
     def call(self, address: str, type_: int, app_meta: bytes, bodies: Sequence = (), timeout: float = 30.0,
-             sink: Sink | None = None) -> Reply:
+             sink: Sink | None = None, placed: bool = False) -> Reply:
         deadline = time.monotonic() + timeout
         conn = self.connection(address)
-        return conn.call(type_, app_meta, bodies, deadline, timeout, sink)
+        return conn.call(type_, app_meta, bodies, deadline, timeout, sink, placed)
 
     def start(self, address: str, type_: int, app_meta: bytes, bodies: Sequence = (), timeout: float = 30.0,
-              sink: Sink | None = None):
-        """Starts a call; returns ``(connection, call, deadline, timeout)`` for :meth:`finish`."""
+              sink: Sink | None = None, placed: bool = False):
+        """Starts a call; returns ``(connection, call, deadline, timeout)`` for :meth:`finish`
+        (``placed``: see :meth:`Connection.start`)."""
         deadline = time.monotonic() + timeout
         conn = self.connection(address)
-        return conn, conn.start(type_, app_meta, bodies, deadline, timeout, sink), deadline, timeout
+        return conn, conn.start(type_, app_meta, bodies, deadline, timeout, sink, placed), deadline, timeout
 
     @staticmethod
     def finish(started) -> Reply:

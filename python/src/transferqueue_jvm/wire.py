@@ -152,9 +152,15 @@ def shared_frame_prefix(type_: int, flags: int, correlation_id: int, app_meta: b
     return header + section + _ZEROS[:pad]
 
 
+def shared_request_item(grant_id: int, offsets=None) -> bytes:
+    """A request's shared-body item: ``[grant_id, [o_0, o_1, ...]]`` with explicit body offsets in
+    the grant, or the short form ``[grant_id]`` (the layout of :func:`shared_offsets`)."""
+    return packb([grant_id] if offsets is None else [grant_id, list(offsets)])
+
+
 def shared_offsets(body_lengths) -> tuple[list[int], int]:
-    """Offsets of bodies in a granted region (``o_0 = 0``, ``o_{i+1} = align64(o_i + len_i)``) and
-    the bytes they span (the end of the last body)."""
+    """Offsets of bodies in a granted region under the short form ``[grant_id]`` (``o_0 = 0``,
+    ``o_{i+1} = align64(o_i + len_i)``) and the bytes they span (the end of the last body)."""
     offsets, at, end = [], 0, 0
     for length in body_lengths:
         offsets.append(at)

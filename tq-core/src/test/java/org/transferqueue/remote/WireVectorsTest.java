@@ -70,6 +70,7 @@ import org.transferqueue.tensor.Tensor;
 import org.transferqueue.transport.BodyDestination;
 import org.transferqueue.transport.Request;
 import org.transferqueue.transport.Response;
+import org.transferqueue.transport.SharedRequestLayoutTest;
 import org.transferqueue.transport.TransportClient;
 import org.transferqueue.transport.TransportConfig;
 
@@ -780,6 +781,8 @@ class WireVectorsTest {
     }
     files.put("manifest.tsv", manifest.toString().getBytes(StandardCharsets.UTF_8));
     files.put(KV_BATCH_META_VALUE, kvBatchMetaValue());
+    files.put(SHM_REQUEST_SECTION_VALUE, SharedRequestLayoutTest.explicitOffsetsSection());
+    files.put(SHM_REQUEST_LAYOUT_VALUE, SharedRequestLayoutTest.layoutCase());
     return files;
   }
 
@@ -788,6 +791,20 @@ class WireVectorsTest {
    * component set, keys' samples known for two keys and unknown (-1) for the third.
    */
   static final String KV_BATCH_META_VALUE = "value-kv-batch-meta.msgpack";
+
+  /**
+   * A value vector (shared-memory frames carry segment keys and descriptor numbers, so none is
+   * recorded from a socket): the metadata section of a request whose bodies lie in a grant at
+   * explicit offsets, the PROTOCOL.md example ({@link
+   * SharedRequestLayoutTest#explicitOffsetsSection}).
+   */
+  static final String SHM_REQUEST_SECTION_VALUE = "value-shm-request-section.bin";
+
+  /**
+   * A value vector: a seeded case of the layout rule of shared requests, {@code [lengths, offsets]}
+   * ({@link SharedRequestLayoutTest#layoutCase}).
+   */
+  static final String SHM_REQUEST_LAYOUT_VALUE = "value-shm-request-layout.msgpack";
 
   private static byte[] kvBatchMetaValue() {
     Map<String, Object> tag = new LinkedHashMap<>();
