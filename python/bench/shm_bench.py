@@ -2,7 +2,7 @@
 
     python3 python/bench/shm_bench.py [--sizes small,large] [--backend SimpleStorage|MooncakeStore|all]
                                       [--servers 2] [--segment-bytes N] [--iterations 3] [--warmup 1]
-                                      [--json FILE]
+                                      [--reuse-freed-memory] [--json FILE]
 
 For each size (``small``: 1024 keys x 9 fields x 8192 float32, 288 MiB; ``large``: 256 keys x 1 field
 x 1 MiB, 256 MiB) and backend, on one system ``init()`` starts (a controller and ``--servers``
@@ -19,6 +19,10 @@ runs, interleaved:
 Figures are medians of the measured iterations: GB/s (10^9 bytes/s), the ratio of each to the
 memcpy GB/s of the same run, and CPU seconds per batch: this process's (``time.process_time``)
 and the servers' (``/proc/<pid>/stat`` of the Java processes, user + system).
+
+``--reuse-freed-memory`` starts the system with ``python.reuse_freed_memory: true``: a get's result
+tensors are then carved from memory that earlier, freed results left mapped (as the Java client's
+block pool does) instead of fresh pages, whose first touch costs about as much as the copy itself.
 """
 
 from __future__ import annotations
@@ -83,7 +87,8 @@ def _measure(fn, servers):
     return out, t1 - t0, time.process_time() - c0, procstat.cpu_seconds(servers) - s0
 
 
-def run(size: str, backend: str, servers_n: int, iterations: int, warmup: int, segment_bytes: int | None = None) -> dict:
+def run(size: str, backend: str, servers_n: int, iterations: int, warmup: int, segment_bytes: int | None = None,
+        reuse_freed_memory: bool = False) -> dict:
     keys_n, fields, seq = SIZES[size]
     data = batch_of(keys_n, fields, seq)
     keys = [f"k{i}" for i in range(keys_n)]
@@ -91,7 +96,8 @@ def run(size: str, backend: str, servers_n: int, iterations: int, warmup: int, s
     tq.close()
     network = {"shared_memory_segment_bytes": segment_bytes} if segment_bytes else {}
     conf = tq.init({"backend": {"storage_backend": backend, "SimpleStorage": {"num_data_storage_units": servers_n}},
-                    "python": {"store_node_bytes": max(512 << 20, 2 * nbytes), "store_nodes": servers_n},
+                    "python": {"store_node_bytes": max(512 << 20, 2 * nbytes), "store_nodes": servers_n,
+                               "reuse_freed_memory": reuse_freed_memory},
                     "network": network})
     servers = _servers()
     tcp_conf = copy.deepcopy(conf)
@@ -122,6 +128,7 @@ def run(size: str, backend: str, servers_n: int, iterations: int, warmup: int, s
         clients["tcp"].close()
         tq.close()
     out = {"size": size, "backend": backend, "servers": servers_n, "segment_bytes": segment_bytes or 64 << 20,
+           "reuse_freed_memory": reuse_freed_memory,
            "bytes": nbytes, "iterations": iterations,
            "shm_attached": bool(attached) and all(attached), "samples": samples}
     base = nbytes / statistics.median(s[0] for s in samples["memcpy"]) / 1e9
@@ -145,6 +152,8 @@ def main(argv=None) -> int:
                     "(default 64 MiB: larger regions get a fresh segment each time)")
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--reuse-freed-memory", action="store_true",
+                    help="init() with python.reuse_freed_memory: gets receive into reused pages (process-wide)")
     ap.add_argument("--json", help="write every figure to this file")
     args = ap.parse_args(argv)
     backends = ["SimpleStorage", "MooncakeStore"] if args.backend == "all" else [args.backend]
@@ -152,7 +161,8 @@ def main(argv=None) -> int:
     print(f"{'size':6} {'backend':14} {'op':8} {'GB/s':>6} {'x memcpy':>8} {'client s':>9} {'server s':>9}")
     for backend in backends:
         for size in args.sizes.split(","):
-            r = run(size, backend, args.servers, args.iterations, args.warmup, args.segment_bytes)
+            r = run(size, backend, args.servers, args.iterations, args.warmup, args.segment_bytes,
+                    args.reuse_freed_memory)
             results.append(r)
             print(f"{size:6} {backend:14} {'memcpy':8} {r['memcpy_gb_per_s']:6.2f} {1.0:8.2f}"
                   f"{'':>10}{'':>10}   (shared memory attached: {r['shm_attached']})")
