@@ -36,7 +36,12 @@ public sealed interface BodyDestination {
   }
 
   /**
-   * Bodies go into buffers allocated from {@code allocator}, owned by the {@link Response}.
+   * Bodies go into buffers allocated from {@code allocator}, owned by the {@link Response}. A reply
+   * that came through shared memory (docs/PROTOCOL.md section 4.2) is not copied at all: its
+   * buffers are <em>read-only</em> views of the server's memory (accounted as 0 bytes in {@code
+   * allocator}), which may be a stored cell or object itself, so a write through one throws {@link
+   * IllegalArgumentException} ("read-only segment") instead of changing what every later reader
+   * gets; copy a buffer to modify it.
    *
    * @param allocator the allocator; an {@code OUT_OF_MEMORY} fails the call, not the connection
    * @return the destination

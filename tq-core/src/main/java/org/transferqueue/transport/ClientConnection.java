@@ -823,7 +823,9 @@ final class ClientConnection {
         for (MemorySegment source : sources) {
           lease.hold();
           try {
-            views.add(from.allocator().wrapForeign(source, 0, lease::drop));
+            // Read-only: a view shows the server's own bytes (a stored cell, an object in a
+            // node's engine), so a write through it would change what every later reader gets.
+            views.add(from.allocator().wrapForeign(source.asReadOnly(), 0, lease::drop));
           } catch (RuntimeException e) {
             lease.drop();
             throw e;

@@ -233,6 +233,13 @@ class SharedMemoryTransportTest {
         kept.set(ValueLayout.JAVA_BYTE, 7, (byte) (kept.get(ValueLayout.JAVA_BYTE, 7) + 1));
         assertThat(response.body(0).get(ValueLayout.JAVA_BYTE, 7))
             .isEqualTo(kept.get(ValueLayout.JAVA_BYTE, 7));
+        // The view is the stored cell itself: it is read-only, so no reader can change what the
+        // next one gets.
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                () -> response.body(0).set(ValueLayout.JAVA_BYTE, 0, (byte) 1))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("read-only");
+        assertThat(kept.mismatch(value.segment())).isEqualTo(7L);
         // Dropping the cell while the client still reads it keeps the bytes.
         client.call(server.address(), Request.of(DROP, "k".getBytes())).close();
         SharedMemoryStats dropped = server.sharedMemoryStats();
