@@ -1,6 +1,9 @@
 package org.transferqueue;
 
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The thread factories of the code base, so that every background thread is named after its work
@@ -44,5 +47,33 @@ public final class Threads {
    */
   public static ThreadFactory virtual(String prefix) {
     return Thread.ofVirtual().name(prefix + "-", 0).factory();
+  }
+
+  /**
+   * Waits until a shut-down executor's running task has ended, so that nothing it does (a journal
+   * compaction deleting old segments, say) overlaps what the caller does next. Keeps the caller's
+   * interrupt status.
+   *
+   * @param executor an executor already shut down
+   * @param limit how long to wait at most
+   * @return whether it terminated within the limit
+   */
+  public static boolean awaitTermination(ExecutorService executor, Duration limit) {
+    boolean interrupted = false;
+    long deadline = System.nanoTime() + limit.toNanos();
+    try {
+      while (true) {
+        try {
+          return executor.awaitTermination(
+              Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 }

@@ -65,6 +65,10 @@ public final class NodeJournal implements AutoCloseable {
   private final long recoveredFromLsn;
   private final AtomicBoolean compacting = new AtomicBoolean();
   private final AtomicLong unjournaledRemovals = new AtomicLong();
+
+  /** How long a close waits for a compaction in progress. */
+  private static final java.time.Duration COMPACTION_WAIT = java.time.Duration.ofSeconds(60);
+
   private final ExecutorService compactor;
   private final Object checkpointLock = new Object();
   private volatile boolean closed;
@@ -296,10 +300,23 @@ public final class NodeJournal implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits for a compaction in progress, so that it never deletes segments under the next journal
+   * opened on this directory (the lock is released by the close that follows).
+   */
+  private void awaitCompaction() {
+    if (!Threads.awaitTermination(compactor, COMPACTION_WAIT)) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "a journal compaction did not end within " + COMPACTION_WAIT);
+    }
+  }
+
   /** Stops journaling without a final checkpoint, as a killed process would; for tests. */
   void abandon() {
     closed = true;
     compactor.shutdownNow();
+    awaitCompaction();
     store.detachJournal(this);
     journal.close();
   }
@@ -315,6 +332,7 @@ public final class NodeJournal implements AutoCloseable {
     }
     closed = true;
     compactor.shutdown();
+    awaitCompaction();
     try {
       checkpoint();
     } catch (RuntimeException e) {

@@ -52,6 +52,10 @@ public final class UnitJournal implements AutoCloseable {
   private final Recovery recovery;
   private final long recoveredFromLsn;
   private final AtomicBoolean compacting = new AtomicBoolean();
+
+  /** How long a close waits for a compaction in progress. */
+  private static final java.time.Duration COMPACTION_WAIT = java.time.Duration.ofSeconds(60);
+
   private final ExecutorService compactor;
   private final Object checkpointLock = new Object();
   private volatile boolean closed;
@@ -231,12 +235,25 @@ public final class UnitJournal implements AutoCloseable {
   }
 
   /**
+   * Waits for a compaction in progress, so that it never deletes segments under the next journal
+   * opened on this directory (the lock is released by the close that follows).
+   */
+  private void awaitCompaction() {
+    if (!Threads.awaitTermination(compactor, COMPACTION_WAIT)) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "a journal compaction did not end within " + COMPACTION_WAIT);
+    }
+  }
+
+  /**
    * Stops journaling without a final checkpoint, as a killed process would (what was appended is
    * still written): for tests of recovery. The unit keeps its memory state.
    */
   void abandon() {
     closed = true;
     compactor.shutdownNow();
+    awaitCompaction();
     unit.detachJournal(this);
     journal.close();
   }
@@ -252,6 +269,7 @@ public final class UnitJournal implements AutoCloseable {
     }
     closed = true;
     compactor.shutdown();
+    awaitCompaction();
     try {
       checkpoint();
     } catch (RuntimeException e) {
