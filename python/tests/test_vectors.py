@@ -14,7 +14,7 @@ import msgpack
 import pytest
 import torch
 
-from transferqueue_jvm import errors, values, wire
+from transferqueue_jvm import errors, shm, values, wire
 from transferqueue_jvm.batch import DENSE, JAGGED, OBJECT, Column
 from transferqueue_jvm.client import Deployment, TransferQueueClient
 from transferqueue_jvm.dtypes import to_torch
@@ -264,7 +264,9 @@ def test_put_of_every_dtype_and_kind_encodes_as_java_does():
     assert dtypes_put == {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
                           "float64"}
     storage = SimpleStorage(["127.0.0.1:1"], None, 1.0, 1 << 30)
-    py_fields, py_bodies = storage._fields_and_bodies(cols, list(range(len(gis))))
+    py_fields, py_bodies, py_addresses = storage._fields_and_bodies(cols, list(range(len(gis))))
+    nonempty = [i for i, b in enumerate(py_bodies) if memoryview(b).nbytes]
+    assert py_addresses[nonempty].tolist() == shm.addresses_of([py_bodies[i] for i in nonempty]).tolist()
     assert msgpack.packb([token, gis, gens, py_fields], use_bin_type=True) == frame.app_meta
     assert [bytes(b) for b in py_bodies] == [bytes(b) for b in frame.bodies]
     obj = cols["obj"].values

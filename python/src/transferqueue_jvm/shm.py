@@ -85,14 +85,37 @@ def _populate(mm: mmap.mmap, start: int, length: int, advice: int):
 
 
 def populate_memory(address: int, length: int):
-    """:func:`_populate` for memory this process allocated (a result tensor about to be filled)."""
+    """:func:`_populate` for memory this process allocated (a result tensor about to be filled).
+
+    Only the pages that are not yet present are faulted in: ``mincore`` (a page-table walk, about
+    a hundred times cheaper than the populate) finds them first, so memory that freed results left
+    mapped (``python.reuse_freed_memory``) costs no populate at all. Populating present pages is
+    not free: the kernel still visits each page and holds the process's mapping lock meanwhile."""
     global _populate_works
     if not _populate_works or length < 16 * _PAGE:
         return
     lo = (address + _PAGE - 1) // _PAGE * _PAGE
     hi = (address + length) // _PAGE * _PAGE
-    if hi > lo and _libc() is not None and _libc().madvise(lo, hi - lo, MADV_POPULATE_WRITE) != 0:
+    libc = _libc()
+    if hi <= lo or libc is None:
+        return
+    absent = _absent_pages(libc, lo, hi)
+    if absent is not None:
+        if not len(absent):
+            return
+        hi = lo + (int(absent[-1]) + 1) * _PAGE
+        lo += int(absent[0]) * _PAGE
+    if libc.madvise(lo, hi - lo, MADV_POPULATE_WRITE) != 0:
         _populate_works = False
+
+
+def _absent_pages(libc, lo: int, hi: int) -> np.ndarray | None:
+    """The indexes of the pages of ``[lo, hi)`` (page-aligned, private memory of this process) that
+    are not present, or None when ``mincore`` cannot tell."""
+    vec = np.empty((hi - lo) // _PAGE, dtype=np.uint8)
+    if libc.mincore(lo, hi - lo, vec.ctypes.data) != 0:
+        return None
+    return np.flatnonzero((vec & 1) == 0)
 
 
 _LIBC = []
@@ -100,11 +123,12 @@ _LIBC = []
 
 def _libc():
     if not _LIBC:
-        import ctypes
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
             libc.madvise.restype = ctypes.c_int
+            libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+            libc.mincore.restype = ctypes.c_int
             _LIBC.append(libc)
         except (OSError, AttributeError):
             _LIBC.append(None)
@@ -297,7 +321,67 @@ def is_placed_grant(app_meta: bytes) -> bool:
     return bool(app_meta) and app_meta[0] == 0x92
 
 
-def parse_placed_grant(app_meta: bytes, lengths: list[int]) -> tuple[int, list[tuple[SegmentRef, int]]]:
+@dataclass(frozen=True)
+class Places:
+    """Where the bodies of a placed grant or a lease lie: body ``i`` at ``offsets[i]`` of segment
+    ``refs[index[i]]`` (the few segments named once each; ``index`` and ``offsets`` int64)."""
+
+    refs: list[SegmentRef]
+    index: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def __iter__(self):
+        """``(segment, offset)`` per body."""
+        refs = self.refs
+        return iter([(refs[j], o) for j, o in zip(self.index.tolist(), self.offsets.tolist())])
+
+    def addresses(self, bases) -> np.ndarray:
+        """Where each body lies in this process, given where each of :attr:`refs` is mapped."""
+        return np.asarray(bases, dtype=np.int64)[self.index] + self.offsets
+
+
+def _parse_places(entries: list, lengths, what: str) -> Places:
+    """Decodes ``[[segment, offset], ...]``, one entry per body of ``lengths``; :class:`ProtocolError`
+    naming ``what`` and the body when an entry is malformed or a body would lie outside its segment.
+    Each entry's checks are plain comparisons; the bounds are checked for all bodies at once."""
+    refs: list[SegmentRef] = []
+    known: dict[tuple, int] = {}  # a message names few segments, each many times
+    index = []
+    last_raw, last = None, -1
+    for i, entry in enumerate(entries):
+        if type(entry) is not list or len(entry) != 2 or type(entry[1]) is not int:
+            raise ProtocolError(f"{what}: body {i} {entry!r:.80} is not [segment, offset]")
+        raw = entry[0]
+        if raw != last_raw or type(raw) is not list:
+            key = tuple(raw) if type(raw) is list and len(raw) == 3 and type(raw[1]) is bytes else None
+            j = known.get(key) if key is not None else None
+            if j is None:
+                ref = SegmentRef.parse(raw, f"{what} body {i}")
+                j = known.setdefault((ref.fd, ref.key, ref.size), len(refs))
+                if j == len(refs):
+                    refs.append(ref)
+            last_raw, last = raw, j
+        index.append(last)
+    try:
+        offsets = np.asarray([entry[1] for entry in entries], dtype=np.int64)
+    except OverflowError:
+        offsets = None
+    index = np.asarray(index, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    sizes = np.asarray([r.size for r in refs], dtype=np.int64)[index] if refs else np.zeros(0, dtype=np.int64)
+    bad = np.ones(len(entries), dtype=bool) if offsets is None else \
+        (offsets < HEADER_BYTES) | (offsets > sizes - lengths)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ProtocolError(f"{what}: body {i} of {int(lengths[i])} bytes at offset {entries[i][1]} lies outside "
+                            f"its segment of {refs[index[i]].size} bytes")
+    return Places(refs, index, offsets)
+
+
+def parse_placed_grant(app_meta: bytes, lengths) -> tuple[int, Places]:
     """A placed SHM_GRANT reply ``[grant_id, [[segment, offset], ...]]``, one placement per body;
     :class:`ProtocolError` when malformed or a body would lie outside its segment."""
     item = wire.unpackb(app_meta)
@@ -306,45 +390,17 @@ def parse_placed_grant(app_meta: bytes, lengths: list[int]) -> tuple[int, list[t
     grant_id, entries = item
     if len(entries) != len(lengths):
         raise ProtocolError(f"placed grant {grant_id}: {len(entries)} placements for {len(lengths)} bodies")
-    out, refs = [], {}
-    for i, (entry, length) in enumerate(zip(entries, lengths)):
-        if type(entry) is not list or len(entry) != 2 or not _is_int(entry[1]):
-            raise ProtocolError(f"placed grant {grant_id}: body {i} {entry!r:.80} is not [segment, offset]")
-        raw = entry[0]
-        ref = refs.get(tuple(raw)) if type(raw) is list and len(raw) == 3 and type(raw[1]) is bytes else None
-        if ref is None:
-            ref = SegmentRef.parse(raw, f"placed grant {grant_id} body {i}")
-            refs[(ref.fd, ref.key, ref.size)] = ref
-        if entry[1] < HEADER_BYTES or entry[1] + length > ref.size:
-            raise ProtocolError(f"placed grant {grant_id}: body {i} of {length} bytes at offset {entry[1]} lies "
-                                f"outside its segment of {ref.size} bytes")
-        out.append((ref, entry[1]))
-    return grant_id, out
+    return grant_id, _parse_places(entries, lengths, f"placed grant {grant_id}")
 
 
-def parse_lease(item, lengths: list[int]) -> tuple[int, list[tuple[SegmentRef, int]]]:
+def parse_lease(item, lengths) -> tuple[int, Places]:
     """A reply's shared-body item ``[lease_id, [[segment, offset], ...]]``, one entry per body."""
     if not isinstance(item, list) or len(item) != 2 or not _is_int(item[0]) or not isinstance(item[1], list):
         raise ProtocolError(f"shared-body item {item!r:.80} is not [lease_id, bodies]")
     lease_id, entries = item
     if len(entries) != len(lengths):
         raise ProtocolError(f"lease {lease_id}: {len(entries)} shared bodies for a body table of {len(lengths)}")
-    out = []
-    refs: dict[tuple, SegmentRef] = {}  # a reply names few segments, each many times
-    for i, (entry, length) in enumerate(zip(entries, lengths)):
-        if type(entry) is not list or len(entry) != 2 or not _is_int(entry[1]):
-            raise ProtocolError(f"lease {lease_id}: body {i} {entry!r:.80} is not [segment, offset]")
-        raw = entry[0]
-        ref = refs.get(tuple(raw)) if type(raw) is list and len(raw) == 3 and type(raw[1]) is bytes else None
-        if ref is None:
-            ref = SegmentRef.parse(raw, f"lease {lease_id} body {i}")
-            refs[(ref.fd, ref.key, ref.size)] = ref
-        offset = entry[1]
-        if offset < HEADER_BYTES or offset + length > ref.size:
-            raise ProtocolError(f"lease {lease_id}: body {i} of {length} bytes at offset {offset} lies outside "
-                                f"its segment of {ref.size} bytes")
-        out.append((ref, offset))
-    return lease_id, out
+    return lease_id, _parse_places(entries, lengths, f"lease {lease_id}")
 
 
 class Segment:
@@ -527,7 +583,7 @@ class Lease:
         self.sealed = False
         self.done = False
 
-    def view(self, ref: SegmentRef, offset: int, length: int) -> tuple[Segment, np.ndarray]:
+    def view(self, ref: SegmentRef, offset: int, length: int | None) -> tuple[Segment, np.ndarray]:
         """The segment of ``ref`` (mapped if needed) and ``length`` bytes at ``offset`` of it: a uint8
         array whose life keeps the lease. :class:`ProtocolError` when the segment cannot be mapped.
         Only before :meth:`seal`; afterwards slice a view's ``base`` (the lease's array of that
@@ -542,7 +598,15 @@ class Lease:
             self._held.append(seg)
             self.live += 1
             weakref.finalize(entry[1], RELEASER.dropped, self).atexit = False
+        if length is None:
+            return entry[0], entry[1]
         return entry[0], entry[1][offset:offset + length]
+
+    def base(self, ref: SegmentRef) -> tuple[Segment, np.ndarray]:
+        """The segment of ``ref`` (mapped if needed) and the lease's uint8 array over all of it: slices
+        of it are the lease's views (:meth:`view` with the whole mapping). Only before :meth:`seal`."""
+        seg, array = self.view(ref, 0, None)
+        return seg, array
 
     def seal(self):
         """Ends the building: the lease is released when its views are gone (at once if none)."""

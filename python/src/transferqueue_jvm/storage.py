@@ -141,6 +141,22 @@ class ReadPlan:
         entry[2].append(k)
         return True
 
+    def take_all(self, rows: np.ndarray, ks: np.ndarray, reply):
+        """:meth:`take` of rows ``rows`` (int64) as ``reply.bodies[ks]`` of a shared reply, whose
+        bodies are known to have the rows' sizes; empty rows need nothing placed."""
+        keep = self.row_lengths[rows] > 0
+        if not keep.all():
+            rows, ks = rows[keep], ks[keep]
+        if not len(rows):
+            return
+        if self.shared is None:
+            self.shared = {}
+        entry = self.shared.get(id(reply))
+        if entry is None:
+            entry = self.shared[id(reply)] = (reply, [], [])
+        entry[1].append(rows)
+        entry[2].append(ks)
+
     def prepare(self):
         """Faults the column's memory in now (while the servers work on the replies), for a read
         whose rows will be copied in from shared memory."""
@@ -156,9 +172,10 @@ class ReadPlan:
         for the others), or once at the end."""
         if not self.shared:
             return
-        shared, self.shared = list(self.shared.values()), None
-        rows = np.concatenate([np.asarray(r, dtype=np.int64) for _, r, _ in shared])
-        src = np.concatenate([reply.addresses[np.asarray(ks, dtype=np.int64)] for reply, _, ks in shared])
+        shared = [(reply, _indexes(rs), _indexes(ks)) for reply, rs, ks in self.shared.values()]
+        self.shared = None
+        rows = np.concatenate([r for _, r, _ in shared])
+        src = np.concatenate([reply.addresses[ks] for reply, _, ks in shared])
         lengths = self.row_lengths[rows]
         if view and len(shared) == 1 and self.rows is None and len(rows) == np.count_nonzero(self.row_lengths):
             whole = self._view_of(shared[0], rows, src, lengths)
@@ -182,7 +199,7 @@ class ReadPlan:
         src, lengths = src[order], lengths[order]
         if not np.array_equal(src[1:], src[:-1] + lengths[:-1]):
             return None
-        first, last = ks[order[0]], ks[order[-1]]
+        first, last = int(ks[order[0]]), int(ks[order[-1]])
         if reply.shared[first][0] is not reply.shared[last][0]:
             return None  # back to back across two mappings that happen to be adjacent
         start = reply.shared[first][1]
@@ -218,6 +235,15 @@ class ReadPlan:
                 return DENSE, torch.stack(rows)
             return JAGGED, rows
         return JAGGED, rows
+
+
+def _indexes(parts: list) -> np.ndarray:
+    """The int64 array of ``parts``: ints (:meth:`ReadPlan.take`) and int64 arrays
+    (:meth:`ReadPlan.take_all`); two lists of one shape give aligned arrays."""
+    arrays = [x for x in parts if type(x) is not int]
+    if len(arrays) == len(parts):
+        return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    return np.concatenate(arrays + [np.asarray([x for x in parts if type(x) is int], dtype=np.int64)])
 
 
 def _prepare(pool: Pool, plans: dict, requests: int) -> bool:
@@ -261,18 +287,22 @@ class SimpleStorage:
 
     # -- put
     def _fields_and_bodies(self, cols: dict[str, Column], positions: list[int]):
-        fields, bodies = [], []
+        """The PUT's field entries, its bodies and where each body lies in this process (int64)."""
+        fields, bodies, addresses = [], [], []
+        at = np.asarray(positions, dtype=np.int64)
         for name, col in cols.items():
             if col.kind == OBJECT:
                 main, tensors = values.encode_column([col.values[p] for p in positions],
                                                      f"field '{name}'")
                 fields.append([name, OBJECT, len(main), len(tensors)])
-                bodies.append(main)
-                bodies.extend(dtypes.byte_view(t) for t in tensors)
+                mine = [main] + [dtypes.byte_view(t) for t in tensors]
+                bodies.extend(mine)
+                addresses.append(shm.addresses_of(mine))
             else:
                 fields.append([name, col.kind, dtypes.name_of(col.dtype), col.row_shapes(positions)])
                 bodies.extend(col.row_views(positions))
-        return fields, bodies
+                addresses.append(_rows_of(col, col.rows)[1][at])
+        return fields, bodies, np.concatenate(addresses) if addresses else np.zeros(0, dtype=np.int64)
 
     def _pieces(self, cols, positions):
         """Splits the rows of one unit so that no request exceeds the frame limit."""
@@ -311,11 +341,12 @@ class SimpleStorage:
                     pieces = self._pieces(cols, by_unit[unit]) if needs_split else [by_unit[unit]]
                     for piece in pieces:
                         token = new_token()
-                        fields, bodies = self._fields_and_bodies(cols, piece)
+                        fields, bodies, addresses = self._fields_and_bodies(cols, piece)
                         meta = _packb([token, [gis[p] for p in piece], [generations[p] for p in piece], fields])
                         parts.append((unit, token, group_id))
                         starts.append(self.pool.start(self.addresses[unit], PUT, meta, bodies,
-                                                      max(0.001, deadline - time.monotonic())))
+                                                      max(0.001, deadline - time.monotonic()),
+                                                      addresses=addresses))
         except BaseException as e:
             self._settle(starts)
             self.finish(parts, rollback=lambda part: True)
@@ -400,7 +431,8 @@ class SimpleStorage:
     def _get_pieces(self, plans, positions):
         budget = self.max_frame_bytes - _FRAME_SLACK
         if not any(p.kind == OBJECT for p in plans.values()):
-            total = sum(p.row_bytes(i) for p in plans.values() for i in positions)
+            at = np.asarray(positions, dtype=np.int64)
+            total = sum(int(p.row_lengths[at].sum()) for p in plans.values())
             if total <= budget:
                 return [positions]
         pieces, cur, size = [], [], 0
@@ -454,6 +486,20 @@ class SimpleStorage:
                 for p, v in zip(piece, rows):
                     plan.rows[p] = v
                 continue
+            if reply.shared is not None and plan.kind == DENSE and len(entry[1]) == len(piece) and piece:
+                expected = [DENSE, dtypes.name_of(plan.dtype), list(plan.shapes[0])]
+                if all(e == expected for e in entry[1]):
+                    # every row as expected: the rows whose bodies have their size are taken at once
+                    rows = np.asarray(piece, dtype=np.int64)
+                    ks = np.arange(at, at + len(piece), dtype=np.int64)
+                    lengths = np.fromiter((len(b) for b in bodies[at:at + len(piece)]), dtype=np.int64,
+                                          count=len(piece))
+                    fits = lengths == plan.row_lengths[rows]
+                    plan.take_all(rows[fits], ks[fits], reply)
+                    for p, k in zip(rows[~fits].tolist(), ks[~fits].tolist()):
+                        plan.set_row(p, _tensor_from_body(bodies[k], plan.dtype, plan.shapes[p]))
+                    at += len(piece)
+                    continue
             for p, (kind, dtype, shape) in zip(piece, entry[1]):
                 body = bodies[at]
                 at += 1
@@ -501,8 +547,37 @@ def sample_of(key: str) -> int:
     return -1
 
 
+#: samples below this have at most 18 digits: :func:`sample_of` reads them back from a cell key
+_SAMPLE_LIMIT = 10 ** 18
+
+
+def _rows_of(col: Column, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes and the address of each of the ``n`` rows of a tensor column (int64 each)."""
+    if col.kind == DENSE:
+        b = col.row_nbytes(0) if n else 0
+        return np.full(n, b, dtype=np.int64), col.tensor.data_ptr() + np.arange(n, dtype=np.int64) * b
+    tensors = col.row_tensors
+    sizes = np.fromiter((t.numel() * t.element_size() for t in tensors), dtype=np.int64, count=n)
+    return sizes, np.fromiter((t.data_ptr() for t in tensors), dtype=np.int64, count=n)
+
+
 def cell_key(gi: int, generation: int, field: str) -> str:
     return f"{gi}.{generation}@{field}"
+
+
+@dataclass
+class _ReadBatch:
+    """The cells of one READ: per cell its key, capacity, field (index into the read's fields) and row."""
+
+    keys: list[str]
+    caps: np.ndarray
+    fis: np.ndarray
+    rows: np.ndarray
+
+    def dests(self, plans, fields) -> list:
+        """Where each body is received over TCP: the row's view of a tensor column, None for objects."""
+        names = [fields[fi] for fi in self.fis.tolist()]
+        return [None if plans[f].kind == OBJECT else plans[f].row_views[p] for f, p in zip(names, self.rows.tolist())]
 
 
 class MooncakeStore:
@@ -526,51 +601,83 @@ class MooncakeStore:
         n = len(self.addresses)
         return gi % n if gi >= 0 else java_string_hash(key) % n
 
-    def _batches(self, items, size_of):
-        """Splits ``(key, payload)`` items of one node by the frame budget."""
+    def _row_nodes(self, gis) -> np.ndarray:
+        """Per row the node of its cells (``gi mod N``, as :meth:`node_of` finds for a key that starts
+        with the sample), or -1 where the key itself must be hashed (a sample :func:`sample_of`
+        does not read back)."""
+        g = np.fromiter((gi if 0 <= gi < _SAMPLE_LIMIT else -1 for gi in gis), dtype=np.int64, count=len(gis))
+        return np.where(g >= 0, g % len(self.addresses), -1)
+
+    def _nodes(self, row_nodes: np.ndarray, keys: list[str]) -> np.ndarray:
+        """The node of each key of one field, given :meth:`_row_nodes`."""
+        if (row_nodes >= 0).all():
+            return row_nodes
+        out = row_nodes.copy()
+        for p in np.flatnonzero(row_nodes < 0).tolist():
+            out[p] = self.node_of(keys[p])
+        return out
+
+    def _spans(self, sizes: np.ndarray, what: list[str]) -> list[tuple[int, int]]:
+        """Splits items of one node with ``sizes`` by the frame budget: ``(start, end)`` per batch."""
         budget = self.max_frame_bytes - _FRAME_SLACK
-        out, cur, size = [], [], 0
-        for item in items:
-            b = size_of(item)
-            if b > budget:
-                raise FrameTooLongError(f"object {item[0]!r} of {b} bytes is larger than one frame "
-                                        f"(max_frame_bytes={self.max_frame_bytes})")
-            if cur and (size + b > budget or len(cur) >= 1 << 20):
-                out.append(cur)
-                cur, size = [], 0
-            cur.append(item)
+        n = len(sizes)
+        over = np.flatnonzero(sizes > budget)
+        if len(over):
+            p = int(over[0])
+            raise FrameTooLongError(f"object {what[p]!r} of {int(sizes[p])} bytes is larger than one frame "
+                                    f"(max_frame_bytes={self.max_frame_bytes})")
+        if int(sizes.sum()) <= budget and n <= 1 << 20:
+            return [(0, n)] if n else []
+        out, start, size = [], 0, 0
+        for i, b in enumerate(sizes.tolist()):
+            if i > start and (size + b > budget or i - start >= 1 << 20):
+                out.append((start, i))
+                start, size = i, 0
             size += b
-        if cur:
-            out.append(cur)
+        out.append((start, n))
         return out
 
     def put(self, gis, generations, cols, deadline):
         """Writes every cell; returns the backend metadata per row ``{field: {...}}``."""
         n = len(gis)
         backend = [dict() for _ in range(n)]
-        by_node: dict[int, list] = {}
+        row_nodes = self._row_nodes(gis)
+        prefixes = [f"{gi}.{g}@" for gi, g in zip(gis, generations)]
+        # per node, field by field: keys, bodies, their sizes and addresses
+        by_node: dict[int, tuple[list, list, list, list]] = {}
         for name, col in cols.items():
-            views = None if col.kind == OBJECT else col.row_views(range(n))
-            for p in range(n):
-                key = cell_key(gis[p], generations[p], name)
-                if col.kind == OBJECT:
+            keys = [prefix + name for prefix in prefixes]
+            nodes = self._nodes(row_nodes, keys)
+            if col.kind == OBJECT:
+                bodies = []
+                for p in range(n):
                     main, tensors = values.encode_value(col.values[p], f"field '{name}' row {p}")
-                    parts = values.pack_parts(main, tensors)
                     backend[p][name] = {"packed_size": values.packed_size(main, tensors)}
-                else:
-                    if views[p].nbytes == 0:
-                        continue  # zero-byte tensors are not written
-                    parts = [views[p]]
-                by_node.setdefault(self.node_of(key), []).append((key, parts))
+                    bodies.append(self._joined(values.pack_parts(main, tensors)))
+                sizes = np.fromiter((memoryview(b).nbytes for b in bodies), dtype=np.int64, count=n)
+                addresses = shm.addresses_of(bodies)
+            else:
+                bodies = col.row_views(range(n))
+                sizes, addresses = _rows_of(col, n)
+            for node in np.unique(nodes).tolist():
+                rows = np.flatnonzero((nodes == node) & (sizes > 0))  # zero-byte tensors are not written
+                if not len(rows):
+                    continue
+                entry = by_node.setdefault(node, ([], [], [], []))
+                picked = rows.tolist()
+                entry[0].extend([keys[p] for p in picked])
+                entry[1].extend([bodies[p] for p in picked])
+                entry[2].append(sizes[rows])
+                entry[3].append(addresses[rows])
         starts = []
-        for node, items in by_node.items():
-            for batch in self._batches(items, lambda it: sum(memoryview(x).nbytes for x in it[1])):
-                keys = [k for k, _ in batch]
-                bodies = [self._joined(parts) for _, parts in batch]
-                meta = _packb([True, 1, self.hard_pin, False, keys])
+        for node, (keys, bodies, sizes, addresses) in by_node.items():
+            sizes, addresses = np.concatenate(sizes), np.concatenate(addresses)
+            for lo, hi in self._spans(sizes, keys):
+                meta = _packb([True, 1, self.hard_pin, False, keys[lo:hi]])
                 # placed: through shared memory the node places each body in its own memory (one copy)
-                starts.append((keys, self.pool.start(self.addresses[node], WRITE, meta, bodies,
-                                                     max(0.001, deadline - time.monotonic()), placed=True)))
+                starts.append((keys[lo:hi], self.pool.start(self.addresses[node], WRITE, meta, bodies[lo:hi],
+                                                            max(0.001, deadline - time.monotonic()), placed=True,
+                                                            addresses=addresses[lo:hi])))
         self._check_codes(starts, "write")
         return backend
 
@@ -602,29 +709,41 @@ class MooncakeStore:
     def get(self, meta, fields: list[str]):
         n = meta.size
         plans = {f: ReadPlan.of(f, meta.field_schema[f], n) for f in fields}
-        by_node: dict[int, list] = {}
-        for f in fields:
+        row_nodes = self._row_nodes(meta.global_indexes)
+        prefixes = [f"{gi}.{g}@" for gi, g in zip(meta.global_indexes, meta.generations)]
+        # per node, field by field: keys, capacities, field numbers, rows
+        by_node: dict[int, tuple[list, list, list, list]] = {}
+        for fi, f in enumerate(fields):
             plan = plans[f]
-            for p in range(n):
-                key = cell_key(meta.global_indexes[p], meta.generations[p], f)
-                if plan.kind == OBJECT:
+            keys = [prefix + f for prefix in prefixes]
+            nodes = self._nodes(row_nodes, keys)
+            if plan.kind == OBJECT:
+                caps = np.empty(n, dtype=np.int64)
+                for p in range(n):
                     bm = (meta._custom_backend_meta[p] or {}).get(f) or {}
                     if "packed_size" not in bm:
-                        raise NotFoundError(f"object cell {key!r} has no packed_size in its backend metadata")
-                    cap = int(bm["packed_size"])
-                    by_node.setdefault(self.node_of(key), []).append((key, cap, f, p))
-                else:
-                    cap = plan.row_bytes(p)
-                    if cap == 0:
-                        continue
-                    by_node.setdefault(self.node_of(key), []).append((key, cap, f, p))
+                        raise NotFoundError(f"object cell {keys[p]!r} has no packed_size in its backend metadata")
+                    caps[p] = int(bm["packed_size"])
+                wanted = np.ones(n, dtype=bool)
+            else:
+                caps = plan.row_lengths
+                wanted = caps > 0
+            for node in np.unique(nodes).tolist():
+                rows = np.flatnonzero((nodes == node) & wanted)
+                if not len(rows):
+                    continue
+                entry = by_node.setdefault(node, ([], [], [], []))
+                entry[0].extend([keys[p] for p in rows.tolist()])
+                entry[1].append(caps[rows])
+                entry[2].append(np.full(len(rows), fi, dtype=np.int64))
+                entry[3].append(rows)
         starts = []
-        for node, items in by_node.items():
-            for batch in self._batches(items, lambda it: it[1]):
-                keys = [it[0] for it in batch]
-                caps = [it[1] for it in batch]
-                dests = [None if plans[f].kind == OBJECT else plans[f].row_views[p] for _, _, f, p in batch]
-                req = _packb([keys, caps])
+        for node, (keys, caps, fis, rows) in by_node.items():
+            caps, fis, rows = np.concatenate(caps), np.concatenate(fis), np.concatenate(rows)
+            for lo, hi in self._spans(caps, keys):
+                batch = _ReadBatch(keys[lo:hi], caps[lo:hi], fis[lo:hi], rows[lo:hi])
+                dests = batch.dests(plans, fields)
+                req = _packb([batch.keys, batch.caps.tolist()])
                 starts.append((batch, self.pool.start(self.addresses[node], READ, req, (), self.timeout,
                                                       lambda table, app, d=dests: d)))
         several = _prepare(self.pool, plans, len(starts))
@@ -635,17 +754,7 @@ class MooncakeStore:
             except TQError as e:
                 failure = failure or e
                 continue
-            results = _unpack(reply.app_meta)[0]
-            for k, ((key, cap, f, p), r, body) in enumerate(zip(batch, results, reply.bodies)):
-                plan = plans[f]
-                if r != cap:
-                    missing[key] = r
-                    continue
-                if plan.kind == OBJECT:
-                    main, aux = values.unpack(body)
-                    plan.rows[p] = values.decode_value(main, aux)
-                elif body is not plan.row_views[p] and not plan.take(p, body, reply, k):
-                    memoryview(plan.row_views[p])[:] = memoryview(body).cast("B")
+            self._place_reply(plans, fields, batch, reply, missing)
             if several:
                 for plan in plans.values():
                     plan.place_shared(view=False)
@@ -658,6 +767,40 @@ class MooncakeStore:
         for plan in plans.values():
             plan.place_shared()
         return {f: plans[f].result() for f in fields}
+
+    @staticmethod
+    def _place_reply(plans, fields, batch: "_ReadBatch", reply, missing: dict):
+        """Takes one READ reply's cells into the plans; the keys whose result is not their capacity
+        go into ``missing``. Shared tensor cells of one field are taken all at once."""
+        results = _unpack(reply.app_meta)[0]
+        if len(results) != len(batch.keys) or len(reply.bodies) != len(batch.keys):
+            raise CorruptDataError(f"READ reply has {len(results)} results and {len(reply.bodies)} bodies "
+                                   f"for {len(batch.keys)} keys")
+        ok = np.asarray(results, dtype=np.int64) == batch.caps
+        for k in np.flatnonzero(~ok).tolist():
+            missing[batch.keys[k]] = results[k]
+        bodies, lengths = reply.bodies, None
+        for fi in np.unique(batch.fis).tolist():
+            plan = plans[fields[fi]]
+            ks = np.flatnonzero((batch.fis == fi) & ok)
+            if not len(ks):
+                continue
+            rows = batch.rows[ks]
+            if plan.kind == OBJECT:
+                for k, p in zip(ks.tolist(), rows.tolist()):
+                    main, aux = values.unpack(bodies[k])
+                    plan.rows[p] = values.decode_value(main, aux)
+                continue
+            if reply.shared is not None:
+                if lengths is None:
+                    lengths = np.fromiter((len(b) for b in bodies), dtype=np.int64, count=len(bodies))
+                fits = lengths[ks] == plan.row_lengths[rows]
+                plan.take_all(rows[fits], ks[fits], reply)
+                rows, ks = rows[~fits], ks[~fits]
+            views = plan.row_views
+            for k, p in zip(ks.tolist(), rows.tolist()):
+                if bodies[k] is not views[p]:
+                    memoryview(views[p])[:] = memoryview(bodies[k]).cast("B")
 
     def clear(self, meta):
         by_node: dict[int, list[str]] = {}

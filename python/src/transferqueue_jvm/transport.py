@@ -214,30 +214,34 @@ class Connection:
 
     # -- calls
     def call(self, type_: int, app_meta: bytes, bodies: Sequence, deadline: float, timeout: float,
-             sink: Sink | None = None, placed: bool = False) -> Reply:
+             sink: Sink | None = None, placed: bool = False, addresses: np.ndarray | None = None) -> Reply:
         """Sends one request and waits for its reply until ``deadline`` (time.monotonic()).
 
         ``bodies`` are buffers (bytes, memoryviews over tensors) sent without copying. Raises the
         error reply's exception, :class:`DeadlineExceeded` or :class:`ConnectionFailed`.
         """
-        call = self.start(type_, app_meta, bodies, deadline, timeout, sink, placed)
+        call = self.start(type_, app_meta, bodies, deadline, timeout, sink, placed, addresses)
         return self.finish(call, deadline, timeout)
 
     def start(self, type_: int, app_meta: bytes, bodies: Sequence, deadline: float, timeout: float,
-              sink: Sink | None = None, placed: bool = False) -> Call:
+              sink: Sink | None = None, placed: bool = False, addresses: np.ndarray | None = None) -> Call:
         """Sends a request without waiting for its reply (pipelining); :meth:`finish` waits.
 
         ``placed``: when the bodies go through shared memory, ask the server to place them (a placed
         grant, docs/PROTOCOL.md section 4.2: the server chooses where each body goes, typically its
         final storage, so the one copy into shared memory is the only one); the server may answer
         with an ordinary grant instead. For requests whose type places bodies (a store node's WRITE).
+
+        ``addresses``: where each body's first byte lies in this process (int64), when the caller
+        knows (rows of one tensor: its data pointer plus the row offsets); else they are looked up
+        body by body when the bodies go through shared memory.
         """
         views = [b if type(b) is memoryview and b.format == "B" and b.ndim == 1 else memoryview(b).cast("B")
                  for b in bodies]
         lengths = [v.nbytes for v in views]
         item = None
         if self.segments is not None and type_ >= 16 and sum(lengths) >= self.shared_memory_min_bytes:
-            item = self._place_shared(views, lengths, deadline, timeout,
+            item = self._place_shared(views, lengths, deadline, timeout, addresses,
                                       (type_, app_meta) if placed else None)
         if item is not None:
             self.shared_sent += 1
@@ -276,7 +280,7 @@ class Connection:
         return call
 
     def _place_shared(self, views: list[memoryview], lengths: list[int], deadline: float, timeout: float,
-                      announce: tuple[int, bytes] | None = None) -> tuple[int, list[int] | None] | None:
+                      addresses: np.ndarray | None, announce: tuple[int, bytes] | None = None) -> tuple[int, list[int] | None] | None:
         """SHM_GRANT for the bodies, then one copy of each run of them into shared memory:
         ``(grant_id, offsets)`` for the request's shared-body item, or None when the server cannot
         grant it (the request then goes over TCP).
@@ -296,13 +300,13 @@ class Connection:
             logger.debug("%s: SHM_GRANT of %d bytes refused, sending over TCP: %s", self.address, span, e)
             return None
         if announce is not None and shm.is_placed_grant(reply.app_meta):
-            return self._write_placed(views, lengths, reply.app_meta)
+            return self._write_placed(views, lengths, reply.app_meta, addresses)
         grant = None
         try:
             grant = shm.parse_grant(reply.app_meta, span)
             seg = self.segments.acquire(grant.segment)
             try:
-                seg.write(grant.offset, offsets, views)
+                seg.write(grant.offset, offsets, views, addresses)
             finally:
                 self.segments.release(seg)
         except BaseException:
@@ -311,7 +315,8 @@ class Connection:
             raise
         return grant.grant_id, offsets.tolist()
 
-    def _write_placed(self, views: list[memoryview], lengths: list[int], app_meta: bytes) -> tuple[int, None] | None:
+    def _write_placed(self, views: list[memoryview], lengths: list[int], app_meta: bytes,
+                      addresses: np.ndarray | None = None) -> tuple[int, None] | None:
         """Writes each body at its placement; ``(grant_id, None)``, or None when a placement cannot
         be mapped: the grant is then released ahead of the request, which goes over TCP."""
         try:
@@ -323,22 +328,20 @@ class Connection:
             raise
         held = []
         try:
-            segs = {}
             try:
-                for ref, _ in places:
-                    if ref not in segs:
-                        segs[ref] = self.segments.acquire(ref)
-                        held.append(segs[ref])
+                for ref in places.refs:
+                    held.append(self.segments.acquire(ref))
             except ProtocolError as e:
                 logger.info("%s: placed grant %d not mappable, sending over TCP: %s", self.address, grant_id, e)
                 self.send_release([grant_id])  # written ahead of the request: the placing is undone first
                 return None
-            dst = np.fromiter((segs[ref].addr + offset for ref, offset in places), dtype=np.int64, count=len(places))
+            dst = places.addresses([seg.addr for seg in held])
             length = np.asarray(lengths, dtype=np.int64)
             for seg in held:
                 seg.prefetch_write(dst, length)
             order = np.argsort(dst, kind="stable")  # bodies placed back to back form runs
-            shm.copy_runs(shm.addresses_of(views)[order], dst[order], length[order])
+            src = shm.addresses_of(views) if addresses is None else addresses
+            shm.copy_runs(src[order], dst[order], length[order])
         except BaseException:
             self.send_release([grant_id])
             raise
@@ -493,19 +496,20 @@ class Connection:
                 shm.RELEASER.release_ids(self, [lease_id])
                 return
             lease = shm.Lease(lease_id, self, self.segments)
-            bodies, shared, addresses, spans = [], [], [], {}
             try:
-                for (ref, offset), length in zip(places, table):
-                    seg, body = lease.view(ref, offset, length)
-                    bodies.append(body)
-                    shared.append((seg, offset))
-                    addresses.append(seg.addr + offset)
-                    span = spans.get(ref)
-                    if span is None:
-                        spans[ref] = [seg, offset, offset + length]
-                    else:
-                        span[1] = min(span[1], offset)
-                        span[2] = max(span[2], offset + length)
+                mapped = [lease.base(ref) for ref in places.refs]
+                segs = [seg for seg, _ in mapped]
+                bases = [base for _, base in mapped]
+                index, offsets = places.index.tolist(), places.offsets.tolist()
+                bodies = [bases[j][o:o + n] for j, o, n in zip(index, offsets, table)]
+                shared = [(segs[j], o) for j, o in zip(index, offsets)]
+                addresses = places.addresses([seg.addr for seg in segs])
+                ends = places.offsets + np.asarray(table, dtype=np.int64)
+                spans = []
+                for j, seg in enumerate(segs):
+                    mine = places.index == j
+                    if mine.any():
+                        spans.append([seg, int(places.offsets[mine].min()), int(ends[mine].max())])
             finally:
                 lease.seal()  # on failure the views made so far are dropped: that releases the lease
         except ProtocolError as e:
@@ -515,8 +519,7 @@ class Connection:
                 call.complete(None, e)
             return
         self.shared_received += 1
-        call.complete(Reply(header, app, bodies, shared, lease, np.asarray(addresses, dtype=np.int64),
-                            list(spans.values())), None)
+        call.complete(Reply(header, app, bodies, shared, lease, addresses, spans), None)
 
 
 class Pool:
@@ -572,18 +575,18 @@ class Pool:
         return conn
 
     def call(self, address: str, type_: int, app_meta: bytes, bodies: Sequence = (), timeout: float = 30.0,
-             sink: Sink | None = None, placed: bool = False) -> Reply:
+             sink: Sink | None = None, placed: bool = False, addresses: np.ndarray | None = None) -> Reply:
         deadline = time.monotonic() + timeout
         conn = self.connection(address)
-        return conn.call(type_, app_meta, bodies, deadline, timeout, sink, placed)
+        return conn.call(type_, app_meta, bodies, deadline, timeout, sink, placed, addresses)
 
     def start(self, address: str, type_: int, app_meta: bytes, bodies: Sequence = (), timeout: float = 30.0,
-              sink: Sink | None = None, placed: bool = False):
+              sink: Sink | None = None, placed: bool = False, addresses: np.ndarray | None = None):
         """Starts a call; returns ``(connection, call, deadline, timeout)`` for :meth:`finish`
-        (``placed``: see :meth:`Connection.start`)."""
+        (``placed``, ``addresses``: see :meth:`Connection.start`)."""
         deadline = time.monotonic() + timeout
         conn = self.connection(address)
-        return conn, conn.start(type_, app_meta, bodies, deadline, timeout, sink, placed), deadline, timeout
+        return conn, conn.start(type_, app_meta, bodies, deadline, timeout, sink, placed, addresses), deadline, timeout
 
     @staticmethod
     def finish(started) -> Reply:
