@@ -19,7 +19,7 @@ import pytest
 import torch
 import yaml
 
-from transferqueue_jvm import dtypes, wire
+from transferqueue_jvm import dtypes, shm, wire
 from transferqueue_jvm.client import TransferQueueClient, new_client_id
 from transferqueue_jvm.interface import _deployment
 from transferqueue_jvm import config as configs
@@ -146,7 +146,32 @@ def test_round_trip_of_every_dtype_and_many_shapes(tq, pid):
     assert after[0] > before[0] and after[1] > before[1], "no request or reply went through shared memory"
 
 
-def test_a_result_is_a_view_of_the_servers_segment_and_its_lease_ends_with_it(tq, pid):
+@pytest.fixture
+def views():
+    """``python.shared_memory_views: true`` for one test."""
+    shm.set_views(True)
+    try:
+        yield
+    finally:
+        shm.set_views(False)
+
+
+def test_a_result_is_the_callers_own_memory_and_writing_it_changes_no_stored_value(tq, pid):
+    keys = [f"k{i}" for i in range(64)]
+    x = torch.randn(64, 4096, generator=torch.Generator().manual_seed(SEED))
+    tq.kv_batch_put(keys, pid, {"x": x})
+    # Rows that lie back to back in one reply (a unit keeps them in shared memory as put) are still
+    # copied: the result is not the stored cell.
+    some = _one_server(tq, keys, pid)
+    rows = [keys.index(k) for k in some]
+    got = tq.kv_batch_get(some, pid)["x"]
+    assert torch.equal(got, x[rows]) and not _in_mapping(got)
+    got += 1.0
+    assert torch.equal(tq.kv_batch_get(some, pid)["x"], x[rows]), "a write to a result changed the store"
+    tq.kv_clear(keys, pid)
+
+
+def test_a_result_is_a_view_of_the_servers_segment_and_its_lease_ends_with_it(tq, pid, views):
     keys = [f"k{i}" for i in range(64)]
     x = torch.randn(64, 4096, generator=torch.Generator().manual_seed(SEED))
     tq.kv_batch_put(keys, pid, {"x": x})
@@ -196,7 +221,9 @@ def test_killed_client_holding_leases_leaves_the_pool_at_its_baseline(tq, pid, t
     script = textwrap.dedent("""
         import sys, time
         import transferqueue_jvm as tq
+        from transferqueue_jvm import shm
         tq.init(sys.argv[1])
+        shm.set_views(True)  # python.shared_memory_views: the result holds its lease
         held = tq.kv_batch_get(sys.argv[3].split(","), sys.argv[2])
         print("holding", flush=True)
         time.sleep(300)

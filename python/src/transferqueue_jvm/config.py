@@ -18,6 +18,11 @@ the servers:
     keep the memory of freed tensors mapped for the next ones (glibc's mmap and trim thresholds,
     see ``memory``): gets of large columns then receive into reused pages instead of fresh ones,
     at the price of a resident size that stays at its peak. Process-wide.
+``python.shared_memory_views`` (false)
+    let a get through shared memory return a column as a view of the server's memory when its rows
+    lie there back to back (no copy at all). Such a tensor is the stored cell or object itself:
+    treat it as read-only, since an in-place write would change what every later reader gets. Off,
+    every result is the caller's own memory (one copy). Process-wide.
 ``python.placement`` ("auto")
     where ``init()`` without addresses starts the roles: ``auto`` places them as Ray actors when Ray
     is connected in this process (``ray.is_initialized()``), else as child processes; ``ray`` always
@@ -46,7 +51,7 @@ from .errors import InvalidConfigurationError
 PYTHON_DEFAULTS = {"always_nested": False, "strict_missing_keys": False, "connections_per_peer": 2,
                    "java_options": "-Xmx1g", "start_timeout": "60s",
                    "store_nodes": 2, "store_node_bytes": 512 << 20, "placement": "auto",
-                   "reuse_freed_memory": False,
+                   "reuse_freed_memory": False, "shared_memory_views": False,
                    "ray": {"namespace": "transferqueue_jvm", "registry_name": "TransferQueueJvm",
                            "controller_options": {"num_cpus": 1, "num_gpus": 0, "memory": None, "resources": {}},
                            "storage_options": {"num_cpus": 1, "num_gpus": 0, "memory": None, "resources": {}},

@@ -127,6 +127,8 @@ def init(conf=None):
         if merged["python"].get("reuse_freed_memory"):
             from .memory import retain_freed_memory
             retain_freed_memory()
+        from . import shm
+        shm.set_views(merged["python"].get("shared_memory_views", False))
         _client, _system, _conf, _pid = client, system, merged, os.getpid()
         return merged
 

@@ -70,6 +70,21 @@ _populate_works = True
 #: a run of at least this many bytes is copied with torch (several threads), a shorter one with memmove
 TORCH_COPY_BYTES = 1 << 20
 
+# Whether a get may return views of the servers' memory (``python.shared_memory_views``). A view
+# shows the server's own bytes (a stored cell, an object in a store node), so an in-place write
+# through it would change what every later reader gets; off by default: results are copied once.
+_VIEWS = [False]
+
+
+def set_views(enabled: bool) -> None:
+    """Sets ``python.shared_memory_views`` for this process (``init()`` does)."""
+    _VIEWS[0] = bool(enabled)
+
+
+def views_enabled() -> bool:
+    """Whether gets may return views of the servers' memory (see :func:`set_views`)."""
+    return _VIEWS[0]
+
 
 def _populate(mm: mmap.mmap, start: int, length: int, advice: int):
     """Faults ``[start, start + length)`` of a mapping in ahead of a copy (about twice as fast as

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import dtypes, shm, values, wire
+from . import dtypes, memory, shm, values, wire
 from .batch import DENSE, JAGGED, OBJECT, Column
 from .errors import (CorruptDataError, FrameTooLongError, NotFoundError, StorageError, TQError,
                      error_for)
@@ -99,7 +99,7 @@ class ReadPlan:
     def allocate(self, n: int):
         esize = dtypes.size_of(self.dtype)
         if self.kind == DENSE:
-            self.storage = torch.empty((n,) + self.shapes[0], dtype=self.dtype)
+            self.storage = memory.empty((n,) + self.shapes[0], self.dtype)
             row_bytes = math.prod(self.shapes[0]) * esize if self.shapes else 0
             flat = dtypes.byte_view(self.storage) if self.storage.numel() else None
             self.row_views = [flat[i * row_bytes:(i + 1) * row_bytes] if flat is not None else memoryview(b"")
@@ -108,7 +108,7 @@ class ReadPlan:
             self.row_lengths = np.full(n, row_bytes, dtype=np.int64)
         else:
             counts = [math.prod(s) for s in self.shapes]
-            self.storage = torch.empty(sum(counts), dtype=self.dtype)
+            self.storage = memory.empty((sum(counts),), self.dtype)
             flat = dtypes.byte_view(self.storage) if self.storage.numel() else None
             views, at = [], 0
             for c in counts:
@@ -425,7 +425,7 @@ class SimpleStorage:
         if failure is not None:
             raise failure
         for plan in plans.values():
-            plan.place_shared()
+            plan.place_shared(view=shm.views_enabled())
         return {f: plans[f].result() for f in fields}
 
     def _get_pieces(self, plans, positions):
@@ -765,7 +765,7 @@ class MooncakeStore:
             shown = {k: f"{c} {STORE_CODES.get(c, '')}".strip() for k, c in list(missing.items())[:10]}
             raise NotFoundError(f"{len(missing)} cells could not be read: {shown}")
         for plan in plans.values():
-            plan.place_shared()
+            plan.place_shared(view=shm.views_enabled())
         return {f: plans[f].result() for f in fields}
 
     @staticmethod
