@@ -220,8 +220,7 @@ final class ClientConnection {
    * does not match its reference, declines with nil and the connection stays on TCP.
    */
   private void attach(SharedMessages.Offer offer, ScheduledExecutorService timer, long deadline) {
-    ClientMappings candidate =
-        new ClientMappings(mapper, offer.pid(), liveMappings, config.sharedMemoryLimitBytes());
+    ClientMappings candidate = new ClientMappings(mapper, offer.pid(), liveMappings);
     byte[] nonce = null;
     try {
       ClientMappings.Mapping mapping = candidate.acquire(offer.segment());

@@ -1,5 +1,8 @@
 package org.transferqueue.transport;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -18,10 +21,12 @@ import org.transferqueue.memory.SharedSegment;
  * connection lives, and every reply-body view or request copy in progress holds one more. {@link
  * #close()} (the connection ended) drops the cache's references, so a segment is unmapped as soon
  * as the last view over it is released, and never while one is. The server may close a segment it
- * no longer needs, but the pages stay alive while this side maps it: so when the mapped bytes would
- * exceed {@code maxBytes} (this side's {@code shared_memory_limit_bytes}), mappings that only the
- * cache holds are dropped, least recently used first; a later reference maps again. Thread-safe:
- * the cache is guarded by {@code this}, the counts are atomic.
+ * no longer needs, but its pages stay alive while this side maps it: so each time this side maps a
+ * new segment, it drops the mappings only the cache holds whose segment the server no longer holds
+ * (its {@code /proc/<pid>/fd/<fd>} is gone or names another file than the one mapped). A segment
+ * the server still holds stays mapped whatever its size (its pages are alive anyway), so a store
+ * node's slabs are mapped once and never faulted in again. Thread-safe: the cache is guarded by
+ * {@code this}, the counts are atomic.
  */
 final class ClientMappings {
   /** Maps another process's segment; {@link SharedSegment#open} unless a test replaces it. */
@@ -36,9 +41,13 @@ final class ClientMappings {
     private final AtomicInteger live;
     private final AtomicInteger refs = new AtomicInteger(1);
 
-    Mapping(SharedSegment segment, AtomicInteger live) {
+    /** The server's file as this side mapped it, or null if it could not be told. */
+    private final Object file;
+
+    Mapping(SharedSegment segment, AtomicInteger live, Object file) {
       this.segment = segment;
       this.live = live;
+      this.file = file;
       live.incrementAndGet();
     }
 
@@ -67,26 +76,22 @@ final class ClientMappings {
   private final Mapper mapper;
   private final long pid;
   private final AtomicInteger live;
-  private final long maxBytes;
 
   /** In access order, for dropping the least recently used. */
   private final Map<SharedMessages.SegmentRef, Mapping> cache =
       new LinkedHashMap<>(16, 0.75f, true);
 
-  private long mappedBytes;
   private boolean closed;
 
   /**
    * @param mapper how segments are mapped
    * @param pid the server's process id from its HELLO offer
    * @param live counts this client's mappings not yet unmapped
-   * @param maxBytes the mapped bytes above which idle mappings are dropped
    */
-  ClientMappings(Mapper mapper, long pid, AtomicInteger live, long maxBytes) {
+  ClientMappings(Mapper mapper, long pid, AtomicInteger live) {
     this.mapper = mapper;
     this.pid = pid;
     this.live = live;
-    this.maxBytes = maxBytes;
   }
 
   /**
@@ -102,24 +107,38 @@ final class ClientMappings {
     }
     Mapping mapping = cache.get(ref);
     if (mapping == null) {
-      dropIdle(ref.size());
-      mapping = new Mapping(mapper.open(pid, ref.fd(), ref.key(), ref.size()), live);
+      dropClosedIdle();
+      mapping =
+          new Mapping(
+              mapper.open(pid, ref.fd(), ref.key(), ref.size()), live, fileOf(pid, ref.fd()));
       cache.put(ref, mapping);
-      mappedBytes += ref.size();
     }
     return mapping.retain();
   }
 
-  /** Drops idle mappings, least recently used first, until {@code more} bytes fit. */
-  private void dropIdle(long more) {
+  /**
+   * Drops the idle mappings whose segment the server no longer holds: their pages would otherwise
+   * stay alive for this side alone. A mapping whose file could not be told is dropped when idle.
+   */
+  private void dropClosedIdle() {
     Iterator<Map.Entry<SharedMessages.SegmentRef, Mapping>> it = cache.entrySet().iterator();
-    while (mappedBytes + more > maxBytes && it.hasNext()) {
+    while (it.hasNext()) {
       Map.Entry<SharedMessages.SegmentRef, Mapping> entry = it.next();
-      if (entry.getValue().idle()) {
+      Mapping mapping = entry.getValue();
+      if (mapping.idle()
+          && (mapping.file == null || !mapping.file.equals(fileOf(pid, entry.getKey().fd())))) {
         it.remove();
-        mappedBytes -= entry.getKey().size();
-        entry.getValue().release();
+        mapping.release();
       }
+    }
+  }
+
+  /** The identity (inode) of the file the server holds under {@code fd}, or null. */
+  private static Object fileOf(long pid, int fd) {
+    try {
+      return Files.getAttribute(Path.of("/proc/" + pid + "/fd/" + fd), "unix:ino");
+    } catch (IOException | RuntimeException e) {
+      return null;
     }
   }
 
