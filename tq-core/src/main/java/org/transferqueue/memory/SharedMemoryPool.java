@@ -161,16 +161,7 @@ public final class SharedMemoryPool implements AutoCloseable {
       if (closed) {
         throw new TqException(ErrorCode.CLOSED, "shared memory pool is closed");
       }
-      SharedSegment segment = SharedSegment.create(size);
-      Slot slot = new Slot(segment, true);
-      try {
-        slot.accounted = accounting.wrapForeign(segment.memory(), size, segment::close);
-      } catch (RuntimeException e) {
-        segment.close();
-        throw e;
-      }
-      slots.put(slot.base, slot);
-      storageBytes += size;
+      Slot slot = newSlot(size, true);
       NativeBuffer region;
       try {
         region = carve(slot, length);
@@ -307,8 +298,18 @@ public final class SharedMemoryPool implements AutoCloseable {
               + usedBytes
               + ")");
     }
+    return newSlot(size, false);
+  }
+
+  /**
+   * Creates, accounts and registers a segment of {@code size} bytes; called with the lock held.
+   *
+   * @param storage whether it holds one storage region (counted in {@code storageBytes}) rather
+   *     than transfer regions (counted in {@code totalBytes})
+   */
+  private Slot newSlot(long size, boolean storage) {
     SharedSegment segment = SharedSegment.create(size);
-    Slot slot = new Slot(segment, false);
+    Slot slot = new Slot(segment, storage);
     try {
       slot.accounted = account(segment, size);
     } catch (RuntimeException e) {
@@ -316,7 +317,11 @@ public final class SharedMemoryPool implements AutoCloseable {
       throw e;
     }
     slots.put(slot.base, slot);
-    totalBytes += size;
+    if (storage) {
+      storageBytes += size;
+    } else {
+      totalBytes += size;
+    }
     return slot;
   }
 

@@ -571,20 +571,7 @@ final class ClientConnection {
    * frames in order).
    */
   private void releaseAtOnce(long id) {
-    PendingCall call =
-        new PendingCall(
-            MessageDescriptor.TYPE_SHM_RELEASE,
-            BodyTable.encode(List.of(), SharedMessages.releaseRequest(new long[] {id})),
-            List.of(),
-            BodyDestination.into(List.of()),
-            "SHM_RELEASE to " + address);
-    call.future.whenComplete(
-        (reply, error) -> {
-          if (reply != null) {
-            reply.close();
-          }
-        });
-    send(call);
+    sendRelease(new long[] {id});
   }
 
   private void flushReleases() {
@@ -600,12 +587,15 @@ final class ClientConnection {
     if (!releases.isEmpty() && releaseScheduled.compareAndSet(false, true)) {
       Thread.ofVirtual().name("tq-shm-release-" + address).start(this::flushReleases);
     }
+    sendRelease(ids.stream().mapToLong(Long::longValue).toArray());
+  }
+
+  /** Sends one SHM_RELEASE of {@code ids}; its (empty) reply is dropped, nobody waits for it. */
+  private void sendRelease(long[] ids) {
     PendingCall call =
         new PendingCall(
             MessageDescriptor.TYPE_SHM_RELEASE,
-            BodyTable.encode(
-                List.of(),
-                SharedMessages.releaseRequest(ids.stream().mapToLong(Long::longValue).toArray())),
+            BodyTable.encode(List.of(), SharedMessages.releaseRequest(ids)),
             List.of(),
             BodyDestination.into(List.of()),
             "SHM_RELEASE to " + address);

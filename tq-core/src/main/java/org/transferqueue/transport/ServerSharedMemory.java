@@ -101,26 +101,13 @@ final class ServerSharedMemory {
    *     length out of range, {@code OUT_OF_MEMORY} when the pool has no room
    */
   synchronized SharedMessages.Grant grant(long length) {
-    if (!attached) {
-      throw new ProtocolException(
-          ErrorCode.PROTOCOL_ERROR, "SHM_GRANT on a connection that is not attached");
-    }
+    requireAttached();
     if (length < 1 || length > pool.limitBytes()) {
       throw new TqException(
           ErrorCode.INVALID_ARGUMENT,
           "SHM_GRANT length=" + length + " not in [1, " + pool.limitBytes() + "]");
     }
-    ensureOpen();
-    if (grantedBytes + length > config.connectionMemoryLimitBytes()) {
-      throw new TqException(
-          ErrorCode.OUT_OF_MEMORY,
-          "SHM_GRANT length="
-              + length
-              + ": the connection's unused grants hold "
-              + grantedBytes
-              + " bytes, connectionMemoryLimitBytes="
-              + config.connectionMemoryLimitBytes());
-    }
+    requireRoom(length, "SHM_GRANT length=" + length);
     NativeBuffer region = pool.allocate(length);
     SharedMemoryPool.Location location = pool.locate(region.segment());
     long id = nextId++;
@@ -167,25 +154,36 @@ final class ServerSharedMemory {
       bytes += destination.byteSize();
     }
     synchronized (this) {
-      if (!attached) {
-        throw new ProtocolException(
-            ErrorCode.PROTOCOL_ERROR, "SHM_GRANT on a connection that is not attached");
-      }
-      ensureOpen();
-      if (grantedBytes + bytes > config.connectionMemoryLimitBytes()) {
-        throw new TqException(
-            ErrorCode.OUT_OF_MEMORY,
-            "SHM_GRANT of "
-                + bytes
-                + " placed bytes: the connection's unused grants hold "
-                + grantedBytes
-                + " bytes, connectionMemoryLimitBytes="
-                + config.connectionMemoryLimitBytes());
-      }
+      requireAttached();
+      requireRoom(bytes, "SHM_GRANT of " + bytes + " placed bytes");
       long id = nextId++;
       placed.put(id, new PlacedGrant(destinations, metadata, lengths.clone(), bytes));
       grantedBytes += bytes;
       return new PlacedReply(id, placements);
+    }
+  }
+
+  private void requireAttached() {
+    if (!attached) {
+      throw new ProtocolException(
+          ErrorCode.PROTOCOL_ERROR, "SHM_GRANT on a connection that is not attached");
+    }
+  }
+
+  /**
+   * Checks that this connection is open and that {@code bytes} more of unused grants stay within
+   * its {@code connectionMemoryLimitBytes}; called with {@code this} held.
+   */
+  private void requireRoom(long bytes, String request) {
+    ensureOpen();
+    if (grantedBytes + bytes > config.connectionMemoryLimitBytes()) {
+      throw new TqException(
+          ErrorCode.OUT_OF_MEMORY,
+          request
+              + ": the connection's unused grants hold "
+              + grantedBytes
+              + " bytes, connectionMemoryLimitBytes="
+              + config.connectionMemoryLimitBytes());
     }
   }
 

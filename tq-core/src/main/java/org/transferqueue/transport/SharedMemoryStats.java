@@ -46,46 +46,6 @@ public record SharedMemoryStats(
       new SharedMemoryStats(false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 
   /**
-   * Statistics without storage segments and with zero traffic counters.
-   *
-   * @param enabled whether the server offers shared memory at all
-   * @param segments segments currently mapped
-   * @param segmentBytes bytes the segments hold
-   * @param usedBytes bytes of live regions
-   * @param regions live regions
-   * @param attachedConnections attached connections
-   * @param grants unused grants
-   * @param grantBytes their bytes
-   * @param leases unreleased leases
-   */
-  public SharedMemoryStats(
-      boolean enabled,
-      int segments,
-      long segmentBytes,
-      long usedBytes,
-      long regions,
-      long attachedConnections,
-      long grants,
-      long grantBytes,
-      long leases) {
-    this(
-        enabled,
-        segments,
-        segmentBytes,
-        usedBytes,
-        regions,
-        attachedConnections,
-        grants,
-        grantBytes,
-        leases,
-        0,
-        0,
-        0,
-        0,
-        0);
-  }
-
-  /**
    * The sums of two servers' statistics (enabled if either is), for a deployment's total.
    *
    * @param other the other server's statistics
